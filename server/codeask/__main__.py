@@ -1,0 +1,5 @@
+"""``python -m codeask`` runs the CLI (the VS Code extension uses ``python -m codeask serve``)."""
+
+from codeask.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,258 @@
+"""The ``codeask`` command line: the same engine as the language server.
+
+Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``. Exit codes: 0 on success,
+1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
+objects as the LSP commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "build_parser"]
+
+
+class CLIError(Exception):
+    """A failure reported as one line on stderr, exit code 1."""
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codeask",
+        description="Ask your codebase a question and get a cited answer (offline by default).",
+    )
+    from codeask import __version__
+
+    parser.add_argument("--version", action="version", version=f"codeask {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", help="index (or catch up with) a workspace folder")
+    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
+    p.add_argument("--no-embed", action="store_true", help="phase 1 only: keyword-searchable, vectors pending")
+    p.add_argument("--no-wait", action="store_true", help="fail instead of waiting when another process writes the index")
+
+    p = sub.add_parser("ask", help="ask a question about a workspace folder")
+    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("question", help="the question")
+    p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
+    p.add_argument("--top-k", type=_positive, help="chunks retrieved (default 20)")
+    p.add_argument("--max-files", type=_positive, help="files kept, one chunk each (default 8)")
+    p.add_argument("--model", help="LLM model name (provider from CODEASK_LLM or the keys set)")
+    p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")
+    p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")
+    p.add_argument("--no-update", action="store_true", help="answer from the index as it is, without catching up first")
+
+    p = sub.add_parser("status", help="show what the index of a workspace folder holds")
+    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("watch", help="index, then follow changes on disk until interrupted")
+    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per update")
+
+    p = sub.add_parser("serve", help="run the language server")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+
+    try:
+        from codeask.eval.cli import add_eval_parser
+    except ImportError:
+        add_eval_parser = None
+    if add_eval_parser is not None:
+        add_eval_parser(sub)
+    return parser
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class _IndexProgress:
+    """Rich progress bars on stderr for both indexing phases (files, then chunks, with ETA)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                console=_console(), transient=True,
+            )
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def __call__(self, p) -> None:
+        if self._bar is None:
+            return
+        label = {"scan": "listing files", "index": "indexing files", "embed": "embedding chunks"}.get(p.phase, p.phase)
+        task = self._tasks.get(p.phase)
+        if task is None:
+            task = self._tasks[p.phase] = self._bar.add_task(label, total=p.total)
+        self._bar.update(task, completed=p.done, total=max(p.total, p.done))
+
+
+def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
+    from codeask.workspace import Workspace
+
+    return Workspace(paths, flags=flags)
+
+
+def _cmd_index(args) -> int:
+    from codeask.index.engine import IndexLocked
+
+    ws = _workspace(args.path)
+    try:
+        with _IndexProgress(not args.json) as progress:
+            stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
+    except IndexLocked as exc:
+        raise CLIError(f"{exc}; try again when it is done") from exc
+    out = stats.to_json()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(out["files_skipped"].items())) or "none"
+        print(
+            f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
+            f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
+            f"{out['vectors_pending']} pending; {out['seconds']:.1f} s"
+        )
+    return 0
+
+
+def _cmd_ask(args) -> int:
+    from codeask.index.engine import IndexLocked
+
+    flags = {"llm.model": args.model, "llm.provider": args.provider}
+    if args.summary:
+        flags["summary.enabled"] = True
+    ws = _workspace([args.path], flags)
+    console = _console()
+    if not args.no_update:
+        index = next(iter(ws.indexes.values()))
+        try:
+            with _IndexProgress(not args.json) as progress:
+                index.sync(progress=progress, wait=False)
+        except IndexLocked as exc:
+            console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
+    streamed = []
+    stream = None
+    if not args.json and sys.stdout.isatty():
+        def stream(delta: str) -> None:
+            streamed.append(delta)
+            sys.stdout.write(delta)
+            sys.stdout.flush()
+    answer = ws.ask(
+        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream
+    )
+    if args.json:
+        print(json.dumps(answer.to_json(), ensure_ascii=False))
+    elif streamed:
+        print(answer.markdown[len(answer.answer):] if answer.markdown.startswith(answer.answer) else "")
+    else:
+        print(answer.markdown)
+    if answer.error:
+        print(f"codeask: {answer.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_status(args) -> int:
+    ws = _workspace([args.path])
+    status = ws.status()
+    if args.json:
+        print(json.dumps(status))
+    else:
+        print(
+            f"{status['files']} files, {status['chunks_total']} chunks, {status['vectors_pending']} waiting for "
+            f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
+            f"llm: {status['llm'] or 'none (ranked sources only)'}"
+        )
+    return 0
+
+
+def _cmd_watch(args) -> int:
+    from codeask.index.watch import Watcher
+
+    ws = _workspace(args.path)
+    console = _console()
+    with _IndexProgress(not args.json) as progress:
+        stats = ws.index(progress=progress)
+    console.print(f"indexed {stats.files_seen} files; watching for changes (Ctrl-C to stop)")
+
+    def on_update(stats) -> None:
+        if args.json:
+            print(json.dumps(stats.to_json()), flush=True)
+        else:
+            console.print(
+                f"{time.strftime('%H:%M:%S')} {stats.files_changed} changed, {stats.files_removed} removed, "
+                f"{stats.chunks_embedded} embedded ({stats.seconds * 1000:.0f} ms)"
+            )
+
+    watcher = Watcher(ws, on_update=on_update)
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+    return 0
+
+
+def _cmd_serve(args) -> int:
+    from codeask.lsp.server import run
+
+    return run(tcp=args.tcp)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 1 failure with one line on stderr, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {
+        "index": _cmd_index,
+        "ask": _cmd_ask,
+        "status": _cmd_status,
+        "watch": _cmd_watch,
+        "serve": _cmd_serve,
+    }
+    handler = handlers.get(args.command) or getattr(args, "handler", None)
+    from codeask.index.embed import EmbeddingError
+    from codeask.llm import LLMError
+    from codeask.settings import SettingsError
+
+    try:
+        return handler(args)
+    except (CLIError, SettingsError, EmbeddingError, LLMError, FileNotFoundError, ValueError) as exc:
+        print(f"codeask: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("codeask: interrupted", file=sys.stderr)
+        return 130

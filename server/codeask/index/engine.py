@@ -1,0 +1,519 @@
+"""Incremental indexing of workspace roots: manifest, two phases, one writer, live updates.
+
+Phase 1 (``sync``) walks a root, reads and hashes only files whose size or mtime changed, chunks
+the changed ones and writes their rows with the full-text index: keyword search works as soon as it
+ends. A chunk whose embed hash already has a vector anywhere in the table gets it at once, so an
+edited function is the only chunk of its file that waits, and a moved file waits for nothing.
+
+Phase 2 (``embed_pending``) fills the remaining vectors in batches; retrieval meanwhile uses what
+exists (hybrid where vectors exist, keyword otherwise).
+
+Live updates (``update_paths``) re-check given files and embed their new chunks inline before the
+single commit, so a saved file is searchable by keyword and vector together.
+
+Crash safety: see ``codeask.index.manifest``. One writer per index: an inter-process file lock
+(``write.lock``, released by the OS when its owner dies) around every write; a second process
+either waits (``index``) or reads without writing (``ask``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import filelock
+import numpy as np
+import platformdirs
+
+from codeask.index.chunk import chunk_text
+from codeask.index.embed import Embedder, load_embedder
+from codeask.index.manifest import FileRecord, Manifest
+from codeask.index.store import Store, chunk_rows, embed_text
+from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
+from codeask.settings import Settings
+
+__all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = "1"
+_EMBED_BATCH_ROWS = 64
+
+
+class IndexLocked(RuntimeError):
+    """Another process holds the index's write lock; the message names its pid and command."""
+
+
+@dataclass
+class Progress:
+    """A progress report: ``phase`` is ``scan``, ``index`` (phase 1) or ``embed`` (phase 2).
+
+    ``done``/``total`` count files (scan, index) or chunks (embed); ``eta_seconds`` is ``None``
+    until a rate is known.
+    """
+
+    phase: str
+    done: int
+    total: int
+    message: str = ""
+    eta_seconds: float | None = None
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 100
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass
+class IndexStats:
+    """What one indexing run did; serialized as-is by ``codeask index --json``.
+
+    ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count; ``seconds`` is
+    wall time of the run.
+    """
+
+    root: str = ""
+    files_seen: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    chunks_embedded: int = 0
+    chunks_deleted: int = 0
+    chunks_total: int = 0
+    vectors_pending: int = 0
+    seconds: float = 0.0
+    seconds_to_searchable: float = 0.0
+    paths_changed: list[str] = field(default_factory=list)
+    paths_removed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def merge(self, other: IndexStats) -> IndexStats:
+        """Sum of two runs (for multi-root totals)."""
+        skipped = Counter(self.files_skipped)
+        skipped.update(other.files_skipped)
+        return IndexStats(
+            root=self.root if self.root == other.root else "",
+            files_seen=self.files_seen + other.files_seen,
+            files_changed=self.files_changed + other.files_changed,
+            files_removed=self.files_removed + other.files_removed,
+            files_skipped=dict(skipped),
+            chunks_embedded=self.chunks_embedded + other.chunks_embedded,
+            chunks_deleted=self.chunks_deleted + other.chunks_deleted,
+            chunks_total=self.chunks_total + other.chunks_total,
+            vectors_pending=self.vectors_pending + other.vectors_pending,
+            seconds=self.seconds + other.seconds,
+            seconds_to_searchable=self.seconds_to_searchable + other.seconds_to_searchable,
+            paths_changed=self.paths_changed + other.paths_changed,
+            paths_removed=self.paths_removed + other.paths_removed,
+        )
+
+
+def cache_root(settings: Settings) -> Path:
+    """Where indexes live: ``index.cache_dir`` (``$CODEASK_CACHE_DIR``) or the user cache dir."""
+    if settings.index.cache_dir:
+        return Path(settings.index.cache_dir).expanduser()
+    return Path(platformdirs.user_cache_dir("codeask", appauthor=False)) / "indexes"
+
+
+def index_dir_for(root: Path, settings: Settings) -> Path:
+    """``<cache>/<folder name>-<sha256(absolute path)[:12]>``: one folder per root, never inside it."""
+    root = Path(root).resolve()
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in (root.name or "root"))
+    return cache_root(settings) / f"{name}-{digest}"
+
+
+class RootIndex:
+    """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
+
+    Args:
+        root: the workspace folder.
+        settings: loaded settings (``index``, ``embedding`` sections are used).
+        embedder: the embedding model; loaded lazily (shared per process) when ``None``.
+    """
+
+    def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
+        self.root = Path(root).resolve()
+        self.settings = settings
+        self.index_dir = index_dir_for(self.root, settings)
+        if self.index_dir == self.root or self.root in self.index_dir.parents:
+            raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._file_lock = filelock.FileLock(str(self.index_dir / "write.lock"))
+        self._owner_file = self.index_dir / "write.owner"
+        self._urgent = 0
+        self.ignorer = Ignorer(self.root, settings.index)
+        self.manifest = Manifest(self.index_dir / "manifest.sqlite")
+        self._store: Store | None = None
+        (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
+
+    # ------------------------------------------------------------ resources
+    @property
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = load_embedder(self.settings.embedding)
+            return self._embedder
+
+    @property
+    def store(self) -> Store:
+        """The chunk table; (re)created for the current embedding model."""
+        if self._store is None:
+            model = self.settings.embedding.model
+            dim = self.embedder.dim
+            want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+            have = self.manifest.get_meta("index")
+            if have is not None and have != want:
+                # Another model or schema: vectors are not comparable, start over.
+                with self.writing(wait=True):
+                    self.manifest.clear()
+                    shutil.rmtree(self.index_dir / "lance", ignore_errors=True)
+            self._store = Store(self.index_dir, dim)
+            if have != want:
+                self.manifest.set_meta("index", want)
+        return self._store
+
+    def close(self) -> None:
+        self.manifest.close()
+
+    @contextmanager
+    def writing(self, *, wait: bool = True, timeout: float | None = None):
+        """Hold this index's write lock (in-process and inter-process).
+
+        Args:
+            wait: block until the lock is free; ``False`` raises at once if it is held.
+            timeout: seconds to wait at most (``None``: forever).
+
+        Raises:
+            IndexLocked: the lock is held by another process (and ``wait`` is false or timed out).
+        """
+        with self._write_lock:
+            try:
+                self._file_lock.acquire(timeout=(timeout if wait and timeout is not None else (-1 if wait else 0)))
+            except filelock.Timeout:
+                raise IndexLocked(self.lock_message()) from None
+            try:
+                if self._file_lock.lock_counter == 1:
+                    self._owner_file.write_text(
+                        json.dumps({"pid": os.getpid(), "argv": " ".join(sys.argv[:3])}), encoding="utf-8"
+                    )
+                yield
+            finally:
+                self._file_lock.release()
+
+    def lock_message(self) -> str:
+        """Who holds the write lock, as one line."""
+        try:
+            owner = json.loads(self._owner_file.read_text(encoding="utf-8"))
+            who = f"pid {owner.get('pid')} ({owner.get('argv', '').strip()})"
+        except (OSError, ValueError):
+            who = "another process"
+        return f"the index {self.index_dir} is being updated by {who}"
+
+    def is_locked_elsewhere(self) -> bool:
+        try:
+            with self.writing(wait=False):
+                return False
+        except IndexLocked:
+            return True
+
+    # ---------------------------------------------------------------- phase 1
+    def sync(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        embed: bool = True,
+        should_stop: Callable[[], bool] | None = None,
+        wait: bool = True,
+    ) -> IndexStats:
+        """Bring the index up to date with the disk (phase 1), then fill vectors (phase 2).
+
+        Args:
+            progress: called with :class:`Progress` reports of both phases.
+            embed: run phase 2 too; ``False`` leaves vectors pending (keyword search works).
+            should_stop: checked between batches; when true, the run ends early, consistent.
+            wait: wait for another writer; ``False`` raises :class:`IndexLocked` instead.
+
+        Raises:
+            IndexLocked: another process writes this index and ``wait`` is false.
+        """
+        started = time.monotonic()
+        stats = IndexStats(root=str(self.root))
+        store = self.store
+        with self.writing(wait=wait):
+            self.ignorer.refresh()
+            result = walk(self.root, self.settings.index, self.ignorer)
+            stats.files_seen = len(result.files)
+            skipped = Counter(result.skipped)
+            if progress:
+                progress(Progress("scan", len(result.files), len(result.files), f"{len(result.files)} files"))
+            known = self.manifest.all()
+            seen = {f.path for f in result.files}
+            candidates = [
+                f for f in result.files
+                if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
+            ]
+            # Files gone from disk, plus rows a killed run left without a manifest entry.
+            gone = (set(known) - seen) | (store.paths() - seen)
+        self._remove(sorted(gone), stats)
+        batch_size = max(1, self.settings.index.write_batch_files)
+        total = len(candidates)
+        for start in range(0, total, batch_size):
+            if should_stop and should_stop():
+                break
+            with self.writing(wait=wait):
+                self._write_batch(candidates[start : start + batch_size], known, stats, skipped)
+                self._maybe_optimize()
+            if progress:
+                done = min(total, start + batch_size)
+                elapsed = time.monotonic() - started
+                progress(
+                    Progress(
+                        "index", done, total, f"{done}/{total} files",
+                        elapsed / done * (total - done) if done else None,
+                    )
+                )
+        with self.writing(wait=wait):
+            store.ensure_fts_index()
+        stats.files_skipped = dict(skipped)
+        stats.seconds_to_searchable = time.monotonic() - started
+        if embed:
+            stats.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+        with self.writing(wait=wait):
+            if store.commits_since_optimize:
+                store.optimize()
+        stats.chunks_total = store.count()
+        stats.vectors_pending = store.count_pending()
+        stats.seconds = time.monotonic() - started
+        return stats
+
+    def _remove(self, paths: list[str], stats: IndexStats) -> None:
+        if not paths:
+            return
+        store = self.store
+        with self.writing():
+            for start in range(0, len(paths), 500):
+                part = paths[start : start + 500]
+                self.manifest.forget(part)
+                before = store.count()
+                store.replace_files(part, [])
+                stats.chunks_deleted += before - store.count()
+            stats.files_removed += len(paths)
+            stats.paths_removed.extend(paths)
+
+    def _read(self, entry: FileEntry) -> FileText | str:
+        return read_text(entry.abs_path, self.settings.index)
+
+    def _write_batch(
+        self,
+        entries: list[FileEntry],
+        known: dict[str, FileRecord],
+        stats: IndexStats,
+        skipped: Counter,
+        *,
+        embed_now: bool = False,
+    ) -> None:
+        """Read, chunk and commit one batch of files (caller holds the write lock)."""
+        store = self.store
+        chunks_by_path: dict[str, list] = {}
+        records: list[FileRecord] = []
+        touch: list[FileRecord] = []
+        drop: list[str] = []
+        for entry in entries:
+            got = self._read(entry)
+            old = known.get(entry.path)
+            if isinstance(got, str):
+                skipped[got] += 1
+                if old is not None or got == "vanished":
+                    drop.append(entry.path)
+                continue
+            record = FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, 0)
+            if old is not None and old.content_hash == got.content_hash:
+                touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
+                continue
+            chunks = chunk_text(
+                entry.path,
+                got.text,
+                chunk_lines=self.settings.index.chunk_lines,
+                max_chunk_chars=self.settings.index.max_chunk_chars,
+            )
+            chunks_by_path[entry.path] = chunks
+            records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
+        if touch:
+            self.manifest.record(touch)
+        if drop:
+            self._remove(drop, stats)
+        if not records:
+            return
+        all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
+        rows = chunk_rows(all_chunks, store.dim, {})
+        reuse = store.vectors_for(r["embed_hash"] for r in rows)
+        if embed_now:
+            missing: dict[str, str] = {}
+            for row, chunk in zip(rows, all_chunks):
+                if row["embed_hash"] not in reuse:
+                    missing.setdefault(row["embed_hash"], embed_text(chunk))
+            if missing:
+                vectors = self.embedder.embed(list(missing.values()))
+                reuse.update(zip(missing.keys(), vectors))
+                stats.chunks_embedded += len(missing)
+        for row in rows:
+            vec = reuse.get(row["embed_hash"])
+            if vec is not None:
+                row["vector"] = vec.tolist()
+                row["embedded"] = True
+        paths = [r.path for r in records]
+        self.manifest.forget(paths)
+        before = store.count()
+        store.replace_files(paths, rows)
+        stats.chunks_deleted += max(0, before + len(rows) - store.count())
+        self.manifest.record(records)
+        stats.files_changed += len(records)
+        stats.paths_changed.extend(paths)
+
+    def _maybe_optimize(self) -> None:
+        if self.store.commits_since_optimize >= self.settings.index.compact_every:
+            self.store.optimize()
+
+    # ---------------------------------------------------------------- phase 2
+    def embed_pending(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        wait: bool = True,
+    ) -> int:
+        """Fill missing vectors in batches of 64 rows; returns the number of texts embedded.
+
+        Releases the write lock between batches and yields to waiting live updates.
+        """
+        store = self.store
+        total = store.count_pending()
+        done = 0
+        embedded = 0
+        started = time.monotonic()
+        while True:
+            if should_stop and should_stop():
+                break
+            while self._urgent:
+                time.sleep(0.01)
+            with self.writing(wait=wait):
+                rows = store.pending(_EMBED_BATCH_ROWS)
+                if not rows:
+                    break
+                reuse = store.vectors_for(r["embed_hash"] for r in rows)
+                missing: dict[str, str] = {}
+                for r in rows:
+                    if r["embed_hash"] not in reuse:
+                        text = f"{r['symbol']}\n{r['content']}" if r["symbol"] else r["content"]
+                        missing.setdefault(r["embed_hash"], text)
+                if missing:
+                    vectors = self.embedder.embed(list(missing.values()))
+                    reuse.update(zip(missing.keys(), vectors))
+                    embedded += len(missing)
+                store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
+                self._maybe_optimize()
+            done += len(rows)
+            if progress:
+                elapsed = time.monotonic() - started
+                total = max(total, done)
+                progress(
+                    Progress(
+                        "embed", done, total, f"{done}/{total} chunks embedded",
+                        elapsed / done * (total - done) if done else None,
+                    )
+                )
+        return embedded
+
+    # ------------------------------------------------------------ live updates
+    def update_paths(self, abs_paths: Iterable[Path | str]) -> IndexStats:
+        """Re-check specific files (saved, created, deleted, renamed) and commit them with vectors.
+
+        Paths outside the root are ignored; a path that is now ignored, a secret, or gone has its
+        rows removed. A changed ``.gitignore``/``.codeaskignore`` triggers a full :meth:`sync`.
+        """
+        started = time.monotonic()
+        stats = IndexStats(root=str(self.root))
+        skipped: Counter = Counter()
+        rels: set[str] = set()
+        rules_changed = False
+        for p in abs_paths:
+            path = Path(p)
+            try:
+                rel = path.resolve().relative_to(self.root) if path.is_absolute() else path
+            except (ValueError, OSError):
+                try:
+                    rel = path.relative_to(self.root)
+                except ValueError:
+                    continue
+            rel_s = rel.as_posix()
+            if rel_s in (".", ""):
+                continue
+            if rel.name in (".gitignore", ".codeaskignore"):
+                rules_changed = True
+            rels.add(rel_s)
+        if rules_changed:
+            return self.sync(embed=True)
+        self._urgent += 1
+        try:
+            with self.writing():
+                known = {r: rec for r in rels if (rec := self.manifest.get(r)) is not None}
+                entries: list[FileEntry] = []
+                gone: list[str] = []
+                for rel_s in sorted(rels):
+                    abs_path = self.root / rel_s
+                    reason = self.ignorer.reason(rel_s)
+                    if reason is not None or not abs_path.is_file():
+                        if reason is not None:
+                            skipped[reason] += 1
+                        if rel_s in known or (reason is None and not abs_path.exists()):
+                            gone.append(rel_s)
+                        continue
+                    try:
+                        st = abs_path.stat()
+                    except OSError:
+                        gone.append(rel_s)
+                        continue
+                    entries.append(FileEntry(rel_s, abs_path, st.st_size, st.st_mtime_ns))
+                if gone:
+                    self._remove([g for g in gone if g in known or g in self.store.paths()], stats)
+                stats.files_seen = len(entries)
+                if entries:
+                    self._write_batch(entries, known, stats, skipped, embed_now=True)
+                self._maybe_optimize()
+        finally:
+            self._urgent -= 1
+        stats.files_skipped = dict(skipped)
+        stats.chunks_total = self.store.count()
+        stats.vectors_pending = self.store.count_pending()
+        stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
+        return stats
+
+    # ------------------------------------------------------------------ status
+    def status(self) -> dict:
+        """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model"}``."""
+        store = self.store
+        return {
+            "root": str(self.root),
+            "files": self.manifest.count(),
+            "chunks_total": store.count(),
+            "vectors_pending": store.count_pending(),
+            "index_dir": str(self.index_dir),
+            "embedding_model": self.settings.embedding.model,
+            "index_bytes": store.disk_bytes(),
+        }

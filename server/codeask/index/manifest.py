@@ -1,0 +1,100 @@
+"""The per-file manifest: which files are indexed, at which content hash.
+
+A SQLite file (``manifest.sqlite``, WAL mode) beside the LanceDB folder. Its invariant: a file has
+a row only while the chunk rows for exactly that content are committed in LanceDB. The engine
+deletes a file's row *before* touching its chunks and writes it back *after* they are committed,
+so a process killed at any moment leaves the file unrecorded, and the next run re-indexes it.
+
+Tables::
+
+    files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER)
+    meta(key TEXT PRIMARY KEY, value TEXT)      -- embedding model, vector dimension, schema version
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Manifest", "FileRecord"]
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks."""
+
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    chunks: int
+
+
+class Manifest:
+    """Indexed files of one root. Thread-safe (one connection behind a lock)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content_hash TEXT NOT NULL,"
+            " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.commit()
+
+    def all(self) -> dict[str, FileRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT path, content_hash, size, mtime_ns, chunks FROM files").fetchall()
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def get(self, path: str) -> FileRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT path, content_hash, size, mtime_ns, chunks FROM files WHERE path = ?", (path,)
+            ).fetchone()
+        return FileRecord(*row) if row else None
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Mark files as not indexed (committed before their chunks change)."""
+        with self._lock:
+            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+            self._db.commit()
+
+    def record(self, records: Iterable[FileRecord]) -> None:
+        """Mark files as indexed (called only after their chunks are committed)."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files (path, content_hash, size, mtime_ns, chunks) VALUES (?, ?, ?, ?, ?)",
+                [(r.path, r.content_hash, r.size, r.mtime_ns, r.chunks) for r in records],
+            )
+            self._db.commit()
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+            self._db.commit()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM files")
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

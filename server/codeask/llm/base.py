@@ -1,0 +1,214 @@
+"""The provider-neutral LLM interface, its one error type and shared helpers.
+
+Every adapter (:mod:`codeask.llm.openai_llm`, :mod:`codeask.llm.anthropic_llm`) uses the
+provider's own sync SDK client with the SDK's own retries and timeouts; this module only turns
+SDK failures into :class:`LLMError` and parses JSON out of model text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
+
+import pydantic
+
+__all__ = ["LLM", "LLMError", "extract_json_object", "schema_name", "safe_url"]
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class LLMError(RuntimeError):
+    """One clear line naming provider and model, e.g.
+    ``openai model 'gpt-x' at http://..: 401 invalid api key``.
+
+    Attributes ``provider``, ``model``, ``base_url`` and ``status`` (the HTTP status code, or
+    ``None`` for connection errors, timeouts and bad replies) are set when known. The API key
+    never appears in the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.status = status
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model: one prompt in, text (whole, streamed) or a validated pydantic object out.
+
+    All methods raise :class:`LLMError` on any failure.
+    """
+
+    provider: str
+    model: str
+
+    def describe(self) -> str:
+        """``provider:model``, e.g. ``openai:gpt-4o-mini``."""
+        ...
+
+    def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+        """The whole answer text."""
+        ...
+
+    def stream(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
+    ) -> Iterator[str]:
+        """The answer as text deltas, in order; their concatenation is the answer."""
+        ...
+
+    def structured(
+        self, prompt: str, schema: type[pydantic.BaseModel], *, system: str | None = None
+    ) -> pydantic.BaseModel:
+        """An instance of ``schema`` produced by the model and validated."""
+        ...
+
+
+# --- helpers shared by the adapters ---------------------------------------------------------
+
+
+def safe_url(url: str | None) -> str | None:
+    """``url`` without any ``user:password@`` part (never shown in messages)."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """Collapse whitespace to single spaces and cap the length."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def redact(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return text
+
+
+def schema_name(schema: type[pydantic.BaseModel]) -> str:
+    """A tool / response-format name from the model class: ``[a-zA-Z0-9_-]{1,64}``."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64]
+    return name or "result"
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json_object(text: str) -> Any:
+    """The first JSON object (or array) in ``text``: the whole text, a fenced block, or the
+    first balanced ``{...}`` that parses. Raises ``ValueError`` when there is none."""
+    stripped = text.strip()
+    if stripped:
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            pass
+    for match in _FENCE.finditer(text):
+        try:
+            return json.loads(match.group(1).strip())
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch in "{[":
+            try:
+                value, _ = decoder.raw_decode(text, i)
+            except ValueError:
+                continue
+            if isinstance(value, dict) or (ch == "[" and isinstance(value, list) and value):
+                return value
+    raise ValueError("no JSON object found in the reply")
+
+
+class BaseLLM:
+    """Shared state and error formatting for the adapters."""
+
+    provider: str = "llm"
+
+    def __init__(self, model: str, *, api_key: str | None, base_url: str | None) -> None:
+        self.model = model
+        self.base_url = base_url
+        self._api_key = api_key
+
+    def describe(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def __repr__(self) -> str:  # never shows the key
+        where = f" at {safe_url(self.base_url)}" if self.base_url else ""
+        return f"<{type(self).__name__} {self.describe()}{where}>"
+
+    def _error(self, detail: str, status: int | None = None) -> LLMError:
+        where = f" at {safe_url(self.base_url)}" if self.base_url else ""
+        head = f"{self.provider} model {self.model!r}{where}: "
+        message = redact(one_line(head + detail), self._api_key)
+        return LLMError(
+            message,
+            provider=self.provider,
+            model=self.model,
+            base_url=safe_url(self.base_url),
+            status=status,
+        )
+
+    def _validate(self, schema: type[M], data: Any, raw: str | None = None) -> M:
+        try:
+            if isinstance(data, str):
+                try:
+                    return schema.model_validate_json(data)
+                except pydantic.ValidationError:
+                    data = extract_json_object(data)
+            return schema.model_validate(data)
+        except ValueError as exc:  # includes pydantic.ValidationError
+            if isinstance(exc, pydantic.ValidationError):
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                    for err in exc.errors()[:5]
+                )
+            else:
+                problems = str(exc)
+            shown = raw if raw is not None else (data if isinstance(data, str) else json.dumps(data))
+            raise self._error(
+                f"reply does not match {schema.__name__}: {problems} (reply: {one_line(shown, 200)})"
+            ) from exc
+
+
+def status_detail(status: int | None, message: str | None, fallback: str) -> str:
+    """``"401 invalid api key"``; strips the SDKs' ``Error code: 401 - `` prefix from fallbacks."""
+    text = message or re.sub(r"^Error code: \d+\s*-?\s*", "", fallback or "").strip()
+    if not text:
+        text = "error"
+    return f"{status} {text}" if status is not None else text
+
+
+def cause_chain(exc: BaseException) -> str:
+    """The innermost useful cause text of a connection error, e.g. ``[Errno 111] Connection refused``."""
+    seen: list[str] = []
+    cur: BaseException | None = exc.__cause__ or exc.__context__
+    depth = 0
+    while cur is not None and depth < 6:
+        text = str(cur).strip()
+        if text and text not in seen:
+            seen.append(text)
+        cur = cur.__cause__ or cur.__context__
+        depth += 1
+    return seen[-1] if seen else ""

@@ -1,0 +1,242 @@
+"""Templates, the answer step, and the ``Answer`` a caller gets back.
+
+Templates are Jinja2 with ``StrictUndefined``: a template that reads a missing key fails with an
+error naming it (``TemplateError: 'dict object' has no attribute 'no_such_key'``); guard optional
+keys with Jinja2's ``default`` filter (``{{ metadata.title | default("") }}``). The defaults live in
+``codeask/templates/*.j2``; users override them per name (``subquestions``, ``answer``,
+``document``, ``rerank``, ``summary``, ``explain``) in ``.codeask.toml`` ``[templates]`` or editor
+settings.
+
+The answer step follows Swiftide's ``answers::Simple``: the prompt template sees ``question`` and
+``original`` (the question as asked), ``current`` (what the search looked for) and ``documents``:
+each document rendered with the document template and joined with ``---`` lines, or, when a
+response transformer replaced ``current`` after retrieval (a summary), that text instead.
+
+The sources of an :class:`Answer` come from the documents, never from the model's text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from codeask.index.walk import is_secret
+from codeask.llm import LLM
+from codeask.query.pipeline import Document, Query
+from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
+
+__all__ = [
+    "Templates",
+    "TemplateError",
+    "SimpleAnswer",
+    "NoLLMAnswer",
+    "Answer",
+    "Source",
+    "render_documents",
+    "NOTHING_FOUND",
+]
+
+NOTHING_FOUND = "No matching code was found for this question in the indexed workspace."
+_SNIPPET_LINES = 8
+
+
+class TemplateError(ValueError):
+    """A template failed to parse or render; the message names the template and the missing key."""
+
+
+class Templates:
+    """The named Jinja2 templates, defaults overridden by ``settings.templates``.
+
+    Raises:
+        SettingsError: an unknown name in ``[templates]`` or an unreadable ``@path``.
+        TemplateError: a template with a syntax error (at load) or a missing key (at render).
+    """
+
+    def __init__(self, settings: Settings | None = None):
+        self._env = jinja2.Environment(
+            undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+        )
+        self._templates: dict[str, jinja2.Template] = {}
+        overrides = dict(settings.templates) if settings else {}
+        for name in overrides:
+            if name not in TEMPLATE_NAMES:
+                raise SettingsError(
+                    f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}"
+                )
+        for name in TEMPLATE_NAMES:
+            source = settings.template_source(name) if settings and name in overrides else None
+            if source is None:
+                source = resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+            try:
+                self._templates[name] = self._env.from_string(source)
+            except jinja2.TemplateSyntaxError as exc:
+                raise TemplateError(f"template {name!r}: line {exc.lineno}: {exc.message}") from exc
+
+    def render(self, name: str, **context: Any) -> str:
+        """Render template ``name`` with ``context``.
+
+        Raises:
+            TemplateError: a missing key or a failing filter, naming the template and the key.
+        """
+        try:
+            return self._templates[name].render(**context)
+        except jinja2.UndefinedError as exc:
+            raise TemplateError(f"template {name!r}: {exc.message}") from exc
+        except jinja2.TemplateError as exc:
+            raise TemplateError(f"template {name!r}: {exc}") from exc
+
+
+
+def render_documents(templates: Templates, documents: list[Document]) -> str:
+    """Each document through the ``document`` template, joined with ``---`` lines."""
+    rendered = [
+        templates.render("document", content=d.content, metadata=d.metadata).strip("\n") for d in documents
+    ]
+    return "\n---\n".join(rendered)
+
+
+def _safe(documents: list[Document], settings: Settings) -> list[Document]:
+    """Never send a secret file to an LLM, whatever the index holds."""
+    return [d for d in documents if not is_secret(d.path, settings.index)]
+
+
+class SimpleAnswer:
+    """Answers with one LLM call (``answer`` template); no call when nothing was retrieved."""
+
+    name = "answer"
+
+    def __init__(self, llm: LLM, templates: Templates, settings: Settings, *, stream=None):
+        self.llm = llm
+        self.templates = templates
+        self.settings = settings
+        self.stream = stream
+        """Optional ``callable(delta: str)``: the answer is streamed to it as it arrives."""
+
+    def prompt(self, query: Query) -> str:
+        if query.response_transformed:
+            documents = query.current
+        else:
+            documents = render_documents(self.templates, _safe(query.documents, self.settings))
+        return self.templates.render(
+            "answer",
+            question=query.original,
+            original=query.original,
+            current=query.current,
+            documents=documents,
+        )
+
+    def __call__(self, query: Query) -> Query:
+        if not query.documents:
+            query.answered(self.name, NOTHING_FOUND, llm=False)
+            return query
+        prompt = self.prompt(query)
+        if self.stream is not None:
+            parts = []
+            for delta in self.llm.stream(prompt, max_tokens=self.settings.llm.max_tokens):
+                parts.append(delta)
+                self.stream(delta)
+            text = "".join(parts)
+        else:
+            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens)
+        query.answered(self.name, text.strip(), llm=True, model=self.llm.describe(), prompt_chars=len(prompt))
+        return query
+
+
+class NoLLMAnswer:
+    """The answer without an LLM: the ranked sources, each with a short snippet."""
+
+    name = "answer"
+
+    def __call__(self, query: Query) -> Query:
+        if not query.documents:
+            query.answered(self.name, NOTHING_FOUND, llm=False)
+            return query
+        lines = [f"Most relevant code for: *{query.original.strip().splitlines()[0]}*", ""]
+        for i, d in enumerate(query.documents, 1):
+            label = f"{d.path}:{d.start_line}-{d.end_line}"
+            symbol = f" `{d.symbol}`" if d.symbol else ""
+            lines.append(f"{i}. [{label}]({d.uri}){symbol}")
+            snippet = d.content.splitlines()[:_SNIPPET_LINES]
+            fence = "````" if any("```" in s for s in snippet) else "```"
+            lines.append(f"   {fence}{d.language if d.language != 'text' else ''}")
+            lines.extend(f"   {s}" for s in snippet)
+            if len(d.content.splitlines()) > _SNIPPET_LINES:
+                lines.append("   ...")
+            lines.append(f"   {fence}")
+        query.answered(self.name, "\n".join(lines), llm=False)
+        return query
+
+
+@dataclass
+class Source:
+    """One cited location: ``path`` relative to ``root``, 1-based inclusive lines, ``uri``
+    ``file:///abs/path#Lstart-Lend``, fused (or rerank) ``score``, and the chunk ``content``."""
+
+    path: str
+    uri: str
+    root: str
+    start_line: int
+    end_line: int
+    symbol: str
+    score: float
+    content: str
+
+    @classmethod
+    def from_document(cls, d: Document) -> Source:
+        return cls(d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content)
+
+
+@dataclass
+class Answer:
+    """What ``ask`` returns; ``to_json()`` is the ``codeask ask --json`` object.
+
+    ``sources`` are the distinct files of the documents, most relevant first (each file's best
+    chunk), taken from the documents and never parsed from the model's text.
+    """
+
+    question: str
+    answer: str
+    markdown: str
+    subquestions: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    llm: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        if out["error"] is None:
+            del out["error"]
+        return out
+
+    @classmethod
+    def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
+        sources: list[Source] = []
+        seen: set[tuple[str, str]] = set()
+        for d in query.documents:
+            if d.key() in seen:
+                continue
+            seen.add(d.key())
+            sources.append(Source.from_document(d))
+        text = query.answer or ""
+        if error:
+            text = (text + "\n\n" if text else "") + f"> **LLM error:** {error}"
+        return cls(
+            question=query.original,
+            answer=text,
+            markdown=markdown(text, sources),
+            subquestions=list(query.subquestions),
+            sources=sources,
+            llm=llm,
+            error=error,
+        )
+
+
+def markdown(text: str, sources: list[Source]) -> str:
+    """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
+    if not sources:
+        return text
+    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    return f"{text}\n\nSources:\n{links}\n"

@@ -1,0 +1,251 @@
+"""The ``Query`` a question becomes, and the pipeline that moves it from pending to answered.
+
+A query's state is explicit, as in Swiftide's query pipeline: ``pending`` (query transformers
+rewrite ``current``), ``retrieved`` (documents found; response transformers reorder, trim or
+summarize them), ``answered`` (``answer`` set). Every step records an :class:`Event` on
+``history``, so evaluation and debugging read the same record; the ``retrieve`` event keeps the
+documents exactly as retrieved (before rerank), which evaluators record as contexts.
+
+Steps are small callables ``step(query) -> query`` with a ``name`` attribute:
+
+* query transformer: runs while pending (``subquestions``, ``embed``);
+* retriever: pending -> retrieved;
+* response transformer: runs while retrieved (``one_per_file``, ``rerank``, ``summary``);
+* answer generator: retrieved -> answered;
+* evaluator: ``evaluator(stage, query)`` called with ``"retrieved"`` and ``"answered"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+__all__ = [
+    "Document",
+    "Event",
+    "Query",
+    "Pipeline",
+    "Cancelled",
+    "Step",
+    "Evaluator",
+    "file_uri",
+]
+
+
+class Cancelled(Exception):
+    """The caller cancelled the query (LSP ``$/cancelRequest``) between two steps."""
+
+
+def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int | None = None) -> str:
+    """``file:///abs/path#L10-L20`` (1-based lines); the path is percent-encoded."""
+    uri = "file://" + quote(Path(abs_path).as_posix(), safe="/:@-._~!$&'()*+,;=")
+    if start_line is not None:
+        uri += f"#L{start_line}" + (f"-L{end_line}" if end_line is not None else "")
+    return uri
+
+
+@dataclass
+class Document:
+    """One retrieved chunk.
+
+    ``path`` is relative to ``root`` (POSIX); lines are 1-based inclusive; ``score`` is the fused
+    retrieval score (or the rerank score after a rerank), higher is better.
+    """
+
+    path: str
+    root: str
+    start_line: int
+    end_line: int
+    symbol: str
+    language: str
+    content: str
+    score: float = 0.0
+    id: str = ""
+
+    @property
+    def abs_path(self) -> str:
+        return str(Path(self.root) / self.path)
+
+    @property
+    def uri(self) -> str:
+        """``file:///abs/path#Lstart-Lend``."""
+        return file_uri(self.abs_path, self.start_line, self.end_line)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What templates see as ``metadata``: path, root, uri, start_line, end_line, symbol, language."""
+        return {
+            "path": self.path,
+            "root": self.root,
+            "uri": self.uri,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "language": self.language,
+            "score": self.score,
+        }
+
+    def key(self) -> tuple[str, str]:
+        return (self.root, self.path)
+
+
+@dataclass
+class Event:
+    """One step's record: its name, ``current`` before and after, documents, extra data, seconds."""
+
+    step: str
+    before: str
+    after: str
+    documents: list[Document] | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class Query:
+    """A question moving through the pipeline.
+
+    Attributes:
+        original: the question as asked.
+        current: the text the next step works on (subquestions, a summary, finally the answer).
+        state: ``pending`` -> ``retrieved`` -> ``answered``.
+        documents: retrieved documents, best first.
+        history: one :class:`Event` per step.
+        search_texts: what retrieval searches for (original first, then subquestions).
+        embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
+        options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
+    """
+
+    original: str
+    current: str = ""
+    state: str = "pending"
+    documents: list[Document] = field(default_factory=list)
+    history: list[Event] = field(default_factory=list)
+    search_texts: list[str] = field(default_factory=list)
+    embeddings: list[Any] = field(default_factory=list)
+    subquestions: list[str] = field(default_factory=list)
+    answer: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.current:
+            self.current = self.original
+        if not self.search_texts:
+            self.search_texts = [self.original]
+
+    # State changes, each recorded on history.
+    def transformed_query(self, step: str, new_current: str, **data: Any) -> None:
+        self.history.append(Event(step, self.current, new_current, data=data))
+        self.current = new_current
+
+    def retrieved(self, step: str, documents: Sequence[Document], **data: Any) -> None:
+        self.history.append(Event(step, self.current, self.current, documents=list(documents), data=data))
+        self.documents = list(documents)
+        self.state = "retrieved"
+
+    def transformed_response(self, step: str, new_current: str, **data: Any) -> None:
+        """A response transformer produced text for the answer to use instead of the documents."""
+        self.history.append(Event(step, self.current, new_current, documents=list(self.documents), data=data))
+        self.current = new_current
+
+    def reordered(self, step: str, documents: Sequence[Document], **data: Any) -> None:
+        """A response transformer changed the documents only (``current`` stays)."""
+        self.history.append(Event(step, self.current, self.current, documents=list(documents), data=data))
+        self.documents = list(documents)
+
+    def answered(self, step: str, text: str, **data: Any) -> None:
+        self.history.append(Event(step, self.current, text, data=data))
+        self.answer = text
+        self.current = text
+        self.state = "answered"
+
+    @property
+    def retrieved_documents(self) -> list[Document]:
+        """The documents as the retriever returned them (before any response transformer)."""
+        for event in self.history:
+            if event.step == "retrieve" and event.documents is not None:
+                return event.documents
+        return self.documents
+
+    @property
+    def current_at_retrieval(self) -> str | None:
+        for event in self.history:
+            if event.step == "retrieve":
+                return event.after
+        return None
+
+    @property
+    def response_transformed(self) -> bool:
+        """Whether a response transformer replaced ``current`` after retrieval (e.g. a summary)."""
+        at = self.current_at_retrieval
+        return at is not None and self.current != at
+
+
+class Step(Protocol):
+    name: str
+
+    def __call__(self, query: Query) -> Query: ...
+
+
+class Evaluator(Protocol):
+    name: str
+
+    def __call__(self, stage: str, query: Query) -> None: ...
+
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class Pipeline:
+    """Query transformers -> retriever -> response transformers -> answer generator.
+
+    ``run`` checks ``cancelled()`` before each step and reports each step's name to ``progress``.
+    """
+
+    query_transformers: list[Step]
+    retriever: Step
+    response_transformers: list[Step]
+    answerer: Step
+    evaluators: list[Evaluator] = field(default_factory=list)
+
+    def run(
+        self,
+        query: Query,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Query:
+        """Run every step on ``query`` and return it answered.
+
+        Raises:
+            Cancelled: ``cancelled()`` returned true between steps.
+            Exception: whatever a step raises (template errors, ``LLMError``), unchanged.
+        """
+
+        def step(s: Step) -> None:
+            nonlocal query
+            if cancelled is not None and cancelled():
+                raise Cancelled(f"cancelled before {s.name}")
+            if progress is not None:
+                progress(s.name)
+            t0 = time.perf_counter()
+            query = s(query)
+            if query.history:
+                query.history[-1].seconds = query.history[-1].seconds or (time.perf_counter() - t0)
+
+        for s in self.query_transformers:
+            step(s)
+        step(self.retriever)
+        for evaluator in self.evaluators:
+            evaluator("retrieved", query)
+        for s in self.response_transformers:
+            step(s)
+        step(self.answerer)
+        for evaluator in self.evaluators:
+            evaluator("answered", query)
+        return query

@@ -1,0 +1,139 @@
+"""Retriever: hybrid keyword + dense search over every root, fused per file with reciprocal rank fusion.
+
+For each search text (the original question, then any subquestions) and each root, two rankings of
+chunks are fetched: BM25 over the keyword text and cosine over the vectors (where vectors exist).
+They are fused at the file level, each file scored by its best chunk in each ranking::
+
+    file_score(f) = sum over rankings r of  weight(r) / (rrf_k + rank of f among r's distinct files)
+
+with ``weight`` 1 for the original question and ``subquestion_weight`` for subquestions; files
+matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples) are multiplied by
+``retrieval.downweight_factor``. Chunks within a file are ordered by their own chunk-level RRF
+score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
+one and files come in file-score order. Fusing per file rather than per chunk is what beat whole-file BM25 in the
+prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, on by default.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pathspec
+
+from codeask.index.store import Hit, Store
+from codeask.query.pipeline import Document, Query
+from codeask.settings import RetrievalSettings
+
+__all__ = ["HybridRetrieve", "SearchTarget", "fuse"]
+
+
+@dataclass(frozen=True)
+class SearchTarget:
+    """One root to search: its absolute folder and a callable returning its store."""
+
+    root: str
+    store: Callable[[], Store]
+
+
+def fuse(
+    rankings: Sequence[tuple[float, str, list[Hit]]],
+    *,
+    rrf_k: int,
+    downweighted: Callable[[str], bool],
+    factor: float,
+) -> list[tuple[float, float, str, Hit]]:
+    """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
+
+    A chunk's ``score`` is its file's score scaled by the chunk's RRF score relative to the best
+    chunk of that file: each file's best chunk scores exactly the file score, so taking the first
+    chunk per file yields files in file-score order, while the other chunks of a strong file
+    interleave with the best chunks of weaker files.
+
+    Args:
+        rankings: ``(weight, root, hits best first)`` per ranking.
+        rrf_k: the RRF constant (60 in the literature and here).
+        downweighted: whether a path ranks lower.
+        factor: multiplier of a downweighted file's score.
+    """
+    file_score: dict[tuple[str, str], float] = defaultdict(float)
+    chunk_score: dict[tuple[str, str], float] = defaultdict(float)
+    hits: dict[tuple[str, str], tuple[str, Hit]] = {}
+    for weight, root, ranking in rankings:
+        file_rank: dict[str, int] = {}
+        for chunk_rank, hit in enumerate(ranking, 1):
+            if hit.path not in file_rank:
+                file_rank[hit.path] = len(file_rank) + 1
+                file_score[(root, hit.path)] += weight / (rrf_k + file_rank[hit.path])
+            chunk_score[(root, hit.id)] += weight / (rrf_k + chunk_rank)
+            hits.setdefault((root, hit.id), (root, hit))
+    for key in file_score:
+        if downweighted(key[1]):
+            file_score[key] *= factor
+    best: dict[tuple[str, str], float] = defaultdict(float)
+    for (root, _), (_, hit) in hits.items():
+        best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
+    fused = []
+    for (root, _), (_, hit) in hits.items():
+        f = file_score[(root, hit.path)]
+        fused.append((f * chunk_score[(root, hit.id)] / best[(root, hit.path)], f, root, hit))
+    fused.sort(key=lambda t: (-t[0], -t[1], t[2], t[3].path, t[3].start_line))
+    return fused
+
+
+class HybridRetrieve:
+    """The retriever step: pending -> retrieved with at most ``top_k`` documents.
+
+    ``query.options["top_k"]`` overrides ``settings.top_k``.
+    """
+
+    name = "retrieve"
+    subquestion_weight = 0.5
+
+    def __init__(self, targets: Callable[[], list[SearchTarget]], settings: RetrievalSettings):
+        self.targets = targets
+        self.settings = settings
+        self._down = pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns)
+
+    def downweighted(self, path: str) -> bool:
+        return self.settings.downweight and self._down.match_file(path)
+
+    def __call__(self, query: Query) -> Query:
+        top_k = int(query.options.get("top_k") or self.settings.top_k)
+        candidates = max(self.settings.candidates, top_k)
+        rankings: list[tuple[float, str, list[Hit]]] = []
+        for target in self.targets():
+            store = target.store()
+            for i, text in enumerate(query.search_texts):
+                weight = 1.0 if i == 0 else self.subquestion_weight
+                rankings.append((weight, target.root, store.keyword_search(text, candidates)))
+                if i < len(query.embeddings):
+                    rankings.append((weight, target.root, store.vector_search(query.embeddings[i], candidates)))
+        fused = fuse(
+            rankings,
+            rrf_k=self.settings.rrf_k,
+            downweighted=self.downweighted,
+            factor=self.settings.downweight_factor,
+        )[:top_k]
+        documents = [
+            Document(
+                path=hit.path,
+                root=root,
+                start_line=hit.start_line,
+                end_line=hit.end_line,
+                symbol=hit.symbol,
+                language=hit.language,
+                content=hit.content,
+                score=score,
+                id=hit.id,
+            )
+            for score, _, root, hit in fused
+        ]
+        query.retrieved(
+            self.name,
+            documents,
+            rankings=len(rankings),
+            dense=bool(query.embeddings),
+        )
+        return query

@@ -1,0 +1,224 @@
+"""The engine behind the CLI and the language server: roots, their indexes, and the ask pipeline.
+
+A :class:`Workspace` serves one or more workspace roots. Each root has its own index
+(:class:`~codeask.index.engine.RootIndex`, settings from its own ``.codeask.toml``); questions
+search all of them, and every source says which root it came from.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from codeask.index.embed import Embedder, load_embedder
+from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.llm import LLM, LLMError, make_llm
+from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
+from codeask.query.pipeline import Pipeline, Query
+from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile
+from codeask.query.steps.retrieve import SearchTarget
+from codeask.settings import Settings, load_settings
+
+__all__ = ["Workspace"]
+
+
+class Workspace:
+    """Roots, their indexes and the ask pipeline, with one settings model.
+
+    Args:
+        roots: workspace folders (at least one).
+        env, editor, flags: settings layers (see :func:`codeask.settings.load_settings`).
+
+    Raises:
+        SettingsError: a ``.codeask.toml`` or a value is invalid.
+        FileNotFoundError: a root does not exist.
+    """
+
+    def __init__(
+        self,
+        roots: Iterable[Path | str],
+        *,
+        env: Mapping[str, str] | None = None,
+        editor: Mapping[str, Any] | None = None,
+        flags: Mapping[str, Any] | None = None,
+    ):
+        self._env, self._editor, self._flags = env, dict(editor or {}), dict(flags or {})
+        self._lock = threading.RLock()
+        self.indexes: dict[str, RootIndex] = {}
+        self._llm: LLM | None = None
+        self._llm_key: object = None
+        roots = [Path(r).resolve() for r in roots]
+        for root in roots:
+            if not root.is_dir():
+                raise FileNotFoundError(f"workspace folder not found: {root}")
+        self.settings = self._load(roots[0] if roots else None)
+        for root in roots:
+            self.add_root(root)
+
+    # ---------------------------------------------------------------- settings
+    def _load(self, root: Path | None) -> Settings:
+        return load_settings(root, env=self._env, editor=self._editor, flags=self._flags)
+
+    def reconfigure(self, editor: Mapping[str, Any]) -> None:
+        """Apply new editor settings (``workspace/didChangeConfiguration``)."""
+        with self._lock:
+            self._editor = dict(editor or {})
+            first = next(iter(self.indexes), None)
+            self.settings = self._load(Path(first) if first else None)
+            for root, index in self.indexes.items():
+                index.settings = self._load(Path(root))
+            self._llm, self._llm_key = None, None
+
+    # ------------------------------------------------------------------- roots
+    def add_root(self, root: Path | str) -> RootIndex:
+        root = Path(root).resolve()
+        with self._lock:
+            if str(root) not in self.indexes:
+                self.indexes[str(root)] = RootIndex(root, self._load(root), embedder=None)
+            return self.indexes[str(root)]
+
+    def remove_root(self, root: Path | str) -> None:
+        with self._lock:
+            index = self.indexes.pop(str(Path(root).resolve()), None)
+        if index is not None:
+            index.close()
+
+    def root_for(self, path: Path | str) -> RootIndex | None:
+        """The index whose root contains ``path`` (the deepest, for nested roots)."""
+        path = Path(path).resolve()
+        best = None
+        for index in list(self.indexes.values()):
+            if path == index.root or index.root in path.parents:
+                if best is None or len(index.root.parts) > len(best.root.parts):
+                    best = index
+        return best
+
+    def embedder(self) -> Embedder:
+        return load_embedder(self.settings.embedding)
+
+    # ---------------------------------------------------------------- indexing
+    def index(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        embed: bool = True,
+        should_stop: Callable[[], bool] | None = None,
+        wait: bool = True,
+    ) -> IndexStats:
+        """Bring every root's index up to date (phase 1 for all roots first, then phase 2)."""
+        started = time.monotonic()
+        total = IndexStats()
+        indexes = list(self.indexes.values())
+        for index in indexes:
+            total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
+        total.seconds_to_searchable = time.monotonic() - started
+        if embed:
+            for index in indexes:
+                total.chunks_embedded += index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+            total.vectors_pending = sum(i.store.count_pending() for i in indexes)
+            total.chunks_total = sum(i.store.count() for i in indexes)
+        if len(indexes) == 1:
+            total.root = str(indexes[0].root)
+        total.seconds = time.monotonic() - started
+        return total
+
+    def update_paths(self, paths: Iterable[Path | str]) -> IndexStats:
+        """Re-index specific files (saves, watcher events), routed to their roots."""
+        by_root: dict[str, list[Path]] = {}
+        for p in paths:
+            index = self.root_for(p)
+            if index is not None:
+                by_root.setdefault(str(index.root), []).append(Path(p))
+        total = IndexStats()
+        for root, group in by_root.items():
+            total = total.merge(self.indexes[root].update_paths(group))
+        return total
+
+    def status(self) -> dict[str, Any]:
+        """``{"files", "chunks_total", "vectors_pending", "index_dir", "embedding_model", "roots", "llm"}``.
+
+        ``index_dir`` is the first root's; ``roots`` lists each root's own status.
+        """
+        roots = [index.status() for index in list(self.indexes.values())]
+        llm = self.settings.resolved_llm()
+        return {
+            "files": sum(r["files"] for r in roots),
+            "chunks_total": sum(r["chunks_total"] for r in roots),
+            "vectors_pending": sum(r["vectors_pending"] for r in roots),
+            "index_dir": roots[0]["index_dir"] if roots else None,
+            "embedding_model": self.settings.embedding.model,
+            "llm": llm.describe() if llm else None,
+            "roots": roots,
+        }
+
+    # --------------------------------------------------------------------- ask
+    def llm(self) -> LLM | None:
+        """The configured LLM client, or ``None`` (then ask returns ranked sources only)."""
+        resolved = self.settings.resolved_llm()
+        if resolved is None:
+            return None
+        with self._lock:
+            if self._llm is None or self._llm_key != resolved:
+                self._llm = make_llm(resolved, self.settings.llm)
+                self._llm_key = resolved
+            return self._llm
+
+    def _targets(self) -> list[SearchTarget]:
+        return [SearchTarget(str(i.root), (lambda i=i: i.store)) for i in list(self.indexes.values())]
+
+    def _has_vectors(self) -> bool:
+        return any(i.store.count("embedded = true") for i in list(self.indexes.values()))
+
+    def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
+        """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer."""
+        s = self.settings
+        templates = Templates(s)
+        query_transformers: list = []
+        if llm is not None and s.llm.num_subquestions > 0:
+            query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
+        query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
+        response_transformers: list = [OnePerFile(s.retrieval.max_files)]
+        answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+        return Pipeline(
+            query_transformers=query_transformers,
+            retriever=HybridRetrieve(self._targets, s.retrieval),
+            response_transformers=response_transformers,
+            answerer=answerer,
+        )
+
+    def ask(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        max_files: int | None = None,
+        no_llm: bool = False,
+        cancelled: Callable[[], bool] | None = None,
+        progress: Callable[[str], None] | None = None,
+        stream: Callable[[str], None] | None = None,
+    ) -> Answer:
+        """Answer ``question`` from the current index (callers update it first if they want).
+
+        LLM failures never lose the sources: a failed subquestion call falls back to the original
+        question, a failed answer call to the ranked sources, with ``Answer.error`` set.
+
+        Raises:
+            Cancelled: ``cancelled()`` became true between steps.
+            TemplateError, SettingsError: a broken template or setting.
+        """
+        llm = None if no_llm else self.llm()
+        options = {"top_k": top_k, "max_files": max_files}
+        query = Query(question.strip(), options=options)
+        error: str | None = None
+        pipeline = self.build_pipeline(llm=llm, stream=stream)
+        try:
+            query = pipeline.run(query, cancelled=cancelled, progress=progress)
+        except LLMError as exc:
+            error = str(exc)
+            query = Query(question.strip(), options=options)
+            pipeline = self.build_pipeline(llm=None)
+            query = pipeline.run(query, cancelled=cancelled, progress=progress)
+        return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)

@@ -1,0 +1,130 @@
+"""Shared fixtures: isolated index cache, sample workspaces, the requests/flask sdists, the fake LLM."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["tests.conftest_llm"]
+
+#: Where fetched PyPI source distributions are cached across runs (CI sets it to a job folder).
+SDIST_CACHE = Path(os.environ.get("CODEASK_TEST_SDISTS", Path.home() / ".cache" / "codeask-test-sdists"))
+
+_LLM_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "CODEASK_LLM",
+    "CODEASK_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """Every test gets its own index cache dir and no LLM keys from the developer's shell."""
+    cache = tmp_path_factory.mktemp("codeask-cache")
+    monkeypatch.setenv("CODEASK_CACHE_DIR", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in _LLM_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return cache
+
+
+def fetch_sdist(pin: str) -> Path:
+    """Download (once) and unpack a PyPI source distribution; returns the unpacked root.
+
+    ``pin`` is ``name==version``. The archive is cached in ``SDIST_CACHE``; each call returns the
+    same pristine unpacked copy, so tests that modify files must copy it first.
+    """
+    name, version = pin.split("==")
+    root = SDIST_CACHE / f"{name}-{version}"
+    if root.is_dir():
+        return root
+    SDIST_CACHE.mkdir(parents=True, exist_ok=True)
+    archive = SDIST_CACHE / f"{name}-{version}.tar.gz"
+    if not archive.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             "-d", str(SDIST_CACHE), pin],
+            check=True,
+        )
+    tmp = SDIST_CACHE / f".{name}-{version}.unpack"
+    shutil.rmtree(tmp, ignore_errors=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp, filter="data")
+    (tmp / f"{name}-{version}").rename(root)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def requests_sdist() -> Path:
+    """The unpacked requests 2.34.2 sdist (read-only: copy before editing)."""
+    return fetch_sdist("requests==2.34.2")
+
+
+@pytest.fixture(scope="session")
+def flask_sdist() -> Path:
+    """The unpacked flask 3.1.3 sdist (read-only: copy before editing)."""
+    return fetch_sdist("flask==3.1.3")
+
+
+SAMPLE = {
+    "src/shop/cart.py": '''"""Shopping cart."""
+
+from shop.pricing import apply_discount
+
+
+class Cart:
+    """Items a customer is about to buy."""
+
+    def __init__(self):
+        self.items = []
+
+    def add_item(self, name, price, quantity=1):
+        """Add ``quantity`` units of an item."""
+        self.items.append((name, price, quantity))
+
+    def total(self, coupon=None):
+        """Sum of prices, with the coupon's discount applied."""
+        subtotal = sum(price * quantity for _, price, quantity in self.items)
+        return apply_discount(subtotal, coupon)
+''',
+    "src/shop/pricing.py": '''"""Prices and discounts."""
+
+COUPONS = {"SAVE10": 0.10, "HALF": 0.50}
+
+
+def apply_discount(amount, coupon):
+    """Reduce ``amount`` by the coupon's percentage; unknown coupons change nothing."""
+    rate = COUPONS.get(coupon, 0.0)
+    return round(amount * (1 - rate), 2)
+''',
+    "src/shop/shipping.py": '''"""Shipping costs."""
+
+
+def shipping_cost(weight_kg, express=False):
+    """Flat fee plus a per-kilogram rate; express doubles it."""
+    cost = 4.99 + 1.25 * weight_kg
+    return cost * 2 if express else cost
+''',
+    "README.md": "# Shop\n\nA tiny shop used by the codeask tests.\n\n## Discounts\n\nCoupons reduce the cart total.\n",
+}
+
+
+@pytest.fixture
+def sample_workspace(tmp_path) -> Path:
+    """A small Python project (cart, pricing, shipping, README) in a temp folder."""
+    root = tmp_path / "shop"
+    for rel, text in SAMPLE.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root

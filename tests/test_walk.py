@@ -1,0 +1,423 @@
+"""Tests for codeask.index.walk: real folders under tmp_path, no mocks."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from codeask.index.walk import (
+    SKIP_REASONS,
+    FileEntry,
+    FileText,
+    Ignorer,
+    is_secret,
+    read_text,
+    walk,
+)
+from codeask.settings import IndexSettings
+
+
+def write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def paths(result) -> list[str]:
+    return [f.path for f in result.files]
+
+
+@pytest.fixture
+def settings() -> IndexSettings:
+    return IndexSettings()
+
+
+# -- ignore rules -------------------------------------------------------------------------
+
+
+def test_nested_gitignore_with_negation(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".gitignore", "*.log\n")
+    write(tmp_path, "a.log", "log\n")
+    write(tmp_path, "main.py")
+    write(tmp_path, "sub/.gitignore", "!keep.log\n")
+    write(tmp_path, "sub/keep.log", "keep\n")
+    write(tmp_path, "sub/drop.log", "drop\n")
+    write(tmp_path, "other/keep.log", "not kept here\n")
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [".gitignore", "main.py", "sub/.gitignore", "sub/keep.log"]
+    assert result.skipped == collections.Counter({"ignored": 3})
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason("sub/keep.log") is None
+    assert ign.reason("sub/drop.log") == "ignored"
+    assert ign.reason("other/keep.log") == "ignored"
+    assert ign.reason("main.py") is None
+
+
+def test_root_anchored_and_dir_only_patterns(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".gitignore", "/top.txt\ngen/\n")
+    write(tmp_path, "top.txt")  # anchored: ignored
+    write(tmp_path, "pkg/top.txt")  # anchored pattern does not apply below the root
+    write(tmp_path, "gen/a.py")  # dir-only: the folder is skipped once
+    write(tmp_path, "pkg/gen/b.py")  # unanchored dir pattern: any depth
+    write(tmp_path, "pkg/gen.py")  # a file named like the dir pattern stays
+    write(tmp_path, "pkg/sub/gen", "a file, not a folder\n")  # dir-only pattern skips folders only
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [".gitignore", "pkg/gen.py", "pkg/sub/gen", "pkg/top.txt"]
+    assert result.skipped == collections.Counter({"ignored": 3})  # top.txt, gen/, pkg/gen/
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason("gen", is_dir=True) == "ignored"
+    assert ign.reason("gen/") == "ignored"
+    assert ign.reason("gen/a.py") == "ignored"  # parent folder ignored
+    assert ign.reason("pkg/sub/gen") is None
+    assert ign.reason("pkg/top.txt") is None
+
+
+def test_gitignore_in_plain_folder_and_subfolder(tmp_path: Path, settings: IndexSettings) -> None:
+    # no .git anywhere: .gitignore files still apply, each relative to its own folder
+    assert not (tmp_path / ".git").exists()
+    write(tmp_path, "proj/.gitignore", "/local.py\n*.tmp\n")
+    write(tmp_path, "proj/local.py")
+    write(tmp_path, "proj/x.tmp")
+    write(tmp_path, "proj/deep/local.py")  # /local.py is anchored to proj/
+    write(tmp_path, "proj/deep/y.tmp")
+    write(tmp_path, "local.py")  # outside proj/: unaffected
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == ["local.py", "proj/.gitignore", "proj/deep/local.py"]
+    assert result.skipped == collections.Counter({"ignored": 3})
+
+
+def test_codeaskignore(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".gitignore", "generated/\n")
+    write(tmp_path, ".codeaskignore", "fixtures/\n*.snap\n!generated/\n")
+    write(tmp_path, "fixtures/data.py")
+    write(tmp_path, "tests/case.snap", "snap\n")
+    write(tmp_path, "generated/api.py")  # re-included by .codeaskignore
+    write(tmp_path, "src/app.py")
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [".codeaskignore", ".gitignore", "generated/api.py", "src/app.py"]
+    assert result.skipped == collections.Counter({"ignored": 2})
+
+
+def test_default_excludes(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".git/config", "[core]\n")
+    write(tmp_path, "node_modules/left-pad/index.js", "module.exports = 1\n")
+    write(tmp_path, "web/node_modules/x/index.js", "module.exports = 1\n")
+    write(tmp_path, ".venv/lib/site.py")
+    write(tmp_path, "pkg/__pycache__/mod.cpython-311.pyc", b"\x00\x01")
+    write(tmp_path, "pkg/mod.py")
+    write(tmp_path, "web/app.min.js", "var a=1;\n")
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == ["pkg/mod.py"]
+    # .git/, node_modules/ (x2), .venv/, __pycache__/, *.min.js
+    assert result.skipped == collections.Counter({"excluded": 6})
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason(".git/config") == "excluded"
+    assert ign.reason("node_modules", is_dir=True) == "excluded"
+
+
+def test_extra_exclude(tmp_path: Path) -> None:
+    write(tmp_path, "vendor/lib.py")
+    write(tmp_path, "src/a.py")
+    result = walk(tmp_path, IndexSettings(extra_exclude=["vendor/"]))
+    assert paths(result) == ["src/a.py"]
+    assert result.skipped == collections.Counter({"excluded": 1})
+
+
+def test_secrets(tmp_path: Path) -> None:
+    settings = IndexSettings(extra_secret_patterns=["*.vault"])
+    for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem",
+                "config/credentials.json", "ops/prod.vault"]:
+        write(tmp_path, rel, "SECRET=1\n")
+    write(tmp_path, "home/.ssh/known_hosts", "host\n")  # a secret folder counts once
+    write(tmp_path, "app.py")
+    # negation in a .gitignore must not re-include a secret
+    write(tmp_path, ".gitignore", "!.env\n!*.pem\n")
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [".gitignore", "app.py"]
+    assert result.skipped == collections.Counter({"secret": 7})
+    for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem",
+                "config/credentials.json", "ops/prod.vault", "home/.ssh/known_hosts", ".ssh/"]:
+        assert is_secret(rel, settings), rel
+    assert not is_secret("app.py", settings)
+    assert not is_secret("ops/prod.vault", IndexSettings())
+    assert not is_secret("src/environment.py", settings)
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason(".env") == "secret"
+    assert ign.reason("home/.ssh/known_hosts") == "secret"
+
+
+def test_secret_checked_before_exclude(tmp_path: Path, settings: IndexSettings) -> None:
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason("build/.env") == "secret"
+    assert ign.reason("build/x.py") == "excluded"
+
+
+def test_gitignore_reread_when_changed(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "a.log")
+    write(tmp_path, "sub/b.tmp")
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason("a.log") is None
+    assert ign.reason("sub/b.tmp") is None
+    write(tmp_path, ".gitignore", "*.log\n")
+    write(tmp_path, "sub/.gitignore", "*.tmp\n")
+    assert ign.reason("a.log") == "ignored"
+    assert ign.reason("sub/b.tmp") == "ignored"
+    # same size, new content, bumped mtime
+    gi = write(tmp_path, ".gitignore", "*.txt\n")
+    st = gi.stat()
+    os.utime(gi, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
+    assert ign.reason("a.log") is None
+    assert ign.reason("a.txt") == "ignored"
+    (tmp_path / "sub/.gitignore").unlink()
+    assert ign.reason("sub/b.tmp") is None
+    # walk() with the same Ignorer sees the current files too
+    result = walk(tmp_path, settings, ign)
+    assert paths(result) == [".gitignore", "a.log", "sub/b.tmp"]
+    ign.refresh()
+    assert ign.reason("a.txt") == "ignored"
+
+
+# -- read_text ------------------------------------------------------------------------------
+
+
+def test_read_text_plain(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "a.py", "print('hé')\n")
+    got = read_text(p, settings)
+    assert isinstance(got, FileText)
+    assert got.text == "print('hé')\n"
+    raw = p.read_bytes()
+    assert got.content_hash == hashlib.sha256(raw).hexdigest()
+    assert got.size == len(raw)
+
+
+def test_read_text_bom_stripped(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "bom.py", b"\xef\xbb\xbfx = 1\n")
+    got = read_text(p, settings)
+    assert isinstance(got, FileText)
+    assert got.text == "x = 1\n"
+    assert got.size == 9
+
+
+def test_binary(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "img.dat", b"GIF89a\x00\x01\x02" + b"a" * 100)
+    assert read_text(p, settings) == "binary"
+
+
+def test_too_large(tmp_path: Path) -> None:
+    small = IndexSettings(max_file_bytes=100)
+    big = write(tmp_path, "big.py", "x = 1\n" * 50)
+    ok = write(tmp_path, "ok.py", "x = 1\n" * 10)
+    assert read_text(big, small) == "too_large"
+    assert isinstance(read_text(ok, small), FileText)
+    # walk() lists by path only; size is reported for later stages
+    result = walk(tmp_path, small)
+    assert {f.path: f.size for f in result.files} == {"big.py": 300, "ok.py": 60}
+
+
+def test_minified_js_skipped_but_long_literal_kept(tmp_path: Path, settings: IndexSettings) -> None:
+    bundle = "var a=" + ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(200)) + "\n"
+    js = write(tmp_path, "bundle.js", bundle)
+    assert len(bundle) > settings.max_line_length
+    assert read_text(js, settings) == "minified"
+
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(100))
+    src = 'DATA = "' + "A" * 1500 + '"\n' + body
+    py = write(tmp_path, "data.py", src)
+    got = read_text(py, settings)
+    assert isinstance(got, FileText)
+    assert got.text == src
+
+
+def test_latin1_decoded_with_replacement(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "legacy.py", "name = 'café'\n".encode("latin-1"))
+    got = read_text(p, settings)
+    assert isinstance(got, FileText)
+    assert got.text == "name = 'caf\ufffd'\n"
+    assert got.content_hash == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_empty_file(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "__init__.py", "")
+    result = walk(tmp_path, settings)
+    assert result.files == [FileEntry("__init__.py", p, 0, p.stat().st_mtime_ns)]
+    got = read_text(p, settings)
+    assert got == FileText(text="", content_hash=hashlib.sha256(b"").hexdigest(), size=0)
+
+
+def test_deleted_between_walk_and_read(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "gone.py")
+    result = walk(tmp_path, settings)
+    (entry,) = result.files
+    entry.abs_path.unlink()
+    assert read_text(entry.abs_path, settings) == "vanished"
+
+
+def test_read_text_on_folder_is_unreadable(tmp_path: Path, settings: IndexSettings) -> None:
+    assert read_text(tmp_path, settings) == "unreadable"
+
+
+# -- walking: symlinks, permissions, shapes ---------------------------------------------------
+
+
+def test_walk_result_shape(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "src/requests/sessions.py")
+    write(tmp_path, "b.py")
+    write(tmp_path, "A.py")
+    result = walk(tmp_path, settings)
+    assert paths(result) == sorted(["src/requests/sessions.py", "b.py", "A.py"])
+    entry = result.files[-1]
+    assert entry.path == "src/requests/sessions.py"
+    assert entry.abs_path == tmp_path / "src" / "requests" / "sessions.py"
+    assert entry.abs_path.is_absolute()
+    assert entry.size == 6
+    assert entry.mtime_ns == entry.abs_path.stat().st_mtime_ns
+    assert result.skipped == collections.Counter()
+    assert set(result.skipped) <= set(SKIP_REASONS)
+
+
+def test_walk_root_must_be_folder(tmp_path: Path, settings: IndexSettings) -> None:
+    with pytest.raises(NotADirectoryError):
+        walk(tmp_path / "missing", settings)
+
+
+def test_symlink_loop(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "pkg/mod.py")
+    os.symlink("..", tmp_path / "pkg" / "parent")  # pkg/parent -> root
+    os.symlink(".", tmp_path / "pkg" / "self")  # pkg/self -> pkg
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["pkg/mod.py"]
+    assert result.skipped == collections.Counter({"symlink_loop": 2})
+
+
+def test_symlink_chain_loop_and_broken_link(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "a.py")
+    os.symlink("loop_b", tmp_path / "loop_a")
+    os.symlink("loop_a", tmp_path / "loop_b")
+    os.symlink("missing.py", tmp_path / "broken.py")
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["a.py"]
+    assert result.skipped == collections.Counter({"symlink_loop": 2, "vanished": 1})
+
+
+def test_symlink_outside_root(tmp_path: Path, settings: IndexSettings) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    write(outside, "secret_plans.py")
+    write(root, "main.py")
+    os.symlink(outside, root / "ext_dir")
+    os.symlink(outside / "secret_plans.py", root / "ext_file.py")
+    os.symlink("../outside", root / "ext_rel")
+    result = walk(root, settings)
+    assert paths(result) == ["main.py"]
+    assert result.skipped == collections.Counter({"outside_root": 3})
+
+
+def test_symlink_inside_root_followed_once(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "lib/core.py")
+    write(tmp_path, "node_modules/pkg/index.js", "export default 1\n")  # excluded folder...
+    os.symlink("node_modules/pkg", tmp_path / "vendored")  # ...reached through an inside link
+    os.symlink("lib", tmp_path / "lib_alias")  # duplicate of a real folder
+    os.symlink("lib/core.py", tmp_path / "core_alias.py")  # duplicate of a real file
+    write(tmp_path, "node_modules/other/main.js", "export default 2\n")
+    os.symlink("node_modules/other/main.js", tmp_path / "entry.js")  # target not walked: kept
+    os.symlink("node_modules/pkg/index.js", tmp_path / "index_alias.js")  # = vendored/index.js
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["entry.js", "lib/core.py", "vendored/index.js"]
+    vendored = next(f for f in result.files if f.path == "vendored/index.js")
+    assert vendored.abs_path == tmp_path / "vendored" / "index.js"  # keeps the link path
+    assert result.skipped == collections.Counter({"excluded": 1, "symlink_loop": 3})
+
+
+def test_follow_symlinks_off(tmp_path: Path) -> None:
+    write(tmp_path, "lib/core.py")
+    os.symlink("lib/core.py", tmp_path / "alias.py")
+    os.symlink("lib", tmp_path / "lib_alias")
+    result = walk(tmp_path, IndexSettings(follow_symlinks=False))
+    assert paths(result) == ["lib/core.py"]
+    assert result.skipped == collections.Counter()
+
+
+def test_fifo_is_skipped(tmp_path: Path, settings: IndexSettings) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    write(tmp_path, "a.py")
+    os.mkfifo(tmp_path / "pipe")
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["a.py"]
+    assert result.skipped == collections.Counter({"unreadable": 1})
+    assert read_text(tmp_path / "pipe", settings) == "unreadable"
+
+
+def test_permission_denied(tmp_path: Path, settings: IndexSettings) -> None:
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        pytest.skip("running as root: permission bits are not enforced")
+    write(tmp_path, "ok.py")
+    write(tmp_path, "locked/hidden.py")
+    unreadable = write(tmp_path, "noread.py")
+    locked = tmp_path / "locked"
+    locked.chmod(0)
+    unreadable.chmod(0)
+    try:
+        result = walk(tmp_path, settings)
+        assert paths(result) == ["noread.py", "ok.py"]
+        assert result.skipped == collections.Counter({"permission_denied": 1})
+        assert read_text(unreadable, settings) == "permission_denied"
+    finally:
+        locked.chmod(0o755)
+        unreadable.chmod(0o644)
+
+
+def test_undecodable_name_skipped(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, "a.py")
+    try:
+        with open(os.path.join(os.fsencode(tmp_path), b"bad\xff.py"), "wb") as fh:
+            fh.write(b"x = 1\n")
+    except OSError:
+        pytest.skip("file system refuses non-UTF-8 names")
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["a.py"]
+    assert result.skipped == collections.Counter({"unreadable": 1})
+
+
+@pytest.mark.slow
+def test_hundred_thousand_files(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".gitignore", "*.log\n")
+    write(tmp_path, "d0/.gitignore", "!keep.log\n")
+    n_dirs, per_dir = 100, 1000
+    for d in range(n_dirs):
+        folder = tmp_path / f"d{d}"
+        folder.mkdir(exist_ok=True)
+        for i in range(per_dir):
+            with open(folder / f"f{i}.py", "wb"):
+                pass
+    write(tmp_path, "d0/keep.log", "kept\n")
+    write(tmp_path, "d1/drop.log", "dropped\n")
+
+    start = time.perf_counter()
+    result = walk(tmp_path, settings)
+    elapsed = time.perf_counter() - start
+
+    assert len(result.files) == n_dirs * per_dir + 3  # + 2 .gitignore + keep.log
+    assert result.skipped == collections.Counter({"ignored": 1})
+    assert elapsed < 30, f"walk took {elapsed:.1f}s"

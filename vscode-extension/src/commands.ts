@@ -1,0 +1,296 @@
+/**
+ * Palette command handlers. Everything they touch in VS Code comes through `deps.vscode`
+ * (the real module in the extension, a mock in the tests) and server calls go through
+ * `deps.request` (`workspace/executeCommand` in the extension).
+ */
+import type * as vscode from 'vscode';
+import {
+  AnswerView,
+  Location,
+  OpenRequest,
+  Range as LspRange,
+  Source,
+  openRequestFromMessage,
+} from './markdown';
+import { KEYED_PROVIDERS, KeyedProvider, secretKey } from './settings';
+import { ServerStatus, formatStats, formatStatus, formatStatusDetail } from './status';
+
+/** The VS Code API surface the handlers use. */
+export type VsCodeApi = Pick<
+  typeof vscode,
+  'window' | 'workspace' | 'Uri' | 'Range' | 'Selection' | 'ProgressLocation' | 'TextEditorRevealType'
+>;
+
+export type RequestFn = (command: string, args: unknown[], token?: vscode.CancellationToken) => Promise<unknown>;
+
+export interface CommandDeps {
+  vscode: VsCodeApi;
+  /** Runs a server command (`workspace/executeCommand`). */
+  request: RequestFn;
+  /** `context.globalState` (recent questions). */
+  state: Pick<vscode.Memento, 'get' | 'update'>;
+  /** `context.secrets` (API keys). */
+  secrets: Pick<vscode.SecretStorage, 'get' | 'store' | 'delete'>;
+  /** Shows an answer in the webview panel. */
+  showAnswer(view: AnswerView): void;
+  /** Called with every status the server reports (status bar). */
+  onStatus?(status: ServerStatus): void;
+  /** Called after an API key was stored or removed. */
+  onApiKeyChanged?(provider: KeyedProvider, key: string | undefined): Promise<void> | void;
+  /** Reveals the server's output channel. */
+  showOutput?(): void;
+}
+
+export const RECENT_KEY = 'codeask.recentQuestions';
+export const MAX_RECENT = 20;
+
+export interface AskResult {
+  question?: string;
+  answer?: string;
+  markdown?: string;
+  subquestions?: string[];
+  sources?: Source[];
+  locations?: Location[];
+}
+
+/** `q` first, without duplicates, at most `max`. */
+export function addRecent(list: readonly string[], q: string, max = MAX_RECENT): string[] {
+  return [q, ...list.filter((x) => x !== q)].slice(0, max);
+}
+
+export function truncate(text: string, max = 60): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null && 'message' in error) return String((error as { message: unknown }).message);
+  return String(error);
+}
+
+/** LSP range of an editor selection. */
+export function toLspRange(sel: { start: { line: number; character: number }; end: { line: number; character: number } }): LspRange {
+  return {
+    start: { line: sel.start.line, character: sel.start.character },
+    end: { line: sel.end.line, character: sel.end.character },
+  };
+}
+
+interface QuestionItem extends vscode.QuickPickItem {
+  question: string;
+}
+
+export function createCommandHandlers(deps: CommandDeps) {
+  const vs = deps.vscode;
+
+  function recent(): string[] {
+    const list = deps.state.get<string[]>(RECENT_KEY, []);
+    return Array.isArray(list) ? list.filter((x) => typeof x === 'string') : [];
+  }
+
+  async function remember(question: string): Promise<void> {
+    await deps.state.update(RECENT_KEY, addRecent(recent(), question));
+  }
+
+  async function reportError(what: string, error: unknown): Promise<void> {
+    const actions = deps.showOutput ? ['Show Output'] : [];
+    const choice = await vs.window.showErrorMessage(`codeask: ${what} failed: ${errorMessage(error)}`, ...actions);
+    if (choice === 'Show Output') deps.showOutput?.();
+  }
+
+  /** Runs `task` under a cancellable progress notification; undefined when cancelled or failed. */
+  async function run<T>(title: string, what: string, task: (token: vscode.CancellationToken) => Promise<T>): Promise<T | undefined> {
+    let cancelled = false;
+    try {
+      return await vs.window.withProgress(
+        { location: vs.ProgressLocation.Notification, title, cancellable: true },
+        async (_progress, token) => {
+          token?.onCancellationRequested?.(() => {
+            cancelled = true;
+          });
+          return task(token);
+        },
+      );
+    } catch (error) {
+      if (!cancelled) await reportError(what, error);
+      return undefined;
+    }
+  }
+
+  /** Quick pick of recent questions that also takes a new one. */
+  function pickQuestion(): Promise<string | undefined> {
+    const previous = recent();
+    const recentItems: QuestionItem[] = previous.map((q) => ({ label: q, description: 'recent', question: q }));
+    const qp = vs.window.createQuickPick<QuestionItem>();
+    qp.title = 'codeask: ask about this workspace';
+    qp.placeholder = previous.length
+      ? 'Type a question and press Enter, or pick a recent one'
+      : 'Type a question and press Enter, e.g. "where are settings loaded?"';
+    qp.ignoreFocusOut = true;
+    qp.items = recentItems;
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (value: string | undefined) => {
+        if (settled) return;
+        settled = true;
+        resolve(value);
+      };
+      qp.onDidChangeValue((value) => {
+        const text = value.trim();
+        qp.items = text
+          ? [
+              { label: text, description: 'ask', alwaysShow: true, question: text },
+              ...recentItems.filter((i) => i.question !== text),
+            ]
+          : recentItems;
+      });
+      qp.onDidAccept(() => {
+        const picked = qp.selectedItems[0]?.question ?? qp.activeItems[0]?.question ?? qp.value;
+        finish(picked?.trim() || undefined);
+        qp.hide();
+      });
+      qp.onDidHide(() => {
+        finish(undefined);
+        qp.dispose();
+      });
+      qp.show();
+    });
+  }
+
+  async function askQuestion(question?: unknown): Promise<AskResult | undefined> {
+    const q = (typeof question === 'string' && question.trim()) || (await pickQuestion());
+    if (!q) return undefined;
+    await remember(q);
+    const result = (await run(`codeask: ${truncate(q)}`, 'ask', (token) =>
+      deps.request('codeask.ask', [{ question: q }], token),
+    )) as AskResult | undefined;
+    if (!result) return undefined;
+    deps.showAnswer({
+      title: q,
+      markdown: result.markdown ?? result.answer ?? '',
+      sources: result.sources,
+      locations: result.locations,
+      subquestions: result.subquestions,
+    });
+    return result;
+  }
+
+  async function explainSelection(): Promise<AskResult | undefined> {
+    const editor = vs.window.activeTextEditor;
+    if (!editor || editor.selection.isEmpty) {
+      await vs.window.showWarningMessage('codeask: select some code to explain first.');
+      return undefined;
+    }
+    const { document, selection } = editor;
+    const range = toLspRange(selection);
+    const where = `${vs.workspace.asRelativePath(document.uri)}:${range.start.line + 1}-${range.end.line + 1}`;
+    const result = (await run(`codeask: explaining ${where}`, 'explain', (token) =>
+      deps.request('codeask.explain', [document.uri.toString(), range], token),
+    )) as AskResult | undefined;
+    if (!result) return undefined;
+    deps.showAnswer({
+      title: `Explain ${where}`,
+      markdown: result.markdown ?? result.answer ?? '',
+      sources: result.sources,
+      locations: result.locations,
+    });
+    return result;
+  }
+
+  async function showStatus(): Promise<ServerStatus | undefined> {
+    let status: ServerStatus;
+    try {
+      status = (await deps.request('codeask.status', [])) as ServerStatus;
+    } catch (error) {
+      await reportError('status', error);
+      return undefined;
+    }
+    deps.onStatus?.(status);
+    const actions = ['Reindex', ...(deps.showOutput ? ['Show Output'] : [])];
+    void Promise.resolve(vs.window.showInformationMessage(formatStatus(status), { detail: formatStatusDetail(status) }, ...actions)).then(
+      async (choice) => {
+        if (choice === 'Reindex') await reindexWorkspace();
+        else if (choice === 'Show Output') deps.showOutput?.();
+      },
+    );
+    return status;
+  }
+
+  async function reindexWorkspace(): Promise<unknown> {
+    const stats = await run('codeask: reindexing the workspace', 'reindex', (token) =>
+      deps.request('codeask.reindex', [], token),
+    );
+    if (stats === undefined) return undefined;
+    void vs.window.showInformationMessage(formatStats(stats));
+    try {
+      deps.onStatus?.((await deps.request('codeask.status', [])) as ServerStatus);
+    } catch {
+      // the status bar refreshes on the next progress end
+    }
+    return stats;
+  }
+
+  async function setApiKey(providerArg?: unknown): Promise<void> {
+    let provider = KEYED_PROVIDERS.find((p) => p === providerArg);
+    if (!provider) {
+      const items = await Promise.all(
+        KEYED_PROVIDERS.map(async (p) => ({
+          label: p === 'openai' ? 'OpenAI' : 'Anthropic',
+          description: (await deps.secrets.get(secretKey(p))) ? 'key stored' : 'no key stored',
+          provider: p,
+        })),
+      );
+      const picked = await vs.window.showQuickPick(items, { title: 'codeask: API key for which provider?' });
+      if (!picked) return;
+      provider = picked.provider;
+    }
+    const name = provider === 'openai' ? 'OpenAI' : 'Anthropic';
+    const key = await vs.window.showInputBox({
+      title: `codeask: ${name} API key`,
+      prompt: `Stored in VS Code's secret storage (never in settings.json). Leave empty to remove the stored ${name} key.`,
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    const trimmed = key.trim();
+    if (trimmed) {
+      await deps.secrets.store(secretKey(provider), trimmed);
+    } else {
+      await deps.secrets.delete(secretKey(provider));
+    }
+    await deps.onApiKeyChanged?.(provider, trimmed || undefined);
+    void vs.window.showInformationMessage(
+      trimmed ? `codeask: ${name} API key stored.` : `codeask: ${name} API key removed.`,
+    );
+  }
+
+  /** Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected. */
+  async function openSource(req: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
+    if (!req) return undefined;
+    const uri = vs.Uri.parse(req.uri);
+    try {
+      const document = await vs.workspace.openTextDocument(uri);
+      if (req.start === undefined) return await vs.window.showTextDocument(document, { preview: true });
+      const range = document.validateRange(new vs.Range(req.start, 0, req.end ?? req.start, Number.MAX_SAFE_INTEGER));
+      const editor = await vs.window.showTextDocument(document, {
+        preview: true,
+        selection: new vs.Selection(range.start, range.end),
+      });
+      editor.revealRange(range, vs.TextEditorRevealType.InCenterIfOutsideViewport);
+      return editor;
+    } catch (error) {
+      void vs.window.showErrorMessage(`codeask: cannot open ${req.uri}: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  /** A message posted by the answer webview. */
+  function onWebviewMessage(msg: unknown): Promise<vscode.TextEditor | undefined> {
+    return openSource(openRequestFromMessage(msg));
+  }
+
+  return { askQuestion, explainSelection, showStatus, reindexWorkspace, setApiKey, openSource, onWebviewMessage, pickQuestion };
+}
+
+export type CommandHandlers = ReturnType<typeof createCommandHandlers>;
