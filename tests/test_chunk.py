@@ -334,8 +334,9 @@ def test_python_exact_ranges_and_symbols(tmp_path):
     assert spans(chunks) == [
         (1, 8, ""),  # docstring, imports, constants, trailing blank lines
         (9, 15, "helper"),  # comment + decorator belong to the function
-        (16, 20, "Session"),  # class header, docstring, attribute
-        (21, 24, "Session.__init__"),
+        # class too big: split at its methods; header + docstring + attribute
+        # + __init__ fit in 8 lines -> two claims -> the class symbol
+        (16, 24, "Session"),
         (25, 30, "Session.resolve_redirects"),
         (31, 35, "Session.name"),  # @property with its method
         (36, 37, "main"),
@@ -663,3 +664,14 @@ def test_sphinx_speed():
     for name, text in texts:
         chunk_text(name, text)
     assert time.perf_counter() - t0 < 10
+
+
+def test_huge_docstring_with_escapes_respects_limits():
+    doc = "\n".join(f'    line {i} with an escaped \\" quote' if i % 50 == 0 else f"    line {i}"
+                    for i in range(200))
+    text = 'class K:\n    """\n' + doc + '\n    """\n\n    def m(self):\n        return 1\n'
+    chunks = chunk_text("k.py", text, chunk_lines=60, max_chunk_chars=1000)
+    assert_covers(chunks, text)
+    assert all(len(c.content) <= 1000 for c in chunks)
+    assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
+    assert chunks[0].symbol == "K" and chunks[-1].symbol.startswith("K")

@@ -15,7 +15,7 @@ An example ``.codeask.toml``::
 
     [llm]
     provider = "openai"
-    model = "gpt-4o-mini"
+    model = "gpt-5.4-mini"
 
     [retrieval]
     top_k = 30
@@ -194,8 +194,8 @@ class LLMSettings(_Section):
     """``auto``: openai if an OpenAI key is set, else anthropic if an Anthropic key is set, else none."""
     model: str | None = None
     """Model name; ``None`` picks ``default_openai_model`` / ``default_anthropic_model``."""
-    default_openai_model: str = "gpt-4o-mini"
-    default_anthropic_model: str = "claude-sonnet-4-5"
+    default_openai_model: str = "gpt-5.4-mini"
+    default_anthropic_model: str = "claude-sonnet-5-5"
     api_key: str | None = Field(default=None, repr=False)
     """Key for the chosen provider; overrides ``openai_api_key``/``anthropic_api_key``."""
     base_url: str | None = None
@@ -429,7 +429,10 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
         *parents, leaf = key.split(".")
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = value
+        if isinstance(value, Mapping) and isinstance(node.get(leaf), dict):
+            _merge(node[leaf], value)
+        else:
+            node[leaf] = value
     return nested
 
 

@@ -19,7 +19,10 @@ from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile
+from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
+from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
+from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
 __all__ = ["Workspace"]
@@ -173,20 +176,75 @@ class Workspace:
         return any(i.store.count("embedded = true") for i in list(self.indexes.values()))
 
     def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
-        """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer."""
+        """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
+
+        Default order: subquestions -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
+        -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
+        ``embed``), replaces the response-transformer chain, the answer generator, and adds
+        evaluators (entry-point group ``codeask.steps``, see docs/pipeline.md). With rerank in the
+        chain, retrieval returns at least ``2 * rerank.top_k`` chunks and ``one_per_file`` keeps at
+        least ``rerank.top_k`` files; the reranker keeps ``min(rerank.top_k, max_files)``.
+
+        Raises:
+            SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
+        """
         s = self.settings
         templates = Templates(s)
+        p = s.pipeline
+        context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
+        installed = available_steps()
+
+        def _overridden(name: str) -> bool:
+            # an installed ``codeask.steps`` entry point replacing built-in step ``name``
+            return name in installed and installed[name].value != BUILTIN_STEPS.get(name)
+
+        def step(name: str, kind: str):
+            options = dict(p.options.get(name) or {})
+            if name == "one_per_file" and not _overridden(name):
+                options.setdefault("max_files", s.retrieval.max_files)
+                return OnePerFile(**options)
+            if name == "rerank" and not _overridden(name):
+                options.setdefault("max_files", s.retrieval.max_files)
+                return Rerank(templates=templates, settings=s, **options)
+            if name == "summary" and not _overridden(name):
+                return Summary(llm, templates, s) if llm is not None else None
+            return load_step(name, kind=kind, options=options, **context)
+
         query_transformers: list = []
         if llm is not None and s.llm.num_subquestions > 0:
             query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
+        for name in p.query_transformers:
+            query_transformers.append(step(name, "query transformer"))
         query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
-        response_transformers: list = [OnePerFile(s.retrieval.max_files)]
-        answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+
+        if p.response_transformers:
+            names = list(p.response_transformers)
+        else:
+            names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
+        if s.summary.enabled and "summary" not in names:
+            names.append("summary")
+        response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
+
+        retriever = HybridRetrieve(self._targets, s.retrieval)
+        rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
+        if rerank is not None:
+            retriever = RetrieveAtLeast(retriever, 2 * rerank.top_k, s.retrieval.top_k)
+            response_transformers = [
+                OnePerFileForRerank(t.max_files, rerank.top_k) if type(t) is OnePerFile else t
+                for t in response_transformers
+            ]
+
+        if p.answer:
+            answerer = step(p.answer, "answer")
+        else:
+            answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+        evaluators = [step(name, "evaluator") for name in p.evaluators]
         return Pipeline(
             query_transformers=query_transformers,
-            retriever=HybridRetrieve(self._targets, s.retrieval),
+            retriever=retriever,
             response_transformers=response_transformers,
             answerer=answerer,
+            evaluators=evaluators,
         )
 
     def ask(
@@ -222,3 +280,21 @@ class Workspace:
             pipeline = self.build_pipeline(llm=None)
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)
+
+    # ------------------------------------------------------- language server helpers
+    def embed_pending(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        wait: bool = True,
+    ) -> int:
+        """Phase 2 alone for every root (after ``index(embed=False)``); returns texts embedded."""
+        return sum(
+            index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+            for index in list(self.indexes.values())
+        )
+
+    def vectors_pending(self) -> int:
+        """Chunks still waiting for a vector, over every root."""
+        return sum(index.store.count_pending() for index in list(self.indexes.values()))

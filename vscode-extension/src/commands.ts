@@ -184,18 +184,37 @@ export function createCommandHandlers(deps: CommandDeps) {
     }
     const { document, selection } = editor;
     const range = toLspRange(selection);
-    const where = `${vs.workspace.asRelativePath(document.uri)}:${range.start.line + 1}-${range.end.line + 1}`;
+    const where = describeRange(document.uri.toString(), range);
     const result = (await run(`codeask: explaining ${where}`, 'explain', (token) =>
       deps.request('codeask.explain', [document.uri.toString(), range], token),
     )) as AskResult | undefined;
     if (!result) return undefined;
-    deps.showAnswer({
-      title: `Explain ${where}`,
-      markdown: result.markdown ?? result.answer ?? '',
-      sources: result.sources,
-      locations: result.locations,
-    });
+    showExplanation([document.uri.toString(), range], result);
     return result;
+  }
+
+  /** `calc.py:3-6` for a document URI and an LSP range. */
+  function describeRange(uri: string, range: LspRange): string {
+    let path = uri;
+    try {
+      path = vs.workspace.asRelativePath(vs.Uri.parse(uri));
+    } catch {
+      // keep the URI
+    }
+    return `${path}:${range.start.line + 1}-${range.end.line + 1}`;
+  }
+
+  /**
+   * Shows a `codeask.explain` result for `args` (`[uri, range]`) in the answer panel; also used
+   * when the server's "Explain selection" code action runs the command.
+   */
+  function showExplanation(args: unknown[], result: unknown): void {
+    const r = result as AskResult | undefined;
+    if (!r || typeof r !== 'object' || typeof r.markdown !== 'string') return;
+    const [uri, range] = args as [unknown, LspRange | undefined];
+    const title =
+      typeof uri === 'string' && range?.start && range?.end ? `Explain ${describeRange(uri, range)}` : 'Explain selection';
+    deps.showAnswer({ title, markdown: r.markdown, sources: r.sources, locations: r.locations });
   }
 
   async function showStatus(): Promise<ServerStatus | undefined> {
@@ -290,7 +309,7 @@ export function createCommandHandlers(deps: CommandDeps) {
     return openSource(openRequestFromMessage(msg));
   }
 
-  return { askQuestion, explainSelection, showStatus, reindexWorkspace, setApiKey, openSource, onWebviewMessage, pickQuestion };
+  return { askQuestion, explainSelection, showExplanation, showStatus, reindexWorkspace, setApiKey, openSource, onWebviewMessage, pickQuestion };
 }
 
 export type CommandHandlers = ReturnType<typeof createCommandHandlers>;

@@ -150,6 +150,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       },
       middleware: {
         provideHover: selectionHover,
+        // The server's "Explain selection" code action runs codeask.explain through VS Code;
+        // show its result in the answer panel (our own calls use sendRequest, not this path).
+        executeCommand: async (command, args, next) => {
+          const result = await next(command, args);
+          if (command === 'codeask.explain') handlers.showExplanation(args, result);
+          return result;
+        },
         handleWorkDoneProgress: (token, params, next) => {
           if (statusBar.progress(token, params as WorkDoneProgress)) void refreshStatus();
           next(token, params);

@@ -137,6 +137,8 @@ export function linkLabel(pathOrUri: string, startLine?: number, endLine?: numbe
 function createRenderer(): MarkdownIt {
   // html: false -> raw HTML in the answer (which quotes code) is shown as text, not rendered.
   const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+  // Only explicit http(s) URLs become links: `calc.py` is a file name, not a Paraguayan host.
+  md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
   // markdown-it refuses file: links by default; sources are file: links. Keep the rest refused.
   md.validateLink = (url: string) => !/^\s*(javascript|vbscript|data):/i.test(url);
   const defaultLinkOpen =

@@ -592,7 +592,10 @@ def _code_atoms(ctx: _Ctx, children: list, lo: int, hi: int, scope: str, header_
         else:
             atoms.extend(_expand_item(ctx, it, a, b, scope, claim))
         if tail_end > b:  # blank / closing lines up to the next sibling
-            atoms.append((b + 1, tail_end, scope, None, False, True))
+            if ctx.fits(b + 1, tail_end):
+                atoms.append((b + 1, tail_end, scope, None, False, True))
+            else:  # e.g. the text between escape sequences of a huge string
+                atoms.extend(_window_atoms(ctx, b + 1, tail_end, scope, None))
     return atoms
 
 

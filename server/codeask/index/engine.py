@@ -45,7 +45,7 @@ from codeask.settings import Settings
 __all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = "1"
-_EMBED_BATCH_ROWS = 64
+_EMBED_BATCH_ROWS = 256
 
 
 class IndexLocked(RuntimeError):
@@ -270,7 +270,6 @@ class RootIndex:
             ]
             # Files gone from disk, plus rows a killed run left without a manifest entry.
             gone = (set(known) - seen) | (store.paths() - seen)
-        self._remove(sorted(gone), stats)
         batch_size = max(1, self.settings.index.write_batch_files)
         total = len(candidates)
         for start in range(0, total, batch_size):
@@ -288,6 +287,8 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
+        # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
+        self._remove(sorted(gone), stats)
         with self.writing(wait=wait):
             store.ensure_fts_index()
         stats.files_skipped = dict(skipped)
@@ -295,8 +296,7 @@ class RootIndex:
         if embed:
             stats.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
         with self.writing(wait=wait):
-            if store.commits_since_optimize:
-                store.optimize()
+            self._maybe_optimize(force=True)
         stats.chunks_total = store.count()
         stats.vectors_pending = store.count_pending()
         stats.seconds = time.monotonic() - started
@@ -386,9 +386,12 @@ class RootIndex:
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _maybe_optimize(self) -> None:
-        if self.store.commits_since_optimize >= self.settings.index.compact_every:
+    def _maybe_optimize(self, force: bool = False) -> None:
+        """Compact LanceDB and checkpoint the manifest every ``index.compact_every`` commits."""
+        commits = self.store.commits_since_optimize
+        if commits and (force or commits >= self.settings.index.compact_every):
             self.store.optimize()
+            self.manifest.checkpoint()
 
     # ---------------------------------------------------------------- phase 2
     def embed_pending(
@@ -398,7 +401,7 @@ class RootIndex:
         should_stop: Callable[[], bool] | None = None,
         wait: bool = True,
     ) -> int:
-        """Fill missing vectors in batches of 64 rows; returns the number of texts embedded.
+        """Fill missing vectors in batches of 256 rows (length-sorted within each); returns the number of texts embedded.
 
         Releases the write lock between batches and yields to waiting live updates.
         """

@@ -95,6 +95,11 @@ class Manifest:
             self._db.execute("DELETE FROM files")
             self._db.commit()
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it (bounds disk use)."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

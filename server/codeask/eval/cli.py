@@ -1,0 +1,242 @@
+"""``codeask eval PATH --questions FILE``: run a question set through the ask pipeline and score it.
+
+Steps: load the questions (JSON array, JSONL or YAML; duplicates rejected), bring the index up to
+date (like ``ask``), run every question through the same pipeline as ``codeask ask`` on a bounded
+thread pool (``--concurrency``, default 4) with a :class:`~codeask.eval.ragas.Ragas` evaluator
+attached, write the dataset (``--out``, default ``ragas.json``) in the order of the questions
+file, then print the scores (a table, or one JSON object with ``--json``).
+
+Retrieval metrics (rows with ``expected_files``/``gold_files``) rank the DISTINCT files of the
+documents as retrieved, before ``one_per_file`` caps them at ``max_files`` and before rerank
+(``--rank-from final`` ranks the documents the answer saw instead, e.g. to measure rerank). So
+that at least 10 files are ranked, ``--no-llm`` runs retrieve ``max(retrieval.top_k, 50)`` chunks
+unless ``--top-k`` is given; LLM runs keep ``retrieval.top_k`` (the contexts are exported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
+
+#: Chunks retrieved per question by ``--no-llm`` runs (enough to rank >= 10 distinct files).
+NO_LLM_TOP_K = 50
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
+    return n
+
+
+def add_eval_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")
+    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("--questions", required=True, type=Path, metavar="FILE",
+                   help="JSON array, JSONL or YAML rows: question (or query), ground_truth, expected_files (or gold_files)")
+    p.add_argument("--out", type=Path, default=Path("ragas.json"), metavar="FILE",
+                   help="where to write the Ragas dataset (default ragas.json)")
+    p.add_argument("--record-ground-truth", action="store_true", help="copy each answer into its ground_truth")
+    p.add_argument("--judge-model", metavar="M", help="score answers with this LLM (the configured provider)")
+    p.add_argument("--no-llm", action="store_true", help="no LLM: retrieval only, ranked sources as answers")
+    p.add_argument("--json", action="store_true", help="print the scores as one JSON object")
+    p.add_argument("--top-k", type=_positive, help="chunks retrieved per question")
+    p.add_argument("--max-files", type=_positive, help="files kept for the answer, one chunk each")
+    p.add_argument("--concurrency", type=_positive, default=4, help="questions run at once (default 4)")
+    p.add_argument("--rank-from", choices=["retrieved", "final"], default="retrieved",
+                   help="rank files from the retrieved documents (default) or those the answer saw")
+    p.set_defaults(handler=_handler)
+    return p
+
+
+def _handler(args) -> int:
+    result = run_eval(args)
+    return result["exit_code"]
+
+
+def _short(text: str, width: int = 52) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "\u2026"
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def run_eval(args) -> dict[str, Any]:
+    """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``)."""
+    from codeask.eval.metrics import RetrievalScores, distinct_files
+    from codeask.eval.questions import load_questions
+    from codeask.eval.ragas import Ragas
+    from codeask.llm import LLMError, make_llm
+    from codeask.query.pipeline import Query
+    from codeask.workspace import Workspace
+
+    questions = load_questions(args.questions)
+    flags = {"retrieval.max_files": args.max_files}
+    ws = Workspace([args.path], flags=flags)
+    settings = ws.settings
+
+    judge_llm = None
+    if args.judge_model:
+        resolved = settings.resolved_llm()
+        if resolved is None:
+            raise ValueError(
+                "--judge-model needs an LLM provider: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or llm.base_url"
+            )
+        judge_llm = make_llm(dataclasses.replace(resolved, model=args.judge_model), settings.llm)
+
+    try:
+        from codeask.cli import _IndexProgress
+    except ImportError:  # pragma: no cover
+        _IndexProgress = None
+    if _IndexProgress is not None:
+        with _IndexProgress(not args.json) as progress:
+            ws.index(progress=progress)
+    else:  # pragma: no cover
+        ws.index()
+
+    llm = None if args.no_llm else ws.llm()
+    top_k = args.top_k or (max(settings.retrieval.top_k, NO_LLM_TOP_K) if llm is None else None)
+    options = {"top_k": top_k, "max_files": args.max_files}
+    ragas = Ragas([(q.question, q.ground_truth) for q in questions])
+    pipeline = ws.build_pipeline(llm=llm)
+    pipeline.evaluators = [*pipeline.evaluators, ragas]
+
+    errors: dict[str, str] = {}
+
+    def run_one(question: str) -> None:
+        try:
+            pipeline.run(Query(question, options=dict(options)))
+        except LLMError as exc:
+            errors[question] = str(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+        list(pool.map(run_one, [q.question for q in questions]))
+
+    retrieval = RetrievalScores()
+    per_question: list[dict[str, Any]] = []
+    for q in questions:
+        docs = ragas.retrieved(q.question) if args.rank_from == "retrieved" else ragas.final_documents(q.question)
+        ranked = distinct_files(d.path for d in docs)
+        scores = retrieval.add(ranked, q.expected_files)
+        per_question.append(
+            {
+                "question": q.question,
+                "id": q.id,
+                "contexts": len(ragas.retrieved(q.question)),
+                "ctx": len(ragas.final_documents(q.question)),
+                "retrieval": scores,
+                "error": errors.get(q.question),
+            }
+        )
+
+    if args.record_ground_truth:
+        ragas.record_answers_as_ground_truth()
+    rows = {r["question"]: r for r in ragas.rows()}
+
+    judge_summary = None
+    if judge_llm is not None:
+        from codeask.eval.judge import Judge
+
+        judge = Judge(judge_llm)
+
+        def score_one(q):
+            row = rows[q.question]
+            if q.question in errors:
+                return None
+            contexts = [d.content for d in ragas.final_documents(q.question)]
+            try:
+                return judge.score(q.question, row["answer"], row["ground_truth"], contexts).to_json()
+            except LLMError as exc:
+                errors[q.question] = f"judge: {exc}"
+                return None
+
+        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+            judged = list(pool.map(score_one, questions))
+        for item, scores in zip(per_question, judged):
+            item["judge"] = scores
+            item["error"] = errors.get(item["question"])
+        keys = ("faithfulness", "answer_recall", "context_recall")
+        judge_summary = {k: _mean([s[k] for s in judged if s]) for k in keys}
+        judge_summary["model"] = judge_llm.describe()
+
+    out = Path(args.out)
+    if out.parent and not out.parent.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(ragas.to_json() + "\n", encoding="utf-8")
+
+    summary: dict[str, Any] = {
+        "questions": len(questions),
+        "retrieval": retrieval.mean(),
+        "judge": judge_summary,
+        "with_expected_files": sum(1 for q in questions if q.expected_files),
+        "llm": llm.describe() if llm is not None else None,
+        "top_k": top_k or settings.retrieval.top_k,
+        "rank_from": args.rank_from,
+        "out": str(out),
+        "errors": len(errors),
+        "per_question": per_question,
+    }
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        _print_table(summary, judge_llm is not None)
+    for question, error in errors.items():
+        print(f"codeask: {_short(question, 60)}: {error}", file=sys.stderr)
+    summary["exit_code"] = 1 if errors else 0
+    return summary
+
+
+def _print_table(summary: dict[str, Any], judged: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    has_retrieval = summary["retrieval"] is not None
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("question")
+    table.add_column("ctx", justify="right")
+    if has_retrieval:
+        for name in ("R@1", "R@5", "R@10", "RR"):
+            table.add_column(name, justify="right")
+    if judged:
+        table.add_column("faithful", justify="right")
+        table.add_column("answer\nrecall", justify="right")
+        table.add_column("context\nrecall", justify="right")
+    for i, row in enumerate(summary["per_question"], 1):
+        cells = [str(i), _short(row["question"]), str(row["ctx"])]
+        if has_retrieval:
+            r = row["retrieval"] or {}
+            cells += [_fmt(r.get("recall@1")), _fmt(r.get("recall@5")), _fmt(r.get("recall@10")), _fmt(r.get("mrr"))]
+        if judged:
+            j = row.get("judge") or {}
+            cells += [_fmt(j.get("faithfulness")), _fmt(j.get("answer_recall")), _fmt(j.get("context_recall"))]
+        table.add_row(*cells)
+    mean = ["", "mean", ""]
+    if has_retrieval:
+        r = summary["retrieval"]
+        mean += [_fmt(r["recall@1"]), _fmt(r["recall@5"]), _fmt(r["recall@10"]), _fmt(r["mrr"])]
+    if judged:
+        j = summary["judge"]
+        mean += [_fmt(j["faithfulness"]), _fmt(j["answer_recall"]), _fmt(j["context_recall"])]
+    table.add_row(*mean, style="bold")
+    console.print(table)
+    console.print()
+    console.print(f"RAGAS dataset written to {summary['out']}", highlight=False)

@@ -1,0 +1,110 @@
+"""An LLM judge modelled on the ragas metrics (as the seed's docs-qa judge), with structured output.
+
+For each question the judge splits the answer and the ground truth into claims
+(:class:`Claims`), then checks each claim against a reference (:class:`Verdicts`):
+
+* ``faithfulness``: share of the answer's claims that the documents the answer generator saw
+  support (after rerank / one_per_file: what the LLM saw, ``ctx`` in the table);
+* ``answer_recall``: share of the ground truth's claims that the answer states;
+* ``context_recall``: share of the ground truth's claims that those documents support.
+
+Recalls are ``None`` without a ground truth; faithfulness is ``None`` when the answer has no
+claims. Every call goes through :meth:`codeask.llm.LLM.structured` (pydantic models).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from codeask.llm import LLM
+
+__all__ = ["Claims", "Verdict", "Verdicts", "Judge", "JudgeScores"]
+
+_MAX_CONTEXT_CHARS = 24000
+
+
+class Claims(BaseModel):
+    """The atomic factual claims of a text."""
+
+    claims: list[str] = Field(default_factory=list, description="One self-contained factual claim per item")
+
+
+class Verdict(BaseModel):
+    claim: str
+    supported: bool = Field(description="Whether the reference supports (states) the claim")
+    reason: str = ""
+
+
+class Verdicts(BaseModel):
+    verdicts: list[Verdict] = Field(default_factory=list)
+
+
+SPLIT_PROMPT = """Split the text below into short, self-contained factual claims. Each claim must be
+understandable on its own (replace pronouns with the names they refer to). Leave out greetings,
+hedges and statements that make no factual claim.
+
+Question the text answers: {question}
+
+Text:
+{text}
+"""
+
+CHECK_PROMPT = """For each claim, decide whether the reference supports it: true only if the
+reference states it or it follows directly from the reference. Return one verdict per claim, in
+the same order, repeating the claim.
+
+Reference:
+{reference}
+
+Claims:
+{claims}
+"""
+
+
+@dataclass
+class JudgeScores:
+    faithfulness: float | None
+    answer_recall: float | None
+    context_recall: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        return {
+            "faithfulness": self.faithfulness,
+            "answer_recall": self.answer_recall,
+            "context_recall": self.context_recall,
+        }
+
+
+class Judge:
+    def __init__(self, llm: LLM):
+        self.llm = llm
+
+    def claims(self, question: str, text: str) -> list[str]:
+        if not text.strip():
+            return []
+        reply = self.llm.structured(SPLIT_PROMPT.format(question=question, text=text), Claims)
+        return [c.strip() for c in reply.claims if isinstance(c, str) and c.strip()]
+
+    def supported_share(self, claims: list[str], reference: str) -> float | None:
+        if not claims:
+            return None
+        listed = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
+        reply = self.llm.structured(
+            CHECK_PROMPT.format(reference=reference[:_MAX_CONTEXT_CHARS] or "(empty)", claims=listed), Verdicts
+        )
+        verdicts = reply.verdicts[: len(claims)]
+        # a missing verdict counts as unsupported
+        return sum(1 for v in verdicts if v.supported) / len(claims)
+
+    def score(self, question: str, answer: str, ground_truth: str, contexts: list[str]) -> JudgeScores:
+        context = "\n---\n".join(contexts)
+        answer_claims = self.claims(question, answer)
+        faithfulness = self.supported_share(answer_claims, context)
+        answer_recall = context_recall = None
+        if ground_truth.strip():
+            truth_claims = self.claims(question, ground_truth)
+            answer_recall = self.supported_share(truth_claims, answer)
+            context_recall = self.supported_share(truth_claims, context)
+        return JudgeScores(faithfulness, answer_recall, context_recall)

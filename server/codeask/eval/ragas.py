@@ -1,0 +1,91 @@
+"""The Ragas evaluator and dataset export (Swiftide's ``evaluators::Ragas``).
+
+An evaluator called twice per question by the pipeline: at ``"retrieved"`` it records the contents
+of the documents as retrieved (``query.retrieved_documents``, before any response transformer:
+rerank and one_per_file do not change them) as the question's ``contexts``; at ``"answered"`` it
+records the answer. Rows are matched by ``query.original``; a query whose question is not in the
+dataset fails with ``Question not found``. Thread-safe, so questions can run concurrently.
+
+``to_json()`` is a pretty JSON array (``indent=2``, keys sorted) of
+``{"answer", "contexts", "ground_truth", "question"}`` in the order of the questions file.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from codeask.query.pipeline import Document, Query
+
+__all__ = ["Ragas", "QuestionNotFound"]
+
+
+class QuestionNotFound(KeyError):
+    pass
+
+
+class Ragas:
+    name = "ragas"
+
+    def __init__(self, questions: Iterable[tuple[str, str]] | Iterable[str]):
+        self._lock = threading.Lock()
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._documents: dict[str, list[Document]] = {}
+        self._final: dict[str, list[Document]] = {}
+        for item in questions:
+            question, truth = (item, "") if isinstance(item, str) else item
+            if question in self._rows:
+                raise ValueError(f"duplicate question: {question!r}")
+            self._rows[question] = {"question": question, "answer": "", "contexts": [], "ground_truth": truth or ""}
+
+    @classmethod
+    def parse(cls, text: str) -> Ragas:
+        """Load an export (keeps its ground truths; answers and contexts are overwritten by a run)."""
+        rows = json.loads(text)
+        ragas = cls([(r["question"], r.get("ground_truth") or "") for r in rows])
+        for r in rows:
+            ragas._rows[r["question"]]["answer"] = r.get("answer") or ""
+            ragas._rows[r["question"]]["contexts"] = list(r.get("contexts") or [])
+        return ragas
+
+    def questions(self) -> list[Query]:
+        return [Query(q) for q in self._rows]
+
+    def _row(self, query: Query) -> dict[str, Any]:
+        row = self._rows.get(query.original)
+        if row is None:
+            raise QuestionNotFound(f"Question not found: {query.original!r}")
+        return row
+
+    def __call__(self, stage: str, query: Query) -> None:
+        with self._lock:
+            row = self._row(query)
+            if stage == "retrieved":
+                docs = list(query.retrieved_documents)
+                self._documents[query.original] = docs
+                row["contexts"] = [d.content for d in docs]
+            elif stage == "answered":
+                row["answer"] = query.answer or ""
+                self._final[query.original] = list(query.documents)
+
+    def retrieved(self, question: str) -> list[Document]:
+        """The documents recorded as retrieved for ``question`` (empty before the run)."""
+        return list(self._documents.get(question, []))
+
+    def final_documents(self, question: str) -> list[Document]:
+        """The documents the answer generator saw (after response transformers)."""
+        return list(self._final.get(question, []))
+
+    def record_answers_as_ground_truth(self) -> None:
+        with self._lock:
+            for row in self._rows.values():
+                row["ground_truth"] = row["answer"]
+
+    def rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r, contexts=list(r["contexts"])) for r in self._rows.values()]
+
+    def to_json(self) -> str:
+        return json.dumps(self.rows(), indent=2, sort_keys=True, ensure_ascii=False)

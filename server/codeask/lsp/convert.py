@@ -1,0 +1,77 @@
+"""Conversions between codeask's 1-based line ranges and LSP's 0-based positions and locations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pygls.uris import to_fs_path
+
+from codeask.query.pipeline import file_uri
+
+__all__ = ["location", "lsp_range", "uri_to_path", "selection_lines", "settings_from"]
+
+
+def lsp_range(start_line: int, end_line: int, last_line_text: str = "") -> dict[str, Any]:
+    """1-based inclusive lines -> an LSP Range (JSON), ending at the end of the last line."""
+    return {
+        "start": {"line": max(0, start_line - 1), "character": 0},
+        "end": {"line": max(0, end_line - 1), "character": len(last_line_text)},
+    }
+
+
+def location(root: str, path: str, start_line: int, end_line: int, content: str = "") -> dict[str, Any]:
+    """An LSP Location (JSON): ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range."""
+    lines = content.splitlines()
+    return {
+        "uri": file_uri(Path(root) / path),
+        "range": lsp_range(start_line, end_line, lines[-1] if lines else ""),
+    }
+
+
+def source_locations(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Locations of ``Answer.to_json()["sources"]`` items, same order."""
+    return [location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", "")) for s in sources]
+
+
+def uri_to_path(uri: str) -> str | None:
+    """A ``file://`` URI -> an absolute path (``None`` for other schemes)."""
+    if not uri or not uri.startswith("file:"):
+        return None
+    return to_fs_path(uri)
+
+
+def selection_lines(rng: Any) -> tuple[int, int]:
+    """An LSP Range (object or JSON) -> 1-based inclusive ``(start_line, end_line)``; a selection
+    ending at character 0 of a later line does not include that line."""
+    if hasattr(rng, "start"):
+        start, end = rng.start, rng.end
+        s_line, e_line, e_char = start.line, end.line, end.character
+    else:
+        s_line, e_line, e_char = rng["start"]["line"], rng["end"]["line"], rng["end"]["character"]
+    if e_line > s_line and e_char == 0:
+        e_line -= 1
+    return s_line + 1, max(s_line, e_line) + 1
+
+
+def settings_from(value: Any) -> dict[str, Any]:
+    """Editor settings from ``initializationOptions`` / ``workspace/configuration`` / a
+    ``didChangeConfiguration`` payload: either the ``codeask`` section itself or an object
+    holding it under ``codeask``."""
+    if not isinstance(value, dict):
+        return {}
+    inner = value.get("codeask")
+    if isinstance(inner, dict):
+        return inner
+    return dict(value)
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: ``over`` wins, nested objects are merged."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,343 @@
+"""Explain a selection of code, grounded in related code from the index (LSP-independent).
+
+The related code is found three ways and fused with reciprocal rank fusion (the retriever's
+:func:`~codeask.query.steps.retrieve.fuse`):
+
+* definitions it uses: every distinctive identifier of the selection, searched by keyword (a hit
+  whose symbol *is* that identifier ranks first);
+* places that use it: the enclosing symbol's name, searched by keyword;
+* a dense search with the selection text (when the index has vectors).
+
+The chunk(s) the selection itself lies in are excluded. With an LLM the ``explain`` template gets
+the selection and the related documents; without one (or when it fails) the markdown lists the
+related locations as links.
+
+Hover uses :func:`enclosing_chunk` (the indexed chunk containing a line, or for an unsaved buffer
+the chunk of the buffer text) and :func:`explain` with ``brief=True``; answers are cached by the
+hash of the explained code (:class:`ExplainCache`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import keyword
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeask.index.chunk import chunk_text, language_for
+from codeask.index.store import Hit
+from codeask.index.walk import is_secret
+from codeask.llm import LLMError
+from codeask.query.answer import Source, Templates, render_documents
+from codeask.query.pipeline import Cancelled, Document, file_uri
+from codeask.query.steps.retrieve import fuse
+
+__all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMMON = set(keyword.kwlist) | set(keyword.softkwlist) | {
+    "self", "cls", "None", "True", "False", "print", "len", "str", "int", "dict", "list", "set",
+    "tuple", "range", "return", "const", "let", "var", "function", "this", "new", "null",
+    "undefined", "true", "false", "void", "public", "private", "static", "func", "err", "nil",
+    "fn", "mut", "impl", "pub", "use", "the", "and", "for", "args", "kwargs", "isinstance",
+    "super", "object", "type", "bool", "float", "sum", "min", "max", "enumerate", "zip",
+}
+_MAX_IDENTS = 8
+_PER_SEARCH = 20
+_MAX_RELATED = 6
+
+
+@dataclass
+class Span:
+    """A piece of one file to explain: 1-based inclusive lines, the code, its enclosing symbol."""
+
+    path: str  # workspace-relative POSIX path ("" when outside every root)
+    root: str  # absolute root ("" when outside every root)
+    abs_path: str
+    start_line: int
+    end_line: int
+    text: str
+    symbol: str = ""
+    language: str = "text"
+    own_ids: set[str] = field(default_factory=set)
+
+    @property
+    def label(self) -> str:
+        return f"{self.path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
+
+
+@dataclass
+class Explanation:
+    """What ``codeask.explain`` returns: the markdown and the related sources (best first)."""
+
+    markdown: str
+    sources: list[Source]
+    llm: str | None = None
+    error: str | None = None
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "markdown": self.markdown,
+            "sources": [asdict(s) for s in self.sources],
+            "llm": self.llm,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def identifiers(text: str, limit: int = _MAX_IDENTS) -> list[str]:
+    """Distinctive identifiers of ``text`` (no keywords, builtins or 1-2 letter names), longest
+    and rarest first, at most ``limit``."""
+    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
+    for i, m in enumerate(_IDENT.finditer(text)):
+        word = m.group(0)
+        if word in _COMMON or len(word) < 3:
+            continue
+        counts[word] = counts.get(word, 0) + 1
+        order.setdefault(word, i)
+    ranked = sorted(counts, key=lambda w: (-len(w) * (1 + ("_" in w or any(c.isupper() for c in w[1:]))), order[w]))
+    return ranked[:limit]
+
+
+def _lines(text: str, start: int, end: int) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[max(0, start - 1) : max(0, end)])
+
+
+def _read(abs_path: str) -> str | None:
+    try:
+        return Path(abs_path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def make_span(workspace, abs_path: str, start_line: int, end_line: int, *, text: str | None = None) -> Span:
+    """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
+    from ``text`` (an editor buffer) or the file on disk, with the enclosing chunk's symbol."""
+    abs_path = str(Path(abs_path).resolve())
+    index = workspace.root_for(abs_path)
+    rel = Path(abs_path).relative_to(index.root).as_posix() if index is not None else ""
+    source = text if text is not None else (_read(abs_path) or "")
+    if end_line < start_line:
+        start_line, end_line = end_line, start_line
+    selection = _lines(source, start_line, end_line)
+    span = Span(
+        path=rel, root=str(index.root) if index else "", abs_path=abs_path,
+        start_line=start_line, end_line=end_line, text=selection, language=language_for(abs_path),
+    )
+    if index is not None:
+        rows = _rows(index, rel)
+        inside = [r for r in rows if r["start_line"] <= end_line and r["end_line"] >= start_line]
+        span.own_ids = {r["id"] for r in inside}
+        containing = [r for r in inside if r["start_line"] <= start_line and r["end_line"] >= end_line]
+        pick = containing[0] if containing else (inside[0] if inside else None)
+        if pick is not None:
+            span.symbol = pick["symbol"]
+    if not span.symbol and source:
+        chunk = _chunk_at(abs_path, source, start_line, workspace)
+        if chunk is not None:
+            span.symbol = chunk.symbol
+    return span
+
+
+def _rows(index, rel: str) -> list[dict]:
+    try:
+        return index.store.rows_for_path(rel)
+    except Exception:  # an index being created: no rows yet
+        return []
+
+
+def _chunk_at(abs_path: str, text: str, line: int, workspace):
+    s = workspace.settings.index
+    for chunk in chunk_text(Path(abs_path).name, text, chunk_lines=s.chunk_lines, max_chunk_chars=s.max_chunk_chars):
+        if chunk.start_line <= line <= chunk.end_line:
+            return chunk
+    return None
+
+
+def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = None) -> Span | None:
+    """The chunk containing 1-based ``line``: the indexed chunk when the file on disk is what the
+    editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text."""
+    abs_path = str(Path(abs_path).resolve())
+    disk = _read(abs_path)
+    source = text if text is not None else disk
+    if source is None:
+        return None
+    index = workspace.root_for(abs_path)
+    if index is not None and (text is None or text == disk):
+        rel = Path(abs_path).relative_to(index.root).as_posix()
+        for row in _rows(index, rel):
+            if row["start_line"] <= line <= row["end_line"]:
+                return make_span(workspace, abs_path, row["start_line"], row["end_line"], text=source)
+    chunk = _chunk_at(abs_path, source, line, workspace)
+    if chunk is None:
+        return None
+    span = make_span(workspace, abs_path, chunk.start_line, chunk.end_line, text=source)
+    span.symbol = span.symbol or chunk.symbol
+    return span
+
+
+def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Document]:
+    """Related code for ``span`` (definitions it uses, places that use it, similar code), best first,
+    without the span's own chunks or anything overlapping the span in its own file."""
+    idents = identifiers(span.text)
+    usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
+    vector = None
+    if span.text.strip() and any(i.store.count("embedded = true") for i in list(workspace.indexes.values())):
+        vector = workspace.embedder().embed_query(span.text[:4000])
+    rankings: list[tuple[float, str, list[Hit]]] = []
+    for index in list(workspace.indexes.values()):
+        store, root = index.store, str(index.root)
+        for ident in idents:
+            hits = store.keyword_search(ident, _PER_SEARCH)
+            # The definition of ``ident`` first.
+            hits.sort(key=lambda h: 0 if h.symbol.rsplit(".", 1)[-1] == ident else 1)
+            rankings.append((1.0, root, hits))
+        if usage:
+            rankings.append((1.0, root, store.keyword_search(usage, _PER_SEARCH)))
+        if vector is not None:
+            rankings.append((1.0, root, store.vector_search(vector, _PER_SEARCH)))
+
+    def own(root: str, hit: Hit) -> bool:
+        if hit.id in span.own_ids:
+            return True
+        return root == span.root and hit.path == span.path and hit.start_line <= span.end_line and hit.end_line >= span.start_line
+
+    rankings = [(w, r, [h for h in hits if not own(r, h)]) for w, r, hits in rankings]
+    s = workspace.settings
+    fused = fuse(rankings, rrf_k=s.retrieval.rrf_k, downweighted=lambda p: False, factor=1.0)
+    docs: list[Document] = []
+    for score, _, root, hit in fused:
+        if is_secret(hit.path, s.index):
+            continue
+        docs.append(
+            Document(
+                path=hit.path, root=root, start_line=hit.start_line, end_line=hit.end_line, symbol=hit.symbol,
+                language=hit.language, content=hit.content, score=score, id=hit.id,
+            )
+        )
+        if len(docs) >= limit:
+            break
+    return docs
+
+
+def related_markdown(span: Span, documents: list[Document]) -> str:
+    """The answer without an LLM: the related locations as markdown links."""
+    head = f"**{span.symbol or span.label}**" if span.symbol else f"`{span.label}`"
+    if not documents:
+        return f"{head}: no related code found in the index."
+    lines = [f"Related code for {head} (`{span.label}`):", ""]
+    for i, d in enumerate(documents, 1):
+        symbol = f" `{d.symbol}`" if d.symbol else ""
+        lines.append(f"{i}. [{d.path}:{d.start_line}-{d.end_line}]({d.uri}){symbol}")
+    return "\n".join(lines)
+
+
+class ExplainCache:
+    """LLM explanations by hash of (code, brief, model); small LRU, thread-safe."""
+
+    def __init__(self, size: int = 256):
+        self._size = size
+        self._data: OrderedDict[str, Explanation] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(span: Span, brief: bool, llm: str | None) -> str:
+        return hashlib.sha256(f"{llm}\0{int(brief)}\0{span.path}\0{span.text}".encode()).hexdigest()
+
+    def get(self, key: str) -> Explanation | None:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+            return None
+
+    def put(self, key: str, value: Explanation) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._size:
+                self._data.popitem(last=False)
+
+
+def explain(
+    workspace,
+    span: Span,
+    *,
+    brief: bool = False,
+    no_llm: bool = False,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[str], None] | None = None,
+    cache: ExplainCache | None = None,
+) -> Explanation:
+    """Explain ``span`` with the LLM (``explain`` template), grounded in :func:`related` code.
+
+    LLM failures never lose the related code: the markdown then lists it, with ``error`` set.
+
+    Raises:
+        Cancelled: ``cancelled()`` became true between steps.
+    """
+
+    def step(name: str) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled(f"cancelled before {name}")
+        if progress is not None:
+            progress(name)
+
+    step("retrieve")
+    documents = related(workspace, span)
+    sources = [Source.from_document(d) for d in documents]
+    error: str | None = None
+    llm = None
+    if not no_llm:
+        try:
+            llm = workspace.llm()
+        except LLMError as exc:
+            error = str(exc)
+    if llm is None or (span.path and is_secret(span.path, workspace.settings.index)):
+        markdown = related_markdown(span, documents)
+        if error:
+            markdown += f"\n\n> **LLM error:** {error}"
+        return Explanation(markdown, sources, llm=None, error=error)
+    key = ExplainCache.key(span, brief, llm.describe())
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return Explanation(hit.markdown, sources, llm=hit.llm, cached=True)
+    step("explain")
+    templates = Templates(workspace.settings)
+    prompt = templates.render(
+        "explain",
+        path=span.path or span.abs_path,
+        start_line=span.start_line,
+        end_line=span.end_line,
+        symbol=span.symbol,
+        language=span.language,
+        selection=span.text,
+        documents=render_documents(templates, documents),
+        brief=brief,
+    )
+    try:
+        text = llm.complete(prompt, max_tokens=200 if brief else workspace.settings.llm.max_tokens).strip()
+    except LLMError as exc:
+        markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
+        return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
+    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
+    result = Explanation(markdown, sources, llm=llm.describe())
+    if cache is not None:
+        cache.put(key, result)
+    return result
+
+
+def location_uri(span_or_source) -> str:
+    """``file:///abs/path`` of a span or source (no ``#L`` fragment)."""
+    if isinstance(span_or_source, Span):
+        return file_uri(span_or_source.abs_path)
+    return file_uri(Path(span_or_source.root) / span_or_source.path)

@@ -1,0 +1,265 @@
+"""Response transformer: reorder and trim the documents with a local cross-encoder (fastembed).
+
+Like Swiftide's ``Rerank``: every document is rendered with the ``rerank`` template (path and
+symbol before the content, so a chunk that is mostly code still says where it lives), scored
+against ``query.original`` (the question as asked, never the rewritten ``current``), and the
+documents are replaced by the ``top_k`` best, best first (ties keep retrieval order). ``current``
+is untouched, so the answer still renders the documents; the change is recorded with
+``query.reordered`` and each kept document's ``score`` becomes its rerank score.
+
+Where it runs (see docs/pipeline.md, "Rerank")::
+
+    retrieve (>= 2 * rerank.top_k chunks) -> one_per_file (max(max_files, rerank.top_k) files)
+        -> rerank (keeps min(rerank.top_k, max_files)) -> summary -> answer
+
+The model is loaded when the pipeline is built (never lazily in the middle of a question) and
+only from local files: ``rerank.model`` is either a folder holding ``model.onnx`` and the
+tokenizer files (``tokenizer.json``, ``tokenizer_config.json``, optionally ``config.json`` and
+``special_tokens_map.json``), or a fastembed cross-encoder name already in fastembed's cache.
+Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` and ``local_files_only`` are set, and a missing
+model is a :class:`RerankModelError` that says how to provide one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from codeask.query.pipeline import Document, Query, Step
+from codeask.query.steps.one_per_file import OnePerFile
+from codeask.settings import Settings, SettingsError
+
+__all__ = [
+    "Rerank",
+    "CrossEncoder",
+    "RerankModelError",
+    "load_cross_encoder",
+    "OnePerFileForRerank",
+    "RetrieveAtLeast",
+    "DEFAULT_RERANK_MODEL",
+]
+
+#: Tried (offline, from fastembed's cache) when ``rerank.enabled`` and no ``rerank.model`` is set.
+DEFAULT_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
+
+_HOWTO = (
+    "set rerank.model to a local folder holding model.onnx, tokenizer.json and tokenizer_config.json "
+    "(e.g. an ONNX export of cross-encoder/ms-marco-MiniLM-L-6-v2), or to a fastembed cross-encoder "
+    "name whose files are already in fastembed's cache (FASTEMBED_CACHE_PATH); codeask never downloads "
+    "models. Or set rerank.enabled = false"
+)
+
+
+class RerankModelError(SettingsError):
+    """The cross-encoder cannot be loaded offline; the message says how to provide one."""
+
+
+class CrossEncoder:
+    """A fastembed ``TextCrossEncoder`` behind a lock (one ONNX session shared by all queries).
+
+    Args:
+        model: a folder with ``model.onnx`` + tokenizer files, or a fastembed model name.
+        batch_size: pairs per ONNX call.
+
+    Raises:
+        RerankModelError: the model is not available offline.
+    """
+
+    def __init__(self, model: str | None, *, batch_size: int = 8, threads: int | None = None):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from fastembed.rerank.cross_encoder import TextCrossEncoder
+
+        self.batch_size = max(1, int(batch_size))
+        self._lock = threading.Lock()
+        name = model or DEFAULT_RERANK_MODEL
+        folder = Path(name).expanduser()
+        try:
+            if folder.is_dir():
+                if not (folder / "model.onnx").is_file():
+                    raise RerankModelError(f"rerank.model {name!r}: no model.onnx in that folder; {_HOWTO}")
+                fe_name = _register_folder(TextCrossEncoder, folder)
+                self._model = TextCrossEncoder(
+                    fe_name, specific_model_path=str(folder), threads=threads, local_files_only=True
+                )
+                self.name = str(folder)
+            else:
+                if name.startswith((".", "/", "~")) or (os.sep != "/" and os.sep in name):
+                    raise RerankModelError(f"rerank.model {name!r}: folder not found; {_HOWTO}")
+                self._model = TextCrossEncoder(name, threads=threads, local_files_only=True)
+                self.name = name
+        except RerankModelError:
+            raise
+        except Exception as exc:
+            what = "no rerank.model is set and the default" if model is None else "rerank.model"
+            raise RerankModelError(
+                f"cannot load the cross-encoder offline ({what} {name!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                f"{_HOWTO}"
+            ) from exc
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance score per text (higher is more relevant), in input order."""
+        if not texts:
+            return []
+        with self._lock:
+            return [float(s) for s in self._model.rerank(query, list(texts), batch_size=self.batch_size)]
+
+
+_registered: dict[str, str] = {}
+_registry_lock = threading.Lock()
+
+
+def _register_folder(cls: Any, folder: Path) -> str:
+    """Register a local model folder with fastembed under a stable made-up name (once per folder)."""
+    from fastembed.common.model_description import ModelSource
+
+    key = str(folder.resolve())
+    with _registry_lock:
+        if key in _registered:
+            return _registered[key]
+        name = "codeask-local/reranker-" + hashlib.sha1(key.encode()).hexdigest()[:12]
+        try:
+            cls.add_custom_model(
+                model=name,
+                sources=ModelSource(hf="codeask-local/unused"),
+                model_file="model.onnx",
+                description="local cross-encoder folder (codeask rerank.model)",
+            )
+        except ValueError:
+            pass  # already registered by an earlier load in this process
+        _registered[key] = name
+        return name
+
+
+_cache: dict[tuple, CrossEncoder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_cross_encoder(model: str | None, batch_size: int = 8) -> CrossEncoder:
+    """The process-wide :class:`CrossEncoder` for ``model`` (loaded once).
+
+    Raises:
+        RerankModelError: the model is not available offline.
+    """
+    key = (str(Path(model).expanduser().resolve()) if model and Path(model).expanduser().is_dir() else model, batch_size)
+    with _cache_lock:
+        encoder = _cache.get(key)
+        if encoder is None:
+            encoder = _cache[key] = CrossEncoder(model, batch_size=batch_size)
+        return encoder
+
+
+class Rerank:
+    """The rerank step.
+
+    Args:
+        encoder: a loaded :class:`CrossEncoder` (or anything with ``score(query, texts)``); when
+            ``None`` the model is loaded from ``model`` / ``settings.rerank.model`` right away.
+        templates: the :class:`~codeask.query.answer.Templates` (``rerank`` template).
+        top_k: documents kept (default ``settings.rerank.top_k``, else 10).
+        max_files: an extra cap (``query.options["max_files"]`` overrides it); ``None`` = none.
+        settings: the full settings, for defaults.
+    """
+
+    name = "rerank"
+
+    def __init__(
+        self,
+        encoder: Any | None = None,
+        templates: Any | None = None,
+        *,
+        top_k: int | None = None,
+        max_files: int | None = None,
+        model: str | None = None,
+        batch_size: int | None = None,
+        settings: Settings | None = None,
+    ):
+        rs = settings.rerank if settings is not None else None
+        self.top_k = int(top_k or (rs.top_k if rs else 10))
+        self.max_files = max_files
+        if templates is None:
+            from codeask.query.answer import Templates
+
+            templates = Templates(settings)
+        self.templates = templates
+        if encoder is None:
+            encoder = load_cross_encoder(
+                model if model is not None else (rs.model if rs else None),
+                int(batch_size or (rs.batch_size if rs else 8)),
+            )
+        self.encoder = encoder
+
+    def render(self, document: Document) -> str:
+        return self.templates.render("rerank", content=document.content, metadata=document.metadata).strip("\n")
+
+    def __call__(self, query: Query) -> Query:
+        keep = self.top_k
+        cap = query.options.get("max_files") or self.max_files
+        if cap:
+            keep = min(keep, int(cap))
+        documents = list(query.documents)
+        if not documents:
+            query.reordered(self.name, [], top_k=keep, scored=0)
+            return query
+        scores = self.encoder.score(query.original, [self.render(d) for d in documents])
+        order = sorted(range(len(documents)), key=lambda i: (-scores[i], i))[:keep]
+        kept = []
+        for i in order:
+            d = documents[i]
+            kept.append(
+                Document(d.path, d.root, d.start_line, d.end_line, d.symbol, d.language, d.content, scores[i], d.id)
+            )
+        query.reordered(
+            self.name,
+            kept,
+            top_k=keep,
+            scored=len(documents),
+            model=getattr(self.encoder, "name", None),
+            dropped=[f"{documents[i].path}:{documents[i].start_line}" for i in range(len(documents)) if i not in set(order)],
+        )
+        return query
+
+
+class OnePerFileForRerank(OnePerFile):
+    """``one_per_file`` that keeps at least ``min_files`` files, so the reranker has candidates."""
+
+    def __init__(self, max_files: int = 8, min_files: int = 10):
+        super().__init__(max_files)
+        self.min_files = min_files
+
+    def __call__(self, query: Query) -> Query:
+        had = "max_files" in query.options
+        saved = query.options.get("max_files")
+        query.options["max_files"] = max(int(saved or self.max_files), self.min_files)
+        try:
+            return super().__call__(query)
+        finally:
+            if had:
+                query.options["max_files"] = saved
+            else:
+                query.options.pop("max_files", None)
+
+
+class RetrieveAtLeast:
+    """Wraps the retriever so it returns at least ``min_top_k`` chunks (``2 * rerank.top_k``)."""
+
+    def __init__(self, retriever: Step, min_top_k: int, default_top_k: int):
+        self.retriever = retriever
+        self.name = retriever.name
+        self.min_top_k = min_top_k
+        self.default_top_k = default_top_k
+
+    def __call__(self, query: Query) -> Query:
+        had = "top_k" in query.options
+        saved = query.options.get("top_k")
+        query.options["top_k"] = max(int(saved or self.default_top_k), self.min_top_k)
+        try:
+            return self.retriever(query)
+        finally:
+            if had:
+                query.options["top_k"] = saved
+            else:
+                query.options.pop("top_k", None)

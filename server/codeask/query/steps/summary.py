@@ -1,0 +1,63 @@
+"""Response transformer: condense the documents into one LLM summary the answer uses instead.
+
+Like Swiftide's ``response_transformers::Summary``: the ``summary`` template sees only
+``documents`` (a list of ``{"content", "metadata"}``; the question is not in its context), the
+reply replaces ``query.current`` through ``query.transformed_response``, and the documents stay on
+the query, so the answer's sources are still listed. :class:`~codeask.query.answer.SimpleAnswer`
+then renders the summary into the ``answer`` template's ``documents`` instead of the documents.
+
+Opt-in: ``summary.enabled`` (``codeask ask --summary``); skipped when no LLM is configured.
+Secret files are never sent (same filter as the answer step).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeask.index.walk import is_secret
+from codeask.llm import LLM
+from codeask.query.pipeline import Query
+from codeask.settings import Settings
+
+__all__ = ["Summary"]
+
+
+class Summary:
+    """Asks ``llm`` for one summary of ``query.documents`` (template ``summary``).
+
+    Args:
+        llm: the chat model.
+        templates: the :class:`~codeask.query.answer.Templates`.
+        settings: for the secret-file filter and ``llm.max_tokens``.
+    """
+
+    name = "summary"
+
+    def __init__(self, llm: LLM, templates: Any = None, settings: Settings | None = None):
+        if templates is None:
+            from codeask.query.answer import Templates
+
+            templates = Templates(settings)
+        self.llm = llm
+        self.templates = templates
+        self.settings = settings
+
+    def prompt(self, query: Query) -> str:
+        docs = query.documents
+        if self.settings is not None:
+            docs = [d for d in docs if not is_secret(d.path, self.settings.index)]
+        return self.templates.render(
+            "summary", documents=[{"content": d.content, "metadata": d.metadata} for d in docs]
+        )
+
+    def __call__(self, query: Query) -> Query:
+        if not query.documents:
+            query.reordered(self.name, [], skipped="no documents")
+            return query
+        prompt = self.prompt(query)
+        max_tokens = self.settings.llm.max_tokens if self.settings is not None else None
+        text = self.llm.complete(prompt, max_tokens=max_tokens).strip()
+        query.transformed_response(
+            self.name, text, model=self.llm.describe(), documents=len(query.documents), prompt_chars=len(prompt)
+        )
+        return query

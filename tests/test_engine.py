@@ -1,0 +1,188 @@
+"""Incremental indexing: reuse, two phases, crash safety, one writer, bounded disk, hostile inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codeask.index.engine import IndexLocked, RootIndex
+from codeask.settings import load_settings
+from codeask.workspace import Workspace
+
+
+def _index(root: Path, **flags) -> RootIndex:
+    return RootIndex(root, load_settings(root, flags=flags))
+
+
+def _rows(index: RootIndex) -> list[tuple]:
+    tbl = index.store._table.to_arrow().select(["id", "path", "start_line", "end_line", "content", "embedded"])
+    return sorted(zip(*(tbl[c].to_pylist() for c in tbl.column_names)))
+
+
+def test_unchanged_tree_embeds_nothing_and_edit_reembeds_one_chunk(sample_workspace):
+    index = _index(sample_workspace)
+    cold = index.sync()
+    assert cold.files_changed == 4 and cold.chunks_embedded > 0 and cold.vectors_pending == 0
+    again = _index(sample_workspace).sync()  # a restart: new objects, same index folder
+    assert (again.files_changed, again.chunks_embedded, again.files_removed) == (0, 0, 0)
+
+    cart = sample_workspace / "src/shop/cart.py"
+    cart.write_text(cart.read_text() + "\n\ndef empty_cart(cart):\n    cart.items.clear()\n", encoding="utf-8")
+    edited = _index(sample_workspace).sync()
+    assert edited.files_changed == 1
+    assert 1 <= edited.chunks_embedded <= 2  # only the chunk(s) whose text changed
+
+    # moving a file re-embeds nothing
+    (sample_workspace / "src/shop/pricing.py").rename(sample_workspace / "src/shop/prices.py")
+    moved = _index(sample_workspace).sync()
+    assert moved.chunks_embedded == 0
+    assert moved.paths_removed == ["src/shop/pricing.py"] and moved.files_changed == 1
+
+
+def test_keyword_search_works_before_vectors(sample_workspace):
+    ws = Workspace([sample_workspace])
+    stats = ws.index(embed=False)
+    assert stats.vectors_pending == stats.chunks_total > 0
+    assert ws.status()["vectors_pending"] == stats.chunks_total
+    answer = ws.ask("apply_discount coupon", no_llm=True)
+    assert answer.sources[0].path == "src/shop/pricing.py"
+    ws.index()
+    assert ws.status()["vectors_pending"] == 0
+
+
+def test_removed_file_rows_are_deleted(sample_workspace):
+    index = _index(sample_workspace)
+    index.sync()
+    (sample_workspace / "src/shop/shipping.py").unlink()
+    stats = index.sync()
+    assert stats.files_removed == 1 and stats.paths_removed == ["src/shop/shipping.py"]
+    assert "src/shop/shipping.py" not in index.store.paths()
+    assert index.manifest.get("src/shop/shipping.py") is None
+
+
+def test_live_update_is_searchable_by_keyword_and_vector(sample_workspace):
+    ws = Workspace([sample_workspace])
+    ws.index()
+    new = sample_workspace / "src/shop/refunds.py"
+    new.write_text("def issue_refund_voucher(order):\n    return order.total * 0.1\n", encoding="utf-8")
+    stats = ws.update_paths([new])
+    assert stats.files_changed == 1 and stats.vectors_pending == 0
+    assert ws.ask("issue_refund_voucher", no_llm=True).sources[0].path == "src/shop/refunds.py"
+    index = ws.indexes[str(sample_workspace.resolve())]
+    vec = ws.embedder().embed_query("issue_refund_voucher order total")
+    assert index.store.vector_search(vec, 1)[0].path == "src/shop/refunds.py"
+    new.unlink()
+    assert ws.update_paths([new]).files_removed == 1
+    assert all(s.path != "src/shop/refunds.py" for s in ws.ask("issue_refund_voucher", no_llm=True).sources)
+
+
+def test_second_writer_is_refused_with_a_clear_message(sample_workspace):
+    first = _index(sample_workspace)
+    second = _index(sample_workspace)
+    with first.writing():
+        with pytest.raises(IndexLocked, match=f"pid {os.getpid()}"):
+            second.sync(wait=False)
+    assert second.sync(wait=False).files_changed == 4
+
+
+_KILL_SCRIPT = """
+import sys
+from codeask.workspace import Workspace
+Workspace([sys.argv[1]]).index()
+"""
+
+
+def test_kill_during_cold_index_converges(tmp_path):
+    """kill -9 at several moments of a cold index; a new run ends with exactly a clean index's rows."""
+    root = tmp_path / "proj"
+    for i in range(120):
+        p = root / f"pkg{i % 6}" / f"mod{i}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(f"def func_{i}_{j}(x):\n    return x * {j} + {i}\n" for j in range(8))
+        p.write_text(f'"""Module {i}."""\n\n{body}', encoding="utf-8")
+    env = {**os.environ, "CODEASK_CACHE_DIR": os.environ["CODEASK_CACHE_DIR"]}
+    for delay in (1.5, 3.0, 5.0):
+        proc = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(root)], env=env)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    index = _index(root)
+    stats = index.sync()
+    assert stats.vectors_pending == 0
+    rows = _rows(index)
+    ids = [r[0] for r in rows]
+    assert len(ids) == len(set(ids)), "no duplicate chunk ids"
+    assert index.manifest.count() == 120
+
+    clean_root = tmp_path / "clean" / "proj"
+    shutil.copytree(root, clean_root)
+    clean = _index(clean_root)
+    clean.sync()
+    assert [r[1:] for r in _rows(clean)] == [r[1:] for r in rows]
+
+
+def test_disk_stays_bounded_over_many_edits(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    for i in range(10):
+        (root / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n", encoding="utf-8")
+    target = root / "m0.py"
+    index = _index(root)
+    index.sync()
+    index.store.optimize()
+    clean_bytes = index.store.disk_bytes()
+    for n in range(1000):
+        target.write_text(f"def f0(x):\n    return x + {n}\n", encoding="utf-8")
+        index.update_paths([target])
+    index.sync()
+    assert index.store.count() == 10
+    assert index.store.disk_bytes() < 5 * clean_bytes
+
+
+def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_path):
+    root = tmp_path / "hostile"
+    (root / "src").mkdir(parents=True)
+    (root / "src/good.py").write_text("def healthy_function():\n    return 'ok'\n", encoding="utf-8")
+    (root / "src/latin.py").write_bytes("# caf\xe9 na\xefve\ndef latin_marker_fn():\n    pass\n".encode("latin-1"))
+    (root / "src/empty.py").write_text("", encoding="utf-8")
+    (root / "blob.bin").write_bytes(b"\x00\x01\x02binary_marker" * 100)
+    (root / "bundle.min.txt").write_text("var minified_marker=1;" * 400, encoding="utf-8")
+    (root / "huge.txt").write_text("huge_marker line\n" * 80_000, encoding="utf-8")
+    (root / ".env").write_text("SECRET_TOKEN=supersecret_env_value\n", encoding="utf-8")
+    (root / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsupersecret_key_value\n", encoding="utf-8")
+    (root / ".gitignore").write_text("ignored_dir/\n*.log\n", encoding="utf-8")
+    (root / "ignored_dir").mkdir()
+    (root / "ignored_dir/hidden.py").write_text("def ignored_marker_fn():\n    pass\n", encoding="utf-8")
+    (root / "logs").mkdir()
+    (root / "logs/.gitignore").write_text("!keep.log\n", encoding="utf-8")
+    (root / "logs/keep.log").write_text("negated_keep_marker kept\n", encoding="utf-8")
+    (root / "logs/drop.log").write_text("dropped_log_marker\n", encoding="utf-8")
+    (root / "loop").mkdir()
+    os.symlink(root, root / "loop/back")
+    os.symlink("/etc", root / "outside")
+    stats = Workspace([root]).index()
+    skipped = stats.files_skipped
+    for reason in ("binary", "minified", "too_large", "secret", "ignored", "symlink_loop", "outside_root"):
+        assert skipped.get(reason, 0) >= 1, (reason, skipped)
+
+    ws = Workspace([root])
+    found = lambda q: [s.path for s in ws.ask(q, no_llm=True, top_k=50, max_files=50).sources]  # noqa: E731
+    assert found("latin_marker_fn")[0] == "src/latin.py"
+    assert found("negated_keep_marker")[0] == "logs/keep.log"
+    everything = ws.ask(
+        "supersecret_env_value supersecret_key_value ignored_marker_fn dropped_log_marker binary_marker "
+        "minified_marker huge_marker SECRET_TOKEN",
+        no_llm=True, top_k=200, max_files=200,
+    )
+    assert everything.sources, "the healthy files still match some words"
+    text = json.dumps(everything.to_json()["sources"])
+    for marker in ("supersecret", "ignored_marker_fn", "dropped_log_marker", "binary_marker", "minified_marker", "huge_marker"):
+        assert marker not in text

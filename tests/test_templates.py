@@ -1,0 +1,100 @@
+"""User templates from .codeask.toml and editor settings, end to end through the fake LLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codeask.query.answer import Templates
+from codeask.settings import SettingsError, load_settings
+
+
+@pytest.fixture
+def llm_env(monkeypatch, fake_llm):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return fake_llm
+
+
+def write_config(root, text):
+    (root / ".codeask.toml").write_text(text, encoding="utf-8")
+
+
+def test_answer_template_is_exactly_the_prompt(sample_workspace, llm_env, capsys):
+    from codeask.cli import main
+
+    write_config(
+        sample_workspace,
+        '[llm]\nnum_subquestions = 0\n\n[templates]\nanswer = "Reply in one word. Q: {{ question }} ({{ original }})"\n',
+    )
+    assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 0
+    assert llm_env.prompts() == ["Reply in one word. Q: How is shipping priced? (How is shipping priced?)"]
+    assert json.loads(capsys.readouterr().out)["answer"] == "FAKE ANSWER"
+
+
+def test_document_template_from_file_and_default_filter(sample_workspace, llm_env):
+    from codeask.cli import main
+
+    (sample_workspace / "prompts").mkdir()
+    (sample_workspace / "prompts" / "doc.j2").write_text(
+        "FILE {{ metadata.path }} TITLE={{ metadata.title | default('untitled') }}"
+    )
+    write_config(
+        sample_workspace,
+        '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "@prompts/doc.j2"\n'
+        'answer = "{{ documents }}"\n',
+    )
+    assert main(["ask", str(sample_workspace), "shipping cost", "--json"]) == 0
+    prompt = llm_env.prompts()[-1]
+    assert "FILE src/shop/shipping.py TITLE=untitled" in prompt
+    assert "\n---\n" in prompt or prompt.count("FILE ") == 1
+
+
+def test_missing_key_fails_naming_it(sample_workspace, llm_env, capsys):
+    from codeask.cli import main
+
+    write_config(sample_workspace, '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "{{ metadata.no_such_key }}"\n')
+    assert main(["ask", str(sample_workspace), "shipping cost"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no_such_key" in err[0]
+    assert llm_env.prompts() == []  # failed before the answer call
+
+
+def test_unknown_template_name_is_an_error(sample_workspace, capsys):
+    from codeask.cli import main
+
+    write_config(sample_workspace, '[templates]\nanwser = "x"\n')
+    assert main(["ask", str(sample_workspace), "shipping cost", "--no-llm"]) == 1
+    err = capsys.readouterr().err
+    assert "anwser" in err and "answer" in err
+    with pytest.raises(SettingsError, match="anwser"):
+        Templates(load_settings(sample_workspace, env={}))
+
+
+def test_editor_settings_override_templates(sample_workspace, fake_llm):
+    from codeask.workspace import Workspace
+
+    ws = Workspace(
+        [sample_workspace],
+        editor={
+            "codeask": None,
+            "llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 1},
+            "templates": {
+                "subquestions": "SUBQ {{ question }} x{{ num_questions }}",
+                "answer": "EDITOR {{ question }}",
+            },
+        },
+    )
+    ws.index(embed=False)
+    answer = ws.ask("shipping cost")
+    assert answer.answer == "FAKE ANSWER"
+    assert fake_llm.prompts() == ["SUBQ shipping cost x1", "EDITOR shipping cost"]
+
+
+def test_every_template_name_can_be_overridden(sample_workspace):
+    names = ("subquestions", "answer", "document", "rerank", "summary", "explain")
+    settings = load_settings(None, env={}, flags={f"templates.{n}": f"<{n}>" for n in names})
+    t = Templates(settings)
+    for n in names:
+        assert t.render(n) == f"<{n}>"

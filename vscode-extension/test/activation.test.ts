@@ -1,0 +1,121 @@
+/**
+ * Loads the real extension entry point against a stubbed `vscode` module and checks what
+ * activation registers, and the notification when the server executable is missing.
+ */
+import assert from 'node:assert/strict';
+import Module from 'node:module';
+import { describe, it } from 'node:test';
+
+type Any = any;
+
+function deepStub(name: string): Any {
+  // Anything the languageclient touches at load time: callable, constructible, with any property.
+  const fn = function () {} as Any;
+  return new Proxy(fn, {
+    get: (target, key) => {
+      if (key === 'prototype') return target.prototype;
+      if (key === Symbol.toPrimitive) return () => name;
+      if (typeof key === 'symbol' || key === 'then') return undefined;
+      return deepStub(`${name}.${String(key)}`);
+    },
+    construct: () => ({}),
+    apply: () => undefined,
+  });
+}
+
+function createVscodeStub(settings: Record<string, unknown>) {
+  const disposable = { dispose() {} };
+  const registered: string[] = [];
+  const errors: { message: string; actions: string[] }[] = [];
+  const output: string[] = [];
+  const statusItems: Any[] = [];
+  const explicit: Any = {
+    window: {
+      createOutputChannel: () => ({
+        appendLine: (s: string) => output.push(s),
+        append: (s: string) => output.push(s),
+        show() {},
+        dispose() {},
+      }),
+      createStatusBarItem: () => {
+        const item = { text: '', show() {}, dispose() {} };
+        statusItems.push(item);
+        return item;
+      },
+      showErrorMessage: (message: string, ...actions: string[]) => {
+        errors.push({ message, actions });
+        return Promise.resolve(undefined);
+      },
+    },
+    workspace: {
+      workspaceFolders: undefined,
+      getConfiguration: () => ({
+        get: (key: string, fallback?: unknown) => (key in settings ? settings[key] : fallback),
+        inspect: (key: string) => ({ key, globalValue: settings[key] }),
+      }),
+      onDidChangeConfiguration: () => disposable,
+    },
+    commands: {
+      registerCommand: (id: string) => {
+        registered.push(id);
+        return disposable;
+      },
+      executeCommand: () => Promise.resolve(undefined),
+    },
+    StatusBarAlignment: { Left: 1, Right: 2 },
+    ViewColumn: { Beside: -2 },
+    Uri: { parse: (s: string) => ({ toString: () => s }) },
+  };
+  const vscode = new Proxy(explicit, {
+    get: (target, key) => (key in target ? target[key] : typeof key === 'string' ? deepStub(`vscode.${key}`) : undefined),
+  });
+  return { vscode, registered, errors, output, statusItems };
+}
+
+function loadExtension(vscode: Any): Any {
+  const mod = Module as Any;
+  const original = mod._resolveFilename;
+  mod._resolveFilename = function (request: string, ...rest: unknown[]) {
+    return request === 'vscode' ? 'vscode' : original.call(this, request, ...rest);
+  };
+  require.cache.vscode = { id: 'vscode', filename: 'vscode', loaded: true, exports: vscode } as Any;
+  try {
+    const path = require.resolve('../src/extension');
+    delete require.cache[path];
+    return require(path);
+  } finally {
+    mod._resolveFilename = original;
+  }
+}
+
+function context() {
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    secrets: { get: async () => undefined, store: async () => undefined, delete: async () => undefined, onDidChange: () => ({ dispose() {} }) },
+    globalState: { get: (_k: string, d?: unknown) => d, update: async () => undefined },
+  };
+}
+
+describe('activation', () => {
+  it('registers the palette commands (not the server ones) and explains a missing server', async () => {
+    const stub = createVscodeStub({ serverPath: '/nonexistent/bin/codeask', 'hover.enabled': true });
+    const ext = loadExtension(stub.vscode);
+    const ctx = context();
+    await ext.activate(ctx);
+    for (const id of ['codeask.askQuestion', 'codeask.explainSelection', 'codeask.reindexWorkspace', 'codeask.showStatus', 'codeask.setApiKey']) {
+      assert.ok(stub.registered.includes(id), id);
+    }
+    for (const id of ['codeask.ask', 'codeask.explain', 'codeask.reindex', 'codeask.status']) {
+      assert.ok(!stub.registered.includes(id), id);
+    }
+    assert.equal(stub.errors.length, 1);
+    assert.match(stub.errors[0].message, /could not start the language server/);
+    assert.match(stub.errors[0].message, /pip install codeask/);
+    assert.match(stub.errors[0].message, /\/nonexistent\/bin\/codeask" was not found/);
+    assert.deepEqual(stub.errors[0].actions, ['Set codeask.serverPath', 'Copy Install Command', 'Show Output']);
+    assert.equal(stub.statusItems[0].text, '$(error) codeask');
+    assert.equal(stub.statusItems[0].command, 'codeask.showStatus');
+    for (const d of ctx.subscriptions) d.dispose();
+    await ext.deactivate();
+  });
+});

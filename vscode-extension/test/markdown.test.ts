@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  commandUri,
+  escapeHtml,
+  openRequestFromArgs,
+  openRequestFromMessage,
+  openSourceMessage,
+  parseSourceLink,
+  renderAnswerHtml,
+  renderMarkdown,
+  renderSources,
+  rewriteSourceLinks,
+  sourceEntries,
+} from '../src/markdown';
+
+const ANSWER = [
+  'The sum is computed by `add` in [src/a.py:10-20](file:///abs/src/a.py#L10-L20).',
+  '',
+  'Sources:',
+  '- [src/a.py:10-20](file:///abs/src/a.py#L10-L20)',
+  '- [src/b c.py:3](file:///abs/src/b%20c.py#L3)',
+].join('\n');
+
+describe('parseSourceLink', () => {
+  it('reads a #Lstart-Lend fragment (1-based lines)', () => {
+    assert.deepEqual(parseSourceLink('file:///abs/src/a.py#L10-L20'), {
+      uri: 'file:///abs/src/a.py',
+      startLine: 10,
+      endLine: 20,
+    });
+  });
+  it('reads a single-line fragment and tolerates #L10-20 and column suffixes', () => {
+    assert.deepEqual(parseSourceLink('file:///a.py#L7'), { uri: 'file:///a.py', startLine: 7, endLine: 7 });
+    assert.deepEqual(parseSourceLink('file:///a.py#L7-9'), { uri: 'file:///a.py', startLine: 7, endLine: 9 });
+    assert.deepEqual(parseSourceLink('file:///a.py#L7,2-L9,4'), { uri: 'file:///a.py', startLine: 7, endLine: 9 });
+  });
+  it('keeps a link without a usable fragment, and rejects other schemes', () => {
+    assert.deepEqual(parseSourceLink('file:///a.py'), { uri: 'file:///a.py' });
+    assert.deepEqual(parseSourceLink('file:///a.py#top'), { uri: 'file:///a.py' });
+    assert.equal(parseSourceLink('https://example.com/a.py#L1'), undefined);
+    assert.equal(parseSourceLink('javascript:alert(1)'), undefined);
+    assert.equal(parseSourceLink('src/a.py#L1'), undefined);
+  });
+  it('never returns an end before the start', () => {
+    assert.deepEqual(parseSourceLink('file:///a.py#L9-L3'), { uri: 'file:///a.py', startLine: 9, endLine: 9 });
+  });
+});
+
+describe('webview messages', () => {
+  it('round-trips a link into a 0-based open request', () => {
+    const msg = openSourceMessage(parseSourceLink('file:///abs/src/a.py#L10-L20')!);
+    assert.deepEqual(msg, { type: 'openSource', uri: 'file:///abs/src/a.py', startLine: 10, endLine: 20 });
+    assert.deepEqual(openRequestFromMessage(msg), { uri: 'file:///abs/src/a.py', start: 9, end: 19 });
+  });
+  it('rejects untrusted or malformed messages', () => {
+    assert.equal(openRequestFromMessage(null), undefined);
+    assert.equal(openRequestFromMessage({ type: 'other', uri: 'file:///a' }), undefined);
+    assert.equal(openRequestFromMessage({ type: 'openSource', uri: 'command:workbench.action.quit' }), undefined);
+    assert.equal(openRequestFromMessage({ type: 'openSource', uri: 42 }), undefined);
+  });
+  it('ignores bad line numbers', () => {
+    assert.deepEqual(openRequestFromMessage({ type: 'openSource', uri: 'file:///a', startLine: 0 }), { uri: 'file:///a' });
+    assert.deepEqual(openRequestFromMessage({ type: 'openSource', uri: 'file:///a', startLine: 'x' }), { uri: 'file:///a' });
+    assert.deepEqual(openRequestFromMessage({ type: 'openSource', uri: 'file:///a', startLine: 5, endLine: 2 }), {
+      uri: 'file:///a',
+      start: 4,
+      end: 4,
+    });
+    assert.deepEqual(openRequestFromArgs('file:///a', 3, 4), { uri: 'file:///a', start: 2, end: 3 });
+  });
+});
+
+describe('renderMarkdown', () => {
+  it('turns file: links into source elements carrying uri and lines', () => {
+    const html = renderMarkdown(ANSWER);
+    assert.match(html, /<a href="#" class="codeask-source" data-uri="file:\/\/\/abs\/src\/a\.py" data-start="10" data-end="20"/);
+    assert.match(html, /data-uri="file:\/\/\/abs\/src\/b%20c\.py" data-start="3" data-end="3"/);
+    assert.doesNotMatch(html, /href="file:/);
+    assert.match(html, /<code>add<\/code>/);
+    assert.match(html, /<li>/);
+  });
+  it('escapes raw HTML in the answer', () => {
+    const html = renderMarkdown('x <script>alert(1)</script> & <img src=x onerror=alert(1)>');
+    assert.doesNotMatch(html, /<script>/);
+    assert.doesNotMatch(html, /<img/);
+    assert.match(html, /&lt;script&gt;/);
+    assert.match(html, /&amp;/);
+  });
+  it('does not render javascript: links and neutralizes relative ones', () => {
+    const html = renderMarkdown('[x](javascript:alert(1)) [y](docs/a.md) [z](https://example.com)');
+    assert.doesNotMatch(html, /href="javascript/);
+    assert.match(html, /<a href="#">y<\/a>/);
+    assert.match(html, /<a href="https:\/\/example\.com">z<\/a>/);
+  });
+  it('does not turn file names into web links, but links explicit URLs', () => {
+    const html = renderMarkdown('see calc.py and setup.cfg, or https://example.com/docs');
+    assert.doesNotMatch(html, /href="http:\/\/calc\.py"/);
+    assert.match(html, /<a href="https:\/\/example\.com\/docs">/);
+  });
+  it('escapes quotes in link targets', () => {
+    const html = renderMarkdown('[a](file:///x"onmouseover="alert(1).py#L1)');
+    assert.doesNotMatch(html, /"onmouseover="/);
+  });
+});
+
+describe('sources list', () => {
+  const sources = [
+    { path: 'src/a.py', uri: 'file:///abs/src/a.py', start_line: 10, end_line: 20, symbol: 'add', score: 0.5 },
+    { path: 'src/<b>.py', uri: 'file:///abs/src/%3Cb%3E.py', start_line: 1, end_line: 2, symbol: '<evil>' },
+  ];
+  it('uses the LSP location (0-based) when it matches, else the 1-based source lines', () => {
+    const entries = sourceEntries(sources, [
+      { uri: 'file:///abs/src/a.py', range: { start: { line: 9, character: 0 }, end: { line: 19, character: 0 } } },
+    ]);
+    assert.equal(entries[0].label, 'src/a.py:10-20');
+    assert.equal(entries[0].startLine, 10);
+    assert.equal(entries[1].label, 'src/<b>.py:1-2');
+  });
+  it('renders escaped, clickable rows', () => {
+    const html = renderSources(sourceEntries(sources));
+    assert.match(html, /<a href="#" class="codeask-source" data-uri="file:\/\/\/abs\/src\/a\.py" data-start="10" data-end="20">src\/a\.py:10-20<\/a> <code>add<\/code>/);
+    assert.match(html, /src\/&lt;b&gt;\.py:1-2/);
+    assert.match(html, /<code>&lt;evil&gt;<\/code>/);
+    assert.equal(renderSources([]), '');
+  });
+});
+
+describe('renderAnswerHtml', () => {
+  it('builds a page with a CSP, the nonce-tagged click script and the sources', () => {
+    const html = renderAnswerHtml(
+      {
+        title: 'How is <a> added?',
+        markdown: ANSWER,
+        sources: [{ path: 'src/a.py', uri: 'file:///abs/src/a.py', start_line: 10, end_line: 20 }],
+        subquestions: ['How is <a> added?', 'where is add defined'],
+      },
+      'abc123',
+      'vscode-webview://x',
+    );
+    assert.match(html, /Content-Security-Policy/);
+    assert.match(html, /script-src &#39;nonce-abc123&#39;/);
+    assert.match(html, /<script nonce="abc123">/);
+    assert.match(html, /postMessage/);
+    assert.match(html, /<h1 class="question">How is &lt;a&gt; added\?<\/h1>/);
+    assert.match(html, /<h2>Sources<\/h2>/);
+    assert.match(html, /where is add defined/);
+    assert.equal((html.match(/How is &lt;a&gt; added\?<\/li>/g) ?? []).length, 0);
+  });
+});
+
+describe('hover links', () => {
+  it('rewrites file: links into command URIs with the uri and 1-based lines', () => {
+    const out = rewriteSourceLinks(ANSWER, 'codeask.openSource');
+    assert.doesNotMatch(out, /\]\(file:/);
+    const m = /\[src\/a\.py:10-20\]\(command:codeask\.openSource\?([^)]+)\)/.exec(out);
+    assert.ok(m, out);
+    assert.deepEqual(JSON.parse(decodeURIComponent(m[1])), ['file:///abs/src/a.py', 10, 20]);
+  });
+  it('encodes parentheses so the markdown link stays intact', () => {
+    const uri = commandUri('x', ["file:///a(1).py"]);
+    assert.doesNotMatch(uri.slice('command:x?'.length), /[()]/);
+    assert.deepEqual(JSON.parse(decodeURIComponent(uri.slice('command:x?'.length))), ['file:///a(1).py']);
+  });
+  it('leaves other links alone', () => {
+    assert.equal(rewriteSourceLinks('[a](https://x.y)', 'c'), '[a](https://x.y)');
+  });
+});
+
+describe('escapeHtml', () => {
+  it('escapes the five characters', () => {
+    assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});

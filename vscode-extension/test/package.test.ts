@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+const root = join(__dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+describe('package.json', () => {
+  it('declares the engine, bundle entry point and license', () => {
+    assert.equal(pkg.engines.vscode, '^1.91.0');
+    assert.equal(pkg.devDependencies['@types/vscode'], '~1.91.0');
+    assert.equal(pkg.main, './dist/extension.js');
+    assert.equal(pkg.license, 'Apache-2.0');
+    assert.ok(pkg.repository);
+  });
+  it('contributes the palette commands but not the server-side ones', () => {
+    const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
+    for (const id of ['codeask.askQuestion', 'codeask.explainSelection', 'codeask.reindexWorkspace', 'codeask.showStatus', 'codeask.setApiKey']) {
+      assert.ok(ids.includes(id), id);
+    }
+    for (const id of ['codeask.ask', 'codeask.explain', 'codeask.reindex', 'codeask.status']) {
+      assert.ok(!ids.includes(id), `${id} is registered by vscode-languageclient`);
+    }
+    const context = pkg.contributes.menus['editor/context'];
+    assert.deepEqual(context[0].command, 'codeask.explainSelection');
+    assert.equal(context[0].when, 'editorHasSelection');
+  });
+  it('contributes the settings', () => {
+    const props = pkg.contributes.configuration.properties;
+    for (const key of ['serverPath', 'llm.provider', 'llm.model', 'llm.baseUrl', 'retrieval.topK', 'retrieval.maxFiles', 'hover.enabled']) {
+      assert.ok(props[`codeask.${key}`], key);
+    }
+    assert.deepEqual(props['codeask.llm.provider'].enum, ['auto', 'openai', 'anthropic', 'none']);
+    assert.ok(!Object.keys(props).some((k) => /apikey/i.test(k)), 'API keys are not settings');
+  });
+  it('does not register server command ids in the extension source', () => {
+    const src = readFileSync(join(root, 'src', 'extension.ts'), 'utf8');
+    const registered = [...src.matchAll(/registerCommand\(\s*'([^']+)'/g)].map((m) => m[1]);
+    for (const id of registered) assert.ok(!['codeask.ask', 'codeask.explain', 'codeask.reindex', 'codeask.status'].includes(id), id);
+    assert.ok(registered.includes('codeask.askQuestion'));
+  });
+});

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CrashTracker, StatusBar, formatStats, formatStatus, formatStatusDetail } from '../src/status';
+
+function item() {
+  return { text: '', tooltip: undefined as unknown, command: undefined as unknown, shown: 0, show() { this.shown++; } };
+}
+
+describe('formatStatus', () => {
+  it('summarizes a status result', () => {
+    const s = { indexing: false, files: 812, chunks_total: 5400, vectors_pending: 0, index_dir: '/c/idx', llm: 'openai:gpt-4o-mini' };
+    assert.equal(formatStatus(s), 'codeask: idle, 812 files, 5,400 chunks; LLM: openai:gpt-4o-mini');
+    assert.match(formatStatusDetail(s), /Index: \/c\/idx/);
+  });
+  it('mentions pending embeddings and a missing LLM', () => {
+    const text = formatStatus({ indexing: true, files: 1, chunks_total: 3, vectors_pending: 2, llm: null });
+    assert.match(text, /^codeask: indexing, 1 file, 3 chunks \(2 embeddings pending\); LLM: none/);
+    assert.match(text, /Set API Key/);
+  });
+  it('summarizes reindex stats generically', () => {
+    assert.equal(formatStats({ files: 3, chunks: 9, nested: { a: 1 } }), 'codeask: reindex finished (files: 3, chunks: 9)');
+    assert.equal(formatStats(null), 'codeask: reindex finished');
+  });
+});
+
+describe('StatusBar', () => {
+  it('shows progress, then the index state, and runs showStatus on click', () => {
+    const it_ = item();
+    const bar = new StatusBar(it_);
+    assert.equal(it_.command, 'codeask.showStatus');
+    assert.equal(it_.shown, 1);
+    assert.equal(bar.progress('t', { kind: 'begin', title: 'Indexing', percentage: 0 }), false);
+    assert.equal(it_.text, '$(sync~spin) codeask 0%');
+    bar.progress('t', { kind: 'report', message: 'src/a.py', percentage: 41.6 });
+    assert.equal(it_.text, '$(sync~spin) codeask 42%');
+    assert.equal(it_.tooltip, 'codeask: src/a.py');
+    bar.status({ indexing: true, files: 3 }); // progress in flight wins
+    assert.equal(it_.text, '$(sync~spin) codeask 42%');
+    assert.equal(bar.progress('t', { kind: 'end' }), true);
+    bar.status({ indexing: false, files: 812, chunks_total: 9000, llm: null });
+    assert.equal(it_.text, '$(database) codeask: 812 files');
+    bar.stopped();
+    assert.equal(it_.text, '$(error) codeask');
+  });
+});
+
+describe('CrashTracker', () => {
+  it('allows 4 restarts within 3 minutes, then stops', () => {
+    const t = new CrashTracker(5, 180_000);
+    const answers = [0, 1, 2, 3, 4].map((i) => t.shouldRestart(1000 + i));
+    assert.deepEqual(answers, [true, true, true, true, false]);
+  });
+  it('forgets old crashes', () => {
+    const t = new CrashTracker(2, 1000);
+    assert.equal(t.shouldRestart(0), true);
+    assert.equal(t.shouldRestart(5000), true);
+    assert.equal(t.shouldRestart(5500), false);
+  });
+});
