@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import EVAL_DIR, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 
-from codeask.eval.metrics import retrieval_metrics  # noqa: E402
+from codeask.eval.metrics import RetrievalScores, distinct_files  # noqa: E402
 from codeask.query.pipeline import Query  # noqa: E402
 from codeask.workspace import Workspace  # noqa: E402
 
@@ -47,11 +47,15 @@ def ranked_files(ws: Workspace, question: str) -> list[str]:
     pipeline = ws.build_pipeline(llm=None)
     query = Query(question, options={"top_k": 200, "max_files": 200})
     query = pipeline.run(query)
-    out: list[str] = []
-    for d in query.retrieved_documents:
-        if d.path not in out:
-            out.append(d.path)
-    return out
+    return distinct_files(d.path for d in query.retrieved_documents)
+
+
+def retrieval_metrics(rankings: list[list[str]], gold: list[list[str]]) -> dict[str, float]:
+    """Mean file recall@1/@5/@10 and MRR, rounded to 3 places."""
+    scores = RetrievalScores()
+    for ranked, expected in zip(rankings, gold):
+        scores.add(ranked, expected)
+    return {k: round(v, 3) for k, v in scores.mean().items()}
 
 
 def bm25_file_baseline(root: Path, questions: list[str]) -> list[list[str]]:

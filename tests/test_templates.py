@@ -78,7 +78,6 @@ def test_editor_settings_override_templates(sample_workspace, fake_llm):
     ws = Workspace(
         [sample_workspace],
         editor={
-            "codeask": None,
             "llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 1},
             "templates": {
                 "subquestions": "SUBQ {{ question }} x{{ num_questions }}",

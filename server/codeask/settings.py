@@ -95,7 +95,8 @@ DEFAULT_SECRET_PATTERNS: list[str] = [
     "*.tfvars",
 ]
 
-#: Folders and files never walked, in any workspace (gitignore syntax).
+#: Folders and files never walked, in any workspace (gitignore syntax). Names that are also common
+#: source folders (``target``, ``out``, ``env``) are excluded only at the root.
 DEFAULT_EXCLUDES: list[str] = [
     ".git/",
     ".hg/",
@@ -105,7 +106,7 @@ DEFAULT_EXCLUDES: list[str] = [
     "bower_components/",
     ".venv/",
     "venv/",
-    "env/",
+    "/env/",
     ".tox/",
     ".nox/",
     "__pycache__/",
@@ -120,8 +121,8 @@ DEFAULT_EXCLUDES: list[str] = [
     ".vscode-test/",
     "build/",
     "dist/",
-    "target/",
-    "out/",
+    "/target/",
+    "/out/",
     ".next/",
     ".nuxt/",
     ".svelte-kit/",

@@ -1,0 +1,416 @@
+"""The language server over stdio (pytest-lsp client), real LanceDB and embedding model; the only
+stand-in is the LLM (``fake_llm``, a local OpenAI-compatible HTTP server)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig
+
+SERVER = [sys.executable, "-m", "codeask", "serve"]
+QUESTION = "How does a session decide whether to follow a redirect?"
+
+
+def uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def llm_options(fake_llm, **extra) -> dict:
+    return {"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "test"}, **extra}
+
+
+@contextlib.asynccontextmanager
+async def session(
+    *roots: Path,
+    options: dict | None = None,
+    progress: bool = True,
+    configuration: dict | None = None,
+    env: dict | None = None,
+    registrations: list | None = None,
+):
+    """A started, initialized client talking to ``python -m codeask serve``; shut down after."""
+    client = await ClientServerConfig(server_command=SERVER, server_env=env).start()
+    if configuration is not None:
+        client.set_configuration(configuration)
+    if registrations is not None:
+
+        @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+        def register(params: lsp.RegistrationParams):
+            registrations.extend(params.registrations)
+
+    caps = lsp.ClientCapabilities(
+        window=lsp.WindowClientCapabilities(work_done_progress=progress),
+        workspace=lsp.WorkspaceClientCapabilities(
+            configuration=True,
+            workspace_folders=True,
+            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=registrations is not None
+            ),
+        ),
+    )
+    folders = [lsp.WorkspaceFolder(uri=uri(r), name=r.name) for r in roots]
+    await client.initialize_session(
+        lsp.InitializeParams(capabilities=caps, workspace_folders=folders, initialization_options=options)
+    )
+    try:
+        yield client
+    finally:
+        if client._server is not None and client._server.returncode is None:
+            await asyncio.wait_for(client.shutdown_session(), 30)
+        await client.stop()
+
+
+async def cmd(client, name: str, *args, timeout: float = 60):
+    params = lsp.ExecuteCommandParams(command=name, arguments=list(args))
+    return await asyncio.wait_for(client.workspace_execute_command_async(params), timeout)
+
+
+async def wait_indexed(client, timeout: float = 120, vectors: bool = True) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = await cmd(client, "codeask.status")
+        if not st["indexing"] and st["chunks_total"] and (not vectors or st["vectors_pending"] == 0):
+            return st
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"indexing did not finish in {timeout}s: {st}")
+
+
+def check_progress(reports: dict, title: str) -> list:
+    """The one progress of ``title``: created (token known), begin, report(s) with a percentage, end."""
+    for token, values in reports.items():
+        if values and isinstance(values[0], lsp.WorkDoneProgressBegin) and values[0].title == title:
+            assert isinstance(values[-1], lsp.WorkDoneProgressEnd), values
+            middle = values[1:-1]
+            assert middle and all(isinstance(v, lsp.WorkDoneProgressReport) for v in middle), values
+            assert all(v.percentage is not None and 0 <= v.percentage <= 100 for v in middle), values
+            assert middle[-1].percentage == 100
+            return values
+    raise AssertionError(f"no progress titled {title!r}: {reports}")
+
+
+def open_doc(client, path: Path, text: str | None = None) -> str:
+    text = path.read_text() if text is None else text
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri(path), language_id="python", version=1, text=text))
+    )
+    return uri(path)
+
+
+def line_of(path: Path, needle: str) -> int:
+    """0-based line of the first line containing ``needle``."""
+    return next(i for i, line in enumerate(path.read_text().splitlines()) if needle in line)
+
+
+async def hover(client, path: Path, needle: str):
+    line = line_of(path, needle)
+    col = path.read_text().splitlines()[line].index(needle) + 1
+    params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri(path)), lsp.Position(line, col))
+    return await asyncio.wait_for(client.text_document_hover_async(params), 60)
+
+
+# ------------------------------------------------------------------------------------------------
+# the sample workspace
+
+
+async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm):
+    cart = sample_workspace / "src/shop/cart.py"
+    async with session(sample_workspace, options=llm_options(fake_llm)) as client:
+        st = await wait_indexed(client)
+        assert {"indexing", "files", "chunks_total", "vectors_pending", "index_dir", "llm"} <= set(st)
+        assert st["files"] == 4 and st["llm"].startswith("openai:")
+        check_progress(client.progress_reports, "codeask: indexing")
+        check_progress(client.progress_reports, "codeask: embedding")
+
+        # ask with the (fake) LLM: the answer, the sources and their Locations
+        answer = await cmd(client, "codeask.ask", "How is the coupon discount applied to the cart total?")
+        assert answer["answer"].startswith("FAKE ANSWER") and "error" not in answer
+        assert [s["path"] for s in answer["sources"]][:2] == ["src/shop/pricing.py", "src/shop/cart.py"] or \
+            {"src/shop/pricing.py", "src/shop/cart.py"} <= {s["path"] for s in answer["sources"][:3]}
+        assert len(answer["locations"]) == len(answer["sources"])
+        for src, loc in zip(answer["sources"], answer["locations"]):
+            assert loc["uri"] == uri(Path(src["root"]) / src["path"]) and "#" not in loc["uri"]
+            assert loc["range"]["start"] == {"line": src["start_line"] - 1, "character": 0}
+            assert loc["range"]["end"]["line"] == src["end_line"] - 1
+        ask_steps = [v.message for t, vs in client.progress_reports.items() for v in vs
+                     if vs[0].title == "codeask: asking" and isinstance(v, lsp.WorkDoneProgressReport)]
+        assert {"retrieve", "answer"} <= set(ask_steps)
+
+        # the object form, without the LLM
+        calls = len(fake_llm.requests)
+        answer = await cmd(client, "codeask.ask", {"question": "shipping cost express", "no_llm": True, "max_files": 1})
+        assert len(fake_llm.requests) == calls and answer["llm"] is None
+        assert [s["path"] for s in answer["sources"]] == ["src/shop/shipping.py"]
+
+        # explain a selection: the selected code goes to the LLM with the definition it uses
+        line = line_of(cart, "return apply_discount")
+        rng = {"start": {"line": line - 1, "character": 0}, "end": {"line": line + 1, "character": 0}}
+        fake_llm.reset()
+        out = await cmd(client, "codeask.explain", uri(cart), rng)
+        assert out["markdown"].startswith("FAKE ANSWER")
+        prompt = fake_llm.prompts()[-1]
+        assert "return apply_discount(subtotal, coupon)" in prompt
+        assert "subtotal = sum(price * quantity" in prompt
+        assert "def apply_discount(amount, coupon):" in prompt  # the definition it uses
+        assert out["sources"][0]["path"] == "src/shop/pricing.py"
+        assert all(not (s["path"] == "src/shop/cart.py" and s["start_line"] <= line + 1 <= s["end_line"])
+                   for s in out["sources"])  # not its own chunk
+        assert out["locations"][0]["uri"] == uri(sample_workspace / "src/shop/pricing.py")
+
+        # the code action runs the same command
+        actions = await client.text_document_code_action_async(
+            lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri(cart)), lsp.Range(**{
+                "start": lsp.Position(line, 0), "end": lsp.Position(line, 10)}), lsp.CodeActionContext(diagnostics=[]))
+        )
+        print("ACTIONS", actions)
+        assert [a.title for a in actions] == ["Explain selection"]
+        assert actions[0].command.command == "codeask.explain"
+        assert actions[0].command.arguments[0] == uri(cart)
+        out2 = await cmd(client, "codeask.explain", *actions[0].command.arguments)
+        assert out2["markdown"] and out2["sources"]
+        none = await client.text_document_code_action_async(
+            lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri(cart)), lsp.Range(lsp.Position(line, 3), lsp.Position(line, 3)),
+                                 lsp.CodeActionContext(diagnostics=[]))
+        )
+        assert not none
+
+        # reindex: IndexStats json
+        stats = await cmd(client, "codeask.reindex")
+        assert stats["files_seen"] == 4 and stats["files_changed"] == 0 and stats["vectors_pending"] == 0
+
+        await asyncio.wait_for(client.shutdown_session(), 30)
+    assert client._server.returncode == 0
+
+
+async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_llm):
+    cart = sample_workspace / "src/shop/cart.py"
+    config = {"codeask": {"hover": {"enabled": True}}}
+    async with session(sample_workspace, options=llm_options(fake_llm), configuration=config) as client:
+        await wait_indexed(client)
+        open_doc(client, cart)
+        fake_llm.reset()
+        result = await hover(client, cart, "apply_discount(subtotal")
+        assert result is not None and result.contents.value.startswith("FAKE ANSWER")
+        assert "Keep it under 80 words" in fake_llm.prompts()[-1]
+        assert "return apply_discount(subtotal, coupon)" in fake_llm.prompts()[-1]
+        assert result.range.start.line == line_of(cart, "def total")
+        # cached by the chunk's content: no second LLM call
+        again = await hover(client, cart, "subtotal =")
+        assert again.contents.value == result.contents.value and len(fake_llm.requests) == 1
+        # not on a word: nothing
+        blank = line_of(cart, "def total") - 1
+        params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri(cart)), lsp.Position(blank, 0))
+        assert await client.text_document_hover_async(params) is None
+
+        # an unsaved buffer: the hover explains what the editor shows
+        text = cart.read_text().replace("return apply_discount(subtotal, coupon)", "return apply_discount(subtotal * 2, coupon)")
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri(cart), 2),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        await hover(client, cart, "apply_discount(subtotal")
+        assert "apply_discount(subtotal * 2, coupon)" in fake_llm.prompts()[-1]
+
+        # didChangeConfiguration: the server pulls section codeask again
+        client.set_configuration({"codeask": {"hover": {"enabled": False}}})
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={}))
+        for _ in range(50):
+            if await hover(client, cart, "apply_discount(subtotal") is None:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("hover still enabled")
+
+        # a failing LLM: an error message with the provider's text, the sources still returned
+        fake_llm.fail_next(401, "Incorrect API key provided: test", times=10)
+        answer = await cmd(client, "codeask.ask", "How is the coupon discount applied?")
+        assert "Incorrect API key provided" in answer["error"]
+        assert answer["sources"] and answer["locations"]
+        await asyncio.sleep(0.2)
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert any("Incorrect API key provided" in m for m in errors), client.messages
+        # ... and explain too, then the server is still alive
+        client.messages.clear()
+        out = await cmd(client, "codeask.explain", uri(cart), {"start": {"line": 17, "character": 0}, "end": {"line": 19, "character": 0}})
+        assert out["error"] and "src/shop/pricing.py" in out["markdown"]
+        assert (await cmd(client, "codeask.status"))["files"] == 4
+
+
+async def test_without_llm_or_progress_capability(sample_workspace):
+    cart = sample_workspace / "src/shop/cart.py"
+    async with session(sample_workspace, progress=False) as client:
+        await wait_indexed(client)
+        assert not client.progress_reports
+        infos = [m.message for m in client.messages if m.type == lsp.MessageType.Info]
+        assert any("indexing" in m for m in infos) and any("index ready" in m for m in infos), infos
+        result = await hover(client, cart, "apply_discount(subtotal")
+        assert result is not None
+        value = result.contents.value
+        assert "Related code" in value and f"]({uri(sample_workspace / 'src/shop/pricing.py')}#L" in value
+        out = await cmd(client, "codeask.ask", "shipping cost")
+        assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
+
+
+async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
+    registrations: list = []
+    async with session(sample_workspace, registrations=registrations) as client:
+        await wait_indexed(client)
+        assert [r.method for r in registrations] == ["workspace/didChangeWatchedFiles"]
+        assert registrations[0].register_options["watchers"][0]["globPattern"] == "**/*"
+
+        # a file written outside the editor becomes searchable (the watcher)
+        new = sample_workspace / "src/shop/inventory.py"
+        new.write_text('def frobnicate_warehouse_stock(level):\n    """Restock shelves."""\n    return level + 1\n')
+        deadline = time.monotonic() + 15
+        while True:
+            out = await cmd(client, "codeask.ask", {"question": "frobnicate_warehouse_stock", "no_llm": True})
+            if out["sources"] and out["sources"][0]["path"] == "src/shop/inventory.py":
+                break
+            assert time.monotonic() < deadline, out["sources"]
+            await asyncio.sleep(0.3)
+
+        # didChangeWatchedFiles for a deleted file: gone from the index
+        new.unlink()
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            [lsp.FileEvent(uri=uri(sample_workspace) + "/src/shop/inventory.py", type=lsp.FileChangeType.Deleted)]))
+        deadline = time.monotonic() + 15
+        while (await cmd(client, "codeask.status"))["files"] != 4:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+
+        # didSave
+        shipping = sample_workspace / "src/shop/shipping.py"
+        shipping.write_text(shipping.read_text() + "\n\ndef zanzibar_freight_quote():\n    return 42\n")
+        client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri(shipping))))
+        deadline = time.monotonic() + 15
+        while True:
+            out = await cmd(client, "codeask.ask", {"question": "zanzibar_freight_quote", "no_llm": True})
+            if out["sources"] and out["sources"][0]["path"] == "src/shop/shipping.py" and "zanzibar" in out["sources"][0]["content"]:
+                break
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+
+        # a second workspace folder is added and indexed
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "billing.py").write_text("def quuxify_invoice_ledger(invoice):\n    return invoice\n")
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            lsp.WorkspaceFoldersChangeEvent(added=[lsp.WorkspaceFolder(uri(other), "other")], removed=[])))
+        deadline = time.monotonic() + 30
+        while True:
+            st = await cmd(client, "codeask.status")
+            if len(st["roots"]) == 2 and not st["indexing"] and st["files"] == 5:
+                break
+            assert time.monotonic() < deadline, st
+            await asyncio.sleep(0.2)
+        out = await cmd(client, "codeask.ask", {"question": "quuxify_invoice_ledger", "no_llm": True})
+        assert out["sources"][0]["root"] == str(other.resolve())
+        assert out["locations"][0]["uri"] == uri(other / "billing.py")
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            lsp.WorkspaceFoldersChangeEvent(added=[], removed=[lsp.WorkspaceFolder(uri(other), "other")])))
+        deadline = time.monotonic() + 15
+        while len((await cmd(client, "codeask.status"))["roots"]) != 1:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+
+
+async def test_cancel_a_long_ask(sample_workspace, fake_llm):
+    def slow(request):
+        time.sleep(3)
+        return "SLOW ANSWER"
+
+    async with session(sample_workspace, options=llm_options(fake_llm)) as client:
+        await wait_indexed(client)
+        fake_llm.responder = slow
+        params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=["How is the discount applied?"])
+        fut = client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id="slow-ask")
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        st = await cmd(client, "codeask.status")
+        assert time.monotonic() - started < 0.5 and st["files"] == 4  # the loop is free meanwhile
+        client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="slow-ask"))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(fut, 10)
+        # the thread stops at its next step: only the subquestions call was made
+        await asyncio.sleep(3.5)
+        assert len(fake_llm.requests) == 1
+        ends = [vs[-1] for vs in client.progress_reports.values() if vs[0].title == "codeask: asking"]
+        assert ends and ends[-1].message == "cancelled"
+
+
+# ------------------------------------------------------------------------------------------------
+# the requests sdist: one indexed copy shared by the tests below
+
+
+@pytest.fixture(scope="module")
+def requests_copy(requests_sdist, tmp_path_factory):
+    root = tmp_path_factory.mktemp("req") / "requests"
+    shutil.copytree(requests_sdist, root)
+    cache = tmp_path_factory.mktemp("req-cache")
+    return root, {**os.environ, "CODEASK_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+
+
+def _pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+@pytest.mark.slow
+async def test_requests_status_latency_while_indexing(requests_copy):
+    root, env = requests_copy
+    async with session(root, env=env) as client:
+        latencies: list[float] = []
+        seen_indexing = 0
+        keyword_answer = None
+        while len(latencies) < 50:
+            started = time.perf_counter()
+            st = await cmd(client, "codeask.status")
+            latencies.append(time.perf_counter() - started)
+            seen_indexing += st["indexing"]
+            if keyword_answer is None and st["indexing"] and st["chunks_total"] and st["vectors_pending"]:
+                # phase 1 is done, vectors are still coming: keyword search answers already
+                started = time.perf_counter()
+                keyword_answer = await cmd(client, "codeask.ask", {"question": QUESTION, "no_llm": True})
+                keyword_seconds = time.perf_counter() - started
+            await asyncio.sleep(0.05)
+        p50, p95 = statistics.median(latencies), _pct(latencies, 95)
+        print(f"\nstatus latency while indexing: p50={p50 * 1000:.1f} ms p95={p95 * 1000:.1f} ms "
+              f"max={max(latencies) * 1000:.1f} ms over {len(latencies)} requests ({seen_indexing} while indexing)")
+        assert seen_indexing >= 40
+        assert p95 < 0.1, latencies
+        assert keyword_answer is not None
+        print(f"ask (no LLM, keyword phase) latency: {keyword_seconds * 1000:.0f} ms")
+        assert "src/requests/sessions.py" in [s["path"] for s in keyword_answer["sources"][:5]]
+        st = await wait_indexed(client, timeout=240)
+        assert st["chunks_total"] > 300
+        check_progress(client.progress_reports, "codeask: indexing")
+        embed = check_progress(client.progress_reports, "codeask: embedding")
+        assert len(embed) >= 5  # begin, several batches, end
+
+
+@pytest.mark.slow
+async def test_requests_ask_sessions_redirect(requests_copy):
+    root, env = requests_copy
+    async with session(root, env=env) as client:
+        await wait_indexed(client, timeout=240)
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            out = await cmd(client, "codeask.ask", {"question": QUESTION, "no_llm": True})
+            timings.append(time.perf_counter() - started)
+        print(f"\nask latency without LLM (hybrid): p50={statistics.median(timings) * 1000:.0f} ms "
+              f"max={max(timings) * 1000:.0f} ms")
+        paths = [s["path"] for s in out["sources"][:5]]
+        assert "src/requests/sessions.py" in paths, paths
+        i = paths.index("src/requests/sessions.py")
+        src, loc = out["sources"][i], out["locations"][i]
+        assert loc["uri"] == uri(root / "src/requests/sessions.py")
+        assert loc["range"]["start"]["line"] == src["start_line"] - 1
+        assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})" in out["markdown"]
