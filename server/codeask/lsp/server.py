@@ -99,6 +99,7 @@ class CodeaskServer(LanguageServer):
         """Run ``fn(cancelled, progress)`` in a thread; ``$/cancelRequest`` sets ``cancelled()``
         (pygls cancels the request's future; the thread stops at its next step)."""
         request = self.protocol._request_futures.get(self.protocol.msg_id)
+        log.warning("DEBUG msg_id=%r in=%r", self.protocol.msg_id, self.protocol.msg_id in self.protocol._request_futures)
         flag = threading.Event()
 
         def cancelled() -> bool:
@@ -345,6 +346,7 @@ def make_server() -> CodeaskServer:
     @server.command("codeask.ask")
     @guard
     async def ask(ls: CodeaskServer, *args):
+        log.warning("DEBUG ask start")
         opts = args[0] if args and isinstance(args[0], dict) else {"question": " ".join(str(a) for a in args)}
         question = str(opts.get("question") or "").strip()
         if not question:

@@ -1,0 +1,143 @@
+"""Indexing speed, memory and disk on a real tree.
+
+Usage::
+
+    python bench/index.py PATH                 # any folder
+    python bench/index.py --sdist sphinx==9.0.4 # a pinned PyPI sdist, fetched once
+
+Measured in one run, on a fresh index folder (a temp ``CODEASK_CACHE_DIR``):
+
+* cold index: seconds to keyword-searchable (phase 1), seconds to all vectors (phase 2), files/s,
+  chunks/s of the whole pipeline;
+* the raw model's chunks/s on a sample of the same chunks (same batching), and the ratio
+  pipeline/raw (how much the indexer adds on top of the model);
+* restart on the unchanged tree: seconds, chunks embedded (must be 0), seconds per 1,000 files;
+* save -> searchable: append a function to a ~300-line file, then time until keyword and vector
+  search both return it (median of 5);
+* peak RSS (MiB) and index size on disk (bytes).
+
+Prints a table and writes ``bench/results/index-<name>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import fetch_sdist, peak_rss_mb, write_result  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, help="folder to index")
+    parser.add_argument("--sdist", help="a PyPI pin to fetch and index instead, e.g. sphinx==9.0.4")
+    parser.add_argument("--raw-sample", type=int, default=400, help="chunks embedded by the raw model")
+    args = parser.parse_args()
+    if not args.path and not args.sdist:
+        parser.error("give PATH or --sdist")
+    root = (fetch_sdist(args.sdist) if args.sdist else args.path).resolve()
+
+    cache = tempfile.mkdtemp(prefix="codeask-bench-")
+    os.environ["CODEASK_CACHE_DIR"] = cache
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from codeask.index.embed import load_embedder
+    from codeask.index.store import embed_text
+    from codeask.workspace import Workspace
+
+    ws = Workspace([root])
+    index = next(iter(ws.indexes.values()))
+    embedder = load_embedder(ws.settings.embedding)
+
+    t0 = time.monotonic()
+    phase1 = index.sync(embed=False)
+    t_keyword = time.monotonic() - t0
+    t1 = time.monotonic()
+    embedded = index.embed_pending()
+    t_embed = time.monotonic() - t1
+    t_vectors = time.monotonic() - t0
+    chunks = index.store.count()
+
+    # The raw model on a sample of the same chunks, same batch size, same length sorting.
+    rows = index.store._table.search().select(["symbol", "content"]).limit(None).to_list()
+    random.Random(0).shuffle(rows)
+    from codeask.index.chunk import Chunk
+
+    sample = [
+        embed_text(Chunk("x", "text", 1, 1, r["symbol"], r["content"], "")) for r in rows[: args.raw_sample]
+    ]
+    t2 = time.monotonic()
+    embedder.embed(sample)
+    raw_rate = len(sample) / (time.monotonic() - t2)
+    pipeline_rate = embedded / t_embed if t_embed > 0 else float("nan")
+
+    # Restart: a new workspace object on the unchanged tree.
+    t3 = time.monotonic()
+    restart = Workspace([root]).index()
+    t_restart = time.monotonic() - t3
+
+    # Save -> searchable on a ~300-line file.
+    target = max(
+        (root / p for p in index.manifest.all() if p.endswith(".py")),
+        key=lambda p: -abs(len(p.read_text("utf-8", "replace").splitlines()) - 300),
+    )
+    original = target.read_bytes()
+    latencies = []
+    try:
+        for n in range(5):
+            name = f"codeask_bench_marker_{n}_{random.Random(n).randint(0, 10**9)}"
+            target.write_bytes(original + f"\n\ndef {name}(value):\n    return value * {n}\n".encode())
+            t4 = time.monotonic()
+            ws.update_paths([target])
+            kw = index.store.keyword_search(name, 1)
+            vec = index.store.vector_search(embedder.embed_query(f"def {name}(value): return value * {n}"), 3)
+            latencies.append(time.monotonic() - t4)
+            assert kw and kw[0].path == target.relative_to(root).as_posix(), "keyword search missed the saved file"
+            assert any(h.path == kw[0].path for h in vec), "vector search missed the saved file"
+    finally:
+        target.write_bytes(original)
+        ws.update_paths([target])
+
+    files = phase1.files_seen
+    result = {
+        "root": str(root),
+        "files": files,
+        "files_indexed": phase1.files_changed,
+        "files_skipped": phase1.files_skipped,
+        "chunks": chunks,
+        "seconds_to_keyword_searchable": round(t_keyword, 2),
+        "seconds_to_all_vectors": round(t_vectors, 2),
+        "files_per_second_phase1": round(files / t_keyword, 1),
+        "chunks_per_second_phase1": round(chunks / t_keyword, 1),
+        "chunks_embedded": embedded,
+        "pipeline_chunks_per_second": round(pipeline_rate, 1),
+        "raw_model_chunks_per_second": round(raw_rate, 1),
+        "pipeline_over_raw": round(pipeline_rate / raw_rate, 3),
+        "restart_seconds": round(t_restart, 2),
+        "restart_chunks_embedded": restart.chunks_embedded,
+        "restart_seconds_per_1000_files": round(t_restart / max(1, files) * 1000, 2),
+        "save_to_searchable_seconds_median": round(statistics.median(latencies), 3),
+        "save_to_searchable_seconds_max": round(max(latencies), 3),
+        "save_target": target.relative_to(root).as_posix(),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "index_bytes": index.store.disk_bytes(),
+        "batch_size": ws.settings.embedding.batch_size,
+        "max_tokens": ws.settings.embedding.max_tokens,
+    }
+    width = max(len(k) for k in result)
+    for key, value in result.items():
+        print(f"{key:{width}}  {value}")
+    out = write_result(f"index-{root.name}", result)
+    print(f"\nwritten to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
