@@ -6,7 +6,9 @@ They are fused at the file level, each file scored by its best chunk in each ran
 
     file_score(f) = sum over rankings r of  weight(r) / (rrf_k + rank of f among r's distinct files)
 
-with ``weight`` 1 for the original question and ``subquestion_weight`` for subquestions; files
+with ``weight`` 1 for the original question and ``subquestion_weight`` for subquestions. When the
+question names code (``snake_case``, ``camelCase``, ``dotted.names``), a third ranking lists the
+candidates that spell those names verbatim (:func:`identifier_ranking`). Files
 matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples) are multiplied by
 ``retrieval.downweight_factor``. Chunks within a file are ordered by their own chunk-level RRF
 score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
@@ -16,6 +18,7 @@ prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, o
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -82,6 +85,42 @@ def fuse(
     return fused
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def code_identifiers(question: str) -> list[str]:
+    """Names in a question that look like code: ``snake_case``, ``camelCase``, ``dotted.names``.
+
+    Plain words are left out; a name must have an underscore, an inner capital or a dot, and at
+    least 4 characters.
+    """
+    found: list[str] = []
+    for token in _IDENTIFIER.findall(question):
+        token = token.strip("_.")
+        looks_like_code = "_" in token or "." in token or any(c.isupper() for c in token[1:])
+        if len(token) >= 4 and looks_like_code and token not in found:
+            found.append(token)
+    return found
+
+
+def identifier_ranking(pool: Sequence[Hit], identifiers: Sequence[str]) -> list[Hit]:
+    """Candidates that contain question identifiers verbatim, most distinct identifiers first.
+
+    A developer who names a function wants the code that spells it; keyword and dense rankings
+    alone can rank a chunk full of the name's word parts above it. Dotted names also match on
+    their last part (``Config.from_envvar`` -> ``from_envvar``).
+    """
+    names = [(ident, ident.rsplit(".", 1)[-1]) for ident in identifiers]
+    scored: dict[str, tuple[int, int, Hit]] = {}
+    for order, hit in enumerate(pool):
+        if hit.id in scored:
+            continue
+        count = sum(1 for full, last in names if full in hit.content or last in hit.content)
+        if count:
+            scored[hit.id] = (count, order, hit)
+    return [hit for _, _, hit in sorted(scored.values(), key=lambda t: (-t[0], t[1]))]
+
+
 class HybridRetrieve:
     """The retriever step: pending -> retrieved with at most ``top_k`` documents.
 
@@ -103,13 +142,21 @@ class HybridRetrieve:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
         candidates = max(self.settings.candidates, top_k)
         rankings: list[tuple[float, str, list[Hit]]] = []
+        identifiers = code_identifiers(query.original)
         for target in self.targets():
             store = target.store()
+            pool: list[Hit] = []
             for i, text in enumerate(query.search_texts):
                 weight = 1.0 if i == 0 else self.subquestion_weight
-                rankings.append((weight, target.root, store.keyword_search(text, candidates)))
+                keyword = store.keyword_search(text, candidates)
+                rankings.append((weight, target.root, keyword))
+                pool.extend(keyword)
                 if i < len(query.embeddings):
-                    rankings.append((weight, target.root, store.vector_search(query.embeddings[i], candidates)))
+                    dense = store.vector_search(query.embeddings[i], candidates)
+                    rankings.append((weight, target.root, dense))
+                    pool.extend(dense)
+            if identifiers:
+                rankings.append((1.0, target.root, identifier_ranking(pool, identifiers)))
         fused = fuse(
             rankings,
             rrf_k=self.settings.rrf_k,

@@ -1,0 +1,72 @@
+-- Driven by tests/test_nvim.py: nvim --headless --clean -u NONE -c "luafile tests/nvim/test_ask.lua"
+-- Env: CODEASK_NVIM_PY (python), CODEASK_NVIM_SETUP (codeask.lua), CODEASK_NVIM_FILE (file to
+-- open), CODEASK_NVIM_OUT (JSON results). Any error exits with code 1 (cquit) instead of hanging.
+local ok, err = pcall(function()
+  vim.cmd('filetype on')
+  vim.g.codeask_cmd = { os.getenv('CODEASK_NVIM_PY'), '-m', 'codeask', 'serve' }
+  vim.g.codeask_settings = { hover = { enabled = true } }
+  local codeask = dofile(os.getenv('CODEASK_NVIM_SETUP'))
+  local out = {}
+
+  vim.cmd.edit(os.getenv('CODEASK_NVIM_FILE'))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local win = vim.api.nvim_get_current_win()
+  assert(vim.wait(30000, function() return #vim.lsp.get_clients({ name = 'codeask', bufnr = 0 }) > 0 end, 50),
+    'codeask did not attach')
+  local client = vim.lsp.get_clients({ name = 'codeask' })[1]
+  assert(vim.wait(30000, function() return client.initialized end, 50), 'not initialized')
+  out.root = client.config.root_dir
+
+  -- wait for indexing to end
+  local status
+  assert(vim.wait(120000, function()
+    local r = client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 5000)
+    status = r and r.result
+    return status ~= nil and not status.indexing and status.chunks_total > 0 and status.vectors_pending == 0
+  end, 200), 'indexing did not finish')
+  out.status = status
+
+  -- :CodeaskAsk through the module (same code path as the user command), then the quickfix list
+  local done = false
+  codeask.ask('How is the coupon discount applied?', function(e, result)
+    out.ask_error = e and e.message or vim.NIL
+    out.result = result
+    done = true
+  end)
+  assert(vim.wait(60000, function() return done end, 50), 'ask timed out')
+  out.qf = vim.tbl_map(function(item)
+    return { filename = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text }
+  end, vim.fn.getqflist())
+  out.floats = #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
+    vim.api.nvim_list_wins())
+
+  -- the user command itself works too
+  vim.cmd('CodeaskAsk shipping cost for express delivery')
+  assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 0 }).title:find('shipping') ~= nil end, 50),
+    ':CodeaskAsk did not fill the quickfix list')
+  out.qf2_first = vim.api.nvim_buf_get_name(vim.fn.getqflist()[1].bufnr)
+
+  -- hover on apply_discount
+  vim.api.nvim_set_current_win(win)
+  local lnum, col
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    local c = line:find('apply_discount(subtotal', 1, true)
+    if c then lnum, col = i, c + 2 break end
+  end
+  assert(lnum, 'apply_discount not found')
+  vim.api.nvim_win_set_cursor(win, { lnum, col })
+  local params = vim.lsp.util.make_position_params(win, client.offset_encoding)
+  local r = client:request_sync('textDocument/hover', params, 60000, bufnr)
+  out.hover = r and r.result and r.result.contents and r.result.contents.value or vim.NIL
+
+  local f = assert(io.open(os.getenv('CODEASK_NVIM_OUT'), 'w'))
+  f:write(vim.json.encode(out))
+  f:close()
+  client:stop()
+  vim.wait(5000, function() return client:is_stopped() end, 50)
+end)
+if not ok then
+  io.stderr:write('test_ask.lua failed: ' .. tostring(err) .. '\n')
+  vim.cmd('cquit 1')
+end
+vim.cmd('qall!')
