@@ -40,12 +40,15 @@ def main() -> int:
     parser.add_argument("path", nargs="?", type=Path, help="folder to index")
     parser.add_argument("--sdist", help="a PyPI pin to fetch and index instead, e.g. sphinx==9.0.4")
     parser.add_argument("--raw-sample", type=int, default=400, help="chunks embedded by the raw model")
+    parser.add_argument(
+        "--cache-dir", type=Path, help="keep the index here (must not hold one for PATH yet); default: a temp dir"
+    )
     args = parser.parse_args()
     if not args.path and not args.sdist:
         parser.error("give PATH or --sdist")
     root = (fetch_sdist(args.sdist) if args.sdist else args.path).resolve()
 
-    cache = tempfile.mkdtemp(prefix="codeask-bench-")
+    cache = str(args.cache_dir) if args.cache_dir else tempfile.mkdtemp(prefix="codeask-bench-")
     os.environ["CODEASK_CACHE_DIR"] = cache
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from codeask.index.embed import load_embedder
@@ -54,6 +57,8 @@ def main() -> int:
 
     ws = Workspace([root])
     index = next(iter(ws.indexes.values()))
+    if index.manifest.count():
+        parser.error(f"{index.index_dir} already holds an index: a cold run needs a fresh --cache-dir")
     embedder = load_embedder(ws.settings.embedding)
 
     t0 = time.monotonic()

@@ -46,7 +46,7 @@ def test_neovim_ask_quickfix_and_hover(sample_workspace, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["root"] == str(sample_workspace)
-    assert result["status"]["files"] == 4
+    assert result["status"]["files"] == 5  # the 4 sample files and .codeask.toml
     ask = result["result"]
     assert ask["sources"] and len(ask["locations"]) == len(ask["sources"])
     assert result["ask_error"] is None
@@ -59,3 +59,8 @@ def test_neovim_ask_quickfix_and_hover(sample_workspace, tmp_path):
     assert result["floats"] >= 1  # the markdown answer in a floating window
     assert result["qf2_first"] == str(sample_workspace / "src/shop/shipping.py")
     assert result["hover"] and "pricing.py" in result["hover"]
+
+
+def test_docs_show_the_tested_setup():
+    docs = (Path(__file__).parents[1] / "docs" / "neovim.md").read_text()
+    assert (HERE / "codeask.lua").read_text().strip() in docs
