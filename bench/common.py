@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
+
+from codeask.eval.sdist import fetch_sdist as _fetch
 
 SDISTS = Path.home() / ".cache" / "codeask-bench-sdists"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -16,20 +15,7 @@ EVAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
 def fetch_sdist(pin: str, where: Path = SDISTS) -> Path:
     """Download (once) and unpack ``name==version`` from PyPI; returns the unpacked root."""
-    name, version = pin.split("==")
-    root = where / f"{name}-{version}"
-    if root.is_dir():
-        return root
-    where.mkdir(parents=True, exist_ok=True)
-    archive = where / f"{name}-{version}.tar.gz"
-    if not archive.exists():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(where), pin],
-            check=True,
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(where, filter="data")
-    return root
+    return _fetch(pin, where)
 
 
 def peak_rss_mb() -> float:

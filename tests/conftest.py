@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
+
+from codeask.eval.sdist import fetch_sdist as _fetch
 
 pytest_plugins = ["tests.conftest_llm"]
 
@@ -38,30 +36,8 @@ def isolated_env(tmp_path_factory, monkeypatch):
 
 
 def fetch_sdist(pin: str) -> Path:
-    """Download (once) and unpack a PyPI source distribution; returns the unpacked root.
-
-    ``pin`` is ``name==version``. The archive is cached in ``SDIST_CACHE``; each call returns the
-    same pristine unpacked copy, so tests that modify files must copy it first.
-    """
-    name, version = pin.split("==")
-    root = SDIST_CACHE / f"{name}-{version}"
-    if root.is_dir():
-        return root
-    SDIST_CACHE.mkdir(parents=True, exist_ok=True)
-    archive = SDIST_CACHE / f"{name}-{version}.tar.gz"
-    if not archive.exists():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             "-d", str(SDIST_CACHE), pin],
-            check=True,
-        )
-    tmp = SDIST_CACHE / f".{name}-{version}.unpack"
-    shutil.rmtree(tmp, ignore_errors=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(tmp, filter="data")
-    (tmp / f"{name}-{version}").rename(root)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return root
+    """The unpacked sdist ``pin`` from the test cache (read-only: copy before editing)."""
+    return _fetch(pin, SDIST_CACHE)
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,8 @@ class CLIError(Exception):
     """A failure reported as one line on stderr, exit code 1."""
 
 
-def _positive(value: str) -> int:
+def positive_int(value: str) -> int:
+    """argparse type: an integer >= 1."""
     try:
         n = int(value)
     except ValueError:
@@ -53,8 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question", help="the question")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
-    p.add_argument("--top-k", type=_positive, help="chunks retrieved (default 20)")
-    p.add_argument("--max-files", type=_positive, help="files kept, one chunk each (default 8)")
+    p.add_argument("--top-k", type=positive_int, help="chunks retrieved (default 20)")
+    p.add_argument("--max-files", type=positive_int, help="files kept, one chunk each (default 8)")
     p.add_argument("--model", help="LLM model name (provider from CODEASK_LLM or the keys set)")
     p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")
     p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")

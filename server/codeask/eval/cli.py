@@ -29,17 +29,9 @@ __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
 NO_LLM_TOP_K = 50
 
 
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
-    return n
-
-
 def add_eval_parser(subparsers) -> argparse.ArgumentParser:
+    from codeask.cli import positive_int as _positive
+
     p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")
     p.add_argument("path", type=Path, help="workspace folder")
     p.add_argument("--questions", required=True, type=Path, metavar="FILE",
