@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -130,3 +132,24 @@ def test_exit_codes(tmp_path):
     assert codeask("index", "--top-k", "x", str(tmp_path), check=False).returncode == 2
     proc = codeask("index", str(tmp_path / "missing"), check=False)
     assert proc.returncode == 1 and proc.stderr.strip().count("\n") == 0 and "not found" in proc.stderr
+
+
+@pytest.mark.slow
+def test_kill_9_during_flask_index_then_index_matches_a_clean_index(tmp_path, flask_sdist):
+    killed = tmp_path / "killed" / "flask-3.1.3"
+    clean = tmp_path / "clean" / "flask-3.1.3"
+    shutil.copytree(flask_sdist, killed)
+    shutil.copytree(flask_sdist, clean)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    for delay in (1.0, 2.5, 6.0):  # listing/phase 1, around the phase switch, phase 2
+        proc = subprocess.Popen([sys.executable, "-m", "codeask", "index", str(killed)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    codeask("index", str(killed), "--no-embed", "--json")
+    codeask("index", str(clean), "--no-embed", "--json")
+    after_kill = json.loads(codeask("status", str(killed), "--json").stdout)
+    fresh = json.loads(codeask("status", str(clean), "--json").stdout)
+    assert (after_kill["files"], after_kill["chunks_total"]) == (fresh["files"], fresh["chunks_total"])
+    assert after_kill["files"] > 150

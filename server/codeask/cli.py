@@ -237,6 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 failure with one line on stderr, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command != "serve":
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="codeask: %(message)s", stream=sys.stderr)
     handlers = {
         "index": _cmd_index,
         "ask": _cmd_ask,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -45,6 +46,7 @@ from codeask.settings import Settings
 __all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = "1"
+log = logging.getLogger(__name__)
 _EMBED_BATCH_ROWS = 256
 
 
@@ -204,9 +206,15 @@ class RootIndex:
         """
         with self._write_lock:
             try:
-                self._file_lock.acquire(timeout=(timeout if wait and timeout is not None else (-1 if wait else 0)))
+                self._file_lock.acquire(timeout=0)
             except filelock.Timeout:
-                raise IndexLocked(self.lock_message()) from None
+                if not wait:
+                    raise IndexLocked(self.lock_message()) from None
+                log.warning("%s; waiting for it to finish", self.lock_message())
+                try:
+                    self._file_lock.acquire(timeout=-1 if timeout is None else timeout)
+                except filelock.Timeout:
+                    raise IndexLocked(self.lock_message()) from None
             try:
                 if self._file_lock.lock_counter == 1:
                     self._owner_file.write_text(
