@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -44,8 +45,14 @@ def test_watcher_indexes_new_files_coalesces_bursts_and_ignores_ignored(sample_w
         burst.mkdir()
         for i in range(200):
             (burst / f"g{i}.py").write_text(f"def generated_{i}():\n    return {i}\n", encoding="utf-8")
-        assert _wait_for(lambda: sum(b.files_changed for b in batches) >= 200, timeout=60)
+        assert _wait_for(lambda: sum(b.files_changed for b in batches) >= 200, timeout=60), [(b.files_changed, b.files_seen, b.files_skipped) for b in batches]
         assert len(batches) <= 3
+
+        # Removing the folder removes every file below it.
+        shutil.rmtree(burst)
+        index = ws.indexes[str(sample_workspace.resolve())]
+        assert _wait_for(lambda: not any(p.startswith("src/generated/") for p in index.store.paths()))
+        assert not any(p.startswith("src/generated/") for p in index.manifest.all())
 
         # Ignored paths trigger no work.
         batches.clear()

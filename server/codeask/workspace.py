@@ -173,7 +173,7 @@ class Workspace:
         return [SearchTarget(str(i.root), (lambda i=i: i.store)) for i in list(self.indexes.values())]
 
     def _has_vectors(self) -> bool:
-        return any(i.store.count("embedded = true") for i in list(self.indexes.values()))
+        return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
     def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.

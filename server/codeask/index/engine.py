@@ -48,6 +48,7 @@ __all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for"
 SCHEMA_VERSION = "1"
 log = logging.getLogger(__name__)
 _EMBED_BATCH_ROWS = 256
+_OPTIMIZE_ROWS = 2048
 
 
 class IndexLocked(RuntimeError):
@@ -395,9 +396,15 @@ class RootIndex:
         stats.paths_changed.extend(paths)
 
     def _maybe_optimize(self, force: bool = False) -> None:
-        """Compact LanceDB and checkpoint the manifest every ``index.compact_every`` commits."""
-        commits = self.store.commits_since_optimize
-        if commits and (force or commits >= self.settings.index.compact_every):
+        """Compact LanceDB, fold new rows into the full-text index and checkpoint the manifest.
+
+        Due every ``index.compact_every`` commits or 2,048 written rows (unindexed rows are scanned by
+        every keyword search, so they must not pile up during phase 2).
+        """
+        store = self.store
+        commits = store.commits_since_optimize
+        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= _OPTIMIZE_ROWS
+        if commits and (force or due):
             self.store.optimize()
             self.manifest.checkpoint()
 
@@ -483,6 +490,7 @@ class RootIndex:
         self._urgent += 1
         try:
             with self.writing():
+                rels = self._expand_dirs(rels)
                 known = {r: rec for r in rels if (rec := self.manifest.get(r)) is not None}
                 entries: list[FileEntry] = []
                 gone: list[str] = []
@@ -502,7 +510,8 @@ class RootIndex:
                         continue
                     entries.append(FileEntry(rel_s, abs_path, st.st_size, st.st_mtime_ns))
                 if gone:
-                    self._remove([g for g in gone if g in known or g in self.store.paths()], stats)
+                    stored = self.store.paths()
+                    self._remove([g for g in gone if g in known or g in stored], stats)
                 stats.files_seen = len(entries)
                 if entries:
                     self._write_batch(entries, known, stats, skipped, embed_now=True)
@@ -514,6 +523,35 @@ class RootIndex:
         stats.vectors_pending = self.store.count_pending()
         stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
         return stats
+
+    def _expand_dirs(self, rels: set[str]) -> set[str]:
+        """Folders in ``rels`` become the files below them.
+
+        A new folder's files may come without events of their own (the watch on a new folder starts
+        after its first files are written); a removed folder's indexed files are in the manifest.
+        Symlinks inside a new folder are not followed here; the next full sync picks them up.
+        """
+        out: set[str] = set()
+        indexed: set[str] | None = None
+        for rel_s in rels:
+            abs_path = self.root / rel_s
+            if abs_path.is_dir():
+                if self.ignorer.reason(rel_s, is_dir=True) is not None:
+                    continue
+                for dirpath, dirnames, filenames in os.walk(abs_path):
+                    rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+                    dirnames[:] = [
+                        d for d in dirnames if self.ignorer.reason(f"{rel_dir}/{d}", is_dir=True) is None
+                    ]
+                    out.update(f"{rel_dir}/{name}" for name in filenames)
+            elif not abs_path.exists() and not abs_path.is_symlink():
+                if indexed is None:
+                    indexed = set(self.manifest.all()) | self.store.paths()
+                prefix = rel_s + "/"
+                out.update({p for p in indexed if p.startswith(prefix)} or {rel_s})
+            else:
+                out.add(rel_s)
+        return out
 
     # ------------------------------------------------------------------ status
     def status(self) -> dict:

@@ -186,7 +186,9 @@ class Store:
         )
         self._table = self._db.create_table(TABLE, schema=self._schema, exist_ok=True)
         self._commits = 0
+        self._rows_written = 0
         self._fts_lock = threading.Lock()
+        self._has_vectors: tuple[int, bool] | None = None
 
     # ---------------------------------------------------------------- writes
     def replace_files(self, paths: Iterable[str], rows: Sequence[dict]) -> None:
@@ -202,6 +204,7 @@ class Store:
         if rows:
             self._table.add(pa.Table.from_pylist(list(rows), schema=self._schema))
             self._commits += 1
+            self._rows_written += len(rows)
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Store ``vectors`` (``(len(ids), dim)`` float32) for rows ``ids`` and mark them embedded.
@@ -221,6 +224,7 @@ class Store:
         )
         self._table.merge_insert("id").when_matched_update_all().execute(data)
         self._commits += 1
+        self._rows_written += len(ids)
 
     def ensure_fts_index(self) -> None:
         """Build the full-text index on ``text`` if there is none (rows added later stay searchable)."""
@@ -244,10 +248,24 @@ class Store:
             warnings.simplefilter("ignore")
             self._table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_seconds))
         self._commits = 0
+        self._rows_written = 0
 
     @property
     def commits_since_optimize(self) -> int:
         return self._commits
+
+    @property
+    def rows_since_optimize(self) -> int:
+        """Rows added or updated since the last :meth:`optimize` (not yet in the full-text index)."""
+        return self._rows_written
+
+    def has_vectors(self) -> bool:
+        """Whether any row has its vector (cached per table version)."""
+        version = self._table.version
+        if self._has_vectors is None or self._has_vectors[0] != version:
+            found = bool(self._table.search().where("embedded = true").select(["id"]).limit(1).to_list())
+            self._has_vectors = (version, found)
+        return self._has_vectors[1]
 
     # ----------------------------------------------------------------- reads
     def count(self, where: str | None = None) -> int:
@@ -314,7 +332,7 @@ class Store:
 
     def vector_search(self, vector: np.ndarray, limit: int) -> list[Hit]:
         """Cosine search over embedded rows; best first, score = 1 - cosine distance."""
-        if self._table.count_rows("embedded = true") == 0:
+        if not self.has_vectors():
             return []
         rows = (
             self._table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
