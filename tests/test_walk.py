@@ -370,23 +370,44 @@ def test_fifo_is_skipped(tmp_path: Path, settings: IndexSettings) -> None:
     assert read_text(tmp_path / "pipe", settings) == "unreadable"
 
 
-def test_permission_denied(tmp_path: Path, settings: IndexSettings) -> None:
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        pytest.skip("running as root: permission bits are not enforced")
-    write(tmp_path, "ok.py")
-    write(tmp_path, "locked/hidden.py")
-    unreadable = write(tmp_path, "noread.py")
-    locked = tmp_path / "locked"
-    locked.chmod(0)
-    unreadable.chmod(0)
+def _walk_as_nobody(root: Path, settings: IndexSettings, unreadable: Path, out) -> None:
+    """In a forked child: drop root's privileges (uid/gid 65534), then walk and read."""
+    if os.geteuid() == 0:
+        os.setgid(65534)
+        os.setuid(65534)
+    result = walk(root, settings)
+    out.send((paths(result), dict(result.skipped), read_text(unreadable, settings)))
+
+
+def test_permission_denied(settings: IndexSettings) -> None:
+    """Root ignores permission bits, so the walk runs in a forked child that dropped to 'nobody'."""
+    import multiprocessing
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="codeask-perm-"))  # not under root's 0700 pytest folder
     try:
-        result = walk(tmp_path, settings)
-        assert paths(result) == ["noread.py", "ok.py"]
-        assert result.skipped == collections.Counter({"permission_denied": 1})
-        assert read_text(unreadable, settings) == "permission_denied"
+        base.chmod(0o755)
+        write(base, "ok.py")
+        write(base, "locked/hidden.py")
+        unreadable = write(base, "noread.py")
+        for path in (base / "ok.py", base / "locked", base / "locked/hidden.py"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (base / "locked").chmod(0)
+        unreadable.chmod(0)
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_walk_as_nobody, args=(base, settings, unreadable, send))
+        child.start()
+        assert receive.poll(60), "the walk did not finish"
+        listed, skipped, read = receive.recv()
+        child.join(10)
+        assert listed == ["noread.py", "ok.py"]
+        assert skipped == {"permission_denied": 1}
+        assert read == "permission_denied"
     finally:
-        locked.chmod(0o755)
-        unreadable.chmod(0o644)
+        (base / "locked").chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_undecodable_name_skipped(tmp_path: Path, settings: IndexSettings) -> None:
