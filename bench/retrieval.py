@@ -11,7 +11,7 @@ the ranked distinct files are scored against ``gold_files``. Three rankings are 
 
 Usage::
 
-    python bench/retrieval.py [--sets requests flask pytest sphinx] [--eval-dir DIR]
+    python bench/retrieval.py [--sets requests flask pytest sphinx] [--eval-dir DIR] [--sdist-dir DIR]
 
 Prints a table and writes ``bench/results/retrieval.json``. Differences under ~0.08 MRR are noise on
 57-80 questions (FINDINGS.md, point 4).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import EVAL_DIR, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
+from common import EVAL_DIR, SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 
 from codeask.eval.metrics import RetrievalScores, distinct_files  # noqa: E402
 from codeask.query.pipeline import Query  # noqa: E402
@@ -83,12 +83,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="+", default=["requests", "flask", "pytest", "sphinx"])
     parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
+    parser.add_argument("--sdist-dir", type=Path, default=SDISTS, help="where sdists are fetched and unpacked")
     args = parser.parse_args()
 
     results: dict[str, dict] = {}
     for name in args.sets:
         rows = load_rows(args.eval_dir / f"{name}.jsonl")
-        root = fetch_sdist(rows[0]["sdist"])
+        root = fetch_sdist(rows[0]["sdist"], args.sdist_dir)
         questions = [r["query"] for r in rows]
         gold = [r["gold_files"] for r in rows]
         t0 = time.monotonic()

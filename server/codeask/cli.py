@@ -175,8 +175,10 @@ def _cmd_ask(args) -> int:
     )
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
+    elif streamed and answer.markdown.startswith(answer.answer):
+        print(answer.markdown[len(answer.answer):])  # the answer itself was streamed already
     elif streamed:
-        print(answer.markdown[len(answer.answer):] if answer.markdown.startswith(answer.answer) else "")
+        print("\n\n" + answer.markdown)  # the stream broke off: show what ask fell back to
     else:
         print(answer.markdown)
     if answer.error:
