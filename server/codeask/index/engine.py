@@ -175,12 +175,23 @@ class RootIndex:
 
     @property
     def store(self) -> Store:
-        """The chunk table; (re)created for the current embedding model."""
+        """The chunk table; (re)created for the current embedding model.
+
+        Opening an index built with the configured model does not load the model (so ``status``
+        and keyword search stay fast); a new index, or another model, loads it for its dimension.
+        """
         if self._store is None:
             model = self.settings.embedding.model
-            dim = self.embedder.dim
-            want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
             have = self.manifest.get_meta("index")
+            try:
+                meta = json.loads(have) if have else {}
+            except ValueError:
+                meta = {}
+            if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
+                dim = int(meta["dim"])
+            else:
+                dim = self.embedder.dim
+            want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
             if have is not None and have != want:
                 # Another model or schema: vectors are not comparable, start over.
                 with self.writing(wait=True):
