@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -72,12 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the language server")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
-    try:
-        from codeask.eval.cli import add_eval_parser
-    except ImportError:
-        add_eval_parser = None
-    if add_eval_parser is not None:
-        add_eval_parser(sub)
+    from codeask.eval.cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
@@ -88,15 +86,18 @@ def _console():
 
 
 class _IndexProgress:
-    """Rich progress bars on stderr for both indexing phases (files, then chunks, with ETA)."""
+    """Progress of both indexing phases on stderr: rich bars (files, then chunks, with ETA) on a
+    terminal, otherwise one line when a phase with work starts."""
 
     def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
         self._bar = None
         self._tasks: dict[str, Any] = {}
+        self._announced: set[str] = set()
 
     def __enter__(self):
-        if self.enabled:
+        if self.enabled and self.tty:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(
@@ -111,7 +112,13 @@ class _IndexProgress:
             self._bar.__exit__(*exc)
 
     def __call__(self, p) -> None:
+        if not self.enabled:
+            return
         if self._bar is None:
+            if p.phase in ("index", "embed") and p.phase not in self._announced and p.total > p.done:
+                self._announced.add(p.phase)
+                what = "files changed" if p.phase == "index" else "chunks to embed (about 15-30 per second)"
+                print(f"codeask: {p.total} {what}...", file=sys.stderr, flush=True)
             return
         label = {"scan": "listing files", "index": "indexing files", "embed": "embedding chunks"}.get(p.phase, p.phase)
         task = self._tasks.get(p.phase)
@@ -238,7 +245,10 @@ def _cmd_serve(args) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 failure with one line on stderr, 2 usage)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # report it with the subcommand's own usage line
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command != "serve":
         import logging
 
@@ -263,3 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("codeask: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``codeask ask ... | head``): stop quietly, as the Python docs advise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -11,7 +11,8 @@ export interface ServerCommand {
 }
 
 export const DEFAULT_SERVER_PATH = 'codeask';
-export const INSTALL_COMMAND = 'pip install codeask';
+/** codeask is installed from its repository (it is not on PyPI). */
+export const INSTALL_COMMAND = 'pip install /path/to/codeask';
 
 /** Last path component, for both `/` and `\` separators. */
 export function basename(path: string): string {

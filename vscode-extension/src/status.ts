@@ -30,7 +30,7 @@ function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** One line: `codeask: idle, 812 files, 5,400 chunks (12 embeddings pending); LLM: openai:gpt-4o-mini`. */
+/** One line: `codeask: idle, 812 files, 5,400 chunks (12 embeddings pending); LLM: openai:gpt-5.4-mini`. */
 export function formatStatus(status: ServerStatus): string {
   const parts: string[] = [status.indexing ? 'indexing' : 'idle'];
   if (typeof status.files === 'number') parts.push(plural(status.files, 'file'));

@@ -110,7 +110,7 @@ describe('activation', () => {
     }
     assert.equal(stub.errors.length, 1);
     assert.match(stub.errors[0].message, /could not start the language server/);
-    assert.match(stub.errors[0].message, /pip install codeask/);
+    assert.match(stub.errors[0].message, /pip install \/path\/to\/codeask/);
     assert.match(stub.errors[0].message, /\/nonexistent\/bin\/codeask" was not found/);
     assert.deepEqual(stub.errors[0].actions, ['Set codeask.serverPath', 'Copy Install Command', 'Show Output']);
     assert.equal(stub.statusItems[0].text, '$(error) codeask');

@@ -31,10 +31,10 @@ describe('start failure message', () => {
   it('names the command and the fixes', () => {
     const msg = startFailureMessage(resolveServerCommand(undefined), new Error('spawn codeask ENOENT'));
     assert.match(msg, /`codeask serve`: spawn codeask ENOENT/);
-    assert.match(msg, /pip install codeask/);
+    assert.match(msg, /pip install \/path\/to\/codeask/);
     assert.match(msg, /codeask\.serverPath/);
     const py = startFailureMessage(resolveServerCommand('/v/bin/python'));
-    assert.match(py, /\/v\/bin\/python -m pip install codeask/);
+    assert.match(py, /\/v\/bin\/python -m pip install \/path\/to\/codeask/);
     assert.equal(describeCommand({ command: '/a b/python', args: ['-m', 'codeask'], python: true }), '"/a b/python" -m codeask');
   });
 });
