@@ -8,7 +8,7 @@ import pytest
 
 from tests.fake_llm import FakeLLMServer
 
-__all__ = ["fake_llm", "FakeLLMServer"]
+__all__ = ["fake_llm", "llm_env", "FakeLLMServer"]
 
 
 @pytest.fixture
@@ -23,3 +23,11 @@ def fake_llm() -> Iterator[FakeLLMServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def llm_env(monkeypatch, fake_llm) -> FakeLLMServer:
+    """The fake server as the OpenAI endpoint of the environment (``OPENAI_BASE_URL``/``_API_KEY``)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return fake_llm

@@ -20,13 +20,6 @@ ROWS = [
 ]
 
 
-@pytest.fixture
-def llm_env(monkeypatch, fake_llm):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_llm
-
-
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -10,13 +10,6 @@ from codeask.query.answer import Templates
 from codeask.settings import SettingsError, load_settings
 
 
-@pytest.fixture
-def llm_env(monkeypatch, fake_llm):
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return fake_llm
-
-
 def write_config(root, text):
     (root / ".codeask.toml").write_text(text, encoding="utf-8")
 

@@ -19,6 +19,7 @@ class AnthropicLLM(BaseLLM):
     """An :class:`~codeask.llm.LLM` over ``/v1/messages``."""
 
     provider = "anthropic"
+    key_hint = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -31,14 +32,10 @@ class AnthropicLLM(BaseLLM):
         max_tokens: int = 1024,
         temperature: float | None = 0.0,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url)
-        if not api_key and not base_url:
-            raise self._error("no API key (set ANTHROPIC_API_KEY or llm.api_key)")
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self._send_temperature = temperature is not None
-        self.timeout = timeout
-        self.max_retries = max_retries
+        super().__init__(
+            model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
+            max_tokens=max_tokens, temperature=temperature,
+        )
         # An explicit key and base URL: the SDK then reads no environment variable or profile.
         self.client = anthropic.Anthropic(
             api_key=api_key or _NO_KEY_PLACEHOLDER,

@@ -146,10 +146,36 @@ class BaseLLM:
 
     provider: str = "llm"
 
-    def __init__(self, model: str, *, api_key: str | None, base_url: str | None) -> None:
+    #: Where to get a key, for the "no API key" error.
+    key_hint: str = "llm.api_key"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        max_tokens: int = 1024,
+        temperature: float | None = 0.0,
+    ) -> None:
+        """Store the shared settings: ``timeout`` seconds per request, ``max_retries`` (the SDK's own
+        retries with backoff), ``max_tokens`` per answer, ``temperature`` (``None``: not sent).
+
+        Raises:
+            LLMError: neither a key nor a base URL (a local server needs no key).
+        """
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
+        if not api_key and not base_url:
+            raise self._error(f"no API key (set {self.key_hint} or llm.api_key)")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self._send_temperature = temperature is not None
 
     def describe(self) -> str:
         return f"{self.provider}:{self.model}"

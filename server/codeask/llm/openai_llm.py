@@ -46,6 +46,7 @@ class OpenAILLM(BaseLLM):
     """An :class:`~codeask.llm.LLM` over ``/chat/completions``."""
 
     provider = "openai"
+    key_hint = "OPENAI_API_KEY"
 
     def __init__(
         self,
@@ -58,14 +59,12 @@ class OpenAILLM(BaseLLM):
         max_tokens: int = 1024,
         temperature: float | None = 0.0,
     ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url)
-        if not api_key and not base_url:
-            raise self._error("no API key (set OPENAI_API_KEY or llm.api_key)")
-        self.max_tokens = max_tokens
-        self.temperature = temperature
+        super().__init__(
+            model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
+            max_tokens=max_tokens, temperature=temperature,
+        )
         # Parameters some models/servers refuse; learnt from 400 replies and then left out.
         self._token_param = "max_tokens"
-        self._send_temperature = temperature is not None
         self._send_response_format = True
         self.client = openai.OpenAI(
             api_key=api_key or NO_KEY_PLACEHOLDER,
@@ -73,8 +72,6 @@ class OpenAILLM(BaseLLM):
             timeout=timeout,
             max_retries=max_retries,
         )
-        self.timeout = timeout
-        self.max_retries = max_retries
 
     # --- public API ---------------------------------------------------------------------------
 
