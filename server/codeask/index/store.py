@@ -168,7 +168,11 @@ class Store:
         self.index_dir = Path(index_dir)
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self.dim = dim
-        self._db = lancedb.connect(str(self.index_dir / "lance"), read_consistency_interval=timedelta(0))
+        self._db = lancedb.connect(
+            str(self.index_dir / "lance"),
+            read_consistency_interval=timedelta(0),
+            session=lancedb.Session(index_cache_size_bytes=64 << 20, metadata_cache_size_bytes=32 << 20),
+        )
         self._schema = pa.schema(
             [
                 pa.field("id", pa.string()),
