@@ -67,4 +67,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from codeask.cli import limit_malloc_arenas
+
+    limit_malloc_arenas()  # as the CLI and the server do
     raise SystemExit(main())

@@ -127,5 +127,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from codeask.cli import limit_malloc_arenas
+
+    limit_malloc_arenas()  # as the CLI and the server do
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     raise SystemExit(main())

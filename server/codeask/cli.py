@@ -242,8 +242,26 @@ def _cmd_serve(args) -> int:
     return run(tcp=args.tcp)
 
 
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Cap glibc's per-thread malloc arenas (``mallopt(M_ARENA_MAX)``, as ``MALLOC_ARENA_MAX`` does).
+
+    Indexing runs LanceDB's and ONNX Runtime's thread pools; with glibc's default of 8 arenas per
+    core their freed memory stays fragmented: a cold index of the sphinx sdist peaked at 1.10 GB RSS
+    without the cap. A no-op where glibc is absent or the user set ``MALLOC_ARENA_MAX``.
+    """
+    if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 = M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 failure with one line on stderr, 2 usage)."""
+    limit_malloc_arenas()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # report it with the subcommand's own usage line
