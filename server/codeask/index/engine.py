@@ -467,6 +467,9 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
+        if done:
+            with self.writing(wait=wait):
+                self._maybe_optimize(force=True)  # fold the last updated rows into the full-text index
         return embedded
 
     # ------------------------------------------------------------ live updates
