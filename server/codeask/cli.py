@@ -35,6 +35,8 @@ def positive_int(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``codeask`` argument parser: subcommands ``index``, ``ask``, ``status``, ``watch``,
+    ``serve`` and ``eval`` (added by :func:`codeask.eval.cli.add_eval_parser`); a subcommand is required."""
     parser = argparse.ArgumentParser(
         prog="codeask",
         description="Ask your codebase a question and get a cited answer (offline by default).",

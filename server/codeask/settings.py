@@ -292,11 +292,15 @@ class RerankSettings(_Section):
 
 
 class SummarySettings(_Section):
+    """Optional LLM summary of the documents, which the answer then uses instead of them (``--summary``)."""
+
     enabled: bool = False
     """Summarize the documents with the LLM and answer from the summary."""
 
 
 class HoverSettings(_Section):
+    """Explanations on hover in the editor (``textDocument/hover``)."""
+
     enabled: bool = True
 
 
@@ -387,6 +391,7 @@ class ResolvedLLM:
     base_url: str | None
 
     def describe(self) -> str:
+        """``provider:model``, then ``at <base_url>`` when a base URL is set (never the key)."""
         where = f" at {self.base_url}" if self.base_url else ""
         return f"{self.provider}:{self.model}{where}"
 

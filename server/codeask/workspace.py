@@ -77,6 +77,13 @@ class Workspace:
 
     # ------------------------------------------------------------------- roots
     def add_root(self, root: Path | str) -> RootIndex:
+        """Add ``root`` (resolved) with settings loaded for it (its own ``.codeask.toml`` plus the other
+        layers); returns its :class:`RootIndex` (the existing one when already added).
+
+        Raises:
+            SettingsError: the root's settings are invalid.
+            ValueError: the index folder would be inside the root.
+        """
         root = Path(root).resolve()
         with self._lock:
             if str(root) not in self.indexes:
@@ -84,6 +91,7 @@ class Workspace:
             return self.indexes[str(root)]
 
     def remove_root(self, root: Path | str) -> None:
+        """Drop ``root`` and close its index (the index folder stays on disk); nothing for an unknown root."""
         with self._lock:
             index = self.indexes.pop(str(Path(root).resolve()), None)
         if index is not None:
@@ -100,6 +108,11 @@ class Workspace:
         return best
 
     def embedder(self) -> Embedder:
+        """The shared embedding model for the workspace settings (:func:`~codeask.index.embed.load_embedder`).
+
+        Raises:
+            EmbeddingError: the model's files are not available offline.
+        """
         return load_embedder(self.settings.embedding)
 
     # ---------------------------------------------------------------- indexing

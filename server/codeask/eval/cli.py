@@ -30,6 +30,10 @@ NO_LLM_TOP_K = 50
 
 
 def add_eval_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``eval`` subcommand to ``subparsers`` (an argparse sub-parsers action) and return its parser.
+
+    Defaults: ``--out ragas.json``, ``--concurrency 4``, ``--rank-from retrieved``.
+    """
     from codeask.cli import positive_int as _positive
 
     p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")

@@ -65,11 +65,15 @@ Claims:
 
 @dataclass
 class JudgeScores:
+    """The judge's scores for one answer: each a share in ``[0, 1]``, or ``None`` (recalls without a
+    ground truth, faithfulness when the answer has no claims)."""
+
     faithfulness: float | None
     answer_recall: float | None
     context_recall: float | None
 
     def to_json(self) -> dict[str, float | None]:
+        """``{"faithfulness", "answer_recall", "context_recall"}``: ``float`` in ``[0, 1]`` or ``None``."""
         return {
             "faithfulness": self.faithfulness,
             "answer_recall": self.answer_recall,
@@ -78,16 +82,28 @@ class JudgeScores:
 
 
 class Judge:
+    """Scores answers with ``llm`` via :meth:`~codeask.llm.LLM.structured`, using this module's
+    :data:`SPLIT_PROMPT` (claims) and :data:`CHECK_PROMPT` (verdicts).
+
+    Every method that calls the model raises :class:`~codeask.llm.LLMError` when the call fails.
+    """
+
     def __init__(self, llm: LLM):
         self.llm = llm
 
     def claims(self, question: str, text: str) -> list[str]:
+        """The claims of ``text`` (one :data:`SPLIT_PROMPT` call, ``question`` as context), stripped, empty
+        ones dropped; ``[]`` without a call when ``text`` is blank. Raises :class:`~codeask.llm.LLMError`."""
         if not text.strip():
             return []
         reply = self.llm.structured(SPLIT_PROMPT.format(question=question, text=text), Claims)
         return [c.strip() for c in reply.claims if isinstance(c, str) and c.strip()]
 
     def supported_share(self, claims: list[str], reference: str) -> float | None:
+        """Share in ``[0, 1]`` of ``claims`` that ``reference`` supports: one :data:`CHECK_PROMPT` call with
+        ``reference`` cut to its first 24000 characters; verdicts match claims by position, a missing one
+        counts as unsupported. ``None`` without a call when ``claims`` is empty. Raises
+        :class:`~codeask.llm.LLMError`."""
         if not claims:
             return None
         listed = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
@@ -99,6 +115,10 @@ class Judge:
         return sum(1 for v in verdicts if v.supported) / len(claims)
 
     def score(self, question: str, answer: str, ground_truth: str, contexts: list[str]) -> JudgeScores:
+        """The :class:`JudgeScores` of ``answer``; ``contexts`` (chunk texts) are joined with ``---`` lines.
+
+        At most 5 LLM calls (2 when ``ground_truth`` is blank). Raises :class:`~codeask.llm.LLMError`.
+        """
         context = "\n---\n".join(contexts)
         answer_claims = self.claims(question, answer)
         faithfulness = self.supported_share(answer_claims, context)

@@ -27,6 +27,8 @@ def distinct_files(paths: Iterable[str]) -> list[str]:
 
 
 def file_recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """Share in ``[0, 1]`` of the distinct ``gold`` paths among the first ``k`` of ``ranked``; ``0.0``
+    when ``gold`` is empty."""
     gold = set(gold)
     if not gold:
         return 0.0
@@ -34,6 +36,7 @@ def file_recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> floa
 
 
 def reciprocal_rank(ranked: Sequence[str], gold: Iterable[str]) -> float:
+    """``1 / rank`` (1-based) of the first path of ``ranked`` that is in ``gold``; ``0.0`` when none is."""
     gold = set(gold)
     for i, p in enumerate(ranked, 1):
         if p in gold:
@@ -48,6 +51,8 @@ class RetrievalScores:
     rows: list[dict[str, float] | None] = field(default_factory=list)
 
     def add(self, ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float] | None:
+        """Score one question and append its row ``{"recall@1", "recall@5", "recall@10", "mrr"}`` (``k``
+        from :data:`KS`); without ``gold`` files ``None`` is appended and returned."""
         if not gold:
             self.rows.append(None)
             return None
@@ -57,6 +62,8 @@ class RetrievalScores:
         return row
 
     def mean(self) -> dict[str, float] | None:
+        """Each score averaged over the rows that are not ``None`` (keys as in :meth:`add`); ``None`` when
+        no row has scores."""
         rows = [r for r in self.rows if r is not None]
         if not rows:
             return None

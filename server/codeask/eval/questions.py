@@ -23,6 +23,9 @@ class QuestionsError(ValueError):
 
 @dataclass
 class EvalQuestion:
+    """One row of a question set: ``question``, ``ground_truth`` (``""`` when absent),
+    ``expected_files`` (workspace-relative paths) and an optional ``id``."""
+
     question: str
     ground_truth: str = ""
     expected_files: list[str] = field(default_factory=list)

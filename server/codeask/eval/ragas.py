@@ -23,10 +23,20 @@ __all__ = ["Ragas", "QuestionNotFound"]
 
 
 class QuestionNotFound(KeyError):
+    """The evaluator saw a query whose ``original`` question is not in the dataset."""
+
     pass
 
 
 class Ragas:
+    """The Ragas evaluator and its dataset: one row per question, filled in at ``"retrieved"`` and
+    ``"answered"`` (see the module docstring).
+
+    Raises:
+        ValueError: a question appears twice in ``questions`` (plain strings or ``(question, ground_truth)``).
+        QuestionNotFound: when called with a query whose question is not in the dataset.
+    """
+
     name = "ragas"
 
     def __init__(self, questions: Iterable[tuple[str, str]] | Iterable[str]):
@@ -51,6 +61,7 @@ class Ragas:
         return ragas
 
     def questions(self) -> list[Query]:
+        """One new :class:`~codeask.query.pipeline.Query` per dataset question, in dataset order."""
         return [Query(q) for q in self._rows]
 
     def _row(self, query: Query) -> dict[str, Any]:
@@ -79,13 +90,16 @@ class Ragas:
         return list(self._final.get(question, []))
 
     def record_answers_as_ground_truth(self) -> None:
+        """Copy each row's current ``answer`` into its ``ground_truth`` (``--record-ground-truth``)."""
         with self._lock:
             for row in self._rows.values():
                 row["ground_truth"] = row["answer"]
 
     def rows(self) -> list[dict[str, Any]]:
+        """Copies of the rows ``{"question", "answer", "contexts", "ground_truth"}``, in dataset order."""
         with self._lock:
             return [dict(r, contexts=list(r["contexts"])) for r in self._rows.values()]
 
     def to_json(self) -> str:
+        """The rows as a pretty JSON array (``indent=2``, keys sorted, non-ASCII kept as is)."""
         return json.dumps(self.rows(), indent=2, sort_keys=True, ensure_ascii=False)

@@ -399,6 +399,8 @@ class _Ctx:
         return self.prefix[b + 1] - self.prefix[a] - 1
 
     def fits(self, a: int, b: int) -> bool:
+        """Whether rows a..b (0-based, inclusive) obey both limits: at most ``chunk_lines`` lines and
+        ``max_chars`` characters."""
         return b - a + 1 <= self.chunk_lines and self.chars(a, b) <= self.max_chars
 
     def windows(self, a: int, b: int) -> list[tuple[int, int]]:

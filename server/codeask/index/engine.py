@@ -71,6 +71,7 @@ class Progress:
 
     @property
     def percent(self) -> int:
+        """``done / total`` as a whole percentage (rounded down); 100 when ``total`` is 0."""
         return int(100 * self.done / self.total) if self.total else 100
 
 
@@ -100,6 +101,7 @@ class IndexStats:
     paths_removed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it."""
         return asdict(self)
 
     def merge(self, other: IndexStats) -> IndexStats:
@@ -168,6 +170,11 @@ class RootIndex:
     # ------------------------------------------------------------ resources
     @property
     def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use (shared per process, :func:`~codeask.index.embed.load_embedder`).
+
+        Raises:
+            EmbeddingError: the model's files are not available offline.
+        """
         with self._embedder_lock:
             if self._embedder is None:
                 self._embedder = load_embedder(self.settings.embedding)
@@ -203,6 +210,7 @@ class RootIndex:
         return self._store
 
     def close(self) -> None:
+        """Close the manifest's SQLite connection."""
         self.manifest.close()
 
     @contextmanager
@@ -246,6 +254,8 @@ class RootIndex:
         return f"the index {self.index_dir} is being updated by {who}"
 
     def is_locked_elsewhere(self) -> bool:
+        """Whether another process holds this index's write lock (the inter-process lock is tried once,
+        without waiting; see :meth:`writing`)."""
         try:
             with self.writing(wait=False):
                 return False

@@ -50,11 +50,13 @@ class Manifest:
         self._db.commit()
 
     def all(self) -> dict[str, FileRecord]:
+        """Every indexed file's record, by workspace-relative path."""
         with self._lock:
             rows = self._db.execute("SELECT path, content_hash, size, mtime_ns, chunks FROM files").fetchall()
         return {r[0]: FileRecord(*r) for r in rows}
 
     def get(self, path: str) -> FileRecord | None:
+        """The record of ``path`` (workspace-relative), or ``None`` when it is not indexed."""
         with self._lock:
             row = self._db.execute(
                 "SELECT path, content_hash, size, mtime_ns, chunks FROM files WHERE path = ?", (path,)
@@ -77,20 +79,24 @@ class Manifest:
             self._db.commit()
 
     def count(self) -> int:
+        """Number of indexed files."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
 
     def get_meta(self, key: str) -> str | None:
+        """The ``meta`` value for ``key`` (e.g. ``index``: JSON of model, dim, schema), or ``None``."""
         with self._lock:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace the ``meta`` value for ``key``; committed at once."""
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
             self._db.commit()
 
     def clear(self) -> None:
+        """Forget every file (the ``meta`` table is kept); committed at once."""
         with self._lock:
             self._db.execute("DELETE FROM files")
             self._db.commit()
@@ -101,5 +107,6 @@ class Manifest:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
+        """Close the SQLite connection; later calls raise ``sqlite3.ProgrammingError``."""
         with self._lock:
             self._db.close()

@@ -256,6 +256,7 @@ class Store:
 
     @property
     def commits_since_optimize(self) -> int:
+        """LanceDB commits (deletes, adds, vector merges) since the last :meth:`optimize`."""
         return self._commits
 
     @property
@@ -273,6 +274,7 @@ class Store:
 
     # ----------------------------------------------------------------- reads
     def count(self, where: str | None = None) -> int:
+        """Number of rows, or of the rows matching the SQL filter ``where`` (e.g. ``"embedded = false"``)."""
         return self._table.count_rows(where) if where else self._table.count_rows()
 
     def count_pending(self) -> int:

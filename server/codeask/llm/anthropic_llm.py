@@ -47,6 +47,11 @@ class AnthropicLLM(BaseLLM):
     # --- public API ---------------------------------------------------------------------------
 
     def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+        """The whole answer text (the reply's text blocks joined); ``max_tokens`` defaults to the adapter's.
+
+        Raises:
+            LLMError: the request failed (SDK, HTTP or transport error).
+        """
         message = self._create(prompt, system, max_tokens)
         return "".join(
             block.text for block in message.content if getattr(block, "type", None) == "text"
@@ -55,6 +60,11 @@ class AnthropicLLM(BaseLLM):
     def stream(
         self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
     ) -> Iterator[str]:
+        """The answer as text deltas (``content_block_delta`` events), in order.
+
+        Raises:
+            LLMError: the request or the stream failed (SDK, SSE ``error`` event or transport error).
+        """
         stream = self._create(prompt, system, max_tokens, stream=True)
         try:
             with stream:
@@ -70,6 +80,13 @@ class AnthropicLLM(BaseLLM):
             raise self._convert(exc) from exc
 
     def structured(self, prompt: str, schema: type[M], *, system: str | None = None) -> M:
+        """An instance of ``schema`` from one forced tool call (tool named by :func:`schema_name`,
+        described by the schema's docstring, input schema from pydantic); a text-only reply is parsed as JSON.
+
+        Raises:
+            LLMError: the request failed, the reply was cut off at ``max_tokens``, has neither a tool call
+                nor text, or does not validate against ``schema``.
+        """
         name = schema_name(schema)
         tool = {
             "name": name,

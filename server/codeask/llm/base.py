@@ -101,6 +101,8 @@ def one_line(text: str, limit: int = 500) -> str:
 
 
 def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``***``; unchanged when ``secret`` is
+    ``None`` or shorter than 4 characters."""
     if secret and len(secret) >= 4:
         text = text.replace(secret, "***")
     return text
@@ -178,6 +180,7 @@ class BaseLLM:
         self._send_temperature = temperature is not None
 
     def describe(self) -> str:
+        """``provider:model``, e.g. ``openai:gpt-4o-mini`` (no base URL, never the key)."""
         return f"{self.provider}:{self.model}"
 
     def __repr__(self) -> str:  # never shows the key

@@ -76,6 +76,11 @@ class OpenAILLM(BaseLLM):
     # --- public API ---------------------------------------------------------------------------
 
     def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+        """The first choice's text (``""`` when it has none); ``max_tokens`` defaults to the adapter's.
+
+        Raises:
+            LLMError: the request failed, the reply has no choices, or the model refused.
+        """
         response = self._create(_messages(prompt, system), max_tokens)
         if not response.choices:
             raise self._error("reply has no choices")
@@ -87,6 +92,11 @@ class OpenAILLM(BaseLLM):
     def stream(
         self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
     ) -> Iterator[str]:
+        """The answer as text deltas of the streamed chunks, in order.
+
+        Raises:
+            LLMError: the request or the stream failed (SDK or transport error).
+        """
         stream = self._create(_messages(prompt, system), max_tokens, stream=True)
         try:
             with stream:
@@ -103,6 +113,13 @@ class OpenAILLM(BaseLLM):
     def structured(
         self, prompt: str, schema: type[M], *, system: str | None = None
     ) -> M:
+        """An instance of ``schema``: asked with a strict ``json_schema`` response format, or, once a server
+        rejects that (remembered per adapter), with the JSON schema in the system prompt.
+
+        Raises:
+            LLMError: the request failed, no choices, a refusal, an empty reply, or a reply that does not
+                validate against ``schema``.
+        """
         name = schema_name(schema)
         messages = _messages(prompt, system)
         response = None

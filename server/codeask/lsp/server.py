@@ -232,6 +232,7 @@ class CodeaskServer(LanguageServer):
             self.show(f"codeask: updating the index failed: {exc}")
 
     def stop_all(self, timeout: float = 3.0) -> None:
+        """Set ``stopping``, stop the watcher and wait up to ``timeout`` seconds for the indexing thread."""
         self.stopping.set()
         if self.watcher is not None:
             self.watcher.stop()
@@ -258,11 +259,14 @@ class CodeaskServer(LanguageServer):
 
 
 def make_server() -> CodeaskServer:
+    """A :class:`CodeaskServer` with the LSP features and the ``codeask.*`` commands (:data:`COMMANDS`)
+    registered, each handler wrapped by :func:`guard`."""
     server = CodeaskServer()
 
     @server.feature(lsp.INITIALIZE)
     @guard
     def initialize(ls: CodeaskServer, params: lsp.InitializeParams):
+        """Answer ``initialize``: create the :class:`Workspace` for the workspace folders."""
         ls.loop = asyncio.get_running_loop()
         ls.init_settings = settings_from(params.initialization_options)
         uris = [f.uri for f in params.workspace_folders or []]
@@ -281,6 +285,7 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.INITIALIZED)
     @guard
     async def initialized(ls: CodeaskServer, params: lsp.InitializedParams):
+        """Handle ``initialized``: pull settings, register file watchers, start indexing."""
         try:
             await ls.pull_settings()
         except Exception as exc:
@@ -298,6 +303,7 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guard
     async def did_change_configuration(ls: CodeaskServer, params: lsp.DidChangeConfigurationParams):
+        """Handle ``workspace/didChangeConfiguration``: reload the settings."""
         try:
             await ls.pull_settings(params.settings)
         except Exception as exc:
@@ -306,6 +312,7 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     @guard
     async def did_change_folders(ls: CodeaskServer, params: lsp.DidChangeWorkspaceFoldersParams):
+        """Handle ``workspace/didChangeWorkspaceFolders``: remove and add roots, then index."""
         for folder in params.event.removed:
             if path := uri_to_path(folder.uri):
                 await in_thread(ls.ws.remove_root, path)
@@ -317,12 +324,14 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @guard
     async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
+        """Handle ``textDocument/didSave``: re-index the saved file."""
         if path := uri_to_path(params.text_document.uri):
             await in_thread(ls.update, [path])
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guard
     async def did_change_watched(ls: CodeaskServer, params: lsp.DidChangeWatchedFilesParams):
+        """Handle ``workspace/didChangeWatchedFiles``: re-index the changed files."""
         paths = sorted({p for c in params.changes if (p := uri_to_path(c.uri))})
         if paths:
             await in_thread(ls.update, paths)
@@ -330,21 +339,25 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.SHUTDOWN)
     @guard
     async def shutdown(ls: CodeaskServer, params: None):
+        """Answer ``shutdown``: stop the watcher and the indexing thread."""
         await in_thread(ls.stop_all)
 
     @server.command("codeask.status")
     @guard
     async def status(ls: CodeaskServer, *args):
+        """Answer ``workspace/executeCommand`` ``codeask.status``."""
         return await ls.status()
 
     @server.command("codeask.reindex")
     @guard
     async def reindex(ls: CodeaskServer, *args):
+        """Answer ``workspace/executeCommand`` ``codeask.reindex``."""
         return (await in_thread(ls.index_now)).to_json()
 
     @server.command("codeask.ask")
     @guard
     async def ask(ls: CodeaskServer, *args):
+        """Answer ``workspace/executeCommand`` ``codeask.ask`` (``ValueError`` without a question)."""
         opts = args[0] if args and isinstance(args[0], dict) else {"question": " ".join(str(a) for a in args)}
         question = str(opts.get("question") or "").strip()
         if not question:
@@ -369,6 +382,7 @@ def make_server() -> CodeaskServer:
     @server.command("codeask.explain")
     @guard
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
+        """Answer ``workspace/executeCommand`` ``codeask.explain``."""
         path = uri_to_path(uri)
         start, end = selection_lines(rng)
         text = ls.buffer_text(uri)
@@ -387,6 +401,7 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     @guard
     async def hover(ls: CodeaskServer, params: lsp.HoverParams):
+        """Answer ``textDocument/hover``: a brief explanation of the chunk under an identifier."""
         if ls.ws is None or not ls.ws.settings.hover.enabled:
             return None
         uri, pos = params.text_document.uri, params.position
@@ -418,6 +433,7 @@ def make_server() -> CodeaskServer:
     )
     @guard
     def code_action(ls: CodeaskServer, params: lsp.CodeActionParams):
+        """Answer ``textDocument/codeAction``: an ``Explain selection`` refactor action."""
         r = params.range
         only = params.context.only
         if r.start == r.end or (only and not any(lsp.CodeActionKind.Refactor.startswith(k) for k in only)):

@@ -67,6 +67,8 @@ class Reporter:
         self.ls.loop.call_soon_threadsafe(fn, *args)
 
     def begin(self, message: str = "", percentage: int | None = 0) -> None:
+        """Create the token (waits up to 10 s for the client) and send ``begin``, once; a client that
+        refuses disables this reporter (logged, not raised). ``percentage``: 0-100 or ``None``."""
         if not self.enabled or self.begun:
             return
         try:
@@ -81,6 +83,8 @@ class Reporter:
         self._post(self.ls.work_done_progress.begin, self.token, value)
 
     def report(self, message: str, percentage: int | None = None) -> None:
+        """Send a ``report`` after :meth:`begin` (``percentage`` 0-100 or ``None``); a repeat of the
+        last one is dropped."""
         if not self.begun or self._last == (message, percentage):
             return
         self._last = (message, percentage)
@@ -88,6 +92,7 @@ class Reporter:
         self._post(self.ls.work_done_progress.report, self.token, value)
 
     def end(self, message: str = "") -> None:
+        """Send ``end`` if :meth:`begin` was sent; later reports are then dropped."""
         if not self.begun:
             return
         self.begun = False

@@ -116,6 +116,12 @@ class SimpleAnswer:
         """Optional ``callable(delta: str)``: the answer is streamed to it as it arrives."""
 
     def prompt(self, query: Query) -> str:
+        """The ``answer`` template rendered for ``query``: ``documents`` is the rendered documents (secret
+        files dropped), or ``query.current`` once a response transformer replaced it.
+
+        Raises:
+            TemplateError: the template reads a missing key.
+        """
         if query.response_transformed:
             documents = query.current
         else:
@@ -186,6 +192,7 @@ class Source:
 
     @classmethod
     def from_document(cls, d: Document) -> Source:
+        """The source of ``d``, its score rounded to 6 decimals."""
         return cls(d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content)
 
 
@@ -206,6 +213,7 @@ class Answer:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The fields as a plain dict (sources as dicts); ``error`` is left out when ``None``."""
         out = asdict(self)
         if out["error"] is None:
             del out["error"]
@@ -213,6 +221,8 @@ class Answer:
 
     @classmethod
     def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
+        """The answer of ``query``: one source per distinct file (its first document), and ``error``, when
+        given, appended to the text as a ``> **LLM error:**`` line."""
         sources: list[Source] = []
         seen: set[tuple[str, str]] = set()
         for d in query.documents:

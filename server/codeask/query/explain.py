@@ -68,6 +68,7 @@ class Span:
 
     @property
     def label(self) -> str:
+        """``path:start-end`` (1-based lines; the file name when outside every root)."""
         return f"{self.path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
 
 
@@ -82,6 +83,7 @@ class Explanation:
     cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        """``{"markdown", "sources", "llm"}``, plus ``error`` when set (``cached`` is left out)."""
         out = {
             "markdown": self.markdown,
             "sources": [asdict(s) for s in self.sources],
@@ -251,9 +253,11 @@ class ExplainCache:
 
     @staticmethod
     def key(span: Span, brief: bool, llm: str | None) -> str:
+        """sha256 hex (64 characters) of the model, ``brief``, the path and the code text."""
         return hashlib.sha256(f"{llm}\0{int(brief)}\0{span.path}\0{span.text}".encode()).hexdigest()
 
     def get(self, key: str) -> Explanation | None:
+        """The explanation cached under ``key`` (now most recently used), or ``None``."""
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
@@ -261,6 +265,8 @@ class ExplainCache:
             return None
 
     def put(self, key: str, value: Explanation) -> None:
+        """Store ``value`` under ``key``; the least recently used entries beyond ``size`` (default 256)
+        are dropped."""
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)

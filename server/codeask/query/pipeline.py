@@ -68,6 +68,7 @@ class Document:
 
     @property
     def abs_path(self) -> str:
+        """``root / path`` as a string (native separators)."""
         return str(Path(self.root) / self.path)
 
     @property
@@ -90,6 +91,7 @@ class Document:
         }
 
     def key(self) -> tuple[str, str]:
+        """``(root, path)``: the file this chunk belongs to (one source per file)."""
         return (self.root, self.path)
 
 
@@ -139,10 +141,12 @@ class Query:
 
     # State changes, each recorded on history.
     def transformed_query(self, step: str, new_current: str, **data: Any) -> None:
+        """A query transformer replaced ``current`` with ``new_current``; ``data`` goes on the event."""
         self.history.append(Event(step, self.current, new_current, data=data))
         self.current = new_current
 
     def retrieved(self, step: str, documents: Sequence[Document], **data: Any) -> None:
+        """The retriever found ``documents`` (best first): they become ``documents``, state ``retrieved``."""
         self.history.append(Event(step, self.current, self.current, documents=list(documents), data=data))
         self.documents = list(documents)
         self.state = "retrieved"
@@ -158,6 +162,7 @@ class Query:
         self.documents = list(documents)
 
     def answered(self, step: str, text: str, **data: Any) -> None:
+        """The answer generator produced ``text``: it becomes ``answer`` and ``current``, state ``answered``."""
         self.history.append(Event(step, self.current, text, data=data))
         self.answer = text
         self.current = text
@@ -173,6 +178,7 @@ class Query:
 
     @property
     def current_at_retrieval(self) -> str | None:
+        """``current`` as the ``retrieve`` step left it, or ``None`` before retrieval."""
         for event in self.history:
             if event.step == "retrieve":
                 return event.after
@@ -186,12 +192,16 @@ class Query:
 
 
 class Step(Protocol):
+    """A pipeline step: a ``name`` and ``step(query) -> query``."""
+
     name: str
 
     def __call__(self, query: Query) -> Query: ...
 
 
 class Evaluator(Protocol):
+    """Called as ``evaluator(stage, query)`` with stage ``"retrieved"``, then ``"answered"``."""
+
     name: str
 
     def __call__(self, stage: str, query: Query) -> None: ...

@@ -193,6 +193,8 @@ class Rerank:
         self.encoder = encoder
 
     def render(self, document: Document) -> str:
+        """The text the cross-encoder scores for ``document``: the ``rerank`` template (``content``,
+        ``metadata``) without outer newlines. Raises :class:`~codeask.query.answer.TemplateError`."""
         return self.templates.render("rerank", content=document.content, metadata=document.metadata).strip("\n")
 
     def __call__(self, query: Query) -> Query:

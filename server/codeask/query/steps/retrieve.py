@@ -136,6 +136,8 @@ class HybridRetrieve:
         self._down = pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns)
 
     def downweighted(self, path: str) -> bool:
+        """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax) while
+        ``retrieval.downweight`` is on; such a file's fused score is multiplied by ``downweight_factor``."""
         return self.settings.downweight and self._down.match_file(path)
 
     def __call__(self, query: Query) -> Query:

@@ -43,6 +43,8 @@ class Summary:
         self.settings = settings
 
     def prompt(self, query: Query) -> str:
+        """The ``summary`` template rendered with ``documents`` (``{"content", "metadata"}`` each; secret
+        files dropped when ``settings`` is given). Raises :class:`~codeask.query.answer.TemplateError`."""
         docs = query.documents
         if self.settings is not None:
             docs = [d for d in docs if not is_secret(d.path, self.settings.index)]
