@@ -74,11 +74,7 @@ def main() -> int:
     # The raw model on a sample of the same chunks, same batch size, same length sorting.
     rows = index.store._table.search().select(["symbol", "content"]).limit(None).to_list()
     random.Random(0).shuffle(rows)
-    from codeask.index.chunk import Chunk
-
-    sample = [
-        embed_text(Chunk("x", "text", 1, 1, r["symbol"], r["content"], "")) for r in rows[: args.raw_sample]
-    ]
+    sample = [embed_text(r["symbol"], r["content"]) for r in rows[: args.raw_sample]]
     t2 = time.monotonic()
     embedder.embed(sample)
     raw_rate = len(sample) / (time.monotonic() - t2)

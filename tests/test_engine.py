@@ -100,27 +100,52 @@ Workspace([sys.argv[1]]).index()
 """
 
 
+def _wait_until(predicate, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def test_kill_during_cold_index_converges(tmp_path):
-    """kill -9 at several moments of a cold index; a new run ends with exactly a clean index's rows."""
+    """kill -9 in phase 1 (some files committed), in phase 2 (some vectors stored) and right after
+    start; a new run ends with exactly a clean index's rows."""
     root = tmp_path / "proj"
     for i in range(120):
         p = root / f"pkg{i % 6}" / f"mod{i}.py"
         p.parent.mkdir(parents=True, exist_ok=True)
         body = "\n\n".join(f"def func_{i}_{j}(x):\n    return x * {j} + {i}\n" for j in range(8))
         p.write_text(f'"""Module {i}."""\n\n{body}', encoding="utf-8")
+    (root / ".codeask.toml").write_text("[index]\nwrite_batch_files = 5\n", encoding="utf-8")
     env = {**os.environ, "CODEASK_CACHE_DIR": os.environ["CODEASK_CACHE_DIR"]}
-    for delay in (1.5, 3.0, 5.0):
+    observer = _index(root)
+
+    def files_recorded() -> int:
+        return observer.manifest.count()
+
+    def vectors_stored() -> int:
+        return observer.store.count("embedded = true") if files_recorded() else 0
+
+    moments = [
+        ("phase 1", lambda: 0 < files_recorded() < 120),
+        ("phase 2", lambda: 0 < vectors_stored()),
+        ("start", lambda: True),
+    ]
+    for name, moment in moments:
         proc = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(root)], env=env)
-        time.sleep(delay)
+        reached = _wait_until(lambda: moment() or proc.poll() is not None)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        assert reached and proc.returncode == -signal.SIGKILL, f"the run ended before the kill ({name})"
     index = _index(root)
     stats = index.sync()
     assert stats.vectors_pending == 0
     rows = _rows(index)
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)), "no duplicate chunk ids"
-    assert index.manifest.count() == 120
+    assert index.manifest.count() == 121  # 120 modules and .codeask.toml
 
     clean_root = tmp_path / "clean" / "proj"
     shutil.copytree(root, clean_root)

@@ -148,3 +148,12 @@ def test_failed_answer_call_still_returns_sources(sample_workspace, fake_llm):
     assert answer.error and "401" in answer.error and "openai" in answer.error
     assert "test-key" not in answer.error
     assert answer.sources
+
+
+@pytest.mark.parametrize(("option", "value"), [("top_k", "abc"), ("top_k", 0), ("max_files", -3), ("max_files", 2.5)])
+def test_bad_top_k_or_max_files_is_an_error_naming_the_option(sample_workspace, option, value):
+    ws = Workspace([sample_workspace], env={})
+    ws.index(embed=False)
+    with pytest.raises(ValueError, match=option):
+        ws.ask("coupon", no_llm=True, **{option: value})
+    assert ws.ask("coupon", no_llm=True, **{option: "3"}).sources  # digits as text are fine (LSP JSON)

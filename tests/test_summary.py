@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
 from tests.fake_llm import request_text
 
@@ -88,7 +89,7 @@ def test_summary_without_documents_makes_no_call(fake_llm):
     llm = make_llm(settings.resolved_llm(), settings.llm)
     q = Query("anything")
     q.retrieved("retrieve", [])
-    Summary(llm, settings=settings)(q)
+    Summary(llm, Templates(settings), settings)(q)
     assert fake_llm.requests == [] and q.current == "anything"
 
 

@@ -31,6 +31,14 @@ def test_watcher_indexes_new_files_coalesces_bursts_and_ignores_ignored(sample_w
         batches.append(stats)
         done.set()
 
+    applied: list[list[str]] = []  # every batch the watcher hands to the engine
+    update_paths = ws.update_paths
+
+    def recording_update_paths(paths):
+        applied.append([str(p) for p in paths])
+        return update_paths(paths)
+
+    ws.update_paths = recording_update_paths
     watcher = Watcher(ws, on_update=on_update).start()
     try:
         time.sleep(0.5)  # let the watcher start
@@ -54,12 +62,13 @@ def test_watcher_indexes_new_files_coalesces_bursts_and_ignores_ignored(sample_w
         assert _wait_for(lambda: not any(p.startswith("src/generated/") for p in index.store.paths()))
         assert not any(p.startswith("src/generated/") for p in index.manifest.all())
 
-        # Ignored paths trigger no work.
-        batches.clear()
+        # Ignored paths trigger no work: the engine is not even called.
+        applied.clear()
         (sample_workspace / "scratch").mkdir()
         (sample_workspace / "scratch/notes.py").write_text("def scratch_marker_fn():\n    pass\n", encoding="utf-8")
-        time.sleep(1.5)
-        assert batches == []
+        (sample_workspace / "src/shop/after_scratch.py").write_text("AFTER = 1\n", encoding="utf-8")
+        assert _wait_for(lambda: any(p.endswith("after_scratch.py") for batch in applied for p in batch))
+        assert not any("scratch/" in p for batch in applied for p in batch)
 
         # Deletes are applied.
         new.unlink()

@@ -87,7 +87,7 @@ def _console():
     return Console(stderr=True)
 
 
-class _IndexProgress:
+class IndexProgress:
     """Progress of both indexing phases on stderr: rich bars (files, then chunks, with ETA) on a
     terminal, otherwise one line when a phase with work starts."""
 
@@ -140,7 +140,7 @@ def _cmd_index(args) -> int:
 
     ws = _workspace(args.path)
     try:
-        with _IndexProgress(not args.json) as progress:
+        with IndexProgress(not args.json) as progress:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
@@ -168,7 +168,7 @@ def _cmd_ask(args) -> int:
     if not args.no_update:
         index = next(iter(ws.indexes.values()))
         try:
-            with _IndexProgress(not args.json) as progress:
+            with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
         except IndexLocked as exc:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
@@ -215,7 +215,7 @@ def _cmd_watch(args) -> int:
 
     ws = _workspace(args.path)
     console = _console()
-    with _IndexProgress(not args.json) as progress:
+    with IndexProgress(not args.json) as progress:
         stats = ws.index(progress=progress)
     console.print(f"indexed {stats.files_seen} files; watching for changes (Ctrl-C to stop)")
 

@@ -391,9 +391,21 @@ class ResolvedLLM:
     base_url: str | None
 
     def describe(self) -> str:
-        """``provider:model``, then ``at <base_url>`` when a base URL is set (never the key)."""
-        where = f" at {self.base_url}" if self.base_url else ""
+        """``provider:model``, then ``at <base_url>`` when a base URL is set (never the key, nor a
+        ``user:password@`` in the URL)."""
+        where = f" at {_without_userinfo(self.base_url)}" if self.base_url else ""
         return f"{self.provider}:{self.model}{where}"
+
+
+def _without_userinfo(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")

@@ -7,6 +7,7 @@ search all of them, and every source says which root it came from.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +27,22 @@ from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
 __all__ = ["Workspace"]
+
+
+def _positive_option(name: str, value: Any) -> int | None:
+    """``value`` as a positive int, or ``None`` when not given.
+
+    Raises:
+        ValueError: naming the option, for anything else (``"abc"``, ``0``, ``-3``, ``2.5``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
 
 
 class Workspace:
@@ -65,15 +82,41 @@ class Workspace:
     def _load(self, root: Path | None) -> Settings:
         return load_settings(root, env=self._env, editor=self._editor, flags=self._flags)
 
-    def reconfigure(self, editor: Mapping[str, Any]) -> None:
-        """Apply new editor settings (``workspace/didChangeConfiguration``)."""
+    def reconfigure(self, editor: Mapping[str, Any]) -> bool:
+        """Apply new editor settings (``workspace/didChangeConfiguration``).
+
+        A root whose ``index`` or ``embedding`` settings changed gets a new :class:`RootIndex` (new
+        ignore and secret rules, the new model's vectors); the caller should then re-index.
+
+        Returns:
+            True when some root's index must be brought up to date with the new settings.
+
+        Raises:
+            SettingsError: the new settings are invalid (nothing is changed then).
+        """
         with self._lock:
+            old_editor = self._editor
             self._editor = dict(editor or {})
-            first = next(iter(self.indexes), None)
-            self.settings = self._load(Path(first) if first else None)
-            for root, index in self.indexes.items():
-                index.settings = self._load(Path(root))
+            try:
+                first = next(iter(self.indexes), None)
+                settings = self._load(Path(first) if first else None)
+                per_root = {root: self._load(Path(root)) for root in self.indexes}
+            except Exception:
+                self._editor = old_editor
+                raise
+            self.settings = settings
             self._llm, self._llm_key = None, None
+            stale = False
+            for root, new in per_root.items():
+                index = self.indexes[root]
+                if new.index != index.settings.index or new.embedding != index.settings.embedding:
+                    # The old object may still be in use by an indexing thread: it finishes its
+                    # write under the shared lock file, then is dropped.
+                    self.indexes[root] = RootIndex(Path(root), new, embedder=None)
+                    stale = True
+                else:
+                    index.settings = new
+            return stale
 
     # ------------------------------------------------------------------- roots
     def add_root(self, root: Path | str) -> RootIndex:
@@ -91,21 +134,26 @@ class Workspace:
             return self.indexes[str(root)]
 
     def remove_root(self, root: Path | str) -> None:
-        """Drop ``root`` and close its index (the index folder stays on disk); nothing for an unknown root."""
+        """Stop serving ``root`` (its index folder stays on disk); nothing for an unknown root.
+
+        The index object is not closed here: an indexing or watcher thread may still be inside one of
+        its writes; its SQLite connection closes when the last user drops it.
+        """
         with self._lock:
-            index = self.indexes.pop(str(Path(root).resolve()), None)
-        if index is not None:
-            index.close()
+            self.indexes.pop(str(Path(root).resolve()), None)
 
     def root_for(self, path: Path | str) -> RootIndex | None:
-        """The index whose root contains ``path`` (the deepest, for nested roots)."""
-        path = Path(path).resolve()
-        best = None
-        for index in list(self.indexes.values()):
-            if path == index.root or index.root in path.parents:
-                if best is None or len(index.root.parts) > len(best.root.parts):
-                    best = index
-        return best
+        """The index whose root contains ``path`` (the deepest, for nested roots).
+
+        The path as given (a symlink's own location) counts first, then its resolved target, so a
+        link inside a root belongs to that root even when it points elsewhere.
+        """
+        indexes = list(self.indexes.values())
+        for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+            inside = [i for i in indexes if candidate == i.root or i.root in candidate.parents]
+            if inside:
+                return max(inside, key=lambda i: len(i.root.parts))
+        return None
 
     def embedder(self) -> Embedder:
         """The shared embedding model for the workspace settings (:func:`~codeask.index.embed.load_embedder`).
@@ -273,25 +321,27 @@ class Workspace:
     ) -> Answer:
         """Answer ``question`` from the current index (callers update it first if they want).
 
-        LLM failures never lose the sources: a failed subquestion call falls back to the original
-        question, a failed answer call to the ranked sources, with ``Answer.error`` set.
+        LLM failures never lose the sources: a failed subquestion call searches with the original
+        question, a failed answer call returns the ranked sources; ``Answer.error`` says what failed.
+
+        Args:
+            top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
 
         Raises:
+            ValueError: ``top_k`` or ``max_files`` is not a positive integer.
             Cancelled: ``cancelled()`` became true between steps.
             TemplateError, SettingsError: a broken template or setting.
         """
+        options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
         llm = None if no_llm else self.llm()
-        options = {"top_k": top_k, "max_files": max_files}
         query = Query(question.strip(), options=options)
-        error: str | None = None
         pipeline = self.build_pipeline(llm=llm, stream=stream)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
-        except LLMError as exc:
-            error = str(exc)
-            query = Query(question.strip(), options=options)
-            pipeline = self.build_pipeline(llm=None)
-            query = pipeline.run(query, cancelled=cancelled, progress=progress)
+        except LLMError as exc:  # a custom step let it through: answer without the LLM
+            query = Query(question.strip(), options=options, errors=[str(exc)])
+            query = self.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
+        error = "; ".join(dict.fromkeys(query.errors)) or None
         return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)
 
     # ------------------------------------------------------- language server helpers

@@ -97,20 +97,15 @@ def run_eval(args) -> dict[str, Any]:
             )
         judge_llm = make_llm(dataclasses.replace(resolved, model=args.judge_model), settings.llm)
 
-    try:
-        from codeask.cli import _IndexProgress
-    except ImportError:  # pragma: no cover
-        _IndexProgress = None
-    if _IndexProgress is not None:
-        with _IndexProgress(not args.json) as progress:
-            ws.index(progress=progress)
-    else:  # pragma: no cover
-        ws.index()
+    from codeask.cli import IndexProgress
+
+    with IndexProgress(not args.json) as progress:
+        ws.index(progress=progress)
 
     llm = None if args.no_llm else ws.llm()
     top_k = args.top_k or (max(settings.retrieval.top_k, NO_LLM_TOP_K) if llm is None else None)
     options = {"top_k": top_k, "max_files": args.max_files}
-    ragas = Ragas([(q.question, q.ground_truth) for q in questions])
+    ragas = Ragas([(q.question, q.ground_truth) for q in questions], settings=ws.settings)
     pipeline = ws.build_pipeline(llm=llm)
     pipeline.evaluators = [*pipeline.evaluators, ragas]
 

@@ -32,12 +32,16 @@ class Claims(BaseModel):
 
 
 class Verdict(BaseModel):
+    """Whether the reference supports one claim, with a short reason."""
+
     claim: str
     supported: bool = Field(description="Whether the reference supports (states) the claim")
     reason: str = ""
 
 
 class Verdicts(BaseModel):
+    """One verdict per claim, in the order of the claims."""
+
     verdicts: list[Verdict] = Field(default_factory=list)
 
 

@@ -17,15 +17,15 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from codeask.query.answer import safe_documents
 from codeask.query.pipeline import Document, Query
+from codeask.settings import Settings
 
 __all__ = ["Ragas", "QuestionNotFound"]
 
 
 class QuestionNotFound(KeyError):
     """The evaluator saw a query whose ``original`` question is not in the dataset."""
-
-    pass
 
 
 class Ragas:
@@ -39,7 +39,10 @@ class Ragas:
 
     name = "ragas"
 
-    def __init__(self, questions: Iterable[tuple[str, str]] | Iterable[str]):
+    def __init__(self, questions: Iterable[tuple[str, str]] | Iterable[str], settings: Settings | None = None):
+        """``questions``: strings or ``(question, ground_truth)`` pairs; with ``settings``, secret files
+        are dropped from the recorded documents (the export goes to an external LLM toolkit)."""
+        self._settings = settings
         self._lock = threading.Lock()
         self._rows: dict[str, dict[str, Any]] = {}
         self._documents: dict[str, list[Document]] = {}
@@ -74,12 +77,15 @@ class Ragas:
         with self._lock:
             row = self._row(query)
             if stage == "retrieved":
-                docs = list(query.retrieved_documents)
+                docs = self._safe(query.retrieved_documents)
                 self._documents[query.original] = docs
                 row["contexts"] = [d.content for d in docs]
             elif stage == "answered":
                 row["answer"] = query.answer or ""
-                self._final[query.original] = list(query.documents)
+                self._final[query.original] = self._safe(query.documents)
+
+    def _safe(self, documents: list[Document]) -> list[Document]:
+        return safe_documents(list(documents), self._settings) if self._settings else list(documents)
 
     def retrieved(self, question: str) -> list[Document]:
         """The documents recorded as retrieved for ``question`` (empty before the run)."""

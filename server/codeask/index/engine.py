@@ -162,6 +162,7 @@ class RootIndex:
         self._file_lock = filelock.FileLock(str(self.index_dir / "write.lock"))
         self._owner_file = self.index_dir / "write.owner"
         self._urgent = 0
+        self._urgent_lock = threading.Lock()
         self.ignorer = Ignorer(self.root, settings.index)
         self.manifest = Manifest(self.index_dir / "manifest.sqlite")
         self._store: Store | None = None
@@ -318,7 +319,7 @@ class RootIndex:
                     )
                 )
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
-        self._remove(sorted(gone), stats)
+        self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
             store.ensure_fts_index()
         stats.files_skipped = dict(skipped)
@@ -332,11 +333,20 @@ class RootIndex:
         stats.seconds = time.monotonic() - started
         return stats
 
-    def _remove(self, paths: list[str], stats: IndexStats) -> None:
+    def _remove(self, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
+        """Delete the rows and manifest entries of ``paths``.
+
+        With ``unless_back``, a path that is an indexable file again by the time the write lock is
+        held (a live update re-indexed it after the walk) is kept.
+        """
         if not paths:
             return
         store = self.store
         with self.writing():
+            if unless_back:
+                paths = [
+                    p for p in paths if not ((self.root / p).is_file() and self.ignorer.reason(p) is None)
+                ]
             for start in range(0, len(paths), 500):
                 part = paths[start : start + 500]
                 self.manifest.forget(part)
@@ -391,13 +401,13 @@ class RootIndex:
         if not records:
             return
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-        rows = chunk_rows(all_chunks, store.dim, {})
+        rows = chunk_rows(all_chunks, store.dim)
         reuse = store.vectors_for(r["embed_hash"] for r in rows)
         if embed_now:
             missing: dict[str, str] = {}
-            for row, chunk in zip(rows, all_chunks):
+            for row in rows:
                 if row["embed_hash"] not in reuse:
-                    missing.setdefault(row["embed_hash"], embed_text(chunk))
+                    missing.setdefault(row["embed_hash"], embed_text(row["symbol"], row["content"]))
             if missing:
                 vectors = self.embedder.embed(list(missing.values()))
                 reuse.update(zip(missing.keys(), vectors))
@@ -415,6 +425,11 @@ class RootIndex:
         self.manifest.record(records)
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
+
+    def _mark_urgent(self, delta: int) -> None:
+        """Count live updates waiting for the write lock (phase 2 yields to them)."""
+        with self._urgent_lock:
+            self._urgent += delta
 
     def _maybe_optimize(self, force: bool = False) -> None:
         """Compact LanceDB, fold new rows into the full-text index and checkpoint the manifest.
@@ -459,8 +474,7 @@ class RootIndex:
                 missing: dict[str, str] = {}
                 for r in rows:
                     if r["embed_hash"] not in reuse:
-                        text = f"{r['symbol']}\n{r['content']}" if r["symbol"] else r["content"]
-                        missing.setdefault(r["embed_hash"], text)
+                        missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
                 if missing:
                     vectors = self.embedder.embed(list(missing.values()))
                     reuse.update(zip(missing.keys(), vectors))
@@ -495,23 +509,18 @@ class RootIndex:
         rels: set[str] = set()
         rules_changed = False
         for p in abs_paths:
-            path = Path(p)
-            try:
-                rel = path.resolve().relative_to(self.root) if path.is_absolute() else path
-            except (ValueError, OSError):
-                try:
-                    rel = path.relative_to(self.root)
-                except ValueError:
-                    continue
-            rel_s = rel.as_posix()
-            if rel_s in (".", ""):
+            rel_s = self._relative(Path(p))
+            if rel_s is None:
                 continue
-            if rel.name in (".gitignore", ".codeaskignore"):
+            parent, _, name = rel_s.rpartition("/")
+            if name in (".gitignore", ".codeaskignore") and (
+                not parent or self.ignorer.reason(parent, is_dir=True) is None
+            ):
                 rules_changed = True
             rels.add(rel_s)
         if rules_changed:
             return self.sync(embed=True)
-        self._urgent += 1
+        self._mark_urgent(+1)
         try:
             with self.writing():
                 rels = self._expand_dirs(rels)
@@ -520,7 +529,7 @@ class RootIndex:
                 gone: list[str] = []
                 for rel_s in sorted(rels):
                     abs_path = self.root / rel_s
-                    reason = self.ignorer.reason(rel_s)
+                    reason = self.ignorer.reason(rel_s) or self._link_reason(abs_path)
                     if reason is not None or not abs_path.is_file():
                         if reason is not None:
                             skipped[reason] += 1
@@ -541,12 +550,38 @@ class RootIndex:
                     self._write_batch(entries, known, stats, skipped, embed_now=True)
                 self._maybe_optimize()
         finally:
-            self._urgent -= 1
+            self._mark_urgent(-1)
         stats.files_skipped = dict(skipped)
         stats.chunks_total = self.store.count()
         stats.vectors_pending = self.store.count_pending()
         stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
         return stats
+
+    def _relative(self, path: Path) -> str | None:
+        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside."""
+        path = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            try:  # reached through a symlinked root, e.g. an editor's unresolved path
+                rel = path.resolve().relative_to(self.root)
+            except (ValueError, OSError):
+                return None
+        rel_s = rel.as_posix()
+        return None if rel_s in (".", "") else rel_s
+
+    def _link_reason(self, abs_path: Path) -> str | None:
+        """The walk's symlink rules for one path: links are followed only when ``follow_symlinks``
+        is on and their target stays inside the root (else ``"outside_root"``)."""
+        try:
+            real = abs_path.resolve()
+        except (OSError, RuntimeError):  # a loop
+            return "symlink_loop"
+        if real == abs_path:
+            return None
+        if not self.settings.index.follow_symlinks:
+            return "excluded"
+        return None if self.root in real.parents else "outside_root"
 
     def _expand_dirs(self, rels: set[str]) -> set[str]:
         """Folders in ``rels`` become the files below them.
@@ -579,7 +614,8 @@ class RootIndex:
 
     # ------------------------------------------------------------------ status
     def status(self) -> dict:
-        """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model"}``."""
+        """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model",
+        "index_bytes"}`` (``index_bytes``: the index folder's size on disk)."""
         store = self.store
         return {
             "root": str(self.root),

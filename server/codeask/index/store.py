@@ -83,26 +83,25 @@ def keyword_text(text: str) -> str:
     return _IDENT.sub(expand, text)
 
 
-def embed_text(chunk: Chunk) -> str:
+def embed_text(symbol: str, content: str) -> str:
     """What is embedded for a chunk: its symbol line, then its content.
 
-    The path is left out on purpose, so moving or renaming a file keeps every vector.
+    The path is left out on purpose, so moving or renaming a file keeps every vector. Rows store
+    ``sha256(embed_text)[:32]`` as ``embed_hash``, the key vectors are reused by.
     """
-    return f"{chunk.symbol}\n{chunk.content}" if chunk.symbol else chunk.content
+    return f"{symbol}\n{content}" if symbol else content
 
 
 def _path_words(path: str) -> str:
     return " ".join(_split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
 
-def chunk_rows(chunks: Sequence[Chunk], dim: int, vectors: dict[str, np.ndarray]) -> list[dict]:
-    """Rows for ``chunks``; a chunk whose embed hash is in ``vectors`` gets that vector now."""
+def chunk_rows(chunks: Sequence[Chunk], dim: int) -> list[dict]:
+    """Rows for ``chunks``, without vectors yet (``embedded`` false, ``vector`` zeros of ``dim``)."""
     rows = []
     zero = [0.0] * dim
     for c in chunks:
-        etext = embed_text(c)
-        ehash = hashlib.sha256(etext.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        vec = vectors.get(ehash)
+        ehash = hashlib.sha256(embed_text(c.symbol, c.content).encode("utf-8", "surrogatepass")).hexdigest()[:32]
         words = " ".join(
             w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_"))))
             if w
@@ -120,8 +119,8 @@ def chunk_rows(chunks: Sequence[Chunk], dim: int, vectors: dict[str, np.ndarray]
                 "content": c.content,
                 "embed_hash": ehash,
                 "text": f"{c.path} {words} {c.symbol}\n{keyword_text(c.content)}",
-                "embedded": vec is not None,
-                "vector": vec.tolist() if vec is not None else zero,
+                "embedded": False,
+                "vector": zero,
             }
         )
     return rows

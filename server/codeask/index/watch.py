@@ -57,8 +57,9 @@ class Watcher:
             rel = p.relative_to(index.root).as_posix()
         except ValueError:
             return False
-        if p.name in (".gitignore", ".codeaskignore"):
-            return True
+        if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
+            parent = p.parent.relative_to(index.root).as_posix()
+            return parent == "." or index.ignorer.reason(parent, is_dir=True) is None
         # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
         return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
 

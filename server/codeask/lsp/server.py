@@ -33,7 +33,7 @@ from codeask import __version__
 from codeask.index.engine import IndexLocked, IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
-from codeask.lsp.convert import location, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path
+from codeask.lsp.convert import lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path
 from codeask.lsp.work import Reporter, in_thread
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
@@ -134,7 +134,8 @@ class CodeaskServer(LanguageServer):
                 log.warning("workspace/configuration failed: %s", exc)
         elif pushed is not None:
             editor = merge(editor, settings_from(pushed))
-        await in_thread(self.ws.reconfigure, editor)
+        if await in_thread(self.ws.reconfigure, editor):
+            self.request_index()
 
     # ---------------------------------------------------------- indexing
     def request_index(self) -> None:
@@ -384,6 +385,8 @@ def make_server() -> CodeaskServer:
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
         """Answer ``workspace/executeCommand`` ``codeask.explain``."""
         path = uri_to_path(uri)
+        if path is None:
+            raise ValueError(f"codeask.explain: not a file: URI: {uri!r}")
         start, end = selection_lines(rng)
         text = ls.buffer_text(uri)
 

@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 
 from codeask.index.walk import is_secret
-from codeask.llm import LLM
+from codeask.llm import LLM, LLMError
 from codeask.query.pipeline import Document, Query
 from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
 
@@ -36,6 +36,7 @@ __all__ = [
     "Answer",
     "Source",
     "render_documents",
+    "safe_documents",
     "NOTHING_FOUND",
 ]
 
@@ -98,13 +99,22 @@ def render_documents(templates: Templates, documents: list[Document]) -> str:
     return "\n---\n".join(rendered)
 
 
-def _safe(documents: list[Document], settings: Settings) -> list[Document]:
-    """Never send a secret file to an LLM, whatever the index holds."""
+def safe_documents(documents: list[Document], settings: Settings) -> list[Document]:
+    """``documents`` without secret files (``index.secret_patterns``), whatever the index holds.
+
+    The walker never indexes a secret, but a pattern added after indexing, or an index written by
+    another settings file, could still hold one: everything that leaves the process (LLM prompts,
+    the Ragas export) goes through this filter.
+    """
     return [d for d in documents if not is_secret(d.path, settings.index)]
 
 
 class SimpleAnswer:
-    """Answers with one LLM call (``answer`` template); no call when nothing was retrieved."""
+    """Answers with one LLM call (``answer`` template); no call when nothing was retrieved.
+
+    When the call fails, the error is recorded on ``query.errors`` and the answer is the ranked
+    sources (:class:`NoLLMAnswer`).
+    """
 
     name = "answer"
 
@@ -125,7 +135,7 @@ class SimpleAnswer:
         if query.response_transformed:
             documents = query.current
         else:
-            documents = render_documents(self.templates, _safe(query.documents, self.settings))
+            documents = render_documents(self.templates, safe_documents(query.documents, self.settings))
         return self.templates.render(
             "answer",
             question=query.original,
@@ -139,14 +149,18 @@ class SimpleAnswer:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
         prompt = self.prompt(query)
-        if self.stream is not None:
-            parts = []
-            for delta in self.llm.stream(prompt, max_tokens=self.settings.llm.max_tokens):
-                parts.append(delta)
-                self.stream(delta)
-            text = "".join(parts)
-        else:
-            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens)
+        try:
+            if self.stream is not None:
+                parts = []
+                for delta in self.llm.stream(prompt, max_tokens=self.settings.llm.max_tokens):
+                    parts.append(delta)
+                    self.stream(delta)
+                text = "".join(parts)
+            else:
+                text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens)
+        except LLMError as exc:  # the sources are still worth returning
+            query.errors.append(str(exc))
+            return NoLLMAnswer()(query)
         query.answered(self.name, text.strip(), llm=True, model=self.llm.describe(), prompt_chars=len(prompt))
         return query
 

@@ -34,10 +34,10 @@ from codeask.index.store import Hit
 from codeask.index.walk import is_secret
 from codeask.llm import LLMError
 from codeask.query.answer import Source, Templates, render_documents
-from codeask.query.pipeline import Cancelled, Document, file_uri
+from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
 
-__all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache"]
+__all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache", "withheld_reason"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMON = set(keyword.kwlist) | set(keyword.softkwlist) | {
@@ -274,6 +274,26 @@ class ExplainCache:
                 self._data.popitem(last=False)
 
 
+def withheld_reason(workspace, span: Span) -> str | None:
+    """Why ``span`` must not be sent to an LLM, or ``None``.
+
+    Inside a root, a file the walker would not index (a secret, ignored by ``.gitignore`` /
+    ``.codeaskignore``, or a default exclude) is withheld. Outside every root (no ignore rules
+    apply), the secret patterns are matched against the whole absolute path, so ``~/.env`` or
+    ``~/.aws/credentials`` are withheld too.
+    """
+    if span.path and span.root:
+        index = workspace.indexes.get(span.root)
+        reason = index.ignorer.reason(span.path) if index is not None else None
+        if reason is None and is_secret(span.path, workspace.settings.index):
+            reason = "secret"
+    else:
+        reason = "secret" if is_secret(Path(span.abs_path).as_posix().lstrip("/"), workspace.settings.index) else None
+    return {None: None, "secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}.get(
+        reason, reason
+    )
+
+
 def explain(
     workspace,
     span: Span,
@@ -308,10 +328,13 @@ def explain(
             llm = workspace.llm()
         except LLMError as exc:
             error = str(exc)
-    if llm is None or (span.path and is_secret(span.path, workspace.settings.index)):
+    withheld = withheld_reason(workspace, span)
+    if llm is None or withheld:
         markdown = related_markdown(span, documents)
         if error:
             markdown += f"\n\n> **LLM error:** {error}"
+        elif withheld and llm is not None:
+            markdown += f"\n\n> Not sent to the LLM: {withheld}."
         return Explanation(markdown, sources, llm=None, error=error)
     key = ExplainCache.key(span, brief, llm.describe())
     if cache is not None and (hit := cache.get(key)) is not None:
@@ -340,10 +363,3 @@ def explain(
     if cache is not None:
         cache.put(key, result)
     return result
-
-
-def location_uri(span_or_source) -> str:
-    """``file:///abs/path`` of a span or source (no ``#L`` fragment)."""
-    if isinstance(span_or_source, Span):
-        return file_uri(span_or_source.abs_path)
-    return file_uri(Path(span_or_source.root) / span_or_source.path)

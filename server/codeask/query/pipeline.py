@@ -120,6 +120,7 @@ class Query:
         search_texts: what retrieval searches for (original first, then subquestions).
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
         options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
+        errors: LLM failures that steps recovered from, one line each.
     """
 
     original: str
@@ -132,6 +133,8 @@ class Query:
     subquestions: list[str] = field(default_factory=list)
     answer: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    """LLM failures a step recovered from (the query went on without that step's LLM call)."""
 
     def __post_init__(self) -> None:
         if not self.current:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from codeask.llm import LLM
+from codeask.llm import LLM, LLMError
 from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
 
@@ -33,7 +33,9 @@ class GenerateSubquestions:
     """Asks the LLM for ``num_questions`` follow-up questions (template ``subquestions``).
 
     Sets ``query.subquestions``; ``search_texts`` becomes the original question followed by them, and
-    ``current`` their lines (``- question``), as Swiftide's ``GenerateSubquestions`` does.
+    ``current`` their lines (``- question``), as Swiftide's ``GenerateSubquestions`` does. When the
+    LLM call fails, the error is recorded on ``query.errors`` and the search uses the original
+    question alone.
     """
 
     name = "subquestions"
@@ -47,7 +49,12 @@ class GenerateSubquestions:
         prompt = self.templates.render(
             "subquestions", question=query.original, num_questions=self.num_questions
         )
-        reply = self.llm.complete(prompt, max_tokens=400)
+        try:
+            reply = self.llm.complete(prompt, max_tokens=400)
+        except LLMError as exc:  # search with the original question alone
+            query.errors.append(str(exc))
+            query.transformed_query(self.name, query.current, error=str(exc))
+            return query
         subs = parse_subquestions(reply, query.original, self.num_questions)
         query.subquestions = subs
         query.search_texts = [query.original, *subs]

@@ -7,15 +7,14 @@ the query, so the answer's sources are still listed. :class:`~codeask.query.answ
 then renders the summary into the ``answer`` template's ``documents`` instead of the documents.
 
 Opt-in: ``summary.enabled`` (``codeask ask --summary``); skipped when no LLM is configured.
-Secret files are never sent (same filter as the answer step).
+Secret files are never sent (same filter as the answer step). When the call fails, the error is
+recorded on ``query.errors`` and the answer uses the documents.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from codeask.index.walk import is_secret
-from codeask.llm import LLM
+from codeask.llm import LLM, LLMError
+from codeask.query.answer import Templates, safe_documents
 from codeask.query.pipeline import Query
 from codeask.settings import Settings
 
@@ -33,21 +32,15 @@ class Summary:
 
     name = "summary"
 
-    def __init__(self, llm: LLM, templates: Any = None, settings: Settings | None = None):
-        if templates is None:
-            from codeask.query.answer import Templates
-
-            templates = Templates(settings)
+    def __init__(self, llm: LLM, templates: Templates, settings: Settings):
         self.llm = llm
         self.templates = templates
         self.settings = settings
 
     def prompt(self, query: Query) -> str:
         """The ``summary`` template rendered with ``documents`` (``{"content", "metadata"}`` each; secret
-        files dropped when ``settings`` is given). Raises :class:`~codeask.query.answer.TemplateError`."""
-        docs = query.documents
-        if self.settings is not None:
-            docs = [d for d in docs if not is_secret(d.path, self.settings.index)]
+        files dropped). Raises :class:`~codeask.query.answer.TemplateError`."""
+        docs = safe_documents(query.documents, self.settings)
         return self.templates.render(
             "summary", documents=[{"content": d.content, "metadata": d.metadata} for d in docs]
         )
@@ -57,8 +50,12 @@ class Summary:
             query.reordered(self.name, [], skipped="no documents")
             return query
         prompt = self.prompt(query)
-        max_tokens = self.settings.llm.max_tokens if self.settings is not None else None
-        text = self.llm.complete(prompt, max_tokens=max_tokens).strip()
+        try:
+            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens).strip()
+        except LLMError as exc:  # answer from the documents instead
+            query.errors.append(str(exc))
+            query.reordered(self.name, query.documents, error=str(exc))
+            return query
         query.transformed_response(
             self.name, text, model=self.llm.describe(), documents=len(query.documents), prompt_chars=len(prompt)
         )
