@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 import numpy as np
@@ -39,9 +40,14 @@ import platformdirs
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
-from codeask.index.store import Store, chunk_rows, embed_text
 from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
+
+if TYPE_CHECKING:
+    from codeask.index.store import Store
+
+# ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
+# so the language server answers ``initialize`` without waiting for it.
 
 __all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
 
@@ -189,6 +195,8 @@ class RootIndex:
         and keyword search stay fast); a new index, or another model, loads it for its dimension.
         """
         if self._store is None:
+            from codeask.index.store import Store
+
             model = self.settings.embedding.model
             have = self.manifest.get_meta("index")
             try:
@@ -400,6 +408,8 @@ class RootIndex:
             self._remove(drop, stats)
         if not records:
             return
+        from codeask.index.store import chunk_rows, embed_text
+
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
         rows = chunk_rows(all_chunks, store.dim)
         reuse = store.vectors_for(r["embed_hash"] for r in rows)
@@ -456,6 +466,8 @@ class RootIndex:
 
         Releases the write lock between batches and yields to waiting live updates.
         """
+        from codeask.index.store import embed_text
+
         store = self.store
         total = store.count_pending()
         done = 0

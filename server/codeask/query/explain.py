@@ -27,15 +27,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunk import chunk_text, language_for
-from codeask.index.store import Hit
 from codeask.index.walk import is_secret
 from codeask.llm import LLMError
 from codeask.query.answer import Source, Templates, render_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
+
+if TYPE_CHECKING:
+    from codeask.index.store import Hit
 
 __all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache", "withheld_reason"]
 

@@ -22,12 +22,15 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pathspec
 
-from codeask.index.store import Hit, Store
 from codeask.query.pipeline import Document, Query
 from codeask.settings import RetrievalSettings
+
+if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
+    from codeask.index.store import Hit, Store
 
 __all__ = ["HybridRetrieve", "SearchTarget", "fuse"]
 
