@@ -551,7 +551,10 @@ def test_crlf_lines(tmp_path):
 
 def test_other_line_separators_keep_numbering():
     text = "def f():\n    x = 1\x0c\n    return x\u2028y = 2\n"
-    assert_covers(chunk_text("s.py", text, chunk_lines=2), text)
+    chunks = chunk_text("s.py", text, chunk_lines=2)
+    assert_covers(chunks, text)
+    # splitlines() counts \x0c and \u2028 as line ends, as editors do: 5 lines, the last is "y = 2"
+    assert chunks[-1].end_line == 5 and chunks[-1].content.endswith("y = 2")
 
 
 def test_syntax_error_still_covers(tmp_path):
