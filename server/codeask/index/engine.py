@@ -408,20 +408,12 @@ class RootIndex:
             self._remove(drop, stats)
         if not records:
             return
-        from codeask.index.store import chunk_rows, embed_text
+        from codeask.index.store import chunk_rows
 
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
         rows = chunk_rows(all_chunks, store.dim)
-        reuse = store.vectors_for(r["embed_hash"] for r in rows)
-        if embed_now:
-            missing: dict[str, str] = {}
-            for row in rows:
-                if row["embed_hash"] not in reuse:
-                    missing.setdefault(row["embed_hash"], embed_text(row["symbol"], row["content"]))
-            if missing:
-                vectors = self.embedder.embed(list(missing.values()))
-                reuse.update(zip(missing.keys(), vectors))
-                stats.chunks_embedded += len(missing)
+        reuse, embedded = self._vectors(rows, embed_missing=embed_now)
+        stats.chunks_embedded += embedded
         for row in rows:
             vec = reuse.get(row["embed_hash"])
             if vec is not None:
@@ -435,6 +427,24 @@ class RootIndex:
         self.manifest.record(records)
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
+
+    def _vectors(self, rows: list[dict], *, embed_missing: bool) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
+
+        Vectors already stored for the same embed hash are reused; with ``embed_missing`` the others
+        are embedded, each distinct text once. Returns ``({embed_hash: (dim,) float32}, texts embedded)``.
+        """
+        from codeask.index.store import embed_text
+
+        reuse = self.store.vectors_for(r["embed_hash"] for r in rows)
+        missing: dict[str, str] = {}
+        if embed_missing:
+            for r in rows:
+                if r["embed_hash"] not in reuse:
+                    missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
+        if missing:
+            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()))))
+        return reuse, len(missing)
 
     def _mark_urgent(self, delta: int) -> None:
         """Count live updates waiting for the write lock (phase 2 yields to them)."""
@@ -466,8 +476,6 @@ class RootIndex:
 
         Releases the write lock between batches and yields to waiting live updates.
         """
-        from codeask.index.store import embed_text
-
         store = self.store
         total = store.count_pending()
         done = 0
@@ -482,15 +490,8 @@ class RootIndex:
                 rows = store.pending(_EMBED_BATCH_ROWS)
                 if not rows:
                     break
-                reuse = store.vectors_for(r["embed_hash"] for r in rows)
-                missing: dict[str, str] = {}
-                for r in rows:
-                    if r["embed_hash"] not in reuse:
-                        missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
-                if missing:
-                    vectors = self.embedder.embed(list(missing.values()))
-                    reuse.update(zip(missing.keys(), vectors))
-                    embedded += len(missing)
+                reuse, count = self._vectors(rows, embed_missing=True)
+                embedded += count
                 store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
                 self._maybe_optimize()
             done += len(rows)
