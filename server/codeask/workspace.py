@@ -180,9 +180,8 @@ class Workspace:
             total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
         total.seconds_to_searchable = time.monotonic() - started
         if embed:
-            for index in indexes:
-                total.chunks_embedded += index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
-            total.vectors_pending = sum(i.store.count_pending() for i in indexes)
+            total.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+            total.vectors_pending = self.vectors_pending()
             total.chunks_total = sum(i.store.count() for i in indexes)
         if len(indexes) == 1:
             total.root = str(indexes[0].root)
