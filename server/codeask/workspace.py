@@ -183,8 +183,6 @@ class Workspace:
             total.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
             total.vectors_pending = self.vectors_pending()
             total.chunks_total = sum(i.store.count() for i in indexes)
-        if len(indexes) == 1:
-            total.root = str(indexes[0].root)
         total.seconds = time.monotonic() - started
         return total
 

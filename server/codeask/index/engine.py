@@ -111,11 +111,11 @@ class IndexStats:
         return asdict(self)
 
     def merge(self, other: IndexStats) -> IndexStats:
-        """Sum of two runs (for multi-root totals)."""
+        """Sum of two runs (for multi-root totals); ``root`` is ``""`` once two roots were summed."""
         skipped = Counter(self.files_skipped)
         skipped.update(other.files_skipped)
         return IndexStats(
-            root=self.root if self.root == other.root else "",
+            root=other.root if not self.root else (self.root if self.root == other.root else ""),
             files_seen=self.files_seen + other.files_seen,
             files_changed=self.files_changed + other.files_changed,
             files_removed=self.files_removed + other.files_removed,
