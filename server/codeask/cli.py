@@ -119,7 +119,7 @@ class IndexProgress:
         if self._bar is None:
             if p.phase in ("index", "embed") and p.phase not in self._announced and p.total > p.done:
                 self._announced.add(p.phase)
-                what = "files changed" if p.phase == "index" else "chunks to embed (about 15-30 per second)"
+                what = "files changed" if p.phase == "index" else "chunks to embed (about 40 per second on 2 cores)"
                 print(f"codeask: {p.total} {what}...", file=sys.stderr, flush=True)
             return
         label = {"scan": "listing files", "index": "indexing files", "embed": "embedding chunks"}.get(p.phase, p.phase)
