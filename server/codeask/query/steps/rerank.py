@@ -26,6 +26,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -214,15 +215,31 @@ class Rerank:
             kept.append(
                 Document(d.path, d.root, d.start_line, d.end_line, d.symbol, d.language, d.content, scores[i], d.id)
             )
+        kept_set = set(order)
         query.reordered(
             self.name,
             kept,
             top_k=keep,
             scored=len(documents),
             model=getattr(self.encoder, "name", None),
-            dropped=[f"{documents[i].path}:{documents[i].start_line}" for i in range(len(documents)) if i not in set(order)],
+            dropped=[f"{d.path}:{d.start_line}" for i, d in enumerate(documents) if i not in kept_set],
         )
         return query
+
+
+@contextmanager
+def _at_least(query: Query, key: str, default: int, minimum: int):
+    """Raise ``query.options[key]`` (or ``default``) to at least ``minimum`` for one step, then restore it."""
+    had = key in query.options
+    saved = query.options.get(key)
+    query.options[key] = max(int(saved or default), minimum)
+    try:
+        yield
+    finally:
+        if had:
+            query.options[key] = saved
+        else:
+            query.options.pop(key, None)
 
 
 class OnePerFileForRerank(OnePerFile):
@@ -233,16 +250,8 @@ class OnePerFileForRerank(OnePerFile):
         self.min_files = min_files
 
     def __call__(self, query: Query) -> Query:
-        had = "max_files" in query.options
-        saved = query.options.get("max_files")
-        query.options["max_files"] = max(int(saved or self.max_files), self.min_files)
-        try:
+        with _at_least(query, "max_files", self.max_files, self.min_files):
             return super().__call__(query)
-        finally:
-            if had:
-                query.options["max_files"] = saved
-            else:
-                query.options.pop("max_files", None)
 
 
 class RetrieveAtLeast:
@@ -255,13 +264,5 @@ class RetrieveAtLeast:
         self.default_top_k = default_top_k
 
     def __call__(self, query: Query) -> Query:
-        had = "top_k" in query.options
-        saved = query.options.get("top_k")
-        query.options["top_k"] = max(int(saved or self.default_top_k), self.min_top_k)
-        try:
+        with _at_least(query, "top_k", self.default_top_k, self.min_top_k):
             return self.retriever(query)
-        finally:
-            if had:
-                query.options["top_k"] = saved
-            else:
-                query.options.pop("top_k", None)
