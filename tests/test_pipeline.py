@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codeask.index.store import Hit
-from codeask.query.answer import NOTHING_FOUND, Answer, Templates, TemplateError, render_documents
+from codeask.query.answer import Answer, Templates, TemplateError, render_documents
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps import OnePerFile, parse_subquestions
 from codeask.query.steps.retrieve import fuse
@@ -127,7 +127,7 @@ def test_empty_workspace_makes_no_answer_call(tmp_path, fake_llm):
     ws.index()
     answer = ws.ask("Where is the main loop?")
     assert answer.sources == []
-    assert answer.answer == NOTHING_FOUND
+    assert answer.answer.startswith("Nothing in this workspace could be indexed: no files were found")
     assert not any("Snippets" in p for p in fake_llm.prompts())
 
 

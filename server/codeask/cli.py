@@ -129,10 +129,52 @@ class IndexProgress:
         self._bar.update(task, completed=p.done, total=max(p.total, p.done))
 
 
+_opened: list[Any] = []  # the Workspace of the running command, to name its indexes in an error
+
+
 def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
     from codeask.workspace import Workspace
 
-    return Workspace(paths, flags=flags)
+    ws = Workspace(paths, flags=flags)
+    _opened.append(ws)
+    return ws
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an error that escaped a command: what failed, and where.
+
+    An ``OSError`` names its path (and says when that path is inside an index); any other error
+    (LanceDB, Arrow, SQLite, ...) names the index folder(s) of the command's workspace and how to
+    start that index over (``codeask clean PATH``).
+    """
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    indexes = [i for ws in _opened for i in list(ws.indexes.values())]
+    if isinstance(exc, OSError) and exc.filename is not None:
+        path = str(exc.filename)
+        what = f"{exc.strerror or text}: {path}"
+        index_dir = _index_dir_holding(Path(path))
+        if index_dir is not None:
+            try:
+                fix = f"`codeask clean {(index_dir / 'root.txt').read_text(encoding='utf-8').strip()}` starts it over"
+            except OSError:
+                fix = f"delete {index_dir} to start it over"
+            return f"the index {index_dir} failed: {what}; {fix}"
+        return what
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or text}"
+    if indexes:
+        where = ", ".join(f"{i.root} (index {i.index_dir})" for i in indexes)
+        roots = " ".join(str(i.root) for i in indexes)
+        return f"reading or writing the index of {where} failed: {type(exc).__name__}: {text}; `codeask clean {roots}` starts it over"
+    return f"{type(exc).__name__}: {text}"
+
+
+def _index_dir_holding(path: Path) -> Path | None:
+    """The codeask index folder (it holds ``manifest.sqlite``) that ``path`` is in, or ``None``."""
+    for folder in (path, *path.parents):
+        if (folder / "manifest.sqlite").is_file():
+            return folder
+    return None
 
 
 def _cmd_index(args) -> int:
@@ -164,6 +206,9 @@ def _cmd_ask(args) -> int:
     if args.summary:
         flags["summary.enabled"] = True
     ws = _workspace([args.path], flags)
+    args.question = ws.check_question(args.question)  # before any indexing
+    if not args.no_llm:
+        ws.llm()  # an explicit provider without a key fails here, before any indexing
     console = _console()
     if not args.no_update:
         index = next(iter(ws.indexes.values()))
@@ -281,15 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
-    from codeask.index.embed import EmbeddingError
-    from codeask.llm import LLMError
-    from codeask.settings import SettingsError
-
+    if args.command == "ask" and not (args.question or "").strip():
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices["ask"].error("the question is empty")
     try:
         return handler(args)
-    except (CLIError, SettingsError, EmbeddingError, LLMError, FileNotFoundError, ValueError) as exc:
-        print(f"codeask: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("codeask: interrupted", file=sys.stderr)
         return 130
@@ -297,3 +338,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``codeask ask ... | head``): stop quietly, as the Python docs advise.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # the CLI boundary: one line, never a traceback
+        if os.environ.get("CODEASK_DEBUG"):
+            raise
+        return _report(exc)
+    finally:
+        _opened.clear()
+
+
+def _report(exc: Exception) -> int:
+    """Print ``exc`` as one ``codeask:`` line on stderr; returns its exit code (2 for a question that
+    cannot be asked, else 1)."""
+    from codeask.workspace import QuestionError
+
+    if isinstance(exc, QuestionError):
+        print(f"codeask ask: error: {exc}", file=sys.stderr)
+        return 2
+    ours = type(exc).__module__.startswith("codeask")  # its message was written for users
+    if not ours and not (isinstance(exc, OSError) and exc.filename is not None):
+        ours = _raised_in_codeask(exc)
+    message = str(exc) if ours else describe_error(exc)
+    print(f"codeask: {message.splitlines()[0] if message else type(exc).__name__}", file=sys.stderr)
+    return 1
+
+
+def _raised_in_codeask(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc`` is codeask's own code (not LanceDB's, Arrow's, ...)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(Path(__file__).resolve().parent)

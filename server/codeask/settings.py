@@ -277,6 +277,9 @@ class RetrievalSettings(_Section):
     downweight_factor: float = 0.5
     """Fused score multiplier for downweighted paths."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    max_question_chars: int = Field(default=4000, ge=1)
+    """Longest question accepted, characters (about a page of text); a longer one is refused with
+    an error instead of being embedded, searched and sent to the LLM."""
 
 
 class RerankSettings(_Section):

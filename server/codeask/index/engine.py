@@ -49,12 +49,19 @@ if TYPE_CHECKING:
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
 # so the language server answers ``initialize`` without waiting for it.
 
-__all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
+__all__ = [
+    "RootIndex", "IndexStats", "Progress", "IndexLocked", "CacheDirError", "index_dir_for", "cache_root", "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = "1"
 log = logging.getLogger(__name__)
 _EMBED_BATCH_ROWS = 256
 _OPTIMIZE_ROWS = 2048
+
+
+class CacheDirError(RuntimeError):
+    """The index cache dir is a file, or cannot be created; the message names it as the cache dir
+    and where its value came from."""
 
 
 class IndexLocked(RuntimeError):
@@ -146,6 +153,24 @@ def index_dir_for(root: Path, settings: Settings) -> Path:
     return cache_root(settings) / f"{name}-{digest}"
 
 
+def _make_index_dir(index_dir: Path, settings: Settings) -> None:
+    """Create ``index_dir`` under the cache dir.
+
+    Raises:
+        CacheDirError: the cache dir (or a parent) is a file, or the folder cannot be created.
+    """
+    cache = cache_root(settings)
+    where = "CODEASK_CACHE_DIR or index.cache_dir" if settings.index.cache_dir else "the user cache dir"
+    if cache.exists() and not cache.is_dir():
+        raise CacheDirError(f"the cache dir {cache} ({where}) is a file, not a folder; point it at a folder")
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheDirError(
+            f"cannot create the cache dir {cache} ({where}): {exc.strerror or exc}; point it at a writable folder"
+        ) from exc
+
+
 class RootIndex:
     """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
 
@@ -161,8 +186,9 @@ class RootIndex:
         self.index_dir = index_dir_for(self.root, settings)
         if self.index_dir == self.root or self.root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        _make_index_dir(self.index_dir, settings)
         self._embedder = embedder
+        self._phase1_running = False
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._file_lock = filelock.FileLock(str(self.index_dir / "write.lock"))
@@ -294,6 +320,14 @@ class RootIndex:
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
+        self._phase1_running = True
+        try:
+            return self._sync(stats, store, started, progress, embed, should_stop, wait)
+        finally:
+            self._phase1_running = False
+
+    def _sync(self, stats, store, started, progress, embed, should_stop, wait) -> IndexStats:
+        stopped = False
         with self.writing(wait=wait):
             self.ignorer.refresh()
             result = walk(self.root, self.settings.index, self.ignorer)
@@ -313,6 +347,7 @@ class RootIndex:
         total = len(candidates)
         for start in range(0, total, batch_size):
             if should_stop and should_stop():
+                stopped = True
                 break
             with self.writing(wait=wait):
                 self._write_batch(candidates[start : start + batch_size], known, stats, skipped)
@@ -330,6 +365,9 @@ class RootIndex:
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
             store.ensure_fts_index()
+            if not stopped:
+                self.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+        self._phase1_running = False
         stats.files_skipped = dict(skipped)
         stats.seconds_to_searchable = time.monotonic() - started
         if embed:
@@ -626,6 +664,21 @@ class RootIndex:
         return out
 
     # ------------------------------------------------------------------ status
+    def searchable(self) -> bool:
+        """Whether a phase 1 (walk + keyword rows) has completed for this root and none is running in
+        this process. Indexes written before this was recorded count once they hold files."""
+        if self.manifest.get_meta("last_walk") is not None:
+            return True
+        return self.manifest.count() > 0 and not self._phase1_running
+
+    def last_skipped(self) -> dict[str, int]:
+        """``files_skipped`` of the last completed walk (``{reason: count}``; ``{}`` if none)."""
+        raw = self.manifest.get_meta("last_walk")
+        try:
+            return dict(json.loads(raw)["files_skipped"]) if raw else {}
+        except (ValueError, KeyError, TypeError):
+            return {}
+
     def status(self) -> dict:
         """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model",
         "index_bytes"}`` (``index_bytes``: the index folder's size on disk)."""

@@ -16,7 +16,8 @@ Three pieces:
 Skip reasons:
 
 ``ignored``            matched a ``.gitignore`` / ``.codeaskignore`` pattern
-``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...)
+``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...), or is one
+                       of codeask's own files (``.codeask.toml``, ``.codeaskignore``)
 ``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
 ``binary``             NUL byte in the first 8 KiB
 ``too_large``          more than ``max_file_bytes`` bytes
@@ -197,6 +198,9 @@ def is_secret(rel_path: str, settings: IndexSettings) -> bool:
     return _spec_matches_path_or_parent(_secret_spec(settings), rel, is_dir)
 
 
+#: codeask's own files (settings and ignore rules), never indexed whatever ``index.exclude`` says.
+OWN_FILES = frozenset({".codeask.toml", CODEASKIGNORE})
+
 # (prefix length of the folder holding the .gitignore, its spec), outermost first
 _Chain = tuple[tuple[int, GitIgnoreSpec], ...]
 
@@ -278,6 +282,8 @@ class Ignorer:
         path = rel + "/" if is_dir else rel
         if self._secret is not None and self._secret.match_file(path):
             return "secret"
+        if not is_dir and rel.rpartition("/")[2] in OWN_FILES:
+            return "excluded"
         if self._exclude is not None and self._exclude.match_file(path):
             return "excluded"
         if codeask is not None:

@@ -174,7 +174,8 @@ class NoLLMAnswer:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
-        lines = [f"Most relevant code for: *{query.original.strip().splitlines()[0]}*", ""]
+        first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
+        lines = [f"Most relevant code for: *{first.strip()}*", ""]
         for i, d in enumerate(query.documents, 1):
             label = f"{d.path}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
@@ -225,6 +226,9 @@ class Answer:
     sources: list[Source] = field(default_factory=list)
     llm: str | None = None
     error: str | None = None
+    index: dict[str, Any] | None = None
+    """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
+    the answer stands on (:class:`codeask.workspace.IndexState`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error`` is left out when ``None``."""
@@ -234,9 +238,12 @@ class Answer:
         return out
 
     @classmethod
-    def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
+    def from_query(
+        cls, query: Query, *, llm: str | None = None, error: str | None = None, index: dict[str, Any] | None = None
+    ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document), and ``error``, when
-        given, appended to the text as a ``> **LLM error:**`` line."""
+        given, appended to the text as a ``> **LLM error:**`` line. ``index`` (the index state) adds a
+        ``> **Index:**`` note to the markdown when it is not ``ready``."""
         sources: list[Source] = []
         seen: set[tuple[str, str]] = set()
         for d in query.documents:
@@ -250,17 +257,34 @@ class Answer:
         return cls(
             question=query.original,
             answer=text,
-            markdown=markdown(text, sources),
+            markdown=markdown(text, sources, index_note(index)),
             subquestions=list(query.subquestions),
             sources=sources,
             llm=llm,
             error=error,
+            index=index,
         )
 
 
-def markdown(text: str, sources: list[Source]) -> str:
-    """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
+def index_note(index: dict[str, Any] | None) -> str:
+    """One markdown line saying what an answer from a not-``ready`` index misses; ``""`` when ready."""
+    if not index or index.get("state") == "ready":
+        return ""
+    if index["state"] == "building":
+        return (
+            f"> **Index:** still being built ({index['files_indexed']:,} files so far): "
+            "code not indexed yet cannot be found; ask again when indexing ends."
+        )
+    return (
+        f"> **Index:** keyword search only for now: {index['vectors_pending']:,} chunks still wait for "
+        "their vectors, so results may miss code that uses other words than the question."
+    )
+
+
+def markdown(text: str, sources: list[Source], note: str = "") -> str:
+    """The answer, the ``note`` (if any), then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
+    body = f"{text}\n\n{note}" if note else text
     if not sources:
-        return text
+        return body
     links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
-    return f"{text}\n\nSources:\n{links}\n"
+    return f"{body}\n\nSources:\n{links}\n"
