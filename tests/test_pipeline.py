@@ -116,7 +116,10 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     assert answer.sources, "the sample workspace has matching code"
     for source in answer.sources:
         assert f"### {source.path}:" in answer_prompt
-    assert answer.markdown.startswith("FAKE ANSWER\n\nSources:\n")
+    # indexed without vectors: the markdown says so between the answer and the sources
+    assert answer.index == {"state": "keyword-only", "files_indexed": 4, "vectors_pending": answer.index["vectors_pending"]}
+    assert answer.markdown.startswith("FAKE ANSWER\n\n> **Index:** keyword search only")
+    assert "\n\nSources:\n1. [" in answer.markdown
     assert answer.llm.startswith(provider)
 
 

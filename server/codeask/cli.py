@@ -88,15 +88,31 @@ def _console():
 
 
 class IndexProgress:
-    """Progress of both indexing phases on stderr: rich bars (files, then chunks, with ETA) on a
-    terminal, otherwise one line when a phase with work starts."""
+    """Progress of both indexing phases on stderr.
 
-    def __init__(self, enabled: bool):
+    On a terminal: rich bars (files, then chunks, with ETA). Otherwise (a log, CI, an editor's
+    output panel): plain lines, one when a phase with work starts, then at most one every
+    ``interval`` seconds (``$CODEASK_PROGRESS_SECONDS``, default 10), and one when it ends, e.g.
+    ``codeask: embedding chunks: 512/3,000 (17%), 41.2 chunks/s, ETA 60 s``.
+    """
+
+    _UNITS = {"index": ("indexing files", "files"), "embed": ("embedding chunks", "chunks")}
+
+    def __init__(self, enabled: bool, *, interval: float | None = None):
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
+        if interval is None:
+            try:
+                interval = float(os.environ.get("CODEASK_PROGRESS_SECONDS", "10"))
+            except ValueError:
+                interval = 10.0
+        self.interval = interval
         self._bar = None
         self._tasks: dict[str, Any] = {}
-        self._announced: set[str] = set()
+        self._started: dict[str, float] = {}
+        self._last_line: dict[str, float] = {}
+        self._finished: set[str] = set()
+        self._previous = time.monotonic()
 
     def __enter__(self):
         if self.enabled and self.tty:
@@ -117,16 +133,59 @@ class IndexProgress:
         if not self.enabled:
             return
         if self._bar is None:
-            if p.phase in ("index", "embed") and p.phase not in self._announced and p.total > p.done:
-                self._announced.add(p.phase)
-                what = "files changed" if p.phase == "index" else "chunks to embed (about 40 per second on 2 cores)"
-                print(f"codeask: {p.total} {what}...", file=sys.stderr, flush=True)
+            self._plain(p)
             return
         label = {"scan": "listing files", "index": "indexing files", "embed": "embedding chunks"}.get(p.phase, p.phase)
         task = self._tasks.get(p.phase)
         if task is None:
             task = self._tasks[p.phase] = self._bar.add_task(label, total=p.total)
         self._bar.update(task, completed=p.done, total=max(p.total, p.done))
+
+    def _plain(self, p) -> None:
+        """One plain line for report ``p`` when its phase starts, every ``interval`` s, and at its end.
+
+        A phase's rate counts from the previous report of any phase (its first report comes after
+        its first batch), or from the start of the command."""
+        now = time.monotonic()
+        previous, self._previous = self._previous, now
+        if p.phase not in self._UNITS or p.total <= 0 or p.phase in self._finished:
+            return
+        first = p.phase not in self._started
+        if first:
+            self._started[p.phase] = previous
+        finished = p.done >= p.total
+        if first or finished or now - self._last_line[p.phase] >= self.interval:
+            self._last_line[p.phase] = now
+            if finished:
+                self._finished.add(p.phase)
+            self._line(p, now)
+
+    def _line(self, p, now: float) -> None:
+        label, unit = self._UNITS[p.phase]
+        elapsed = now - self._started[p.phase]
+        parts = [f"codeask: {label}: {p.done:,}/{p.total:,} ({p.percent}%)"]
+        if p.done and elapsed > 0:
+            parts.append(f"{p.done / elapsed:.1f} {unit}/s")
+        if p.done >= p.total:
+            parts.append(f"done in {elapsed:.1f} s")
+        elif p.eta_seconds is not None:
+            parts.append(f"ETA {p.eta_seconds:.0f} s")
+        print(", ".join(parts), file=sys.stderr, flush=True)
+
+
+def startup_seconds() -> float:
+    """Seconds since this process started (``/proc/self/stat``; since codeask was imported elsewhere)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED
+
+
+_IMPORTED = time.monotonic()
 
 
 _opened: list[Any] = []  # the Workspace of the running command, to name its indexes in an error
@@ -181,12 +240,16 @@ def _cmd_index(args) -> int:
     from codeask.index.engine import IndexLocked
 
     ws = _workspace(args.path)
+    for index in ws.indexes.values():
+        index.store  # open the tables (imports LanceDB): start-up, not indexing
+    startup = startup_seconds()
     try:
         with IndexProgress(not args.json) as progress:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
     out = stats.to_json()
+    out["startup_seconds"] = round(startup, 3)
     if args.json:
         print(json.dumps(out))
     else:
@@ -194,7 +257,7 @@ def _cmd_index(args) -> int:
         print(
             f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
             f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
-            f"{out['vectors_pending']} pending; {out['seconds']:.1f} s"
+            f"{out['vectors_pending']} pending; {out['seconds']:.1f} s (+{startup:.1f} s start-up)"
         )
     return 0
 

@@ -66,6 +66,8 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from codeask.imports import IMPORT_LOCK, load
+
 __all__ = ["Chunk", "language_for", "chunk_text", "TREE_SITTER_LANGUAGES"]
 
 
@@ -181,7 +183,7 @@ TREE_SITTER_LANGUAGES: dict[str, str] = {
     "objc": "objc", "dart": "dart", "zig": "zig", "groovy": "groovy",
 }
 
-_lang_lock = threading.Lock()
+_lang_lock = IMPORT_LOCK  # loading a grammar imports its Python binding: one lock for all first imports
 _languages: dict[str, object] = {}
 _broken: set[str] = set()
 _tls = threading.local()
@@ -199,8 +201,8 @@ def _parser_for(language: str):
     if parser is not None:
         return parser
     try:
-        from tree_sitter import Parser
-        from tree_sitter_language_pack import get_language
+        Parser = load("tree_sitter").Parser
+        get_language = load("tree_sitter_language_pack").get_language
 
         with _lang_lock:
             lang = _languages.get(ts_name)

@@ -37,6 +37,7 @@ import filelock
 import numpy as np
 import platformdirs
 
+from codeask.imports import load
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
@@ -221,7 +222,7 @@ class RootIndex:
         and keyword search stay fast); a new index, or another model, loads it for its dimension.
         """
         if self._store is None:
-            from codeask.index.store import Store
+            Store = load("codeask.index.store").Store
 
             model = self.settings.embedding.model
             have = self.manifest.get_meta("index")

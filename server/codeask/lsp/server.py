@@ -30,6 +30,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from codeask import __version__
+from codeask.imports import start_preload, wait_preloaded
 from codeask.index.engine import IndexLocked, IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
@@ -147,6 +148,7 @@ class CodeaskServer(LanguageServer):
                 self._index_thread.start()
 
     def _index_loop(self) -> None:
+        wait_preloaded()
         while not self.stopping.is_set():
             with self._sched_lock:
                 if not self._index_wanted:
@@ -269,6 +271,7 @@ def make_server() -> CodeaskServer:
     def initialize(ls: CodeaskServer, params: lsp.InitializeParams):
         """Answer ``initialize``: create the :class:`Workspace` for the workspace folders."""
         ls.loop = asyncio.get_running_loop()
+        start_preload()  # heavy imports in one thread, before any worker needs them
         ls.init_settings = settings_from(params.initialization_options)
         uris = [f.uri for f in params.workspace_folders or []]
         if not uris and params.root_uri:
@@ -341,7 +344,7 @@ def make_server() -> CodeaskServer:
     @guard
     async def shutdown(ls: CodeaskServer, params: None):
         """Answer ``shutdown``: stop the watcher and the indexing thread."""
-        await in_thread(ls.stop_all)
+        await in_thread(ls.stop_all, imports=False)
 
     @server.command("codeask.status")
     @guard

@@ -11,6 +11,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from codeask.imports import wait_preloaded
+
 __all__ = ["in_thread", "Reporter"]
 
 log = logging.getLogger(__name__)
@@ -26,17 +28,23 @@ def _settle(fut: asyncio.Future, value: Any, exc: BaseException | None) -> None:
         fut.set_result(value)
 
 
-async def in_thread(fn: Callable[..., Any], *args: Any, name: str = "codeask-worker", **kwargs: Any) -> Any:
+async def in_thread(
+    fn: Callable[..., Any], *args: Any, name: str = "codeask-worker", imports: bool = True, **kwargs: Any
+) -> Any:
     """Run ``fn`` in a new daemon thread and await its result.
 
     Daemon threads (not an executor) so that a long LLM call or embedding batch never holds the
-    process open after ``exit``; the event loop stays free meanwhile.
+    process open after ``exit``; the event loop stays free meanwhile. With ``imports`` (the default)
+    the thread first waits for the heavy-module preload (:mod:`codeask.imports`); work that imports
+    nothing heavy (shutdown) passes ``imports=False``.
     """
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
 
     def work() -> None:
         try:
+            if imports:
+                wait_preloaded()  # never the first import of a heavy module in a worker (codeask.imports)
             value = fn(*args, **kwargs)
         except BaseException as exc:  # handed to the awaiting coroutine
             loop.call_soon_threadsafe(_settle, fut, None, exc)
