@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``, ``clean``, ``doctor``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -74,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the language server")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+
+    p = sub.add_parser(
+        "clean", help="list the indexes in the cache dir with their sizes, or remove some",
+        description="Without options: list every index (workspace folder, size) and remove nothing.",
+    )
+    p.add_argument("path", nargs="*", type=Path, help="remove the index of these workspace folders")
+    p.add_argument("--missing", action="store_true", help="remove the indexes of folders that no longer exist")
+    p.add_argument("--all", action="store_true", help="remove every index")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser(
+        "doctor", help="check Python, packages, the model, the cache dir, the LLM and the index; print fixes",
+    )
+    p.add_argument("path", nargs="*", type=Path, help="workspace folders whose index to check")
+    p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     from codeask.eval.cli import add_eval_parser
 
@@ -346,6 +362,84 @@ def _cmd_watch(args) -> int:
     return 0
 
 
+def _cmd_clean(args) -> int:
+    from codeask.clean import list_indexes, remove_index
+    from codeask.index.engine import cache_root, index_dir_for
+    from codeask.settings import load_settings
+
+    if args.all and (args.missing or args.path):
+        raise CLIError("--all removes every index: give it alone")
+    settings = load_settings(None)
+    cache = cache_root(settings)
+    indexes = list_indexes(cache)
+    if args.all:
+        chosen = list(indexes)
+    else:
+        chosen = [i for i in indexes if args.missing and not i.root_exists]
+        for path in args.path:
+            want = Path(path).expanduser().resolve()
+            matches = [i for i in indexes if i.root == str(want) or i.index_dir == index_dir_for(want, settings)]
+            if not matches:
+                raise CLIError(f"no index of {want} in {cache}")
+            chosen += [m for m in matches if m not in chosen]
+    removing = bool(args.all or args.missing or args.path)
+    removed, failed = [], []
+    for index in chosen:
+        try:
+            remove_index(index)
+            removed.append(index)
+        except (RuntimeError, OSError) as exc:
+            failed.append(f"{index.index_dir}: {exc}")
+    if args.json:
+        out = {
+            "cache_dir": str(cache),
+            "indexes": [dict(i.to_json(), removed=i in removed) for i in indexes],
+            "removed": len(removed),
+            "removed_bytes": sum(i.bytes for i in removed),
+            "total_bytes": sum(i.bytes for i in indexes),
+        }
+        print(json.dumps(out))
+    else:
+        for index in indexes:
+            mark = "removed " if index in removed else ("gone    " if not index.root_exists else "        ")
+            print(f"{mark}{_size(index.bytes):>9}  {index.root or '?'}  ({index.index_dir.name})")
+        total = sum(i.bytes for i in indexes)
+        print(f"{len(indexes)} indexes, {_size(total)} in {cache}", end="")
+        if removing:
+            print(f"; removed {len(removed)} ({_size(sum(i.bytes for i in removed))})")
+        else:
+            gone = sum(1 for i in indexes if not i.root_exists)
+            hint = f"; {gone} of folders that no longer exist (codeask clean --missing)" if gone else ""
+            print(f"{hint}; remove with codeask clean PATH | --missing | --all")
+    for line in failed:
+        print(f"codeask: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _cmd_doctor(args) -> int:
+    from codeask.doctor import run_checks
+
+    checks = run_checks(list(args.path), llm=not args.no_llm)
+    failed = [c for c in checks if c.status == "fail"]
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [c.to_json() for c in checks]}))
+    else:
+        for c in checks:
+            print(f"{c.status:4}  {c.name}: {c.detail}")
+            if c.fix and c.status != "ok":
+                print(f"      fix: {c.fix}")
+        print("all checks passed" if not failed else f"{len(failed)} problem(s) found")
+    return 1 if failed else 0
+
+
 def _cmd_serve(args) -> int:
     from codeask.lsp.server import run
 
@@ -387,6 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "status": _cmd_status,
         "watch": _cmd_watch,
         "serve": _cmd_serve,
+        "clean": _cmd_clean,
+        "doctor": _cmd_doctor,
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     if args.command == "ask" and not (args.question or "").strip():
