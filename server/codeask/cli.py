@@ -109,7 +109,7 @@ class IndexProgress:
     On a terminal: rich bars (files, then chunks, with ETA). Otherwise (a log, CI, an editor's
     output panel): plain lines, one when a phase with work starts, then at most one every
     ``interval`` seconds (``$CODEASK_PROGRESS_SECONDS``, default 10), and one when it ends, e.g.
-    ``codeask: embedding chunks: 512/3,000 (17%), 41.2 chunks/s, ETA 60 s``.
+    ``codeask progress: embedding chunks: 512/3,000 (17%), 41.2 chunks/s, ETA 60 s``.
     """
 
     _UNITS = {"index": ("indexing files", "files"), "embed": ("embedding chunks", "chunks")}
@@ -179,7 +179,7 @@ class IndexProgress:
     def _line(self, p, now: float) -> None:
         label, unit = self._UNITS[p.phase]
         elapsed = now - self._started[p.phase]
-        parts = [f"codeask: {label}: {p.done:,}/{p.total:,} ({p.percent}%)"]
+        parts = [f"codeask progress: {label}: {p.done:,}/{p.total:,} ({p.percent}%)"]
         if p.done and elapsed > 0:
             parts.append(f"{p.done / elapsed:.1f} {unit}/s")
         if p.done >= p.total:
