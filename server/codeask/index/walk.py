@@ -57,6 +57,7 @@ from typing import Any
 
 from pathspec import GitIgnoreSpec
 
+from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
 __all__ = [
@@ -303,7 +304,7 @@ class Ignorer:
         except OSError:
             spec = None
         else:
-            spec = _compile(raw.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines())
+            spec = _compile(split_lines(raw.decode("utf-8", errors="replace").lstrip("\ufeff")))
         self._files[rel_file] = (stamp, spec)
         return spec
 
@@ -554,7 +555,7 @@ def _minified(text: str, max_line_length: int) -> bool:
     if len(text) <= max_line_length:
         return False
     long_chars = 0
-    for line in text.splitlines():
+    for line in split_lines(text):
         if len(line) > max_line_length:
             long_chars += len(line)
     return long_chars * 2 > len(text)
