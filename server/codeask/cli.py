@@ -278,9 +278,47 @@ def _cmd_index(args) -> int:
     return 0
 
 
+def _ask_resident(args) -> int | None:
+    """Answer through a running ``codeask watch`` of the same folder (:mod:`codeask.resident`);
+    ``None`` when there is none, or it answers with other LLM settings (then ``ask`` runs in-process)."""
+    from codeask.resident import ask_resident, socket_path
+
+    root = Path(args.path).resolve()
+    if args.model or args.provider or args.summary or not root.is_dir() or not socket_path(root).exists():
+        return None
+    from codeask.settings import load_settings
+
+    settings = load_settings(root)
+    resolved = None if args.no_llm else settings.resolved_llm()
+    if resolved is None and not args.no_llm and settings.llm.provider != "auto":
+        return None  # an explicit provider without a key: the in-process path reports it
+    request = {
+        "question": args.question, "top_k": args.top_k, "max_files": args.max_files, "no_llm": args.no_llm,
+        "llm": resolved.describe() if resolved is not None else None,
+    }
+    reply = ask_resident(root, request)
+    if reply is None or reply.get("kind") == "mismatch":
+        return None
+    if not reply.get("ok"):
+        if reply.get("kind") == "question":
+            from codeask.workspace import QuestionError
+
+            raise QuestionError(reply["error"])
+        raise CLIError(reply.get("error") or "the running watch failed to answer")
+    out = reply["answer"]
+    print(json.dumps(out, ensure_ascii=False) if args.json else out["markdown"])
+    if out.get("error"):
+        print(f"codeask: {out['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _cmd_ask(args) -> int:
     from codeask.index.engine import IndexLocked
 
+    served = _ask_resident(args)
+    if served is not None:
+        return served
     flags = {"llm.model": args.model, "llm.provider": args.provider}
     if args.summary:
         flags["summary.enabled"] = True
@@ -341,7 +379,16 @@ def _cmd_watch(args) -> int:
     console = _console()
     with IndexProgress(not args.json) as progress:
         stats = ws.index(progress=progress)
-    console.print(f"indexed {stats.files_seen} files; watching for changes (Ctrl-C to stop)")
+    asks = None
+    if len(ws.indexes) == 1:
+        from codeask.resident import AskServer
+
+        try:
+            asks = AskServer(ws).start()
+        except OSError as exc:
+            console.print(f"[yellow]note:[/] not answering asks for other processes: {exc}", highlight=False)
+    answering = "; `codeask ask` on this folder is answered here" if asks else ""
+    console.print(f"indexed {stats.files_seen} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False)
 
     def on_update(stats) -> None:
         if args.json:
@@ -353,12 +400,20 @@ def _cmd_watch(args) -> int:
             )
 
     watcher = Watcher(ws, on_update=on_update)
+    import signal
+
+    def interrupt(signum, frame):  # ``kill`` stops it as Ctrl-C does: the socket is removed
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         watcher.run()
     except KeyboardInterrupt:
         pass
     finally:
         watcher.stop()
+        if asks is not None:
+            asks.stop()
     return 0
 
 
