@@ -212,6 +212,8 @@ def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
 
     ws = Workspace(paths, flags=flags)
     _opened.append(ws)
+    for line in ws.warnings:
+        print(f"codeask: warning: {line}", file=sys.stderr)
     return ws
 
 
