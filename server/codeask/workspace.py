@@ -386,7 +386,13 @@ class Workspace:
         Args:
             top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
 
+        Returns:
+            The :class:`Answer`; its ``index`` is :meth:`index_state` (what the answer stands on), and
+            with no document retrieved its text is :meth:`why_empty`.
+
         Raises:
+            QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
+            LLMError: an explicit ``llm.provider`` without a key (see :meth:`llm`).
             ValueError: ``top_k`` or ``max_files`` is not a positive integer.
             Cancelled: ``cancelled()`` became true between steps.
             TemplateError, SettingsError: a broken template or setting.
