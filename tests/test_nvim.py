@@ -46,7 +46,7 @@ def test_neovim_ask_quickfix_and_hover(sample_workspace, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["root"] == str(sample_workspace)
-    assert result["status"]["files"] == 5  # the 4 sample files and .codeask.toml
+    assert result["status"]["files"] == 4  # the 4 sample files (.codeask.toml is codeask's own: never indexed)
     ask = result["result"]
     assert ask["sources"] and len(ask["locations"]) == len(ask["sources"])
     assert result["ask_error"] is None
