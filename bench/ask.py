@@ -73,9 +73,13 @@ def import_times(argv: list[str], env: dict[str, str]) -> dict[str, float]:
     proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, env=env)
     out: dict[str, float] = {}
     for line in proc.stderr.splitlines():
-        m = re.match(r"import time:\s+\d+ \|\s+(\d+) \|(\s*)(\S+)", line)
-        if m and m.group(3) in HEAVY and m.group(3) not in out:
-            out[m.group(3)] = round(int(m.group(1)) / 1e6, 3)
+        m = re.match(r"import time:\s+\d+ \|\s+(\d+) \|\s*(\S+)", line)
+        if not m:
+            continue
+        # a package imported through one of its submodules has no line of its own: its largest subtree
+        name = next((h for h in HEAVY if m.group(2) == h or m.group(2).startswith(h + ".")), None)
+        if name is not None:
+            out[name] = max(out.get(name, 0.0), round(int(m.group(1)) / 1e6, 3))
     return out
 
 
