@@ -130,6 +130,7 @@ def test_publish_then_a_fresh_clone_embeds_nothing_and_answers_the_same(
 
 
 def _changed_hashes(root: Path, rel: str) -> set[str]:
+    """The embed hashes of the chunks of ``root/rel`` as indexing computes them."""
     from codeask.index.chunk import chunk_text
     from codeask.index.store import embed_hash, embed_text
 
@@ -195,7 +196,7 @@ def test_stopping_the_store_mid_index_leaves_a_correct_local_index(tmp_path, req
 
 
 def _all_hashes(index: RootIndex) -> set[str]:
-    return {r["embed_hash"] for path in index.store.paths() for r in index.store.rows_for_path(path)}
+    return {h for path in index.store.paths() for h in _changed_hashes(index.root, path)}
 
 
 def test_embedding_providers_setting_reaches_onnx_runtime():
