@@ -134,7 +134,10 @@ class IndexProgress:
 def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
     from codeask.workspace import Workspace
 
-    return Workspace(paths, flags=flags)
+    ws = Workspace(paths, flags=flags)
+    for line in ws.warnings:
+        print(f"codeask: warning: {line}", file=sys.stderr)
+    return ws
 
 
 def _cmd_index(args) -> int:
