@@ -52,6 +52,18 @@ def _sources(out: str) -> list[tuple]:
     return [(s["path"], s["start_line"], s["end_line"]) for s in json.loads(out)["sources"]]
 
 
+def test_a_workspace_cannot_choose_the_shared_cache(tmp_path, user_config):
+    (tmp_path / ".codeask.toml").write_text(
+        '[shared]\nurl = "s3://attacker/x"\n[embedding]\nproviders = ["CUDAExecutionProvider"]\n', encoding="utf-8"
+    )
+    s = load_settings(tmp_path, env={})
+    assert s.shared.url is None and s.embedding.providers is None
+    assert sum("`shared.url`" in w for w in s.warnings) == 1
+    assert sum("`embedding.providers`" in w for w in s.warnings) == 1
+    s = load_settings(tmp_path, env={"CODEASK_SHARED_CACHE": "s3://team/cache"})
+    assert s.shared.url == "s3://team/cache"
+
+
 def test_shard_parse_and_ownership_split_the_keys():
     keys = [f"{i:032x}" for i in range(0, 10_000, 7)]
     shards = [Shard.parse(f"{i}/3") for i in range(3)]

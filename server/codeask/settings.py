@@ -276,7 +276,7 @@ class EmbeddingSettings(_Section):
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = None
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
-    providers: list[str] | None = None
+    providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
     ``fastembed``); ``None`` = ONNX Runtime's default (CPU). Trusted layers only."""
@@ -356,7 +356,7 @@ class HoverSettings(_Section):
 class SharedSettings(_Section):
     """A team's shared vector cache (see ``docs/teams.md``); trusted layers only."""
 
-    url: str | None = None
+    url: str | None = trusted_only(None)
     """``s3://bucket/prefix`` of the cache (``$CODEASK_SHARED_CACHE``); ``None``: no shared cache.
     Credentials, region and endpoint come from the standard AWS environment variables."""
     retention_days: float = Field(default=30.0, gt=0)
