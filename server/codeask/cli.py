@@ -92,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     from codeask.eval.cli import add_eval_parser
+    from codeask.publish import add_publish_parser
 
     add_eval_parser(sub)
+    add_publish_parser(sub)
     return parser
 
 
