@@ -19,8 +19,9 @@ import {
 import { createCommandHandlers, errorMessage } from './commands';
 import { OPEN_SOURCE_COMMAND, createSelectionHover } from './hover';
 import { openRequestFromArgs } from './markdown';
+import { McpVscode, registerMcpProvider } from './mcp';
 import { AnswerPanel } from './panel';
-import { INSTALL_COMMAND, describeCommand, resolveServerCommand, startFailureMessage } from './serverCommand';
+import { INSTALL_COMMAND, ServerCommand, describeCommand, resolveServerCommand, startFailureMessage } from './serverCommand';
 import { findExecutable } from './serverPath';
 import {
   ApiKeys,
@@ -61,6 +62,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const keys: ApiKeys = await loadKeys(context.secrets);
   let executable: Executable | undefined;
   let lastFailureNotice = 0;
+  // `codeask mcp` for VS Code's agent mode, from the same environment as the language server.
+  let mcpTarget: { command: ServerCommand; executable: string } | undefined;
+  const mcp = registerMcpProvider(
+    vscode as unknown as McpVscode,
+    () => mcpTarget,
+    () => serverEnv({}, keys) as Record<string, string>,
+    String(context.extension?.packageJSON?.version ?? ''),
+  );
+  if (mcp) context.subscriptions.push(mcp);
 
   async function request(command: string, args: unknown[], token?: vscode.CancellationToken): Promise<unknown> {
     if (!client || client.state === State.Stopped) {
@@ -196,6 +206,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       notifyStartFailure(`"${cmd.command}" was not found${cmd.command.includes('/') || cmd.command.includes('\\') ? '' : ' on PATH'}`);
       return;
     }
+    mcpTarget = { command: cmd, executable: found };
+    mcp?.refresh();
     const folder = vscode.workspace.workspaceFolders?.[0];
     executable = {
       command: found,
@@ -243,6 +255,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (key) keys[provider] = key;
       else delete keys[provider];
       if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys) };
+      mcp?.refresh();
       if (key) await sendConfiguration();
       else await restartServer(); // the running process still has the old key in its environment
     },
