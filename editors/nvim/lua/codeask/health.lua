@@ -60,7 +60,7 @@ function M.check()
     vim.health.ok('LLM: ' .. s.llm)
   else
     vim.health.info('no LLM configured: answers list the ranked sources', {
-      'set OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment Neovim starts from, or settings.llm in setup()',
+      'set OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment Neovim starts from (settings.llm picks provider and model)',
     })
   end
 end
