@@ -326,6 +326,10 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
+        if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
+            stats.files_skipped = dict(skipped)
+            stats.seconds = time.monotonic() - started
+            return stats
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
@@ -428,11 +432,16 @@ class RootIndex:
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _vectors(self, rows: list[dict], *, embed_missing: bool) -> tuple[dict[str, np.ndarray], int]:
+    def _vectors(
+        self, rows: list[dict], *, embed_missing: bool, should_stop: Callable[[], bool] | None = None
+    ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
 
         Vectors already stored for the same embed hash are reused; with ``embed_missing`` the others
         are embedded, each distinct text once. Returns ``({embed_hash: (dim,) float32}, texts embedded)``.
+
+        Raises:
+            InterruptedError: ``should_stop()`` became true between embedding batches.
         """
         from codeask.index.store import embed_text
 
@@ -443,7 +452,7 @@ class RootIndex:
                 if r["embed_hash"] not in reuse:
                     missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
         if missing:
-            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()))))
+            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()), should_stop=should_stop)))
         return reuse, len(missing)
 
     def _mark_urgent(self, delta: int) -> None:
@@ -490,7 +499,10 @@ class RootIndex:
                 rows = store.pending(_EMBED_BATCH_ROWS)
                 if not rows:
                     break
-                reuse, count = self._vectors(rows, embed_missing=True)
+                try:
+                    reuse, count = self._vectors(rows, embed_missing=True, should_stop=should_stop)
+                except InterruptedError:  # stopped mid-batch: nothing of it is written
+                    break
                 embedded += count
                 store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
                 self._maybe_optimize()
@@ -504,7 +516,7 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
-        if done:
+        if done and not (should_stop and should_stop()):
             with self.writing(wait=wait):
                 self._maybe_optimize(force=True)  # fold the last updated rows into the full-text index
         return embedded

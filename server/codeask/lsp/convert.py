@@ -5,31 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from codeask.query.pipeline import file_uri
 
-__all__ = ["location", "lsp_range", "uri_to_path", "selection_lines", "settings_from"]
+__all__ = ["location", "lsp_range", "uri_to_path", "selection_lines", "settings_from", "source_locations", "merge"]
 
 
-def lsp_range(start_line: int, end_line: int, last_line_text: str = "") -> dict[str, Any]:
-    """1-based inclusive lines -> an LSP Range (JSON), ending at the end of the last line."""
-    return {
-        "start": {"line": max(0, start_line - 1), "character": 0},
-        "end": {"line": max(0, end_line - 1), "character": len(last_line_text)},
-    }
+def lsp_range(start_line: int, end_line: int, last_line_text: str = "") -> lsp.Range:
+    """1-based inclusive lines -> an LSP Range ending at the end of the last line."""
+    return lsp.Range(
+        start=lsp.Position(line=max(0, start_line - 1), character=0),
+        end=lsp.Position(line=max(0, end_line - 1), character=len(last_line_text)),
+    )
 
 
-def location(root: str, path: str, start_line: int, end_line: int, content: str = "") -> dict[str, Any]:
-    """An LSP Location (JSON): ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range."""
+def location(root: str, path: str, start_line: int, end_line: int, content: str = "") -> lsp.Location:
+    """An LSP Location: ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range."""
     lines = content.splitlines()
-    return {
-        "uri": file_uri(Path(root) / path),
-        "range": lsp_range(start_line, end_line, lines[-1] if lines else ""),
-    }
+    return lsp.Location(uri=file_uri(Path(root) / path), range=lsp_range(start_line, end_line, lines[-1] if lines else ""))
 
 
-def source_locations(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def source_locations(sources: list[dict[str, Any]]) -> list[lsp.Location]:
     """Locations of ``Answer.to_json()["sources"]`` items, same order."""
     return [location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", "")) for s in sources]
 
