@@ -36,7 +36,9 @@ from codeask import __version__
 from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
-from codeask.lsp.convert import lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path
+from codeask.lsp.convert import (
+    last_line, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+)
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane, Reporter, post
@@ -86,11 +88,13 @@ class CodeaskServer(LanguageServer):
     and the change source (the client's file watcher, else ``watchfiles``)."""
 
     def __init__(self) -> None:
+        # Full sync: pygls applies incremental edits on ``str.splitlines()`` lines, which also end at a
+        # form feed or U+2028, so an edit below one lands on the wrong line of its buffer copy.
         super().__init__(
             "codeask",
             __version__,
             protocol_cls=CodeaskProtocol,
-            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
         )
         self.ws: Workspace | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -133,6 +137,11 @@ class CodeaskServer(LanguageServer):
     def reporter(self, title: str) -> Reporter:
         """Work-done progress titled ``title`` (does nothing for clients without the capability)."""
         return Reporter(self, title, enabled=bool(self.caps("window", "work_done_progress")))
+
+    def position_encoding(self) -> str:
+        """The negotiated ``PositionEncodingKind`` (``"utf-16"`` unless the client offered another)."""
+        encoding = getattr(self.workspace, "position_encoding", None) or lsp.PositionEncodingKind.Utf16
+        return str(getattr(encoding, "value", encoding))
 
     def buffer_text(self, uri: str) -> str | None:
         """The editor's (possibly unsaved) text of an open document."""
@@ -472,7 +481,7 @@ def make_server() -> CodeaskServer:
         result = await ls.run_request("codeask: asking", run)
         if result.get("error"):
             ls.show(f"codeask: LLM error: {result['error']}")
-        result["locations"] = source_locations(result["sources"])
+        result["locations"] = source_locations(result["sources"], ls.position_encoding())
         return result
 
     @server.command("codeask.explain")
@@ -494,7 +503,7 @@ def make_server() -> CodeaskServer:
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
         out = result.to_json()
-        out["locations"] = source_locations(out["sources"])
+        out["locations"] = source_locations(out["sources"], ls.position_encoding())
         return out
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -508,10 +517,16 @@ def make_server() -> CodeaskServer:
         path = ls.hover_target(uri)
         if path is None or not ls.scheduler.keyword_ready():
             return None  # a hover never starts indexing
-        word = ls.workspace.get_text_document(uri).word_at_position(pos)
+        text = ls.buffer_text(uri)
+        shown = text
+        if shown is None:
+            try:
+                shown = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                shown = None
+        word = word_at(shown, pos.line, pos.character, ls.position_encoding()) if shown is not None else ""
         if not _WORD.match(word or ""):
             return None
-        text = ls.buffer_text(uri)
         settings = ls.ws.settings.hover
         # The newest hover wins: an older one still waiting returns nothing, one running is cancelled.
         ls._hover_seq += 1
@@ -543,10 +558,9 @@ def make_server() -> CodeaskServer:
         if result.error:
             log.warning("hover LLM: %s", result.error)
             markdown = markdown.split("\n\n> **LLM error:**", 1)[0]
-        last = span.text.splitlines()[-1] if span.text else ""
         return lsp.Hover(
             contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown),
-            range=lsp_range(span.start_line, span.end_line, last),
+            range=lsp_range(span.start_line, span.end_line, last_line(span.text), ls.position_encoding()),
         )
 
     @server.feature(
