@@ -219,9 +219,7 @@ class CodeaskServer(LanguageServer):
         ``always`` does; ``never`` waits for the first question.
         """
         ws = self.ws
-        existing = any(index.manifest.count() > 0 for index in list(ws.indexes.values()))
-        if existing:
-            self.scheduler.mark_existing()
+        existing = self.scheduler.keyword_ready()
         mode = ws.settings.index_on_startup
         configured = any((Path(root) / CONFIG_FILE).is_file() for root in list(ws.indexes))
         if mode == "always" or (mode == "auto" and (existing or configured)):
@@ -369,6 +367,9 @@ def make_server() -> CodeaskServer:
             show=lambda message, error: ls.show(message, lsp.MessageType.Error if error else lsp.MessageType.Info),
             on_synced=ls.on_synced,
         )
+        # An index from an earlier run answers at once (its manifest is a small SQLite file).
+        if any(index.manifest.count() > 0 for index in list(ls.ws.indexes.values())):
+            ls.scheduler.mark_existing()
 
     @server.feature(lsp.INITIALIZED)
     @guard
