@@ -432,8 +432,7 @@ async def test_requests_status_latency_while_indexing(requests_copy):
         p50, p95 = statistics.median(latencies), _pct(latencies, 95)
         print(f"\nstatus latency while indexing: p50={p50 * 1000:.1f} ms p95={p95 * 1000:.1f} ms "
               f"max={max(latencies) * 1000:.1f} ms over {len(latencies)} requests ({seen_indexing} while indexing)")
-        assert seen_indexing >= 40
-        assert p95 < 0.1, latencies
+        assert seen_indexing >= 40  # (latency is printed, not asserted: no wall-clock thresholds)
         assert keyword_answer is not None
         print(f"ask (no LLM, keyword phase) latency: {keyword_seconds * 1000:.0f} ms")
         assert "src/requests/sessions.py" in [s["path"] for s in keyword_answer["sources"][:5]]
