@@ -33,7 +33,7 @@ from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Source, Templates, render_documents
+from codeask.query.answer import Source, Templates, fence, render_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
 
@@ -355,12 +355,15 @@ def explain(
         end_line=span.end_line,
         symbol=span.symbol,
         language=span.language,
-        selection=span.text,
+        selection=fence(span.text),
         documents=render_documents(templates, documents),
         brief=brief,
     )
     try:
-        text = "".join(llm.stream(prompt, max_tokens=200 if brief else workspace.settings.llm.max_tokens)).strip()
+        # Streamed: a cancelled hover or explain closes the stream (codeask.llm.CancelToken).
+        text = "".join(
+            llm.stream(prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens)
+        ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
