@@ -194,6 +194,8 @@ class Workspace:
         total = IndexStats()
         indexes = list(self.indexes.values())
         for index in indexes:
+            if should_stop and should_stop():
+                break
             total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
         total.seconds_to_searchable = time.monotonic() - started
         if embed:

@@ -22,6 +22,7 @@ import { openRequestFromArgs } from './markdown';
 import { InstallError, ServerEnv, bundledWheel, defaultPythonCandidates, ensureServerEnv, installedEnv } from './install';
 import { McpVscode, registerMcpProvider } from './mcp';
 import { AnswerPanel } from './panel';
+import { documentSelector } from './selector';
 import {
   INSTALL_COMMAND,
   ServerCommand,
@@ -152,7 +153,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   function createClient(exe: Executable): LanguageClient {
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }],
+      // Files inside the workspace folders, in the languages codeask indexes (not every file on disk).
+      documentSelector: documentSelector(
+        (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+      ),
       outputChannel: output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: () => toServerSettings(rawSettings(), keys),
