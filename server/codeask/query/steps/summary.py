@@ -51,7 +51,7 @@ class Summary:
             return query
         prompt = self.prompt(query)
         try:
-            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens).strip()
+            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens, cancel=query.cancel).strip()
         except LLMError as exc:  # answer from the documents instead
             query.errors.append(str(exc))
             query.reordered(self.name, query.documents, error=str(exc))
