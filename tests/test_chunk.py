@@ -5,18 +5,22 @@ from __future__ import annotations
 import hashlib
 import pathlib
 import threading
-import time
 
 import pytest
 
 from codeask.index.chunk import Chunk, chunk_text, language_for
 
-SDISTS = pathlib.Path("/tmp/sdists")
+
+def editor_lines(text: str) -> list[str]:
+    """Lines as editors, git and the LSP count them: ended by \\n, \\r\\n or \\r only."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
 
 
 def assert_covers(chunks: list[Chunk], text: str) -> None:
     """Chunks tile lines 1..N exactly and reproduce them."""
-    lines = text.splitlines()
+    lines = editor_lines(text)
     if not lines:
         assert chunks == []
         return
@@ -553,8 +557,22 @@ def test_other_line_separators_keep_numbering():
     text = "def f():\n    x = 1\x0c\n    return x\u2028y = 2\n"
     chunks = chunk_text("s.py", text, chunk_lines=2)
     assert_covers(chunks, text)
-    # splitlines() counts \x0c and \u2028 as line ends, as editors do: 5 lines, the last is "y = 2"
-    assert chunks[-1].end_line == 5 and chunks[-1].content.endswith("y = 2")
+    # Editors, git and the LSP count lines at \n, \r\n and \r only: \x0c and \u2028 stay inside
+    # their lines (str.splitlines() would make 5 lines of these 3)
+    assert chunks[-1].end_line == 3 and chunks[-1].content.endswith("    return x\u2028y = 2")
+
+
+@pytest.mark.parametrize("sep", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_only_newlines_end_lines(sep):
+    """Issue 18.2: a form feed line (or VT, NEL, U+2028, ...) shifts no later line and changes no text."""
+    text = f"def a():\n    return 1\n{sep}\ndef target_fn():\n    return 2\n    # para{sep}graph\n"
+    chunks = chunk_text("f.py", text, chunk_lines=60)
+    assert_covers(chunks, text)
+    assert chunks[-1].end_line == 6  # six lines, as `grep -c ''` and every editor count them
+    target = next(c for c in chunk_text("f.py", text, chunk_lines=2) if "target_fn" in c.content)
+    assert (target.start_line, target.symbol) == (4, "target_fn")
+    assert "\n".join(c.content for c in chunks) == text[:-1]  # stored text unchanged
+    assert f"# para{sep}graph" in chunks[-1].content
 
 
 def test_syntax_error_still_covers(tmp_path):
@@ -625,21 +643,17 @@ def test_thread_safety():
 # ---------------------------------------------------------------- real code
 
 
-def _real_files(pattern: str) -> list[pathlib.Path]:
-    return sorted(p for p in SDISTS.glob(pattern) if p.is_file())
+def _real_files(root: pathlib.Path, *patterns: str) -> list[pathlib.Path]:
+    files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+    assert files, f"no {patterns} under {root}"
+    return files
 
 
-@pytest.mark.slow
-def test_requests_sdist_coverage():
-    files = _real_files("requests-*/**/*.py") + _real_files("requests-*/**/*.md") + _real_files(
-        "requests-*/**/*.rst"
-    )
-    if not files:
-        pytest.skip("requests sdist not unpacked in /tmp/sdists")
+def _assert_chunks_cover(root: pathlib.Path, files: list[pathlib.Path], chunk_lines_options=(60,)) -> None:
     for p in files:
         text = p.read_text(encoding="utf-8", errors="replace")
-        for chunk_lines in (60, 13):
-            chunks = chunk_text(p.name, text, chunk_lines=chunk_lines)
+        for chunk_lines in chunk_lines_options:
+            chunks = chunk_text(p.relative_to(root).as_posix(), text, chunk_lines=chunk_lines)
             assert_covers(chunks, text)
             for c in chunks:
                 assert len(c.content) <= 3000 or c.start_line == c.end_line
@@ -647,26 +661,29 @@ def test_requests_sdist_coverage():
 
 
 @pytest.mark.slow
-def test_requests_sessions_symbols():
-    files = _real_files("requests-*/src/requests/sessions.py")
-    if not files:
-        pytest.skip("requests sdist not unpacked in /tmp/sdists")
-    chunks = chunk_text("src/requests/sessions.py", files[0].read_text())
+def test_requests_sdist_coverage(requests_sdist):
+    files = _real_files(requests_sdist, "**/*.py", "**/*.md", "**/*.rst")
+    assert len(files) > 30
+    _assert_chunks_cover(requests_sdist, files, (60, 13))
+
+
+@pytest.mark.slow
+def test_requests_sessions_symbols(requests_sdist):
+    path = requests_sdist / "src/requests/sessions.py"
+    chunks = chunk_text("src/requests/sessions.py", path.read_text())
     symbols = {c.symbol for c in chunks}
     assert {"SessionRedirectMixin.resolve_redirects", "Session.request", "Session.send"} <= symbols
     assert len(chunks) > 10
 
 
 @pytest.mark.slow
-def test_sphinx_speed():
-    files = _real_files("sphinx-*/**/*.py")
-    if len(files) < 500:
-        pytest.skip("sphinx sdist not unpacked in /tmp/sdists")
-    texts = [(p.name, p.read_text(encoding="utf-8", errors="replace")) for p in files]
-    t0 = time.perf_counter()
-    for name, text in texts:
-        chunk_text(name, text)
-    assert time.perf_counter() - t0 < 10
+def test_every_sphinx_file_is_covered_exactly_once():
+    from tests.conftest import fetch_sdist
+
+    root = fetch_sdist("sphinx==9.0.4")
+    files = _real_files(root, "**/*.py", "**/*.rst", "**/*.js", "**/*.html")
+    assert len(files) > 500
+    _assert_chunks_cover(root, files)
 
 
 def test_huge_docstring_with_escapes_respects_limits():

@@ -36,7 +36,7 @@ def test_ask_summary_cli(sample_workspace, llm_env, capsys):
     rc = main(["ask", str(sample_workspace), "How is shipping priced?", "--summary", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    prompts = llm_env.prompts()
+    prompts = llm_env.user_prompts()
     kinds = ["summary" if "Write notes that another developer" in p else
              "subquestions" if "search queries" in p.lower() else "answer" for p in prompts]
     assert kinds == ["subquestions", "summary", "answer"]

@@ -15,7 +15,7 @@ recorded on ``query.errors`` and the answer uses the documents.
 from __future__ import annotations
 
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates, safe_documents
+from codeask.query.answer import Templates, fence, safe_documents
 from codeask.query.budget import Budget, budget_for, fit_documents
 from codeask.query.pipeline import Document, Query
 from codeask.settings import Settings
@@ -47,7 +47,7 @@ class Summary:
         return self.templates.render(
             "summary",
             question=query.original,
-            documents=[{"content": d.content, "metadata": d.metadata} for d in docs],
+            documents=[{"content": fence(d.content), "metadata": d.metadata} for d in docs],
         )
 
     def fit(self, query: Query) -> tuple[str, Budget]:
@@ -67,7 +67,9 @@ class Summary:
             return query
         prompt, budget = self.fit(query)
         try:
-            text = self.llm.complete(prompt, max_tokens=budget.reply, cancel=query.cancel).strip()
+            text = self.llm.complete(
+                prompt, system=self.templates.system, max_tokens=budget.reply, cancel=query.cancel
+            ).strip()
         except LLMError as exc:  # answer from the documents instead
             query.errors.append(str(exc))
             query.reordered(self.name, query.documents, error=str(exc))
