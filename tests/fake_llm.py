@@ -171,6 +171,7 @@ class FakeLLMServer:
         openai_base_url: ``<url>/v1`` (the OpenAI SDK's ``base_url``).
         anthropic_base_url: ``<url>`` (the Anthropic SDK appends ``/v1/messages``).
         requests: JSON bodies of every request received (failed ones included), in order.
+        disconnects: ``time.monotonic()`` of each streamed reply the client closed mid-stream.
         calls: ``{"path", "headers", "body"}`` for every request; header names lowercased.
         responder: ``(request_json) -> str | dict``; a ``str`` is the reply text, a ``dict``/``list``
             the JSON (content of a json_schema reply, or a forced tool's input). Assign to script.
@@ -199,8 +200,8 @@ class FakeLLMServer:
         self.context_limit: int | None = None
         """When set, a request whose prompt has more words than this gets llama.cpp's 400
         ("the request exceeds the available context size")."""
-        self.hangups = 0
-        """Streams the client closed before they ended (a write failed)."""
+        #: ``time.monotonic()`` of each stream the client closed while it was being sent.
+        self.disconnects: list[float] = []
         self._failures: list[tuple[int, str, float | None]] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
@@ -354,8 +355,13 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def _sse(self, data: Any, event: str | None = None) -> None:
             text = data if isinstance(data, str) else json.dumps(data)
             frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
-            self.wfile.write(frame.encode())
-            self.wfile.flush()
+            try:
+                self.wfile.write(frame.encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.disconnects.append(time.monotonic())
+                raise
             if server.stream_delay:
                 time.sleep(server.stream_delay)
 
@@ -446,9 +452,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     self._send_json(
                         404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
                     )
-            except (BrokenPipeError, ConnectionResetError):
-                with server._lock:
-                    server.hangups += 1
+            except (BrokenPipeError, ConnectionResetError):  # recorded in ``disconnects`` by _sse
                 self.close_connection = True
 
         def _reply(self, body: dict[str, Any]) -> str | dict[str, Any] | list[Any]:

@@ -103,7 +103,7 @@ def test_truncated_answer_is_reported_everywhere(sample_workspace, fake_llm, cap
     err = captured.err
     assert "codeask: answer cut off (the max_tokens limit was reached)" in err
     # the sources were shown before the answer's LLM call
-    assert err.index("codeask: sources (the answer follows):") < err.index("answer cut off")
+    assert err.index("Sources (the answer follows):") < err.index("answer cut off")
     assert "src/shop/" in err
 
 

@@ -24,8 +24,10 @@ from codeask.llm.base import (
     CancelToken,
     Completion,
     ContextLengthError,
+    LLMCancelled,
     LLMError,
     TextStream,
+    cancel_scope,
     estimate_tokens,
 )
 
@@ -37,6 +39,8 @@ __all__ = [
     "LLMError",
     "Cancelled",
     "CancelToken",
+    "LLMCancelled",
+    "cancel_scope",
     "Completion",
     "ContextLengthError",
     "TextStream",

@@ -27,11 +27,14 @@ its final event) or ``error`` (the stream broke after some text; ``error`` says 
 
 from __future__ import annotations
 
+import contextvars
+import contextvars
 import json
 import re
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, Union, runtime_checkable
@@ -44,6 +47,8 @@ __all__ = [
     "LLMError",
     "Cancelled",
     "CancelToken",
+    "LLMCancelled",
+    "cancel_scope",
     "Completion",
     "extract_json_object",
     "schema_name",
@@ -148,6 +153,25 @@ class CancelToken:
         return self._event.wait(timeout)
 
 
+#: The language server's seam: LLM calls made inside ``with cancel_scope(token):`` (this thread or
+#: task) are cancelled by ``token`` too, without passing ``cancel=`` through every layer.
+_scope: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("codeask_llm_cancel", default=None)
+
+
+@contextmanager
+def cancel_scope(token: CancelToken | None):
+    """Make ``token`` cancel the LLM calls made in this context (this thread, or this task)."""
+    reset = _scope.set(token)
+    try:
+        yield token
+    finally:
+        _scope.reset(reset)
+
+
+#: The name the first cancellation seam used; the same class as :class:`Cancelled`.
+LLMCancelled = Cancelled
+
+
 #: What ``cancel=`` accepts: a :class:`CancelToken`, a ``threading.Event``, or ``() -> bool``.
 CancelLike = Union[CancelToken, threading.Event, Callable[[], bool], None]
 
@@ -156,6 +180,8 @@ def is_cancelled(cancel: CancelLike) -> bool:
     """Whether ``cancel`` (any :data:`CancelLike`) says cancelled."""
     if cancel is None:
         return False
+    if isinstance(cancel, CancelToken):
+        return cancel.cancelled
     if isinstance(cancel, threading.Event):
         return cancel.is_set()
     return bool(cancel())
@@ -409,8 +435,9 @@ class _Guard:
 
     POLL = 0.05
 
-    def __init__(self, cancel: CancelLike, first_token: float, idle: float) -> None:
+    def __init__(self, cancel: CancelLike, first_token: float, idle: float, token: CancelToken | None = None) -> None:
         self.cancel = cancel
+        self.token = token if token is not None else (cancel if isinstance(cancel, CancelToken) else None)
         self.first_token = first_token
         self.idle = idle
         self.reason: str | None = None
@@ -424,8 +451,8 @@ class _Guard:
         self._thread = threading.Thread(target=self._watch, name="codeask-llm-watchdog", daemon=True)
 
     def __enter__(self) -> _Guard:
-        if isinstance(self.cancel, CancelToken):
-            self._unregister = self.cancel.on_cancel(lambda: self.abort("cancelled"))
+        if self.token is not None:
+            self._unregister = self.token.on_cancel(lambda: self.abort("cancelled"))
         self._thread.start()
         return self
 
@@ -649,9 +676,13 @@ class BaseLLM:
         first_token = self.first_token_deadline(prompt_tokens)
         completion = Completion("", prompt_tokens=prompt_tokens)
         parts: list[str] = []
-        if is_cancelled(cancel):
+        scoped = _scope.get()
+        if scoped is not None and scoped is not cancel:
+            outer = cancel
+            cancel = scoped if outer is None else (lambda: scoped.cancelled or is_cancelled(outer))
+        if is_cancelled(cancel) or (scoped is not None and scoped.cancelled):
             raise Cancelled("cancelled before the LLM call")
-        with _Guard(cancel, first_token, self.timeout) as guard:
+        with _Guard(cancel, first_token, self.timeout, scoped) as guard:
             stream = self._open_with_retries(guard, prompt, system, max_tokens, first_token, extra)
             try:
                 for text, finish, usage in self._events(stream):
