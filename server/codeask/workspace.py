@@ -199,13 +199,18 @@ class Workspace:
         return total
 
     def status(self) -> dict[str, Any]:
-        """``{"files", "chunks_total", "vectors_pending", "index_dir", "embedding_model", "roots", "llm"}``.
+        """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
+        "embedding_model", "roots", "llm"}``.
 
-        ``index_dir`` is the first root's; ``roots`` lists each root's own status.
+        ``indexed``: every root has an index (a root never indexed creates nothing here);
+        ``read_only``: some root's index cannot be updated; ``index_dir`` is the first root's;
+        ``roots`` lists each root's own status.
         """
         roots = [index.status() for index in list(self.indexes.values())]
         llm = self.settings.resolved_llm()
         return {
+            "indexed": bool(roots) and all(r["indexed"] for r in roots),
+            "read_only": any(r["read_only"] for r in roots),
             "files": sum(r["files"] for r in roots),
             "chunks_total": sum(r["chunks_total"] for r in roots),
             "vectors_pending": sum(r["vectors_pending"] for r in roots),

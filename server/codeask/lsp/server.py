@@ -30,7 +30,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from codeask import __version__
-from codeask.index.engine import IndexLocked, IndexStats, Progress
+from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
 from codeask.lsp.convert import (
@@ -175,6 +175,8 @@ class CodeaskServer(LanguageServer):
                 return self._index()
             except IndexLocked as exc:
                 self.show(f"codeask: {exc}")
+            except IndexReadOnly as exc:
+                self.show(f"codeask: {exc}", lsp.MessageType.Warning)
             except Exception as exc:
                 log.exception("indexing failed")
                 self.show(f"codeask: indexing failed: {exc}")
