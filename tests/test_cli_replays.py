@@ -131,3 +131,68 @@ def test_cache_folder_that_cannot_be_created_is_one_line(tmp_path):
     assert "cannot create the index folder" in line and str(blocker) in line
     proc = codeask("status", str(root), "--json", env=env)  # status still answers: not indexed
     assert json.loads(proc.stdout)["indexed"] is False
+
+
+def with_watch_limit(command: list[str], limit: int = 5) -> list[str]:
+    """``command`` run in a new user namespace whose inotify watch limit is ``limit``.
+
+    ``/proc/sys/user/max_inotify_watches`` is per user namespace: the child hits a real limit (the
+    kernel refuses ``inotify_add_watch`` with ENOSPC, and watchfiles raises exactly what it raises
+    at the machine-wide ``fs.inotify.max_user_watches``) while the machine's sysctl is untouched.
+    """
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-U", "-r", "true"]).returncode != 0:
+        pytest.skip("needs user namespaces (util-linux unshare -U) to lower the inotify watch limit")
+    script = f'echo {limit} > /proc/sys/user/max_inotify_watches && exec "$@"'
+    return ["unshare", "-U", "-r", "sh", "-c", script, "sh", *command]
+
+
+def test_watch_limit_falls_back_to_polling(tmp_path):
+    """Issue 18.4: past the OS watch limit, `codeask watch` polls, after one warning naming the limit."""
+    import queue
+    import signal
+    import threading
+    import time
+
+    root = make_workspace(tmp_path)
+    for i in range(12):  # more folders than the limit of 5 watches
+        (root / f"pkg{i}").mkdir()
+        (root / f"pkg{i}/mod.py").write_text(f"VALUE_{i} = {i}\n", encoding="utf-8")
+    codeask("index", str(root))
+    proc = subprocess.Popen(
+        with_watch_limit([sys.executable, "-m", "codeask", "watch", str(root), "--json"]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    lines: queue.Queue = queue.Queue()
+    for stream, name in ((proc.stdout, "out"), (proc.stderr, "err")):
+        threading.Thread(target=lambda s=stream, n=name: [lines.put((n, line)) for line in s], daemon=True).start()
+
+    def next_line(where: str, needle: str, timeout: float = 300) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                name, line = lines.get(timeout=1)
+            except queue.Empty:
+                assert proc.poll() is None, f"codeask watch exited {proc.returncode}"
+                continue
+            seen.append((name, line))
+            if name == where and needle in line:
+                return line
+        raise AssertionError(f"no {needle!r} on std{where}: {seen}")
+
+    seen: list = []
+    try:
+        warning = next_line("err", "limit on file watches")
+        assert "fs.inotify.max_user_watches" in warning and "sysctl" in warning and "polling" in warning
+        (root / "pkg3/added.py").write_text("def polled_change_marker():\n    return 1\n", encoding="utf-8")
+        update = json.loads(next_line("out", "files_changed"))
+        assert "pkg3/added.py" in update["paths_changed"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+    time.sleep(0.2)
+    while not lines.empty():
+        seen.append(lines.get())
+    errors = [line for name, line in seen if name == "err"]
+    assert sum("fs.inotify.max_user_watches" in line for line in errors) == 1, errors
+    assert not any("Traceback" in line for line in errors), errors
+    assert proc.returncode == 0

@@ -37,9 +37,11 @@ async def session(
     configuration: dict | None = None,
     env: dict | None = None,
     registrations: list | None = None,
+    server_command: list[str] | None = None,
 ):
-    """A started, initialized client talking to ``python -m codeask serve``; shut down after."""
-    client = await ClientServerConfig(server_command=SERVER, server_env=env).start()
+    """A started, initialized client talking to ``python -m codeask serve`` (or ``server_command``);
+    shut down after."""
+    client = await ClientServerConfig(server_command=server_command or SERVER, server_env=env).start()
     if configuration is not None:
         client.set_configuration(configuration)
     if registrations is not None:

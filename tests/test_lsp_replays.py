@@ -4,6 +4,7 @@ stdio with pytest-lsp, real LanceDB and the real embedding model."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
@@ -46,3 +47,31 @@ async def test_positions_follow_editor_lines_and_utf16_columns(tmp_path):
         assert result is not None
         assert (result.range.start.line, result.range.end.line) == (0, 5)
         assert result.range.end.character == end["character"]
+
+
+async def test_watch_limit_reported_in_status_and_polling_picks_up_changes(sample_workspace):
+    """Issue 18.4: past the OS watch limit the server's watcher polls, warns once, reports it in
+    ``codeask.status``, and still picks up a file written outside the editor."""
+    from tests.test_cli_replays import with_watch_limit
+
+    for i in range(10):  # more folders than the limit of 5 watches
+        (sample_workspace / f"pkg{i}").mkdir()
+    server = with_watch_limit([sys.executable, "-m", "codeask", "serve"])
+    async with session(sample_workspace, server_command=server) as client:
+        await wait_indexed(client)
+        deadline = time.monotonic() + 60
+        while (st := await cmd(client, "codeask.status"))["watch"] is None or st["watch"]["mode"] != "polling":
+            assert time.monotonic() < deadline, st
+            await asyncio.sleep(0.2)
+        assert "fs.inotify.max_user_watches" in st["watch"]["warning"]
+        new = sample_workspace / "pkg4/inventory.py"
+        new.write_text("def frobnicate_polled_stock(level):\n    return level + 1\n", encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while True:
+            out = await cmd(client, "codeask.ask", {"question": "frobnicate_polled_stock", "no_llm": True})
+            if out["sources"] and out["sources"][0]["path"] == "pkg4/inventory.py":
+                break
+            assert time.monotonic() < deadline, out["sources"]
+            await asyncio.sleep(0.5)
+        warnings = [m for m in client.messages if "limit on file watches" in m.message]
+        assert [m.type for m in warnings] == [lsp.MessageType.Warning], client.messages

@@ -244,9 +244,11 @@ def _cmd_watch(args) -> int:
 
     watcher = Watcher(ws, on_update=on_update)
     try:
-        watcher.run()
+        watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
     except KeyboardInterrupt:
         pass
+    except (OSError, RuntimeError) as exc:
+        raise CLIError(f"watching for changes stopped: {exc}") from exc
     finally:
         watcher.stop()
     return 0

@@ -11,8 +11,9 @@ Commands (``workspace/executeCommand``):
   ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
 * ``codeask.reindex`` ``[]`` -> ``IndexStats.to_json()``;
-* ``codeask.status`` ``[]`` -> ``{"indexing", "files", "chunks_total", "vectors_pending",
-  "index_dir", "llm", ...}`` (answered from the last snapshot when the index is busy).
+* ``codeask.status`` ``[]`` -> ``{"indexing", "indexed", "read_only", "files", "chunks_total",
+  "vectors_pending", "index_dir", "llm", "watch": {"mode": "native" | "polling" | "off", "warning"}, ...}``
+  (answered from the last snapshot when the index is busy).
 """
 
 from __future__ import annotations
@@ -233,6 +234,7 @@ class CodeaskServer(LanguageServer):
             self.ws,
             on_update=lambda s: log.info("watcher: %d changed, %d removed", s.files_changed, s.files_removed),
             on_error=lambda exc: self.show(f"codeask: updating the index failed: {exc}"),
+            on_fallback=lambda warning: self.show(f"codeask: {warning}", lsp.MessageType.Warning),
         ).start()
 
     def update(self, paths: list[str]) -> None:
@@ -267,6 +269,8 @@ class CodeaskServer(LanguageServer):
         llm = self.ws.settings.resolved_llm()
         out["llm"] = llm.describe() if llm else None
         out["indexing"] = self.indexing
+        watcher = self.watcher
+        out["watch"] = {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None
         return out
 
 
