@@ -22,7 +22,8 @@ QUESTION = "How does a session decide whether to follow a redirect?"
 
 
 def uri(path: Path) -> str:
-    return path.resolve().as_uri()
+    """The URI of ``path`` as named (a symlink is not resolved, as editors do)."""
+    return Path(os.path.abspath(path)).as_uri()
 
 
 def llm_options(fake_llm, **extra) -> dict:

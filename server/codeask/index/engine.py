@@ -167,16 +167,21 @@ class RootIndex:
     """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
 
     Args:
-        root: the workspace folder.
+        root: the workspace folder, kept as named (absolute, symlinks not resolved: ``root``);
+            ``real_root`` is its resolved path.
         settings: loaded settings (``index``, ``embedding`` sections are used).
         embedder: the embedding model; loaded lazily (shared per process) when ``None``.
     """
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
-        self.root = Path(root).resolve()
+        # The root as the client named it (a symlinked root stays the link: citations, URIs and
+        # Locations use it, so editors do not open a second tab for the same file); the index is
+        # keyed by its real path, which the symlink checks also use.
+        self.root = Path(os.path.abspath(root))
+        self.real_root = self.root.resolve()
         self.settings = settings
         self.index_dir = index_dir_for(self.root, settings)
-        if self.index_dir == self.root or self.root in self.index_dir.parents:
+        if self.index_dir == self.real_root or self.real_root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
@@ -594,7 +599,7 @@ class RootIndex:
         rels: set[str] = set()
         rules_changed = False
         for p in abs_paths:
-            rel_s = self._relative(Path(p))
+            rel_s = self.relative(Path(p))
             if rel_s is None:
                 continue
             parent, _, name = rel_s.rpartition("/")
@@ -642,16 +647,23 @@ class RootIndex:
         stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
         return stats
 
-    def _relative(self, path: Path) -> str | None:
-        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside."""
+    def relative(self, path: Path | str) -> str | None:
+        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside.
+
+        A path under the root as named, or under its real path (a resolved path of a symlinked
+        root), both count."""
+        path = Path(path)
         path = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
         try:
             rel = path.relative_to(self.root)
         except ValueError:
-            try:  # reached through a symlinked root, e.g. an editor's unresolved path
-                rel = path.resolve().relative_to(self.root)
-            except (ValueError, OSError):
-                return None
+            try:  # the other name of a symlinked root
+                rel = path.relative_to(self.real_root)
+            except ValueError:
+                try:
+                    rel = path.resolve().relative_to(self.real_root)
+                except (ValueError, OSError):
+                    return None
         rel_s = rel.as_posix()
         return None if rel_s in (".", "") else rel_s
 
@@ -660,13 +672,16 @@ class RootIndex:
         is on and their target stays inside the root (else ``"outside_root"``)."""
         try:
             real = abs_path.resolve()
+            unlinked = self.real_root / abs_path.relative_to(self.root)
         except (OSError, RuntimeError):  # a loop
             return "symlink_loop"
-        if real == abs_path:
+        except ValueError:
+            unlinked = abs_path
+        if real == unlinked:
             return None
         if not self.settings.index.follow_symlinks:
             return "excluded"
-        return None if self.root in real.parents else "outside_root"
+        return None if self.real_root in real.parents else "outside_root"
 
     def _expand_dirs(self, rels: set[str]) -> set[str]:
         """Folders in ``rels`` become the files below them.

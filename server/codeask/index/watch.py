@@ -109,13 +109,12 @@ class Watcher:
         p = Path(path)
         if index.index_dir == p or index.index_dir in p.parents:
             return False
-        try:
-            rel = p.relative_to(index.root).as_posix()
-        except ValueError:
+        rel = index.relative(p)
+        if rel is None:
             return False
         if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
-            parent = p.parent.relative_to(index.root).as_posix()
-            return parent == "." or index.ignorer.reason(parent, is_dir=True) is None
+            parent = rel.rpartition("/")[0]
+            return not parent or index.ignorer.reason(parent, is_dir=True) is None
         # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
         return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
 

@@ -40,7 +40,7 @@ from codeask.lsp.convert import (
 from codeask.lsp.work import Reporter, in_thread
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
-from codeask.workspace import Workspace
+from codeask.workspace import Workspace, project_root_of
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
@@ -72,6 +72,7 @@ class CodeaskServer(LanguageServer):
         self._index_thread: threading.Thread | None = None
         self._status: dict[str, Any] = {}
         self._status_task: asyncio.Task | None = None
+        self.no_folder_said = False
 
     # ------------------------------------------------------------ client
     def caps(self, *path: str) -> Any:
@@ -337,6 +338,27 @@ def make_server() -> CodeaskServer:
                 await in_thread(ls.ws.add_root, path)
         ls.request_index()
 
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    @guard
+    async def did_open(ls: CodeaskServer, params: lsp.DidOpenTextDocumentParams):
+        """Handle ``textDocument/didOpen``: with no workspace folder (``rootUri`` null, single-file
+        mode), serve the opened file's project, or say once that no folder is open."""
+        if ls.ws is None or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
+            return
+        root = await in_thread(project_root_of, path)
+        if root is None:
+            if not ls.no_folder_said:
+                ls.no_folder_said = True
+                ls.show(
+                    f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
+                    "file above it): open a folder to index it and ask questions", lsp.MessageType.Warning,
+                )
+            return
+        await in_thread(ls.ws.add_root, root)
+        ls.show(f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
+                lsp.MessageType.Info)
+        ls.request_index()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @guard
     async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
@@ -378,6 +400,8 @@ def make_server() -> CodeaskServer:
         question = str(opts.get("question") or "").strip()
         if not question:
             raise ValueError("codeask.ask: no question")
+        if not ls.ws.indexes:
+            raise ValueError("codeask.ask: no workspace folder is open: open a folder (or a file inside a project)")
         kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
         no_llm = bool(opts.get("no_llm"))
 

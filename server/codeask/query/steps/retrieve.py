@@ -37,10 +37,12 @@ __all__ = ["HybridRetrieve", "SearchTarget", "fuse"]
 
 @dataclass(frozen=True)
 class SearchTarget:
-    """One root to search: its absolute folder and a callable returning its store."""
+    """One root to search: its absolute folder, a callable returning its store, and the name its
+    documents' labels carry (``root_label``, see :func:`codeask.query.pipeline.root_labels`)."""
 
     root: str
     store: Callable[[], Store]
+    label: str = ""
 
 
 def fuse(
@@ -148,7 +150,8 @@ class HybridRetrieve:
         candidates = max(self.settings.candidates, top_k)
         rankings: list[tuple[float, str, list[Hit]]] = []
         identifiers = code_identifiers(query.original)
-        for target in self.targets():
+        targets = self.targets()
+        for target in targets:
             store = target.store()
             pool: list[Hit] = []
             for i, text in enumerate(query.search_texts):
@@ -168,10 +171,12 @@ class HybridRetrieve:
             downweighted=self.downweighted,
             factor=self.settings.downweight_factor,
         )[:top_k]
+        labels = {t.root: t.label for t in targets}
         documents = [
             Document(
                 path=hit.path,
                 root=root,
+                root_label=labels.get(root, ""),
                 start_line=hit.start_line,
                 end_line=hit.end_line,
                 symbol=hit.symbol,
