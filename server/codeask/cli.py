@@ -168,8 +168,6 @@ def _cmd_ask(args) -> int:
     ws = _workspace([args.path], flags)
     console = _console()
     index = next(iter(ws.indexes.values()))
-    if args.no_update and not index.exists():
-        raise CLIError(f"{index.root} is not indexed; run: codeask index {index.root}")
     if index.read_only:
         console.print(
             f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
