@@ -61,6 +61,7 @@ class CodeaskServer(LanguageServer):
         self.ws: Workspace | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_settings: dict[str, Any] = {}
+        self._warned: set[str] = set()
         self.indexing = False
         self.stopping = threading.Event()
         self.cache = ExplainCache()
@@ -132,21 +133,32 @@ class CodeaskServer(LanguageServer):
 
     # ---------------------------------------------------------- settings
     async def pull_settings(self, pushed: Any = None) -> None:
-        """``initializationOptions`` overlaid by ``workspace/configuration`` section ``codeask``
-        (or, for clients that cannot be asked, the pushed ``didChangeConfiguration`` settings)."""
-        editor = dict(self.init_settings)
+        """``initializationOptions`` (the client's user-scoped settings: trusted) overlaid by
+        ``workspace/configuration`` section ``codeask`` (or, for clients that cannot be asked, the
+        pushed ``didChangeConfiguration`` settings), which may hold workspace-scoped values and so
+        is untrusted: endpoints, keys, provider and model paths from it are ignored with a warning."""
+        scoped: dict[str, Any] = {}
         if self.caps("workspace", "configuration"):
             try:
                 items = await self.workspace_configuration_async(
                     lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="codeask")])
                 )
-                editor = merge(editor, settings_from(items[0] if items else None))
+                scoped = settings_from(items[0] if items else None)
             except Exception as exc:
                 log.warning("workspace/configuration failed: %s", exc)
         elif pushed is not None:
-            editor = merge(editor, settings_from(pushed))
-        if await in_thread(self.ws.reconfigure, editor):
+            scoped = settings_from(pushed)
+        if await in_thread(self.ws.reconfigure, dict(self.init_settings), scoped):
             self.request_index()
+        self.show_settings_warnings()
+
+    def show_settings_warnings(self) -> None:
+        """Show each settings warning (an ignored workspace value) once per session."""
+        for line in self.ws.warnings if self.ws else []:
+            if line not in self._warned:
+                self._warned.add(line)
+                log.warning("settings: %s", line)
+                self.show(f"codeask: {line}", lsp.MessageType.Warning)
 
     # ---------------------------------------------------------- indexing
     def request_index(self) -> None:

@@ -34,7 +34,7 @@ from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLMError
-from codeask.query.answer import Source, Templates, render_documents
+from codeask.query.answer import Source, Templates, fence, render_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
 
@@ -357,12 +357,14 @@ def explain(
         end_line=span.end_line,
         symbol=span.symbol,
         language=span.language,
-        selection=span.text,
+        selection=fence(span.text),
         documents=render_documents(templates, documents),
         brief=brief,
     )
     try:
-        text = llm.complete(prompt, max_tokens=200 if brief else workspace.settings.llm.max_tokens).strip()
+        text = llm.complete(
+            prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens
+        ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
