@@ -24,7 +24,7 @@ from pathlib import Path
 
 import watchfiles
 
-__all__ = ["Watcher", "watch_limit_warning"]
+__all__ = ["Watcher", "is_relevant", "watch_limit_warning"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,28 @@ def watch_limit_warning(exc: BaseException) -> str | None:
     )
 
 
+def is_relevant(workspace, path: str) -> bool:
+    """Whether a change of ``path`` (absolute) can change the index of ``workspace``: inside a root,
+    not in the index folder, not ignored (``.gitignore``, default excludes, secrets). A changed
+    ``.gitignore`` / ``.codeaskignore`` counts unless it is in an ignored folder. Decided from the
+    path alone (a deleted path cannot be read): no file is opened.
+    """
+    index = workspace.root_for(path)
+    if index is None:
+        return False
+    p = Path(path)
+    if index.index_dir == p or index.index_dir in p.parents:
+        return False
+    rel = index.relative(p)  # under the root as named, or its real path (a symlinked root)
+    if rel is None:
+        return False
+    if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
+        parent = rel.rpartition("/")[0]
+        return not parent or index.ignorer.reason(parent, is_dir=True) is None
+    # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
+    return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
+
+
 class Watcher:
     """Watches every root of a workspace and feeds changed paths to ``workspace.update_paths``.
 
@@ -103,20 +125,7 @@ class Watcher:
         self._thread: threading.Thread | None = None
 
     def _relevant(self, change: watchfiles.Change, path: str) -> bool:
-        index = self.workspace.root_for(path)
-        if index is None:
-            return False
-        p = Path(path)
-        if index.index_dir == p or index.index_dir in p.parents:
-            return False
-        rel = index.relative(p)
-        if rel is None:
-            return False
-        if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
-            parent = rel.rpartition("/")[0]
-            return not parent or index.ignorer.reason(parent, is_dir=True) is None
-        # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
-        return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
+        return is_relevant(self.workspace, path)
 
     def run(self) -> None:
         """Block, applying batches, until :meth:`stop` is called.
