@@ -233,6 +233,22 @@ class FakeLLMServer:
         """Per request, the concatenated text of its system prompt and messages."""
         return [request_text(r) for r in self.requests]
 
+    def user_prompts(self) -> list[str]:
+        """Per request, the text of its user messages only (no system prompt)."""
+        return [
+            "\n".join(_content_text(m.get("content")) for m in r.get("messages") or [] if m.get("role") == "user")
+            for r in self.requests
+        ]
+
+    def system_prompts(self) -> list[str]:
+        """Per request, its system prompt (Anthropic ``system``, or OpenAI ``system`` role messages); ``""`` if none."""
+        out = []
+        for r in self.requests:
+            parts = [_content_text(r["system"])] if r.get("system") else []
+            parts += [_content_text(m.get("content")) for m in r.get("messages") or [] if m.get("role") == "system"]
+            out.append("\n".join(parts))
+        return out
+
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()

@@ -190,10 +190,10 @@ def test_pipeline_fails_at_build_when_rerank_model_missing(sample_workspace, tmp
         ws.build_pipeline(llm=None)
 
 
-def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsys):
+def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsys, user_config):
     from codeask.cli import main
 
-    (sample_workspace / ".codeask.toml").write_text(
+    user_config.write_text(
         f'[rerank]\nenabled = true\nmodel = "{(tmp_path / "nope").as_posix()}"\n'
     )
     assert main(["ask", str(sample_workspace), "shipping?", "--no-llm", "--no-update"]) == 1

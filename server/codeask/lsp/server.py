@@ -33,7 +33,9 @@ from codeask import __version__
 from codeask.index.engine import IndexLocked, IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
-from codeask.lsp.convert import lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path
+from codeask.lsp.convert import (
+    last_line, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+)
 from codeask.lsp.work import Reporter, in_thread
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
@@ -52,10 +54,13 @@ class CodeaskServer(LanguageServer):
     """pygls server holding the :class:`Workspace`, the indexing thread and the watcher."""
 
     def __init__(self) -> None:
-        super().__init__("codeask", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        # Full sync: pygls applies incremental edits on ``str.splitlines()`` lines, which also end at a
+        # form feed or U+2028, so an edit below one lands on the wrong line of its buffer copy.
+        super().__init__("codeask", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         self.ws: Workspace | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_settings: dict[str, Any] = {}
+        self._warned: set[str] = set()
         self.indexing = False
         self.stopping = threading.Event()
         self.cache = ExplainCache()
@@ -90,6 +95,11 @@ class CodeaskServer(LanguageServer):
         else:
             self.loop.call_soon_threadsafe(self.window_show_message, params)
 
+    def position_encoding(self) -> str:
+        """The negotiated ``PositionEncodingKind`` (``"utf-16"`` unless the client offered another)."""
+        encoding = getattr(self.workspace, "position_encoding", None) or lsp.PositionEncodingKind.Utf16
+        return str(getattr(encoding, "value", encoding))
+
     def buffer_text(self, uri: str) -> str | None:
         """The editor's (possibly unsaved) text of an open document."""
         doc = self.workspace.text_documents.get(uri)
@@ -121,21 +131,32 @@ class CodeaskServer(LanguageServer):
 
     # ---------------------------------------------------------- settings
     async def pull_settings(self, pushed: Any = None) -> None:
-        """``initializationOptions`` overlaid by ``workspace/configuration`` section ``codeask``
-        (or, for clients that cannot be asked, the pushed ``didChangeConfiguration`` settings)."""
-        editor = dict(self.init_settings)
+        """``initializationOptions`` (the client's user-scoped settings: trusted) overlaid by
+        ``workspace/configuration`` section ``codeask`` (or, for clients that cannot be asked, the
+        pushed ``didChangeConfiguration`` settings), which may hold workspace-scoped values and so
+        is untrusted: endpoints, keys, provider and model paths from it are ignored with a warning."""
+        scoped: dict[str, Any] = {}
         if self.caps("workspace", "configuration"):
             try:
                 items = await self.workspace_configuration_async(
                     lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="codeask")])
                 )
-                editor = merge(editor, settings_from(items[0] if items else None))
+                scoped = settings_from(items[0] if items else None)
             except Exception as exc:
                 log.warning("workspace/configuration failed: %s", exc)
         elif pushed is not None:
-            editor = merge(editor, settings_from(pushed))
-        if await in_thread(self.ws.reconfigure, editor):
+            scoped = settings_from(pushed)
+        if await in_thread(self.ws.reconfigure, dict(self.init_settings), scoped):
             self.request_index()
+        self.show_settings_warnings()
+
+    def show_settings_warnings(self) -> None:
+        """Show each settings warning (an ignored workspace value) once per session."""
+        for line in self.ws.warnings if self.ws else []:
+            if line not in self._warned:
+                self._warned.add(line)
+                log.warning("settings: %s", line)
+                self.show(f"codeask: {line}", lsp.MessageType.Warning)
 
     # ---------------------------------------------------------- indexing
     def request_index(self) -> None:
@@ -377,7 +398,7 @@ def make_server() -> CodeaskServer:
         result = await ls.run_request("codeask: asking", run)
         if result.get("error"):
             ls.show(f"codeask: LLM error: {result['error']}")
-        result["locations"] = source_locations(result["sources"])
+        result["locations"] = source_locations(result["sources"], ls.position_encoding())
         return result
 
     @server.command("codeask.explain")
@@ -398,7 +419,7 @@ def make_server() -> CodeaskServer:
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
         out = result.to_json()
-        out["locations"] = source_locations(out["sources"])
+        out["locations"] = source_locations(out["sources"], ls.position_encoding())
         return out
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -409,10 +430,16 @@ def make_server() -> CodeaskServer:
             return None
         uri, pos = params.text_document.uri, params.position
         path = uri_to_path(uri)
-        word = ls.workspace.get_text_document(uri).word_at_position(pos) if path else ""
+        text = ls.buffer_text(uri)
+        shown = text
+        if shown is None and path:
+            try:
+                shown = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                shown = None
+        word = word_at(shown, pos.line, pos.character, ls.position_encoding()) if shown is not None else ""
         if not _WORD.match(word or ""):
             return None
-        text = ls.buffer_text(uri)
 
         def run(cancelled, progress):
             span = enclosing_chunk(ls.ws, path, pos.line + 1, text=text)
@@ -426,8 +453,11 @@ def make_server() -> CodeaskServer:
         span, result = got
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
-        last = span.text.splitlines()[-1] if span.text else ""
-        rng = ls.protocol._converter.structure(lsp_range(span.start_line, span.end_line, last), lsp.Range)
+        end = lsp_range(span.start_line, span.end_line, last_line(span.text), ls.position_encoding())["end"]
+        rng = lsp.Range(
+            start=lsp.Position(line=span.start_line - 1, character=0),
+            end=lsp.Position(line=end["line"], character=end["character"]),
+        )
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=result.markdown), range=rng)
 
     @server.feature(

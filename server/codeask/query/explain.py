@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
+from codeask.lines import split_lines
 from codeask.llm import LLMError
-from codeask.query.answer import Source, Templates, render_documents
+from codeask.query.answer import Source, Templates, fence, render_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
 
@@ -112,7 +113,7 @@ def identifiers(text: str, limit: int = _MAX_IDENTS) -> list[str]:
 
 
 def _lines(text: str, start: int, end: int) -> str:
-    lines = text.splitlines()
+    lines = split_lines(text)
     return "\n".join(lines[max(0, start - 1) : max(0, end)])
 
 
@@ -350,12 +351,14 @@ def explain(
         end_line=span.end_line,
         symbol=span.symbol,
         language=span.language,
-        selection=span.text,
+        selection=fence(span.text),
         documents=render_documents(templates, documents),
         brief=brief,
     )
     try:
-        text = llm.complete(prompt, max_tokens=200 if brief else workspace.settings.llm.max_tokens).strip()
+        text = llm.complete(
+            prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens
+        ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
