@@ -19,7 +19,7 @@ from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
 from codeask.query.pipeline import Pipeline, Query, root_labels
-from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile
+from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
@@ -303,7 +303,7 @@ class Workspace:
     def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
 
-        Default order: subquestions -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
+        Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
         ``embed``), replaces the response-transformer chain, the answer generator, and adds
         evaluators (entry-point group ``codeask.steps``, see docs/pipeline.md). With rerank in the
@@ -340,6 +340,7 @@ class Workspace:
             query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
         for name in p.query_transformers:
             query_transformers.append(step(name, "query transformer"))
+        query_transformers.append(ParseQuestion())
         query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
 
         if p.response_transformers:

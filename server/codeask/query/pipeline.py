@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from codeask.query.report import QuestionParts
+
 __all__ = [
     "Document",
     "Event",
@@ -154,6 +156,7 @@ class Query:
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
         options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
         errors: LLM failures that steps recovered from, one line each.
+        parts: the question's stack frames, messages and search text (``parse_question`` step).
     """
 
     original: str
@@ -168,6 +171,7 @@ class Query:
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
+    parts: QuestionParts | None = None
 
     def __post_init__(self) -> None:
         if not self.current:
