@@ -8,7 +8,8 @@ Usage::
 
 Starts ``python -m codeask mcp ROOT`` (index in ``CODEASK_CACHE_DIR`` or the user cache dir, so
 an index built by ``bench/index.py`` is reused), waits until both indexing phases are done, warms
-up once, then times ``n`` ``search_code`` calls. Prints a table and writes
+up once, then times ``n`` ``search_code`` calls, and the same questions through
+``Workspace.ask(no_llm=True)`` in this process for comparison. Prints a table and writes
 ``bench/results/mcp-<set>.json``.
 """
 
@@ -51,6 +52,17 @@ async def measure(root: Path, questions: list[str]) -> dict:
             assert not result.is_error, result.content
             first_paths.append(result.structured_content["sources"][0]["path"])
     latencies.sort()
+    # The same questions in-process (Workspace.ask without an LLM), in the same run: what the MCP
+    # layer (JSON-RPC over stdio, argument validation, structured result) adds.
+    from codeask.workspace import Workspace
+
+    ws = Workspace([root])
+    ws.ask("warm up the model and the tables", no_llm=True)
+    direct = []
+    for q in questions:
+        t = time.perf_counter()
+        ws.ask(q, no_llm=True)
+        direct.append((time.perf_counter() - t) * 1000)
     return {
         "root": str(root),
         "files": status["files"],
@@ -62,6 +74,8 @@ async def measure(root: Path, questions: list[str]) -> dict:
         "search_code_ms_p50": round(statistics.median(latencies), 1),
         "search_code_ms_p95": round(latencies[max(0, int(0.95 * len(latencies)) - 1)], 1),
         "search_code_ms_max": round(latencies[-1], 1),
+        "in_process_ask_ms_p50": round(statistics.median(direct), 1),
+        "load_average_1m": round(os.getloadavg()[0], 1),
     }
 
 

@@ -209,3 +209,21 @@ async def test_requests_sdist_redirect_question(requests_copy):
         assert not explained.is_error and explained.structured_content["sources"]
         outside = await client.call_tool("explain_code", {"path": "/etc/hostname", "start_line": 1, "end_line": 1})
         assert outside.is_error and "outside the workspace" in outside.content[0].text
+
+
+def test_paths_through_a_symlinked_root(sample_workspace, tmp_path):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from codeask.mcp_server import CodeaskMCP
+
+    link = tmp_path / "link"
+    link.symlink_to(sample_workspace, target_is_directory=True)
+    (sample_workspace / ".env").write_text("TOKEN=x\n", encoding="utf-8")
+    engine = CodeaskMCP([link])
+    root = str(sample_workspace.resolve())
+    for given in (str(link / "src/shop/cart.py"), str(sample_workspace / "src/shop/cart.py"), "src/shop/cart.py"):
+        assert engine.resolve(given)[:2] == (root, "src/shop/cart.py"), given
+    with pytest.raises(ToolError, match="secret"):
+        engine.resolve(str(link / ".env"))
+    with pytest.raises(ToolError, match="outside the workspace"):
+        engine.resolve(str(tmp_path))

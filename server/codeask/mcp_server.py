@@ -271,7 +271,10 @@ class CodeaskMCP:
             root_real = os.path.realpath(index.root)
             if os.path.commonpath([real, root_real]) != root_real:
                 raise ToolError(f"{path} links outside the workspace root; codeask does not read it")
-            rel = candidate.relative_to(index.root).as_posix()
+            try:
+                rel = candidate.relative_to(index.root).as_posix()
+            except ValueError:  # given through a symlinked form of the root
+                rel = Path(real).relative_to(root_real).as_posix()
             reason = index.ignorer.reason(rel)
             if reason is not None:
                 what = {"secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}

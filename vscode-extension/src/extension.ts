@@ -315,7 +315,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       notifyStartFailure(error);
       return;
     }
-    const problem = serverVersionProblem(client.initializeResult?.serverInfo, managed);
+    const info = client.initializeResult?.serverInfo;
+    output.appendLine(`[codeask extension] server ${info?.name ?? 'codeask'} ${info?.version ?? '(no version reported)'}${managed ? ' (managed environment)' : ''}`);
+    const problem = serverVersionProblem(info, managed);
     if (problem) {
       output.appendLine(`[codeask extension] ${problem}`);
       await stopServer();
