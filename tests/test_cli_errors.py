@@ -92,13 +92,13 @@ def test_a_broken_lancedb_table_is_named(sample_workspace, isolated_env):
     assert str(sample_workspace) in line and status["index_dir"] in line and "codeask clean" in line
 
 
-def test_an_os_error_inside_the_index_names_the_path(sample_workspace):
+def test_a_broken_manifest_names_the_index(sample_workspace):
     codeask("index", str(sample_workspace), "--no-embed")
     index_dir = Path(json.loads(codeask("status", str(sample_workspace), "--json").stdout)["index_dir"])
-    (index_dir / "root.txt").unlink()
-    (index_dir / "root.txt").mkdir()  # writing it now fails with IsADirectoryError
-    line = one_line(codeask("status", str(sample_workspace), check=False), 1)
-    assert str(index_dir / "root.txt") in line and f"the index {index_dir}" in line and f"delete {index_dir}" in line
+    (index_dir / "manifest.sqlite").unlink()
+    (index_dir / "manifest.sqlite").mkdir()  # SQLite cannot open it now
+    line = one_line(codeask("ask", str(sample_workspace), "coupons", "--no-llm", check=False), 1)
+    assert str(index_dir) in line and str(sample_workspace) in line and "codeask clean" in line
 
 
 def test_codeask_own_files_are_not_indexed(sample_workspace):

@@ -261,7 +261,7 @@ def _index_dir_holding(path: Path) -> Path | None:
 
 
 def _cmd_index(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     ws = _workspace(args.path)
     for index in ws.indexes.values():
@@ -272,6 +272,8 @@ def _cmd_index(args) -> int:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
+    except IndexReadOnly as exc:
+        raise CLIError(str(exc)) from exc
     out = stats.to_json()
     out["startup_seconds"] = round(startup, 3)
     if args.json:
@@ -322,7 +324,7 @@ def _ask_resident(args) -> int | None:
 
 
 def _cmd_ask(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     served = _ask_resident(args)
     if served is not None:
@@ -335,8 +337,13 @@ def _cmd_ask(args) -> int:
     if not args.no_llm:
         ws.llm()  # an explicit provider without a key fails here, before any indexing
     console = _console()
-    if not args.no_update:
-        index = next(iter(ws.indexes.values()))
+    index = next(iter(ws.indexes.values()))
+    if index.read_only:
+        console.print(
+            f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
+            "(it cannot be updated)", highlight=False,
+        )
+    elif not args.no_update:
         try:
             with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
@@ -344,26 +351,41 @@ def _cmd_ask(args) -> int:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
     streamed = []
     stream = None
-    if not args.json and sys.stdout.isatty():
+    tty = not args.json and sys.stdout.isatty()
+
+    def show_sources(sources) -> None:
+        """Where to look, before the answer's LLM call (stdout on a terminal, else stderr)."""
+        lines = "\n".join(f"{i}. {s.path}:{s.start_line}-{s.end_line}" for i, s in enumerate(sources, 1))
+        if tty:
+            print(f"Sources:\n{lines}\n", flush=True)
+        else:
+            print(f"Sources (the answer follows):\n{lines}", file=sys.stderr, flush=True)
+
+    if tty:
         def stream(delta: str) -> None:
             streamed.append(delta)
             sys.stdout.write(delta)
             sys.stdout.flush()
     answer = ws.ask(
-        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream
+        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream,
+        on_sources=show_sources,
     )
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
-    elif streamed and answer.markdown.startswith(answer.answer):
-        print(answer.markdown[len(answer.answer):])  # the answer itself was streamed already
+    elif streamed and answer.finish_reason is not None:
+        print(answer.footer())  # the answer itself was streamed already
     elif streamed:
-        print("\n\n" + answer.markdown)  # the stream broke off: show what ask fell back to
+        print("\n\n" + answer.markdown)  # the LLM failed: show what ask fell back to
     else:
         print(answer.markdown)
+    status = 0
+    if answer.truncated:
+        print(f"codeask: answer cut off ({answer.cut_reason})", file=sys.stderr)
+        status = 1
     if answer.error:
         print(f"codeask: {answer.error}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    return status
 
 
 def _cmd_status(args) -> int:
@@ -371,7 +393,12 @@ def _cmd_status(args) -> int:
     status = ws.status()
     if args.json:
         print(json.dumps(status))
+    elif not status["indexed"]:
+        root = status["roots"][0]["root"]
+        print(f"not indexed: {root}\nrun: codeask index {root}\nllm: {status['llm'] or 'none (ranked sources only)'}")
     else:
+        if status["read_only"]:
+            print("read-only index: answers come from it as it is; it cannot be updated")
         print(
             f"{status['files']} files, {status['chunks_total']} chunks, {status['vectors_pending']} waiting for "
             f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
@@ -415,9 +442,11 @@ def _cmd_watch(args) -> int:
 
     signal.signal(signal.SIGTERM, interrupt)
     try:
-        watcher.run()
+        watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
     except KeyboardInterrupt:
         pass
+    except (OSError, RuntimeError) as exc:
+        raise CLIError(f"watching for changes stopped: {exc}") from exc
     finally:
         watcher.stop()
         if asks is not None:
@@ -583,9 +612,10 @@ def _report(exc: Exception) -> int:
     if isinstance(exc, QuestionError):
         print(f"codeask ask: error: {exc}", file=sys.stderr)
         return 2
-    ours = type(exc).__module__.startswith("codeask")  # its message was written for users
-    if not ours and not (isinstance(exc, OSError) and exc.filename is not None):
-        ours = _raised_in_codeask(exc)
+    module = type(exc).__module__
+    ours = module.startswith("codeask")  # its message was written for users
+    if module == "builtins" and not (isinstance(exc, OSError) and exc.filename is not None):
+        ours = _raised_in_codeask(exc)  # a ValueError of ours, not one of LanceDB's
     message = str(exc) if ours else describe_error(exc)
     print(f"codeask: {message.splitlines()[0] if message else type(exc).__name__}", file=sys.stderr)
     return 1
