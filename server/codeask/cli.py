@@ -193,6 +193,9 @@ def _cmd_ask(args) -> int:
         print("\n\n" + answer.markdown)  # the stream broke off: show what ask fell back to
     else:
         print(answer.markdown)
+    for line in answer.warnings:
+        if line not in ws.warnings:  # those were printed when the workspace was opened
+            print(f"codeask: warning: {line}", file=sys.stderr)
     if answer.error:
         print(f"codeask: {answer.error}", file=sys.stderr)
         return 1

@@ -257,6 +257,11 @@ class LLMSettings(_Section):
     temperature: float = 0.0
     num_subquestions: int = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    scan_secrets: bool = trusted_only(True)
+    """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
+    one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
+    send_outside_roots: bool = trusted_only(False)
+    """Let explain / hover send code of a file outside every workspace folder to the LLM."""
 
 
 class EmbeddingSettings(_Section):

@@ -250,8 +250,11 @@ class Workspace:
     def _has_vectors(self) -> bool:
         return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
-    def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
+    def build_pipeline(
+        self, *, llm: LLM | None, stream: Callable[[str], None] | None = None, templates: Templates | None = None
+    ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
+        ``templates`` (default: new from the settings) collects the warnings of refused overrides.
 
         Default order: subquestions -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
@@ -264,7 +267,7 @@ class Workspace:
             SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
         """
         s = self.settings
-        templates = Templates(s)
+        templates = templates or Templates(s)
         p = s.pipeline
         context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
         installed = available_steps()
@@ -349,14 +352,16 @@ class Workspace:
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
         llm = None if no_llm else self.llm()
         query = Query(question.strip(), options=options)
-        pipeline = self.build_pipeline(llm=llm, stream=stream)
+        templates = Templates(self.settings)
+        pipeline = self.build_pipeline(llm=llm, stream=stream, templates=templates)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM
             query = Query(question.strip(), options=options, errors=[str(exc)])
             query = self.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
         error = "; ".join(dict.fromkeys(query.errors)) or None
-        return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)
+        warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
+        return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error, warnings=warnings)
 
     # ------------------------------------------------------- language server helpers
     def embed_pending(

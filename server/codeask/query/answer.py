@@ -21,7 +21,7 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -45,6 +45,8 @@ __all__ = [
     "Source",
     "render_documents",
     "safe_documents",
+    "scrub",
+    "Withheld",
     "fence",
     "NOTHING_FOUND",
 ]
@@ -73,14 +75,23 @@ def sandbox() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
 class Templates:
     """The named Jinja2 templates, defaults overridden by ``settings.templates``.
 
+    An override the sandbox refuses (an unsafe attribute, ``include``/``import``/``extends``) is a
+    settings error: the message naming the template is added to :attr:`warnings` and the built-in
+    template renders instead, so a hostile ``.codeask.toml`` can neither run code nor stop answers.
+
     Raises:
-        SettingsError: an unknown name in ``[templates]`` or an unreadable ``@path``.
+        SettingsError: an unknown name in ``[templates]`` or an unreadable / out-of-root ``@path``.
         TemplateError: a template with a syntax error (at load) or a missing key (at render).
     """
 
     def __init__(self, settings: Settings | None = None):
         self._env = sandbox()
         self._templates: dict[str, jinja2.Template] = {}
+        self._overridden: set[str] = set()
+        self.warnings: list[str] = []
+        """One line per refused override, e.g. ``templates.answer: unsafe template refused by the
+        sandbox: access to attribute '__class__' of 'str' object is unsafe; the built-in template
+        was used``."""
         overrides = dict(settings.templates) if settings else {}
         for name in overrides:
             if name not in TEMPLATE_NAMES:
@@ -90,7 +101,9 @@ class Templates:
         for name in TEMPLATE_NAMES:
             source = settings.template_source(name) if settings and name in overrides else None
             if source is None:
-                source = resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+                source = _builtin(name)
+            else:
+                self._overridden.add(name)
             try:
                 self._templates[name] = self._env.from_string(source)
             except jinja2.TemplateSyntaxError as exc:
@@ -101,7 +114,7 @@ class Templates:
         """The system message of every LLM call (``codeask/templates/system.j2``): the instructions,
         and that text between :func:`fence` markers is untrusted data. Not overridable by settings,
         so a workspace cannot remove it."""
-        return resources.files("codeask.templates").joinpath("system.j2").read_text("utf-8").strip()
+        return _builtin("system").strip()
 
     def render(self, name: str, **context: Any) -> str:
         """Render template ``name`` with ``context``.
@@ -111,6 +124,19 @@ class Templates:
             UnsafeTemplateError: the template broke out of the sandbox's rules (also a
                 :class:`~codeask.settings.SettingsError`).
         """
+        try:
+            return self._render(name, **context)
+        except UnsafeTemplateError as exc:
+            if name not in self._overridden:
+                raise
+            line = f"{exc}; the built-in template was used"
+            if line not in self.warnings:
+                self.warnings.append(line)
+            self._templates[name] = self._env.from_string(_builtin(name))
+            self._overridden.discard(name)
+            return self._render(name, **context)
+
+    def _render(self, name: str, **context: Any) -> str:
         try:
             return self._templates[name].render(**context)
         except jinja2.sandbox.SecurityError as exc:
@@ -132,6 +158,10 @@ class Templates:
 
 
 
+def _builtin(name: str) -> str:
+    return resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+
+
 def fence(text: str) -> str:
     """``text`` (repository text bound for a prompt) between ``<untrusted-data id="...">`` and
     ``</untrusted-data id="...">`` lines, which the system message (:attr:`Templates.system`)
@@ -150,14 +180,74 @@ def render_documents(templates: Templates, documents: list[Document]) -> str:
     return "\n---\n".join(rendered)
 
 
-def safe_documents(documents: list[Document], settings: Settings) -> list[Document]:
-    """``documents`` without secret files (``index.secret_patterns``), whatever the index holds.
+@dataclass(frozen=True)
+class Withheld:
+    """Repository text kept from the LLM: ``path`` (relative to ``root``) and 1-based ``start_line``
+    / ``end_line`` of the document, ``action`` ``"withheld"`` (not sent at all) or ``"redacted"``
+    (the listed ``lines`` replaced), and ``reason``: ``"secret file"`` (``index.secret_patterns``),
+    ``"outside the workspace"``, or ``"credentials: <kinds>"`` (:mod:`codeask.query.secrets`)."""
 
-    The walker never indexes a secret, but a pattern added after indexing, or an index written by
-    another settings file, could still hold one: everything that leaves the process (LLM prompts,
-    the Ragas export) goes through this filter.
+    path: str
+    root: str
+    start_line: int
+    end_line: int
+    action: str
+    reason: str
+    lines: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a plain dict (``lines`` as a list)."""
+        out = asdict(self)
+        out["lines"] = list(self.lines)
+        return out
+
+
+def _note(withheld: list[Withheld] | None, entry: Withheld) -> None:
+    if withheld is not None and entry not in withheld:
+        withheld.append(entry)
+
+
+def scrub(document: Document, settings: Settings, withheld: list[Withheld] | None = None) -> Document | None:
+    """``document`` as it may be sent to an LLM: ``None`` for a secret file (by name) or text holding a
+    private key block, a copy with each line holding a credential redacted, or ``document`` itself.
+    What was kept back is appended to ``withheld``. With ``llm.scan_secrets = false`` (trusted
+    settings only) just the file-name check applies."""
+    if is_secret(document.path, settings.index):
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", "secret file"))
+        return None
+    if not settings.llm.scan_secrets:
+        return document
+    from codeask.query.secrets import redact, scan
+
+    found = scan(document.content, document.path)
+    if not found.findings:
+        return document
+    reason = f"credentials: {', '.join(found.kinds)}"
+    if found.whole:
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", reason))
+        return None
+    lines = tuple(sorted({document.start_line + f.line - 1 for f in found.findings}))
+    _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "redacted", reason, lines))
+    return replace(document, content=redact(document.content, found))
+
+
+def safe_documents(
+    documents: list[Document], settings: Settings, withheld: list[Withheld] | None = None
+) -> list[Document]:
+    """``documents`` as they may leave the process: each through :func:`scrub` (secret files and
+    private keys dropped, credential lines redacted), whatever the index holds.
+
+    The walker never indexes a secret file, but a pattern added after indexing, or an index written
+    by another settings file, could still hold one, and a token can sit in any file: everything that
+    leaves the process (LLM prompts, the summary, the eval judge, the Ragas export) goes through this
+    filter. What was kept back is appended to ``withheld`` (the answer's ``"withheld"`` metadata).
     """
-    return [d for d in documents if not is_secret(d.path, settings.index)]
+    out = []
+    for d in documents:
+        clean = scrub(d, settings, withheld)
+        if clean is not None:
+            out.append(clean)
+    return out
 
 
 class SimpleAnswer:
@@ -186,7 +276,7 @@ class SimpleAnswer:
         if query.response_transformed:
             documents = query.current
         else:
-            documents = render_documents(self.templates, safe_documents(query.documents, self.settings))
+            documents = render_documents(self.templates, safe_documents(query.documents, self.settings, query.withheld))
         return self.templates.render(
             "answer",
             question=query.original,
@@ -279,16 +369,24 @@ class Answer:
     sources: list[Source] = field(default_factory=list)
     llm: str | None = None
     error: str | None = None
+    withheld: list[Withheld] = field(default_factory=list)
+    """Repository text kept from the LLM for this answer (secret files, credential lines)."""
+    warnings: list[str] = field(default_factory=list)
+    """Settings warnings: workspace values that were ignored, templates the sandbox refused."""
 
     def to_json(self) -> dict[str, Any]:
-        """The fields as a plain dict (sources as dicts); ``error`` is left out when ``None``."""
+        """The fields as a plain dict (sources as dicts, ``withheld`` as a list of
+        :meth:`Withheld.to_json` dicts); ``error`` is left out when ``None``."""
         out = asdict(self)
+        out["withheld"] = [w.to_json() for w in self.withheld]
         if out["error"] is None:
             del out["error"]
         return out
 
     @classmethod
-    def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
+    def from_query(
+        cls, query: Query, *, llm: str | None = None, error: str | None = None, warnings: list[str] | None = None
+    ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document), and ``error``, when
         given, appended to the text as a ``> **LLM error:**`` line."""
         sources: list[Source] = []
@@ -309,6 +407,8 @@ class Answer:
             sources=sources,
             llm=llm,
             error=error,
+            withheld=list(query.withheld),
+            warnings=list(warnings or []),
         )
 
 

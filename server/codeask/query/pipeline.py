@@ -134,6 +134,8 @@ class Query:
     answer: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    withheld: list[Any] = field(default_factory=list)
+    """:class:`~codeask.query.answer.Withheld` entries: repository text kept from the LLM."""
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
 
     def __post_init__(self) -> None:

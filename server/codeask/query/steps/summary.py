@@ -40,7 +40,7 @@ class Summary:
     def prompt(self, query: Query) -> str:
         """The ``summary`` template rendered with ``documents`` (``{"content", "metadata"}`` each; secret
         files dropped). Raises :class:`~codeask.query.answer.TemplateError`."""
-        docs = safe_documents(query.documents, self.settings)
+        docs = safe_documents(query.documents, self.settings, query.withheld)
         return self.templates.render(
             "summary", documents=[{"content": fence(d.content), "metadata": d.metadata} for d in docs]
         )
