@@ -54,6 +54,7 @@ from pydantic_core import PydanticUndefined
 __all__ = [
     "Settings",
     "TRUSTED_ONLY",
+    "TemplateOutsideRoot",
     "ADD_ONLY",
     "trusted_only",
     "add_only",
@@ -206,6 +207,10 @@ TEMPLATE_NAMES = ("subquestions", "answer", "document", "rerank", "summary", "ex
 
 class SettingsError(ValueError):
     """A settings file or value is invalid; the message names the file and the key."""
+
+
+class TemplateOutsideRoot(SettingsError):
+    """An ``@path`` template that is absolute, has a ``..`` part or leads out of the root by a symlink."""
 
 
 _TRUST = "codeask_trust"
@@ -442,18 +447,18 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
 
     Raises:
-        SettingsError: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
+        TemplateOutsideRoot: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
             outside ``root``; the message names ``templates.<name>``.
     """
     pure = Path(rel.replace("\\", "/"))
     if pure.is_absolute() or rel.startswith(("/", "\\")) or ".." in pure.parts or pure.drive:
-        raise SettingsError(
+        raise TemplateOutsideRoot(
             f"templates.{name}: @{rel} must be a path inside the workspace root (no absolute path, no '..')"
         )
     real_root = root.resolve()
     path = (real_root / pure).resolve()
     if not path.is_relative_to(real_root):
-        raise SettingsError(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
+        raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
 
 

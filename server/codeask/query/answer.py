@@ -34,7 +34,7 @@ from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.pipeline import Document, Query
-from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
+from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError, TemplateOutsideRoot
 
 __all__ = [
     "Templates",
@@ -99,7 +99,11 @@ class Templates:
                     f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}"
                 )
         for name in TEMPLATE_NAMES:
-            source = settings.template_source(name) if settings and name in overrides else None
+            try:
+                source = settings.template_source(name) if settings and name in overrides else None
+            except TemplateOutsideRoot as exc:  # never read; the built-in is used
+                self.warnings.append(f"{exc}; the built-in template was used")
+                source = None
             if source is None:
                 source = _builtin(name)
             else:
