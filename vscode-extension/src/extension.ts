@@ -25,10 +25,12 @@ import { findExecutable } from './serverPath';
 import {
   ApiKeys,
   KEYED_PROVIDERS,
+  TRUSTED_ONLY_KEYS,
   configurationItem,
   secretKey,
   serverEnv,
   toServerSettings,
+  userScopeSettings,
   withoutDefaults,
 } from './settings';
 import { CrashTracker, ServerStatus, StatusBar, WorkDoneProgress } from './status';
@@ -43,6 +45,18 @@ function rawSettings(scopeUri?: string): unknown {
     const i = section.inspect(key);
     return !!i && (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
   });
+}
+
+/** The user-scope settings the server trusts (`initializationOptions`); see `userScopeSettings`. */
+function trustedSettings(): unknown {
+  const section = vscode.workspace.getConfiguration('codeask');
+  return userScopeSettings((key) => section.inspect(key), vscode.workspace.isTrusted);
+}
+
+/** `codeask.serverPath` from user scope only: a workspace must not choose what VS Code runs. */
+function serverPathSetting(): string | undefined {
+  const value = vscode.workspace.getConfiguration('codeask').inspect<string>('serverPath')?.globalValue;
+  return typeof value === 'string' && value.trim() ? value : undefined;
 }
 
 async function loadKeys(secrets: vscode.SecretStorage): Promise<ApiKeys> {
@@ -80,7 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   async function sendConfiguration(): Promise<void> {
     if (!client || client.state !== State.Running) return;
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { codeask: toServerSettings(rawSettings(), keys) },
+      settings: { codeask: toServerSettings(rawSettings()) },
     });
   }
 
@@ -89,7 +103,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const now = Date.now();
     if (now - lastFailureNotice < 5000) return;
     lastFailureNotice = now;
-    const cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
+    const cmd = resolveServerCommand(serverPathSetting(), os.homedir());
     const message = startFailureMessage(cmd, error);
     output.appendLine(`[codeask extension] ${message}`);
     void vscode.window
@@ -116,7 +130,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       documentSelector: [{ scheme: 'file' }],
       outputChannel: output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => toServerSettings(rawSettings(), keys),
+      initializationOptions: () => trustedSettings(),
       synchronize: { configurationSection: 'codeask' },
       errorHandler: {
         error: (_error, _message, count) => ({
@@ -166,11 +180,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;
             return params.items.map((item, i) => {
-              const value = configurationItem(item.section, rawSettings(item.scopeUri), keys);
+              const value = configurationItem(item.section, rawSettings(item.scopeUri));
               return value === undefined ? result[i] : value;
             });
           },
-          // Send the server's view (client-only keys removed, API keys added), not the raw section.
+          // Send the server's view (client-only keys and any typed API key removed), not the raw section.
           didChangeConfiguration: async () => sendConfiguration(),
         },
       },
@@ -190,7 +204,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   async function startServer(): Promise<void> {
-    const cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
+    const cmd = resolveServerCommand(serverPathSetting(), os.homedir());
     const found = findExecutable(cmd.command);
     if (!found) {
       notifyStartFailure(`"${cmd.command}" was not found${cmd.command.includes('/') || cmd.command.includes('\\') ? '' : ' on PATH'}`);
@@ -200,7 +214,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     executable = {
       command: found,
       args: cmd.args,
-      options: { env: serverEnv(process.env, keys), cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined },
+      options: {
+        env: serverEnv(process.env, keys, vscode.workspace.isTrusted),
+        cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined,
+      },
     };
     output.appendLine(`[codeask extension] starting ${describeCommand({ ...cmd, command: found })}`);
     crashes.reset();
@@ -242,9 +259,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onApiKeyChanged: async (provider, key) => {
       if (key) keys[provider] = key;
       else delete keys[provider];
-      if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys) };
-      if (key) await sendConfiguration();
-      else await restartServer(); // the running process still has the old key in its environment
+      await restartServer(); // keys reach the server only through its environment
     },
   });
 
@@ -261,15 +276,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       handlers.openSource(openRequestFromArgs(uri, start, end)),
     ),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration('codeask.serverPath')) void restartServer();
+      // The trusted settings travel in initializationOptions: a change needs a new server.
+      if (TRUSTED_ONLY_KEYS.some((key) => event.affectsConfiguration(`codeask.${key}`))) void restartServer();
     }),
+    // Restricted Mode ran the server without an LLM and without keys; trusting the workspace lifts that.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restartServer()),
     context.secrets.onDidChange(async (event) => {
       if (!event.key.startsWith('codeask.apiKey.')) return;
       Object.assign(keys, await loadKeys(context.secrets));
       for (const provider of KEYED_PROVIDERS) {
         if (!(await context.secrets.get(secretKey(provider)))) delete keys[provider];
       }
-      await sendConfiguration();
+      await restartServer();
     }),
     { dispose: () => void stopServer() },
   );

@@ -34,6 +34,7 @@ from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.pipeline import Document, Query
+from codeask.uris import markdown_link
 from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError, TemplateOutsideRoot
 
 __all__ = [
@@ -325,7 +326,7 @@ class NoLLMAnswer:
         for i, d in enumerate(query.documents, 1):
             label = f"{d.path}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
-            lines.append(f"{i}. [{label}]({d.uri}){symbol}")
+            lines.append(f"{i}. {markdown_link(label, d.uri)}{symbol}")
             content_lines = split_lines(d.content)
             snippet = content_lines[:_SNIPPET_LINES]
             fence = "````" if any("```" in s for s in snippet) else "```"
@@ -420,5 +421,7 @@ def markdown(text: str, sources: list[Source]) -> str:
     """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
     if not sources:
         return text
-    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    links = "\n".join(
+        f"{i}. {markdown_link(f'{s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
+    )
     return f"{text}\n\nSources:\n{links}\n"

@@ -36,6 +36,7 @@ from codeask.llm import LLMError
 from codeask.query.answer import Source, Templates, Withheld, fence, render_documents, safe_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
+from codeask.uris import markdown_link
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
@@ -249,7 +250,7 @@ def related_markdown(span: Span, documents: list[Document]) -> str:
     lines = [f"Related code for {head} (`{span.label}`):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. [{d.path}:{d.start_line}-{d.end_line}]({d.uri}){symbol}")
+        lines.append(f"{i}. {markdown_link(f'{d.path}:{d.start_line}-{d.end_line}', d.uri)}{symbol}")
     return "\n".join(lines)
 
 
@@ -387,7 +388,9 @@ def explain(
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc), withheld=withheld)
-    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    links = "\n".join(
+        f"{i}. {markdown_link(f'{s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
+    )
     markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
     result = Explanation(markdown, sources, llm=llm.describe(), withheld=withheld, warnings=warnings)

@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+
+from codeask.uris import file_uri
 
 __all__ = [
     "Document",
@@ -38,14 +39,6 @@ __all__ = [
 
 class Cancelled(Exception):
     """The caller cancelled the query (LSP ``$/cancelRequest``) between two steps."""
-
-
-def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int | None = None) -> str:
-    """``file:///abs/path#L10-L20`` (1-based lines); the path is percent-encoded."""
-    uri = "file://" + quote(Path(abs_path).as_posix(), safe="/:@-._~!$&'()*+,;=")
-    if start_line is not None:
-        uri += f"#L{start_line}" + (f"-L{end_line}" if end_line is not None else "")
-    return uri
 
 
 @dataclass
