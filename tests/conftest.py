@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeask.eval.sdist import fetch_sdist as _fetch
+from tests.sdist import fetch_sdist as _fetch
 
 pytest_plugins = ["tests.conftest_llm"]
 

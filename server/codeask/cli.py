@@ -83,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
     from codeask.eval.cli import add_eval_parser
+    from codeask.publish import add_publish_parser
 
     add_eval_parser(sub)
+    add_publish_parser(sub)
     return parser
 
 
@@ -343,12 +345,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     from codeask.index.embed import EmbeddingError
+    from codeask.index.shared import SharedCacheError
     from codeask.llm import LLMError
     from codeask.settings import SettingsError
 
     try:
         return handler(args)
-    except (CLIError, SettingsError, EmbeddingError, LLMError, FileNotFoundError, ValueError) as exc:
+    except (CLIError, SettingsError, EmbeddingError, LLMError, SharedCacheError, FileNotFoundError, ValueError) as exc:
         print(f"codeask: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -286,6 +286,10 @@ class EmbeddingSettings(_Section):
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = None
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
+    providers: list[str] | None = trusted_only(None)
+    """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
+    "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
+    ``fastembed``); ``None`` = ONNX Runtime's default (CPU). Trusted layers only."""
 
 
 class IndexSettings(_Section):
@@ -359,6 +363,16 @@ class HoverSettings(_Section):
     enabled: bool = True
 
 
+class SharedSettings(_Section):
+    """A team's shared vector cache (see ``docs/teams.md``); trusted layers only."""
+
+    url: str | None = trusted_only(None)
+    """``s3://bucket/prefix`` of the cache (``$CODEASK_SHARED_CACHE``); ``None``: no shared cache.
+    Credentials, region and endpoint come from the standard AWS environment variables."""
+    retention_days: float = Field(default=30.0, gt=0)
+    """``codeask publish --compact`` drops keys no publish used within this many days."""
+
+
 class PipelineSettings(_Section):
     """Custom steps by entry-point name (group ``codeask.steps``)."""
 
@@ -380,6 +394,7 @@ class Settings(_Section):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     summary: SummarySettings = Field(default_factory=SummarySettings)
     hover: HoverSettings = Field(default_factory=HoverSettings)
+    shared: SharedSettings = Field(default_factory=SharedSettings)
     templates: dict[str, str] = Field(default_factory=dict)
     """Overrides of the ``subquestions``, ``answer``, ``document``, ``rerank``, ``summary`` and
     ``explain`` templates: inline Jinja2 text, or ``@relative/path.j2`` (relative to the workspace root)."""
@@ -544,6 +559,7 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
             "llm.provider": env.get("CODEASK_LLM") or None,
             "llm.model": env.get("CODEASK_MODEL") or None,
             "index.cache_dir": env.get("CODEASK_CACHE_DIR") or None,
+            "shared.url": env.get("CODEASK_SHARED_CACHE") or None,
             "llm.openai_api_key": env.get("OPENAI_API_KEY") or None,
             "llm.openai_base_url": env.get("OPENAI_BASE_URL") or None,
             "llm.anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,

@@ -197,7 +197,9 @@ class Workspace:
             total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
         total.seconds_to_searchable = time.monotonic() - started
         if embed:
+            shared_before = sum(i.chunks_shared for i in indexes)
             total.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+            total.chunks_shared += sum(i.chunks_shared for i in indexes) - shared_before
             total.vectors_pending = self.vectors_pending()
             total.chunks_total = sum(i.store.count() for i in indexes)
         total.seconds = time.monotonic() - started

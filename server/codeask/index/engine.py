@@ -44,6 +44,7 @@ from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
 
 if TYPE_CHECKING:
+    from codeask.index.shared import SharedReader
     from codeask.index.store import Store
 
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
@@ -98,6 +99,7 @@ class IndexStats:
     files_removed: int = 0
     files_skipped: dict[str, int] = field(default_factory=dict)
     chunks_embedded: int = 0
+    chunks_shared: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
     vectors_pending: int = 0
@@ -121,6 +123,7 @@ class IndexStats:
             files_removed=self.files_removed + other.files_removed,
             files_skipped=dict(skipped),
             chunks_embedded=self.chunks_embedded + other.chunks_embedded,
+            chunks_shared=self.chunks_shared + other.chunks_shared,
             chunks_deleted=self.chunks_deleted + other.chunks_deleted,
             chunks_total=self.chunks_total + other.chunks_total,
             vectors_pending=self.vectors_pending + other.vectors_pending,
@@ -172,6 +175,9 @@ class RootIndex:
         self.ignorer = Ignorer(self.root, settings.index)
         self.manifest = Manifest(self.index_dir / "manifest.sqlite")
         self._store: Store | None = None
+        self._shared: SharedReader | None = None
+        #: Vectors taken from the shared cache by this object so far (see :meth:`_vectors`).
+        self.chunks_shared = 0
         (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
 
     # ------------------------------------------------------------ resources
@@ -294,6 +300,7 @@ class RootIndex:
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
+        shared_before = self.chunks_shared
         with self.writing(wait=wait):
             self.ignorer.refresh()
             result = walk(self.root, self.settings.index, self.ignorer)
@@ -338,6 +345,7 @@ class RootIndex:
             self._maybe_optimize(force=True)
         stats.chunks_total = store.count()
         stats.vectors_pending = store.count_pending()
+        stats.chunks_shared = self.chunks_shared - shared_before
         stats.seconds = time.monotonic() - started
         return stats
 
@@ -428,11 +436,16 @@ class RootIndex:
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _vectors(self, rows: list[dict], *, embed_missing: bool) -> tuple[dict[str, np.ndarray], int]:
+    def _vectors(
+        self, rows: list[dict], *, embed_missing: bool, use_shared: bool = False
+    ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
 
         Vectors already stored for the same embed hash are reused; with ``embed_missing`` the others
-        are embedded, each distinct text once. Returns ``({embed_hash: (dim,) float32}, texts embedded)``.
+        are embedded, each distinct text once, after a lookup in the team's shared cache
+        (``shared.url``, one query per batch) when ``use_shared`` (phase 2; live edits are embedded
+        locally, without a network round trip). Returns ``({embed_hash: (dim,) float32}, texts embedded)``;
+        vectors taken from the shared cache are counted in ``self.chunks_shared``.
         """
         from codeask.index.store import embed_text
 
@@ -442,9 +455,27 @@ class RootIndex:
             for r in rows:
                 if r["embed_hash"] not in reuse:
                     missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
+        if missing and use_shared and (shared := self.shared) is not None:
+            got = shared.fetch(missing)
+            reuse.update(got)
+            self.chunks_shared += len(got)
+            missing = {h: t for h, t in missing.items() if h not in got}
         if missing:
             reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()))))
         return reuse, len(missing)
+
+    @property
+    def shared(self) -> SharedReader | None:
+        """The team's shared vector cache (``shared.url``), or ``None`` when none is configured."""
+        url = self.settings.shared.url
+        if not url:
+            return None
+        if self._shared is None:
+            from codeask.index.shared import SharedReader, SharedVectorCache, model_id
+
+            emb = self.settings.embedding
+            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, emb.max_tokens), self.store.dim))
+        return self._shared
 
     def _mark_urgent(self, delta: int) -> None:
         """Count live updates waiting for the write lock (phase 2 yields to them)."""
@@ -490,7 +521,7 @@ class RootIndex:
                 rows = store.pending(_EMBED_BATCH_ROWS)
                 if not rows:
                     break
-                reuse, count = self._vectors(rows, embed_missing=True)
+                reuse, count = self._vectors(rows, embed_missing=True, use_shared=True)
                 embedded += count
                 store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
                 self._maybe_optimize()
