@@ -171,6 +171,7 @@ class FakeLLMServer:
         openai_base_url: ``<url>/v1`` (the OpenAI SDK's ``base_url``).
         anthropic_base_url: ``<url>`` (the Anthropic SDK appends ``/v1/messages``).
         requests: JSON bodies of every request received (failed ones included), in order.
+        disconnects: ``time.monotonic()`` of each streamed reply the client closed mid-stream.
         calls: ``{"path", "headers", "body"}`` for every request; header names lowercased.
         responder: ``(request_json) -> str | dict``; a ``str`` is the reply text, a ``dict``/``list``
             the JSON (content of a json_schema reply, or a forced tool's input). Assign to script.
@@ -191,6 +192,8 @@ class FakeLLMServer:
         self.stream_delay = stream_delay
         self.requests: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
+        #: ``time.monotonic()`` of each stream the client closed while it was being sent.
+        self.disconnects: list[float] = []
         self._failures: list[tuple[int, str, float | None]] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
@@ -341,8 +344,13 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def _sse(self, data: Any, event: str | None = None) -> None:
             text = data if isinstance(data, str) else json.dumps(data)
             frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
-            self.wfile.write(frame.encode())
-            self.wfile.flush()
+            try:
+                self.wfile.write(frame.encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.disconnects.append(time.monotonic())
+                raise
             if server.stream_delay:
                 time.sleep(server.stream_delay)
 

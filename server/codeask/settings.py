@@ -358,9 +358,22 @@ class SummarySettings(_Section):
 
 
 class HoverSettings(_Section):
-    """Explanations on hover in the editor (``textDocument/hover``)."""
+    """Explanations on hover in the editor (``textDocument/hover``).
+
+    By default a hover costs no LLM call: it lists the related code (definitions used, callers,
+    similar code) as links, from the index alone.
+    """
 
     enabled: bool = True
+    llm: bool = False
+    """Let the LLM write a short explanation on hover. Then the pointer must rest ``delay_ms``
+    before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
+    and a failing call is logged, never shown as an error."""
+    delay_ms: int = Field(default=350, ge=0, le=5000)
+    """Debounce of LLM hovers, milliseconds: hovers replaced by a newer one within this time
+    never reach the LLM."""
+    timeout: float = Field(default=15.0, gt=0, le=120)
+    """Seconds an LLM hover may take (one attempt, no retries); then the related code is shown."""
 
 
 class SharedSettings(_Section):
@@ -394,6 +407,10 @@ class Settings(_Section):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     summary: SummarySettings = Field(default_factory=SummarySettings)
     hover: HoverSettings = Field(default_factory=HoverSettings)
+    index_on_startup: Literal["auto", "always", "never"] = "auto"
+    """When the language server indexes: ``auto`` at start only when the folder already has an index
+    or a ``.codeask.toml``; ``always`` at start; ``never`` not before the first question (which then
+    starts indexing and waits for the keyword phase). The CLI always indexes as asked."""
     shared: SharedSettings = Field(default_factory=SharedSettings)
     templates: dict[str, str] = Field(default_factory=dict)
     """Overrides of the ``subquestions``, ``answer``, ``document``, ``rerank``, ``summary`` and

@@ -5,7 +5,7 @@
  * `initializationOptions` (trusted: built here from **user-scope** values only, see
  * `userScopeSettings`) and from `workspace/configuration` (untrusted: it may hold workspace
  * values, so the server ignores endpoints, provider and model paths in it). Client-only settings
- * (`serverPath`, `trace`) are removed and empty values dropped (an empty `model` means "the
+ * (`serverPath`, `pythonPath`, `trace`) are removed and empty values dropped (an empty `model` means "the
  * provider's default"). API keys never travel in either payload: they reach the server only
  * through its process environment (`serverEnv`), and only in a trusted workspace.
  *
@@ -26,7 +26,7 @@ export interface ApiKeys {
 export type JsonObject = { [key: string]: unknown };
 
 /** Settings under `codeask.*` that only the extension uses. */
-export const CLIENT_ONLY_KEYS: readonly string[] = ['serverPath', 'trace'];
+export const CLIENT_ONLY_KEYS: readonly string[] = ['serverPath', 'pythonPath', 'trace'];
 
 /** SecretStorage key holding the API key of `provider`. */
 export function secretKey(provider: KeyedProvider): string {
@@ -58,7 +58,7 @@ export function pruneEmpty(value: JsonObject): JsonObject {
  * only (package.json `restrictedConfigurations`, and `userScopeSettings` here). Keys relative to
  * `codeask.`.
  */
-export const TRUSTED_ONLY_KEYS: readonly string[] = ['serverPath', 'llm.provider', 'llm.baseUrl'];
+export const TRUSTED_ONLY_KEYS: readonly string[] = ['serverPath', 'pythonPath', 'llm.provider', 'llm.baseUrl'];
 
 /** Removes every API key field, wherever someone typed one. */
 function withoutKeys(source: JsonObject): JsonObject {
@@ -155,12 +155,15 @@ export function maskKey(key: string): string {
 /** The settings this extension contributes that have a default (keys relative to `codeask.`). */
 export const CONTRIBUTED_KEYS: readonly string[] = [
   'serverPath',
+  'pythonPath',
   'llm.provider',
   'llm.model',
   'llm.baseUrl',
   'retrieval.topK',
   'retrieval.maxFiles',
   'hover.enabled',
+  'hover.llm',
+  'indexOnStartup',
   'trace.server',
 ];
 

@@ -333,6 +333,10 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
+        if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
+            stats.files_skipped = dict(skipped)
+            stats.seconds = time.monotonic() - started
+            return stats
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
@@ -437,7 +441,12 @@ class RootIndex:
         stats.paths_changed.extend(paths)
 
     def _vectors(
-        self, rows: list[dict], *, embed_missing: bool, use_shared: bool = False
+        self,
+        rows: list[dict],
+        *,
+        embed_missing: bool,
+        use_shared: bool = False,
+        should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
 
@@ -446,6 +455,9 @@ class RootIndex:
         (``shared.url``, one query per batch) when ``use_shared`` (phase 2; live edits are embedded
         locally, without a network round trip). Returns ``({embed_hash: (dim,) float32}, texts embedded)``;
         vectors taken from the shared cache are counted in ``self.chunks_shared``.
+
+        Raises:
+            InterruptedError: ``should_stop()`` became true between embedding batches.
         """
         from codeask.index.store import embed_text
 
@@ -461,7 +473,7 @@ class RootIndex:
             self.chunks_shared += len(got)
             missing = {h: t for h, t in missing.items() if h not in got}
         if missing:
-            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()))))
+            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()), should_stop=should_stop)))
         return reuse, len(missing)
 
     @property
@@ -521,7 +533,10 @@ class RootIndex:
                 rows = store.pending(_EMBED_BATCH_ROWS)
                 if not rows:
                     break
-                reuse, count = self._vectors(rows, embed_missing=True, use_shared=True)
+                try:
+                    reuse, count = self._vectors(rows, embed_missing=True, use_shared=True, should_stop=should_stop)
+                except InterruptedError:  # stopped mid-batch: nothing of it is written
+                    break
                 embedded += count
                 store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
                 self._maybe_optimize()
@@ -535,7 +550,7 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
-        if done:
+        if done and not (should_stop and should_stop()):
             with self.writing(wait=wait):
                 self._maybe_optimize(force=True)  # fold the last updated rows into the full-text index
         return embedded

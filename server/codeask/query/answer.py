@@ -296,16 +296,13 @@ class SimpleAnswer:
             return query
         prompt = self.prompt(query)
         try:
-            if self.stream is not None:
-                parts = []
-                for delta in self.llm.stream(
-                    prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens
-                ):
-                    parts.append(delta)
+            # Always streamed: a cancelled ask closes the stream (codeask.llm.CancelToken).
+            parts = []
+            for delta in self.llm.stream(prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens):
+                parts.append(delta)
+                if self.stream is not None:
                     self.stream(delta)
-                text = "".join(parts)
-            else:
-                text = self.llm.complete(prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens)
+            text = "".join(parts)
         except LLMError as exc:  # the sources are still worth returning
             query.errors.append(str(exc))
             return NoLLMAnswer()(query)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
-from codeask.llm import LLMError
+from codeask.llm import LLM, LLMError
 from codeask.query.answer import Source, Templates, Withheld, fence, render_documents, safe_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
@@ -320,9 +320,12 @@ def explain(
     cancelled: Callable[[], bool] | None = None,
     progress: Callable[[str], None] | None = None,
     cache: ExplainCache | None = None,
+    llm: LLM | None = None,
 ) -> Explanation:
     """Explain ``span`` with the LLM (``explain`` template), grounded in :func:`related` code.
 
+    ``llm`` replaces the workspace's LLM (the language server's hover uses one with a short timeout
+    and no retries). The reply is streamed, so a :class:`codeask.llm.CancelToken` in scope closes it.
     LLM failures never lose the related code: the markdown then lists it, with ``error`` set.
 
     Raises:
@@ -340,8 +343,9 @@ def explain(
     sources = [Source.from_document(d) for d in documents]
     withheld: list[Withheld] = []
     error: str | None = None
-    llm = None
-    if not no_llm:
+    if no_llm:
+        llm = None
+    elif llm is None:
         try:
             llm = workspace.llm()
         except LLMError as exc:
@@ -382,8 +386,9 @@ def explain(
         brief=brief,
     )
     try:
-        text = llm.complete(
-            prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens
+        # Streamed: a cancelled hover or explain closes the stream (codeask.llm.CancelToken).
+        text = "".join(
+            llm.stream(prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens)
         ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
