@@ -111,8 +111,8 @@ def test_unsafe_templates_are_refused_by_the_sandbox(sample_workspace, llm_env, 
     write_config(sample_workspace, f'[llm]\nnum_subquestions = 0\n\n[templates]\nanswer = "{ESCAPES[name]}"\n')
     assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 0
     captured = capsys.readouterr()
-    err = captured.err.strip().splitlines()
-    assert len(err) == 1 and "templates.answer" in err[0] and "built-in template" in err[0]
+    err = [line for line in captured.err.splitlines() if "templates.answer" in line]
+    assert len(err) == 1 and "built-in template" in err[0]
     assert not (sample_workspace / "MARKER").exists()
     out = json.loads(captured.out)
     assert out["answer"] == "FAKE ANSWER" and out["warnings"] == [err[0].removeprefix("codeask: warning: ")]
