@@ -247,6 +247,8 @@ class Store:
         self._commits = 0
         self._rows_written = 0
         self._rows_deleted = 0
+        #: Number of :meth:`optimize` runs by this object.
+        self.compactions = 0
         self._index_lock = threading.Lock()
         self._cache_lock = threading.Lock()
         self._cache: dict[str, tuple[object, object]] = {}
@@ -405,6 +407,7 @@ class Store:
         self._commits = 0
         self._rows_written = 0
         self._rows_deleted = 0
+        self.compactions += 1
 
     def _collect_unused_vectors(self) -> int:
         """Delete vectors whose ``embed_hash`` no chunk row has; returns how many."""
@@ -527,7 +530,7 @@ class Store:
                 q = q.bypass_vector_index()
             elif self._indices(VECTORS).get("vector"):
                 q = q.nprobes(_NPROBES).refine_factor(_REFINE_FACTOR)
-            return q.select(["embed_hash"]).limit(limit).to_arrow()
+            return q.select(["embed_hash", "_distance"]).limit(limit).to_arrow()
 
         tbl = self._read(run)
         nearest: dict[str, float] = {}
