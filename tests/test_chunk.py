@@ -11,12 +11,18 @@ import pytest
 
 from codeask.index.chunk import Chunk, chunk_text, language_for
 
+
+def editor_lines(text: str) -> list[str]:
+    """Lines as editors, git and the LSP count them: ended by \\n, \\r\\n or \\r only."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
 SDISTS = pathlib.Path("/tmp/sdists")
 
 
 def assert_covers(chunks: list[Chunk], text: str) -> None:
     """Chunks tile lines 1..N exactly and reproduce them."""
-    lines = text.splitlines()
+    lines = editor_lines(text)
     if not lines:
         assert chunks == []
         return
@@ -553,8 +559,22 @@ def test_other_line_separators_keep_numbering():
     text = "def f():\n    x = 1\x0c\n    return x\u2028y = 2\n"
     chunks = chunk_text("s.py", text, chunk_lines=2)
     assert_covers(chunks, text)
-    # splitlines() counts \x0c and \u2028 as line ends, as editors do: 5 lines, the last is "y = 2"
-    assert chunks[-1].end_line == 5 and chunks[-1].content.endswith("y = 2")
+    # Editors, git and the LSP count lines at \n, \r\n and \r only: \x0c and \u2028 stay inside
+    # their lines (str.splitlines() would make 5 lines of these 3)
+    assert chunks[-1].end_line == 3 and chunks[-1].content.endswith("    return x\u2028y = 2")
+
+
+@pytest.mark.parametrize("sep", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_only_newlines_end_lines(sep):
+    """Issue 18.2: a form feed line (or VT, NEL, U+2028, ...) shifts no later line and changes no text."""
+    text = f"def a():\n    return 1\n{sep}\ndef target_fn():\n    return 2\n    # para{sep}graph\n"
+    chunks = chunk_text("f.py", text, chunk_lines=60)
+    assert_covers(chunks, text)
+    assert chunks[-1].end_line == 6  # six lines, as `grep -c ''` and every editor count them
+    target = next(c for c in chunk_text("f.py", text, chunk_lines=2) if "target_fn" in c.content)
+    assert (target.start_line, target.symbol) == (4, "target_fn")
+    assert "\n".join(c.content for c in chunks) == text[:-1]  # stored text unchanged
+    assert f"# para{sep}graph" in chunks[-1].content
 
 
 def test_syntax_error_still_covers(tmp_path):

@@ -161,3 +161,13 @@ def test_ragas_evaluator_unknown_question_and_export():
     row = json.loads(ragas.to_json())[0]
     assert row["contexts"] == ["fn main() {}"] and row["answer"] == "A language."
     assert Ragas.parse(ragas.to_json()).rows()[0]["ground_truth"] == "A programming language"
+
+
+def test_jsonl_rows_may_hold_a_raw_line_separator(tmp_path):
+    """Issue 18.2: JSON strings may hold a raw U+2028; JSON Lines rows end at newlines only."""
+    from codeask.eval.questions import load_questions
+
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text('{"question": "Where is the\u2028redirect handled?"}\n{"question": "second"}\n', encoding="utf-8")
+    questions = load_questions(qfile)
+    assert [q.question for q in questions] == ["Where is the\u2028redirect handled?", "second"]

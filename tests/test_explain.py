@@ -70,3 +70,13 @@ def test_enclosing_chunk_of_unsaved_buffer(indexed, sample_workspace):
     assert span is not None and "insurance_fee" in span.text and span.end_line == last
     saved = enclosing_chunk(indexed, str(shipping), 5)
     assert saved.symbol == "shipping_cost" or "shipping_cost" in saved.text
+
+
+def test_selection_lines_are_editor_lines(indexed, sample_workspace):
+    """Issue 18.2: a selection below a form feed / U+2028 line is the text the editor shows there."""
+    shipping = sample_workspace / "src/shop/shipping.py"
+    buffer = "# page one\f\n# a\u2028b\ndef paged_fee():\n    return 1\n"
+    span = make_span(indexed, str(shipping), 3, 4, text=buffer)
+    assert span.text == "def paged_fee():\n    return 1"
+    hovered = enclosing_chunk(indexed, str(shipping), 4, text=buffer)
+    assert hovered is not None and hovered.end_line == 4 and "# a\u2028b" in hovered.text

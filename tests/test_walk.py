@@ -135,6 +135,59 @@ def test_default_excludes(tmp_path: Path, settings: IndexSettings) -> None:
     assert ign.reason("node_modules", is_dir=True) == "excluded"
 
 
+def test_build_output_names_excluded_only_where_they_are_build_output(tmp_path: Path, settings: IndexSettings) -> None:
+    """Issue 18.1: ``build/``, ``dist/``, ``coverage/`` are source folders too."""
+    write(tmp_path, "setup.py", "from setuptools import setup\n")
+    write(tmp_path, "src/build/rules.py", "def c(): pass\n")  # a package module named build
+    write(tmp_path, "coverage/__init__.py")  # coverage.py's own package, at the root of its sdist
+    write(tmp_path, "coverage/html.py")
+    write(tmp_path, "build/lib/pkg/mod.py")  # setuptools' build output at the root
+    write(tmp_path, "dist/pkg-1.0.tar.gz", b"\x1f\x8b")
+    write(tmp_path, "web/package.json", "{}\n")  # a nested project: its dist/ is output
+    write(tmp_path, "web/dist/bundle.js", "var a = 1;\n")
+    write(tmp_path, "web/src/dist/format.js", "export const f = 1;\n")  # not beside a project file
+    write(tmp_path, "tools/cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+    write(tmp_path, "tools/cache/blob.py")  # a tagged cache folder, whatever its name
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [
+        "coverage/__init__.py", "coverage/html.py", "setup.py", "src/build/rules.py",
+        "web/package.json", "web/src/dist/format.js",
+    ]
+    assert result.skipped == collections.Counter({"excluded": 4})  # build/, dist/, web/dist/, tools/cache/
+    ign = Ignorer(tmp_path, settings)  # the path-only check (watcher, live updates) agrees
+    assert ign.reason("src/build/rules.py") is None
+    assert ign.reason("coverage/html.py") is None
+    assert ign.reason("web/src/dist/format.js") is None
+    assert ign.reason("build/lib/pkg/mod.py") == "excluded"
+    assert ign.reason("web/dist/bundle.js") == "excluded"
+    assert ign.reason("tools/cache/blob.py") == "excluded"
+
+
+def test_user_ignore_files_re_include_default_excludes(tmp_path: Path, settings: IndexSettings) -> None:
+    """Issue 18.1: a ``!pattern`` in .gitignore / .codeaskignore brings a default exclude back, but
+    never VCS metadata or a secret."""
+    write(tmp_path, "build/gen/api.py")  # build output by position, re-included by .gitignore
+    write(tmp_path, "node_modules/local-lib/index.js", "module.exports = 1\n")  # by .codeaskignore
+    write(tmp_path, "node_modules/left-pad/index.js", "module.exports = 2\n")
+    write(tmp_path, ".git/config", "[remote]\n")
+    write(tmp_path, ".env", "KEY=1\n")
+    write(tmp_path, ".gitignore", "!build/\n!.git/\n!.env\n")
+    write(tmp_path, ".codeaskignore", "!node_modules/\nnode_modules/*\n!node_modules/local-lib/\n")
+
+    result = walk(tmp_path, settings)
+
+    assert paths(result) == [".codeaskignore", ".gitignore", "build/gen/api.py", "node_modules/local-lib/index.js"]
+    assert result.skipped == collections.Counter({"excluded": 1, "secret": 1, "ignored": 1})
+    ign = Ignorer(tmp_path, settings)
+    assert ign.reason("build/gen/api.py") is None
+    assert ign.reason("node_modules/local-lib/index.js") is None
+    assert ign.reason("node_modules/left-pad/index.js") == "ignored"
+    assert ign.reason(".git/config") == "excluded"
+    assert ign.reason(".env") == "secret"
+
+
 def test_extra_exclude(tmp_path: Path) -> None:
     write(tmp_path, "vendor/lib.py")
     write(tmp_path, "src/a.py")

@@ -45,6 +45,7 @@ __all__ = [
     "load_settings",
     "DEFAULT_SECRET_PATTERNS",
     "DEFAULT_EXCLUDES",
+    "DEFAULT_BUILD_OUTPUTS",
     "DEFAULT_DOWNWEIGHT_PATTERNS",
     "TEMPLATE_NAMES",
 ]
@@ -95,8 +96,10 @@ DEFAULT_SECRET_PATTERNS: list[str] = [
     "*.tfvars",
 ]
 
-#: Folders and files never walked, in any workspace (gitignore syntax). Names that are also common
-#: source folders (``target``, ``out``, ``env``) are excluded only at the root.
+#: Folders and files never walked, in any workspace (gitignore syntax), unless a ``!pattern`` in the
+#: user's ``.gitignore`` / ``.codeaskignore`` re-includes them. ``env`` is also a common source folder
+#: name, so it is excluded only at the root. Build-output folder names are in
+#: :data:`DEFAULT_BUILD_OUTPUTS`, excluded only where they hold build output.
 DEFAULT_EXCLUDES: list[str] = [
     ".git/",
     ".hg/",
@@ -119,15 +122,9 @@ DEFAULT_EXCLUDES: list[str] = [
     ".gradle/",
     ".idea/",
     ".vscode-test/",
-    "build/",
-    "dist/",
-    "/target/",
-    "/out/",
     ".next/",
     ".nuxt/",
     ".svelte-kit/",
-    "coverage/",
-    "htmlcov/",
     "*.egg-info/",
     ".eggs/",
     "site-packages/",
@@ -147,6 +144,13 @@ DEFAULT_EXCLUDES: list[str] = [
     "*.lance",
     ".codeask/",
 ]
+
+#: Folder names that build, bundle and coverage tools write to, and that are also real source folder
+#: names (coverage.py's ``coverage/`` package, a ``src/build/`` module). Such a folder is excluded only
+#: where it is build output: directly in the root or beside a project file of a nested project
+#: (``pyproject.toml``, ``package.json``, ...), and only when it is not itself a source package (no
+#: ``__init__.py`` or project file inside). See :mod:`codeask.index.walk`.
+DEFAULT_BUILD_OUTPUTS: list[str] = ["build", "dist", "out", "target", "coverage", "htmlcov"]
 
 #: Paths whose chunks rank lower (not excluded): tests, docs, changelogs, examples. Users asking how
 #: something works want the implementation first; see shared/eval/FINDINGS.md, point 3.
@@ -246,6 +250,8 @@ class IndexSettings(_Section):
     """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
     extra_exclude: list[str] = Field(default_factory=list)
+    build_outputs: list[str] = Field(default_factory=lambda: list(DEFAULT_BUILD_OUTPUTS))
+    """Folder names excluded only where they hold build output (see :data:`DEFAULT_BUILD_OUTPUTS`)."""
     secret_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     extra_secret_patterns: list[str] = Field(default_factory=list)
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""

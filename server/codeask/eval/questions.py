@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codeask.lines import split_lines
+
 __all__ = ["EvalQuestion", "QuestionsError", "load_questions", "parse_questions"]
 
 
@@ -57,7 +59,7 @@ def _rows(text: str, suffix: str) -> list[Any]:
                 raise QuestionsError("a JSON questions file must be an array of rows")
             return data
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(split_lines(text), 1):  # a JSON string may hold a raw U+2028
         if not line.strip():
             continue
         try:

@@ -2,16 +2,17 @@
 
 Every chunk is a contiguous range of whole lines; the chunks of a file are in
 file order, never overlap and together cover every line ``1..N`` where
-``N == len(text.splitlines())``.  Coverage is guaranteed *by construction*:
+``N == len(split_lines(text))``.  Coverage is guaranteed *by construction*:
 all splitting below only decides where the boundaries between consecutive
 ranges go, it never decides whether a line is kept.
 
 Algorithm
 ---------
-1. **Lines.**  ``text.splitlines()`` defines the lines (so ``\\r\\n``, ``\\r``
-   and the other Unicode separators count exactly like the caller counts
-   them).  For parsing, the lines are re-joined with ``"\\n"`` so tree-sitter
-   row numbers equal list indexes.
+1. **Lines.**  :func:`codeask.lines.split_lines` defines the lines: they end
+   at ``\\n``, ``\\r\\n`` and ``\\r`` only, as in editors, git and the LSP
+   specification (a form feed or U+2028 stays inside its line).  For parsing,
+   the lines are re-joined with ``"\\n"`` so tree-sitter row numbers equal
+   list indexes.
 
 2. **Code** (tree-sitter languages, see :data:`TREE_SITTER_LANGUAGES`).  The
    file is parsed and its top-level named nodes are turned into *atoms*
@@ -65,6 +66,8 @@ import re
 import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
+
+from codeask.lines import split_lines
 
 __all__ = ["Chunk", "language_for", "chunk_text", "TREE_SITTER_LANGUAGES"]
 
@@ -793,11 +796,11 @@ def chunk_text(
     language is split along definitions, Markdown / reST along headings and
     anything else into windows of ``chunk_lines`` lines.  Chunks are in file
     order, contiguous, non-overlapping and cover lines ``1..N`` with
-    ``N == len(text.splitlines())``; none is longer than ``chunk_lines``
+    ``N == len(split_lines(text))``; none is longer than ``chunk_lines``
     lines or ``max_chunk_chars`` characters except a single over-long line,
     which is then a chunk by itself.  Returns ``[]`` for empty text.
     """
-    lines = text.splitlines()
+    lines = split_lines(text)
     n = len(lines)
     if n == 0:
         return []

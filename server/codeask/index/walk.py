@@ -2,12 +2,19 @@
 
 Three pieces:
 
-* :class:`Ignorer` decides from the path alone (never the contents) whether a path is a
-  ``"secret"`` (``secret_patterns`` + ``extra_secret_patterns``), ``"excluded"`` (``exclude`` +
-  ``extra_exclude``) or ``"ignored"`` (``.gitignore`` files at any depth and
-  ``<root>/.codeaskignore``), checked in that order, so a secret is never indexed even if a
-  ``!pattern`` re-includes it somewhere. All patterns use gitignore syntax (``pathspec``); git
-  itself is never called, so plain folders behave like repositories.
+* :class:`Ignorer` decides from the path (never the contents) whether a path is a ``"secret"``
+  (``secret_patterns`` + ``extra_secret_patterns``), ``"ignored"`` (``.gitignore`` files at any
+  depth and ``<root>/.codeaskignore``) or ``"excluded"`` (``exclude`` + ``extra_exclude``, and
+  build-output folders), checked in that order: a secret is never indexed even if a ``!pattern``
+  re-includes it, and a ``!pattern`` in the user's ignore files re-includes a default exclude
+  (VCS metadata folders, :data:`NEVER_WALKED`, excepted). All patterns use gitignore syntax
+  (``pathspec``); git itself is never called, so plain folders behave like repositories.
+* Build-output folders: a folder named in ``build_outputs`` (``build``, ``dist``, ``coverage``, ...)
+  is excluded only where it is output: directly in the root, or beside a project file
+  (:data:`PROJECT_MARKERS`) of a nested project, and only when it holds no ``__init__.py`` or
+  project file itself (so coverage.py's ``coverage/`` package and ``src/build/rules.py`` are
+  indexed). A folder holding a ``CACHEDIR.TAG`` (https://bford.info/cachedir/) is excluded
+  whatever its name.
 * :func:`walk` lists the files under a root with ``os.scandir`` (iterative, never leaving the root)
   and counts every skipped entry by reason (see :data:`SKIP_REASONS`).
 * :func:`read_text` reads one listed file, or says why it must be skipped (binary, too large,
@@ -16,7 +23,8 @@ Three pieces:
 Skip reasons:
 
 ``ignored``            matched a ``.gitignore`` / ``.codeaskignore`` pattern
-``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...)
+``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...),
+                       or a build-output folder (see below)
 ``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
 ``binary``             NUL byte in the first 8 KiB
 ``too_large``          more than ``max_file_bytes`` bytes
@@ -49,6 +57,7 @@ from typing import Any
 
 from pathspec import GitIgnoreSpec
 
+from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
 __all__ = [
@@ -61,6 +70,8 @@ __all__ = [
     "Ignorer",
     "walk",
     "read_text",
+    "PROJECT_MARKERS",
+    "NEVER_WALKED",
     "is_secret",
 ]
 
@@ -80,6 +91,23 @@ SKIP_REASONS = (
 
 GITIGNORE = ".gitignore"
 CODEASKIGNORE = ".codeaskignore"
+
+#: Folders no ignore file can re-include: version-control metadata (a remote URL in ``.git/config``
+#: may hold a token) and codeask's own folder.
+NEVER_WALKED = (".git/", ".hg/", ".svn/", ".jj/", ".codeask/")
+
+#: Files that mark a project root: a build-output folder name beside one of them is build output.
+PROJECT_MARKERS = frozenset(
+    {
+        "pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "pom.xml",
+        "build.gradle", "build.gradle.kts", "CMakeLists.txt", "meson.build", "composer.json", "Gemfile",
+        "mix.exs", "pubspec.yaml", "Package.swift", "build.sbt", "deno.json",
+    }
+)
+#: Files that make a folder a source package rather than build output.
+SOURCE_MARKERS = PROJECT_MARKERS | {"__init__.py"}
+#: The Cache Directory Tagging Specification's tag file: its folder is never source.
+CACHEDIR_TAG = "CACHEDIR.TAG"
 
 #: Bytes inspected for a NUL byte to call a file binary.
 BINARY_SNIFF_BYTES = 8192
@@ -160,6 +188,31 @@ def _exclude_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
     return _compile_cached(tuple(settings.exclude) + tuple(settings.extra_exclude))
 
 
+def _never_spec() -> GitIgnoreSpec | None:
+    return _compile_cached(NEVER_WALKED)
+
+
+def _is_output_folder(name: str, parent_names: Iterable[str] | None, own_names: Iterable[str], outputs) -> bool:
+    """Whether folder ``name`` holds build output (see the module docstring).
+
+    ``parent_names``: the names in its parent folder, ``None`` when the parent is the root (a
+    build-output name there is always output); ``own_names``: the names inside it.
+    """
+    own = set(own_names)
+    if CACHEDIR_TAG in own:
+        return True
+    if name not in outputs or own & SOURCE_MARKERS:
+        return False
+    return parent_names is None or not PROJECT_MARKERS.isdisjoint(parent_names)
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
 def _normalize_rel(rel_path: str, is_dir: bool) -> tuple[str, bool]:
     rel = str(rel_path).replace("\\", "/")
     while rel.startswith("./"):
@@ -206,12 +259,13 @@ class Ignorer:
 
     * ``secret``: ``secret_patterns + extra_secret_patterns`` match the path or a parent folder
       (checked first: nothing re-includes a secret);
-    * ``excluded``: ``exclude + extra_exclude`` match the path or a parent folder;
     * ``ignored``: ``.gitignore`` files at any depth, each relative to its own folder (the deepest
       matching file wins, ``!`` negates, ``/x`` anchors, ``x/`` matches folders only), and
       ``<root>/.codeaskignore`` (same syntax, relative to the root), which takes precedence over
       every ``.gitignore`` so it can also re-include with ``!``. As in git, nothing below an ignored
-      folder can be re-included.
+      folder can be re-included;
+    * ``excluded``: :data:`NEVER_WALKED` (always), else, unless an ignore file's ``!pattern``
+      re-included the path, ``exclude + extra_exclude`` or a build-output folder.
 
     Ignore files are compiled once and re-read lazily when their mtime/size/inode changes (or
     after :meth:`refresh`); a missing or unreadable ignore file counts as empty.
@@ -224,6 +278,8 @@ class Ignorer:
         self.settings = _index_settings(settings)
         self._secret = _secret_spec(self.settings)
         self._exclude = _exclude_spec(self.settings)
+        self._never = _never_spec()
+        self.build_outputs = frozenset(self.settings.build_outputs)
         # workspace-relative ignore-file path -> ((mtime_ns, size, ino), spec or None)
         self._files: dict[str, tuple[tuple[int, int, int], GitIgnoreSpec | None]] = {}
 
@@ -248,7 +304,7 @@ class Ignorer:
         except OSError:
             spec = None
         else:
-            spec = _compile(raw.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines())
+            spec = _compile(split_lines(raw.decode("utf-8", errors="replace").lstrip("\ufeff")))
         self._files[rel_file] = (stamp, spec)
         return spec
 
@@ -271,24 +327,42 @@ class Ignorer:
 
     # -- matching -------------------------------------------------------------------------
 
+    def _decide(
+        self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None
+    ) -> tuple[str | None, bool]:
+        """``(reason, re_included)`` for ``rel`` itself, its parent folders being known not to be
+        skipped; ``re_included``: a user's ``!pattern`` matched it (no default exclude applies)."""
+        path = rel + "/" if is_dir else rel
+        if self._secret is not None and self._secret.match_file(path):
+            return "secret", False
+        if self._never is not None and self._never.match_file(path):
+            return "excluded", False
+        include = codeask.check_file(path).include if codeask is not None else None
+        if include is None:
+            for prefix_len, spec in reversed(chain):
+                include = spec.check_file(path[prefix_len:]).include
+                if include is not None:
+                    break
+        if include is not None:
+            return ("ignored" if include else None), not include
+        if self._exclude is not None and self._exclude.match_file(path):
+            return "excluded", False
+        return None, False
+
     def _entry_reason(
         self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None
     ) -> str | None:
-        """Reason for ``rel`` itself, its parent folders being known not to be skipped."""
-        path = rel + "/" if is_dir else rel
-        if self._secret is not None and self._secret.match_file(path):
-            return "secret"
-        if self._exclude is not None and self._exclude.match_file(path):
-            return "excluded"
-        if codeask is not None:
-            include = codeask.check_file(path).include
-            if include is not None:
-                return "ignored" if include else None
-        for prefix_len, spec in reversed(chain):
-            include = spec.check_file(path[prefix_len:]).include
-            if include is not None:
-                return "ignored" if include else None
-        return None
+        """Reason for ``rel`` itself from its path (build-output folders are decided by the caller)."""
+        return self._decide(rel, is_dir, chain, codeask)[0]
+
+    def _output_folder(self, rel_dir: str) -> bool:
+        """Whether folder ``rel_dir`` (not re-included by an ignore file) holds build output."""
+        parent, _, name = rel_dir.rpartition("/")
+        folder = os.path.join(self._root_str, rel_dir)
+        if name not in self.build_outputs:
+            return os.path.exists(os.path.join(folder, CACHEDIR_TAG))
+        parent_names = _listdir(os.path.join(self._root_str, parent)) if parent else None
+        return _is_output_folder(name, parent_names, _listdir(folder), self.build_outputs)
 
     def reason(self, rel_path: str, is_dir: bool = False) -> str | None:
         """``"secret"``, ``"excluded"``, ``"ignored"`` or ``None`` (index it) for a path.
@@ -309,7 +383,10 @@ class Ignorer:
         for i in range(1, len(parts) + 1):
             sub = "/".join(parts[:i])
             last = i == len(parts)
-            why = self._entry_reason(sub, is_dir if last else True, chain, codeask)
+            folder = is_dir if last else True
+            why, re_included = self._decide(sub, folder, chain, codeask)
+            if why is None and folder and not re_included and self._output_folder(sub):
+                why = "excluded"
             if why is not None:
                 return why
             if not last:
@@ -367,27 +444,34 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
     linked_files: list[tuple[FileEntry, str]] = []  # files reached through a symlink, real path
     codeask: GitIgnoreSpec | None = None
 
-    # (rel_dir, abs_dir, real_dir, .gitignore chain of the parent folder)
-    stack: list[tuple[str, str, str, _Chain]] = [("", root_abs, root_real, ())]
-    # symlinked folders, walked after all real folders: (rel, abs, real, parent chain)
-    deferred: list[tuple[str, str, str, _Chain]] = []
+    outputs = ign.build_outputs
+    # (rel_dir, abs_dir, real_dir, .gitignore chain of the parent folder, may be build output:
+    # a build-output name in the root or beside a project file, not re-included)
+    stack: list[tuple[str, str, str, _Chain, bool]] = [("", root_abs, root_real, (), False)]
+    # symlinked folders, walked after all real folders: (rel, abs, real, parent chain, output?)
+    deferred: list[tuple[str, str, str, _Chain, bool]] = []
 
     while stack or deferred:
         if not stack:
-            rel_dir, abs_dir, real_dir, parent_chain = heapq.heappop(deferred)
-            if real_dir in visited:
+            item = heapq.heappop(deferred)
+            if item[2] in visited:
                 skipped["symlink_loop"] += 1
                 continue
-            visited.add(real_dir)
-            stack.append((rel_dir, abs_dir, real_dir, parent_chain))
+            visited.add(item[2])
+            stack.append(item)
             continue
-        rel_dir, abs_dir, real_dir, chain = stack.pop()
+        rel_dir, abs_dir, real_dir, chain, maybe_output = stack.pop()
         try:
             with os.scandir(abs_dir) as it:
                 entries = list(it)
         except OSError as exc:
             skipped[_oserror_reason(exc)] += 1
             continue
+        names = {e.name for e in entries}
+        if rel_dir and (CACHEDIR_TAG in names or (maybe_output and names.isdisjoint(SOURCE_MARKERS))):
+            skipped["excluded"] += 1
+            continue
+        project = not rel_dir or not PROJECT_MARKERS.isdisjoint(names)
 
         prefix = rel_dir + "/" if rel_dir else ""
         by_name = {e.name: e for e in entries if e.name in (GITIGNORE, CODEASKIGNORE)}
@@ -415,7 +499,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                         skipped[_oserror_reason(exc)] += 1
                         continue
                     is_dir = stat.S_ISDIR(st.st_mode)
-                    why = ign._entry_reason(rel, is_dir, chain, codeask)
+                    why, re_included = ign._decide(rel, is_dir, chain, codeask)
                     if why is not None:
                         skipped[why] += 1
                         continue
@@ -423,7 +507,8 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                     if not _is_inside(real, root_real):
                         skipped["outside_root"] += 1
                     elif is_dir:
-                        heapq.heappush(deferred, (rel, entry.path, real, chain))
+                        output = project and name in outputs and not re_included
+                        heapq.heappush(deferred, (rel, entry.path, real, chain, output))
                     elif stat.S_ISREG(st.st_mode):
                         linked_files.append(
                             (FileEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns), real)
@@ -433,7 +518,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                     continue
 
                 is_dir = entry.is_dir(follow_symlinks=False)
-                why = ign._entry_reason(rel, is_dir, chain, codeask)
+                why, re_included = ign._decide(rel, is_dir, chain, codeask)
                 if why is not None:
                     skipped[why] += 1
                     continue
@@ -443,7 +528,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                         skipped["symlink_loop"] += 1
                         continue
                     visited.add(real)
-                    stack.append((rel, entry.path, real, chain))
+                    stack.append((rel, entry.path, real, chain, project and name in outputs and not re_included))
                     continue
                 st = entry.stat(follow_symlinks=False)
                 if not stat.S_ISREG(st.st_mode):
@@ -470,7 +555,7 @@ def _minified(text: str, max_line_length: int) -> bool:
     if len(text) <= max_line_length:
         return False
     long_chars = 0
-    for line in text.splitlines():
+    for line in split_lines(text):
         if len(line) > max_line_length:
             long_chars += len(line)
     return long_chars * 2 > len(text)

@@ -1,4 +1,8 @@
-"""Conversions between codeask's 1-based line ranges and LSP's 0-based positions and locations."""
+"""Conversions between codeask's 1-based line ranges and LSP's 0-based positions and locations.
+
+Lines follow :mod:`codeask.lines` (``\\n``, ``\\r\\n``, ``\\r`` only); ``character`` values count code
+units of the negotiated position encoding (UTF-16 by default).
+"""
 
 from __future__ import annotations
 
@@ -7,31 +11,71 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
+from codeask.lines import column_units, split_lines
 from codeask.query.pipeline import file_uri
 
-__all__ = ["location", "lsp_range", "uri_to_path", "selection_lines", "settings_from"]
+__all__ = ["location", "lsp_range", "last_line", "word_at", "uri_to_path", "selection_lines", "settings_from"]
 
 
-def lsp_range(start_line: int, end_line: int, last_line_text: str = "") -> dict[str, Any]:
-    """1-based inclusive lines -> an LSP Range (JSON), ending at the end of the last line."""
+def lsp_range(
+    start_line: int, end_line: int, last_line_text: str = "", encoding: str | None = "utf-16"
+) -> dict[str, Any]:
+    """1-based inclusive lines -> an LSP Range (JSON), ending at the end of the last line
+    (``last_line_text``'s length in ``encoding`` code units, see :func:`codeask.lines.column_units`)."""
     return {
         "start": {"line": max(0, start_line - 1), "character": 0},
-        "end": {"line": max(0, end_line - 1), "character": len(last_line_text)},
+        "end": {"line": max(0, end_line - 1), "character": column_units(last_line_text, encoding)},
     }
 
 
-def location(root: str, path: str, start_line: int, end_line: int, content: str = "") -> dict[str, Any]:
-    """An LSP Location (JSON): ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range."""
-    lines = content.splitlines()
+def last_line(text: str) -> str:
+    """The last line of ``text`` (``""`` for empty text), lines as in :mod:`codeask.lines`."""
+    lines = split_lines(text)
+    return lines[-1] if lines else ""
+
+
+def location(
+    root: str, path: str, start_line: int, end_line: int, content: str = "", encoding: str | None = "utf-16"
+) -> dict[str, Any]:
+    """An LSP Location (JSON): ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range whose end
+    character counts ``encoding`` code units."""
     return {
         "uri": file_uri(Path(root) / path),
-        "range": lsp_range(start_line, end_line, lines[-1] if lines else ""),
+        "range": lsp_range(start_line, end_line, last_line(content), encoding),
     }
 
 
-def source_locations(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Locations of ``Answer.to_json()["sources"]`` items, same order."""
-    return [location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", "")) for s in sources]
+def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-16") -> list[dict[str, Any]]:
+    """Locations of ``Answer.to_json()["sources"]`` items, same order; ``encoding``: the negotiated
+    position encoding."""
+    return [
+        location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", ""), encoding)
+        for s in sources
+    ]
+
+
+def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16") -> str:
+    """The identifier (``[A-Za-z0-9_]``) at 0-based ``line`` / ``character`` of ``text`` (``character`` in
+    ``encoding`` code units), ``""`` when there is none; lines as in :mod:`codeask.lines` (pygls's own
+    ``TextDocument.lines`` uses ``str.splitlines()``, which also breaks at form feeds)."""
+    lines = split_lines(text)
+    if not 0 <= line < len(lines):
+        return ""
+    row = lines[line]
+    units = index = 0
+    while index < len(row) and units < character:
+        units += column_units(row[index], encoding)
+        index += 1
+    start = end = index
+    while start > 0 and _word_char(row[start - 1]):
+        start -= 1
+    while end < len(row) and _word_char(row[end]):
+        end += 1
+    return row[start:end]
+
+
+def _word_char(ch: str) -> bool:
+    return ch == "_" or (ch.isascii() and ch.isalnum())
 
 
 def uri_to_path(uri: str) -> str | None:

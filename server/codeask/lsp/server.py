@@ -33,7 +33,9 @@ from codeask import __version__
 from codeask.index.engine import IndexLocked, IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
-from codeask.lsp.convert import lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path
+from codeask.lsp.convert import (
+    last_line, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+)
 from codeask.lsp.work import Reporter, in_thread
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
@@ -52,7 +54,9 @@ class CodeaskServer(LanguageServer):
     """pygls server holding the :class:`Workspace`, the indexing thread and the watcher."""
 
     def __init__(self) -> None:
-        super().__init__("codeask", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        # Full sync: pygls applies incremental edits on ``str.splitlines()`` lines, which also end at a
+        # form feed or U+2028, so an edit below one lands on the wrong line of its buffer copy.
+        super().__init__("codeask", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         self.ws: Workspace | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_settings: dict[str, Any] = {}
@@ -89,6 +93,11 @@ class CodeaskServer(LanguageServer):
             self.window_show_message(params)
         else:
             self.loop.call_soon_threadsafe(self.window_show_message, params)
+
+    def position_encoding(self) -> str:
+        """The negotiated ``PositionEncodingKind`` (``"utf-16"`` unless the client offered another)."""
+        encoding = getattr(self.workspace, "position_encoding", None) or lsp.PositionEncodingKind.Utf16
+        return str(getattr(encoding, "value", encoding))
 
     def buffer_text(self, uri: str) -> str | None:
         """The editor's (possibly unsaved) text of an open document."""
@@ -377,7 +386,7 @@ def make_server() -> CodeaskServer:
         result = await ls.run_request("codeask: asking", run)
         if result.get("error"):
             ls.show(f"codeask: LLM error: {result['error']}")
-        result["locations"] = source_locations(result["sources"])
+        result["locations"] = source_locations(result["sources"], ls.position_encoding())
         return result
 
     @server.command("codeask.explain")
@@ -398,7 +407,7 @@ def make_server() -> CodeaskServer:
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
         out = result.to_json()
-        out["locations"] = source_locations(out["sources"])
+        out["locations"] = source_locations(out["sources"], ls.position_encoding())
         return out
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -409,10 +418,16 @@ def make_server() -> CodeaskServer:
             return None
         uri, pos = params.text_document.uri, params.position
         path = uri_to_path(uri)
-        word = ls.workspace.get_text_document(uri).word_at_position(pos) if path else ""
+        text = ls.buffer_text(uri)
+        shown = text
+        if shown is None and path:
+            try:
+                shown = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                shown = None
+        word = word_at(shown, pos.line, pos.character, ls.position_encoding()) if shown is not None else ""
         if not _WORD.match(word or ""):
             return None
-        text = ls.buffer_text(uri)
 
         def run(cancelled, progress):
             span = enclosing_chunk(ls.ws, path, pos.line + 1, text=text)
@@ -426,8 +441,11 @@ def make_server() -> CodeaskServer:
         span, result = got
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
-        last = span.text.splitlines()[-1] if span.text else ""
-        rng = ls.protocol._converter.structure(lsp_range(span.start_line, span.end_line, last), lsp.Range)
+        end = lsp_range(span.start_line, span.end_line, last_line(span.text), ls.position_encoding())["end"]
+        rng = lsp.Range(
+            start=lsp.Position(line=span.start_line - 1, character=0),
+            end=lsp.Position(line=end["line"], character=end["character"]),
+        )
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=result.markdown), range=rng)
 
     @server.feature(

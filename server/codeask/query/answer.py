@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 from codeask.index.walk import is_secret
+from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.pipeline import Document, Query
 from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
@@ -179,11 +180,12 @@ class NoLLMAnswer:
             label = f"{d.path}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
             lines.append(f"{i}. [{label}]({d.uri}){symbol}")
-            snippet = d.content.splitlines()[:_SNIPPET_LINES]
+            content_lines = split_lines(d.content)
+            snippet = content_lines[:_SNIPPET_LINES]
             fence = "````" if any("```" in s for s in snippet) else "```"
             lines.append(f"   {fence}{d.language if d.language != 'text' else ''}")
             lines.extend(f"   {s}" for s in snippet)
-            if len(d.content.splitlines()) > _SNIPPET_LINES:
+            if len(content_lines) > _SNIPPET_LINES:
                 lines.append("   ...")
             lines.append(f"   {fence}")
         query.answered(self.name, "\n".join(lines), llm=False)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
+from codeask.lines import split_lines
 from codeask.llm import LLMError
 from codeask.query.answer import Source, Templates, render_documents
 from codeask.query.pipeline import Cancelled, Document
@@ -112,7 +113,7 @@ def identifiers(text: str, limit: int = _MAX_IDENTS) -> list[str]:
 
 
 def _lines(text: str, start: int, end: int) -> str:
-    lines = text.splitlines()
+    lines = split_lines(text)
     return "\n".join(lines[max(0, start - 1) : max(0, end)])
 
 
