@@ -269,7 +269,7 @@ class IndexSettings(_Section):
     """Old LanceDB versions are deleted at compaction only once older than this, so readers in
     other threads and processes never lose the files of the version they are reading."""
     ann_min_rows: int = Field(default=100_000, ge=1)
-    """Vectors above which dense search uses an ANN index (IVF-PQ with refinement); exact below."""
+    """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
     embed_commit_rows: int = Field(default=256, ge=1)
     """Phase 2 commits its vectors every this many texts..."""
     embed_commit_seconds: float = Field(default=5.0, ge=0)
