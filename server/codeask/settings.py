@@ -268,7 +268,7 @@ class IndexSettings(_Section):
     keep_versions_minutes: float = Field(default=10.0, ge=0)
     """Old LanceDB versions are deleted at compaction only once older than this, so readers in
     other threads and processes never lose the files of the version they are reading."""
-    ann_min_rows: int = Field(default=100_000, ge=1)
+    ann_min_rows: int = Field(default=50_000, ge=1)
     """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
     embed_commit_rows: int = Field(default=256, ge=1)
     """Phase 2 commits its vectors every this many texts..."""

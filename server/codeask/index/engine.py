@@ -467,13 +467,17 @@ class RootIndex:
     def _maybe_optimize(self, force: bool = False) -> None:
         """Compact LanceDB, fold new rows into its indexes, collect unused vectors, checkpoint the manifest.
 
-        Due every ``index.compact_every`` commits or 2,048 inserted chunk rows (rows outside the
-        full-text index are scanned by every keyword search, so they must not pile up). Old versions
+        Due every ``index.compact_every`` commits or 2,048 inserted chunk rows (or 1/8 of the table,
+        if more): rows outside the full-text index are scanned by every keyword search, so they must
+        not pile up. Old versions
         are kept for ``index.keep_versions_minutes`` (see ``codeask.index.store``).
         """
         store = self.store
         commits = store.commits_since_optimize
-        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= _OPTIMIZE_ROWS
+        # Rows due grow with the table (1/8 of it), so a cold index of a monorepo compacts a
+        # logarithmic number of times instead of rewriting its growing fragments every 2,048 rows.
+        rows_due = max(_OPTIMIZE_ROWS, store.count() // 8)
+        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= rows_due
         if commits and (force or due):
             store.optimize()
             self.manifest.checkpoint()
