@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import resource
+import sys
 from pathlib import Path
 
-from codeask.eval.sdist import fetch_sdist as _fetch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.sdist
+
+from tests.sdist import fetch_sdist as _fetch  # noqa: E402
 
 SDISTS = Path.home() / ".cache" / "codeask-bench-sdists"
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeask.eval.sdist import fetch_sdist as _fetch
+from tests.sdist import fetch_sdist as _fetch
 
 pytest_plugins = ["tests.conftest_llm"]
 
@@ -26,13 +26,21 @@ _LLM_ENV = (
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory, monkeypatch):
-    """Every test gets its own index cache dir and no LLM keys from the developer's shell."""
+    """Every test gets its own index cache dir, an empty user config dir (never the real
+    ``codeask.toml``) and no LLM keys from the developer's shell."""
     cache = tmp_path_factory.mktemp("codeask-cache")
     monkeypatch.setenv("CODEASK_CACHE_DIR", str(cache))
+    monkeypatch.setenv("CODEASK_CONFIG_DIR", str(tmp_path_factory.mktemp("codeask-config")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name in _LLM_ENV:
         monkeypatch.delenv(name, raising=False)
     return cache
+
+
+@pytest.fixture
+def user_config(isolated_env) -> Path:
+    """This test's trusted user config file (``$CODEASK_CONFIG_DIR/codeask.toml``), not yet written."""
+    return Path(os.environ["CODEASK_CONFIG_DIR"]) / "codeask.toml"
 
 
 def fetch_sdist(pin: str) -> Path:

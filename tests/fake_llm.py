@@ -171,6 +171,7 @@ class FakeLLMServer:
         openai_base_url: ``<url>/v1`` (the OpenAI SDK's ``base_url``).
         anthropic_base_url: ``<url>`` (the Anthropic SDK appends ``/v1/messages``).
         requests: JSON bodies of every request received (failed ones included), in order.
+        disconnects: ``time.monotonic()`` of each streamed reply the client closed mid-stream.
         calls: ``{"path", "headers", "body"}`` for every request; header names lowercased.
         responder: ``(request_json) -> str | dict``; a ``str`` is the reply text, a ``dict``/``list``
             the JSON (content of a json_schema reply, or a forced tool's input). Assign to script.
@@ -191,6 +192,8 @@ class FakeLLMServer:
         self.stream_delay = stream_delay
         self.requests: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
+        #: ``time.monotonic()`` of each stream the client closed while it was being sent.
+        self.disconnects: list[float] = []
         self._failures: list[tuple[int, str, float | None]] = []
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
@@ -232,6 +235,22 @@ class FakeLLMServer:
     def prompts(self) -> list[str]:
         """Per request, the concatenated text of its system prompt and messages."""
         return [request_text(r) for r in self.requests]
+
+    def user_prompts(self) -> list[str]:
+        """Per request, the text of its user messages only (no system prompt)."""
+        return [
+            "\n".join(_content_text(m.get("content")) for m in r.get("messages") or [] if m.get("role") == "user")
+            for r in self.requests
+        ]
+
+    def system_prompts(self) -> list[str]:
+        """Per request, its system prompt (Anthropic ``system``, or OpenAI ``system`` role messages); ``""`` if none."""
+        out = []
+        for r in self.requests:
+            parts = [_content_text(r["system"])] if r.get("system") else []
+            parts += [_content_text(m.get("content")) for m in r.get("messages") or [] if m.get("role") == "system"]
+            out.append("\n".join(parts))
+        return out
 
     def reset(self) -> None:
         with self._lock:
@@ -325,8 +344,13 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def _sse(self, data: Any, event: str | None = None) -> None:
             text = data if isinstance(data, str) else json.dumps(data)
             frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
-            self.wfile.write(frame.encode())
-            self.wfile.flush()
+            try:
+                self.wfile.write(frame.encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                with server._lock:
+                    server.disconnects.append(time.monotonic())
+                raise
             if server.stream_delay:
                 time.sleep(server.stream_delay)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import pathlib
 import threading
-import time
 
 import pytest
 
@@ -17,7 +16,6 @@ def editor_lines(text: str) -> list[str]:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines
 
-SDISTS = pathlib.Path("/tmp/sdists")
 
 
 def assert_covers(chunks: list[Chunk], text: str) -> None:
@@ -645,21 +643,17 @@ def test_thread_safety():
 # ---------------------------------------------------------------- real code
 
 
-def _real_files(pattern: str) -> list[pathlib.Path]:
-    return sorted(p for p in SDISTS.glob(pattern) if p.is_file())
+def _real_files(root: pathlib.Path, *patterns: str) -> list[pathlib.Path]:
+    files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+    assert files, f"no {patterns} under {root}"
+    return files
 
 
-@pytest.mark.slow
-def test_requests_sdist_coverage():
-    files = _real_files("requests-*/**/*.py") + _real_files("requests-*/**/*.md") + _real_files(
-        "requests-*/**/*.rst"
-    )
-    if not files:
-        pytest.skip("requests sdist not unpacked in /tmp/sdists")
+def _assert_chunks_cover(root: pathlib.Path, files: list[pathlib.Path], chunk_lines_options=(60,)) -> None:
     for p in files:
         text = p.read_text(encoding="utf-8", errors="replace")
-        for chunk_lines in (60, 13):
-            chunks = chunk_text(p.name, text, chunk_lines=chunk_lines)
+        for chunk_lines in chunk_lines_options:
+            chunks = chunk_text(p.relative_to(root).as_posix(), text, chunk_lines=chunk_lines)
             assert_covers(chunks, text)
             for c in chunks:
                 assert len(c.content) <= 3000 or c.start_line == c.end_line
@@ -667,26 +661,29 @@ def test_requests_sdist_coverage():
 
 
 @pytest.mark.slow
-def test_requests_sessions_symbols():
-    files = _real_files("requests-*/src/requests/sessions.py")
-    if not files:
-        pytest.skip("requests sdist not unpacked in /tmp/sdists")
-    chunks = chunk_text("src/requests/sessions.py", files[0].read_text())
+def test_requests_sdist_coverage(requests_sdist):
+    files = _real_files(requests_sdist, "**/*.py", "**/*.md", "**/*.rst")
+    assert len(files) > 30
+    _assert_chunks_cover(requests_sdist, files, (60, 13))
+
+
+@pytest.mark.slow
+def test_requests_sessions_symbols(requests_sdist):
+    path = requests_sdist / "src/requests/sessions.py"
+    chunks = chunk_text("src/requests/sessions.py", path.read_text())
     symbols = {c.symbol for c in chunks}
     assert {"SessionRedirectMixin.resolve_redirects", "Session.request", "Session.send"} <= symbols
     assert len(chunks) > 10
 
 
 @pytest.mark.slow
-def test_sphinx_speed():
-    files = _real_files("sphinx-*/**/*.py")
-    if len(files) < 500:
-        pytest.skip("sphinx sdist not unpacked in /tmp/sdists")
-    texts = [(p.name, p.read_text(encoding="utf-8", errors="replace")) for p in files]
-    t0 = time.perf_counter()
-    for name, text in texts:
-        chunk_text(name, text)
-    assert time.perf_counter() - t0 < 10
+def test_every_sphinx_file_is_covered_exactly_once():
+    from tests.conftest import fetch_sdist
+
+    root = fetch_sdist("sphinx==9.0.4")
+    files = _real_files(root, "**/*.py", "**/*.rst", "**/*.js", "**/*.html")
+    assert len(files) > 500
+    _assert_chunks_cover(root, files)
 
 
 def test_huge_docstring_with_escapes_respects_limits():

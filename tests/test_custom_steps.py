@@ -70,11 +70,11 @@ def test_builtin_steps_are_available():
     assert load_step("one_per_file", options={"max_files": 2}).max_files == 2
 
 
-def test_example_package_first_n_files(sample_workspace, example_installed):
+def test_example_package_first_n_files(sample_workspace, example_installed, user_config):
     from codeask.workspace import Workspace
 
     assert "first_n_files" in available_steps()
-    (sample_workspace / ".codeask.toml").write_text(
+    user_config.write_text(
         '[pipeline]\nresponse_transformers = ["first_n_files"]\n\n[pipeline.options.first_n_files]\nn = 2\n'
     )
     ws = Workspace([sample_workspace])
@@ -89,7 +89,7 @@ def test_example_package_first_n_files(sample_workspace, example_installed):
     assert len(answer.sources) == 2
 
 
-def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_path, monkeypatch):
+def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_path, monkeypatch, user_config):
     from codeask.workspace import Workspace
 
     mod = tmp_path / "mods"
@@ -105,7 +105,7 @@ def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_pa
             "record": "codeask_test_plugin_mod:record",
         },
     )
-    (sample_workspace / ".codeask.toml").write_text(
+    user_config.write_text(
         '[pipeline]\nquery_transformers = ["shout"]\nanswer = "prefixed_answer"\nevaluators = ["record"]\n'
         '[pipeline.options.prefixed_answer]\nprefix = "FOUND"\n'
     )
@@ -122,13 +122,13 @@ def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_pa
     assert q.history[-1].data == {"llm": False, "has_settings": True}
 
 
-def test_unknown_step_lists_available_names(sample_workspace, capsys):
+def test_unknown_step_lists_available_names(sample_workspace, capsys, user_config):
     from codeask.cli import main
 
     with pytest.raises(SettingsError) as info:
         load_step("nope", kind="response transformer")
     assert "nope" in str(info.value) and "one_per_file" in str(info.value) and "rerank" in str(info.value)
-    (sample_workspace / ".codeask.toml").write_text('[pipeline]\nresponse_transformers = ["first_per_fil"]\n')
+    user_config.write_text('[pipeline]\nresponse_transformers = ["first_per_fil"]\n')
     assert main(["ask", str(sample_workspace), "shipping", "--no-llm", "--no-update"]) == 1
     err = capsys.readouterr().err
     assert "first_per_fil" in err and "one_per_file" in err

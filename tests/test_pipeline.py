@@ -66,8 +66,10 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
     rendered = render_documents(templates, [_doc("a.py"), _doc("b.py", 5, 7)])
     parts = rendered.split("\n---\n")
     assert len(parts) == 2
-    assert parts[0].startswith("### a.py:1-10") and "body of a.py:1" in parts[0]
-    assert parts[1].startswith("### b.py:5-7")
+    # each document is fenced as untrusted data, outside the (overridable) document template
+    assert parts[0].startswith('<untrusted-data id="') and parts[0].endswith('">')
+    assert parts[0].splitlines()[1] == "### a.py:1-10" and "body of a.py:1" in parts[0]
+    assert parts[1].splitlines()[1] == "### b.py:5-7"
 
     settings = load_settings(tmp_path, env={}, editor={"templates": {"document": "{{ metadata.no_such_key }}"}})
     with pytest.raises(TemplateError, match="no_such_key"):
@@ -76,7 +78,7 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
     settings = load_settings(
         tmp_path, env={}, editor={"templates": {"document": "{{ metadata.title | default('untitled') }}: {{ content }}"}}
     )
-    assert render_documents(Templates(settings), [_doc("a.py")]) == "untitled: body of a.py:1"
+    assert render_documents(Templates(settings), [_doc("a.py")]).splitlines()[1:-1] == ["untitled: body of a.py:1"]
 
 
 def test_sources_are_distinct_files_from_documents_in_order():

@@ -8,7 +8,6 @@ tokens (WordLevel tokenizer, whitespace split, lowercased), so a document contai
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -167,10 +166,8 @@ def test_rerank_template_is_what_the_model_scores(model_dir):
 
 def test_missing_model_is_a_clear_error_without_download(tmp_path, monkeypatch):
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "empty-cache"))
-    started = time.monotonic()
     with pytest.raises(RerankModelError) as info:
         CrossEncoder(None)
-    assert time.monotonic() - started < 60
     message = str(info.value)
     assert "rerank.model" in message and "model.onnx" in message and "never downloads" in message
     empty = tmp_path / "empty"
@@ -190,10 +187,10 @@ def test_pipeline_fails_at_build_when_rerank_model_missing(sample_workspace, tmp
         ws.build_pipeline(llm=None)
 
 
-def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsys):
+def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsys, user_config):
     from codeask.cli import main
 
-    (sample_workspace / ".codeask.toml").write_text(
+    user_config.write_text(
         f'[rerank]\nenabled = true\nmodel = "{(tmp_path / "nope").as_posix()}"\n'
     )
     assert main(["ask", str(sample_workspace), "shipping?", "--no-llm", "--no-update"]) == 1

@@ -15,7 +15,7 @@ SUMMARY = "SUMMARY: shipping_cost lives in src/shop/shipping.py"
 
 def responder(request):
     text = request_text(request)
-    if text.startswith("Summarize these snippets"):
+    if "Summarize these snippets" in text:
         return SUMMARY
     if "follow-up questions" in text.lower():
         return "- What calls it?"
@@ -36,7 +36,7 @@ def test_ask_summary_cli(sample_workspace, llm_env, capsys):
     rc = main(["ask", str(sample_workspace), "How is shipping priced?", "--summary", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    prompts = llm_env.prompts()
+    prompts = llm_env.user_prompts()
     kinds = ["summary" if p.startswith("Summarize these snippets") else
              "subquestions" if "follow-up questions" in p.lower() else "answer" for p in prompts]
     assert kinds == ["subquestions", "summary", "answer"]

@@ -22,7 +22,8 @@ def test_answer_template_is_exactly_the_prompt(sample_workspace, llm_env, capsys
         '[llm]\nnum_subquestions = 0\n\n[templates]\nanswer = "Reply in one word. Q: {{ question }} ({{ original }})"\n',
     )
     assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 0
-    assert llm_env.prompts() == ["Reply in one word. Q: How is shipping priced? (How is shipping priced?)"]
+    assert llm_env.user_prompts() == ["Reply in one word. Q: How is shipping priced? (How is shipping priced?)"]
+    assert "untrusted-data" in llm_env.system_prompts()[0]  # the instructions are the system message
     assert json.loads(capsys.readouterr().out)["answer"] == "FAKE ANSWER"
 
 
@@ -81,7 +82,7 @@ def test_editor_settings_override_templates(sample_workspace, fake_llm):
     ws.index(embed=False)
     answer = ws.ask("shipping cost")
     assert answer.answer == "FAKE ANSWER"
-    assert fake_llm.prompts() == ["SUBQ shipping cost x1", "EDITOR shipping cost"]
+    assert fake_llm.user_prompts() == ["SUBQ shipping cost x1", "EDITOR shipping cost"]
 
 
 def test_every_template_name_can_be_overridden(sample_workspace):
@@ -90,3 +91,36 @@ def test_every_template_name_can_be_overridden(sample_workspace):
     t = Templates(settings)
     for n in names:
         assert t.render(n) == f"<{n}>"
+
+
+ESCAPES = {
+    "builtins": "{{ cycler.__init__.__globals__.os.system('touch MARKER') }}",
+    "mro": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "mutate": "{% set items = [1] %}{{ items.append(2) }}{{ documents }}",
+    "include": "{% include '../../etc/passwd' %}",
+    "import": "{% import 'x.j2' as x %}{{ documents }}",
+    "extends": "{% extends 'base.j2' %}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPES))
+def test_unsafe_templates_are_refused_by_the_sandbox(sample_workspace, llm_env, capsys, monkeypatch, name):
+    from codeask.cli import main
+
+    monkeypatch.chdir(sample_workspace)
+    write_config(sample_workspace, f'[llm]\nnum_subquestions = 0\n\n[templates]\nanswer = "{ESCAPES[name]}"\n')
+    assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "templates.answer" in err[0]
+    assert not (sample_workspace / "MARKER").exists()
+    assert llm_env.prompts() == []
+
+
+def test_no_plain_jinja_environment_in_the_server():
+    from pathlib import Path
+
+    import codeask
+
+    package = Path(codeask.__file__).parent
+    offenders = [p for p in package.rglob("*.py") if "jinja2.Environment(" in p.read_text(encoding="utf-8")]
+    assert offenders == []

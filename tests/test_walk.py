@@ -6,7 +6,6 @@ import collections
 import hashlib
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -509,10 +508,7 @@ def test_hundred_thousand_files(fast_tmp: Path, settings: IndexSettings) -> None
     write(root, "d0/keep.log", "kept\n")
     write(root, "d1/drop.log", "dropped\n")
 
-    start = time.perf_counter()
-    result = walk(root, settings)
-    elapsed = time.perf_counter() - start
+    result = walk(root, settings)  # its speed is measured by bench/index.py, not asserted here
 
     assert len(result.files) == n_dirs * per_dir + 3  # + 2 .gitignore + keep.log
     assert result.skipped == collections.Counter({"ignored": 1})
-    assert elapsed < 30, f"walk took {elapsed:.1f}s"

@@ -76,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
     from codeask.eval.cli import add_eval_parser
+    from codeask.publish import add_publish_parser
 
     add_eval_parser(sub)
+    add_publish_parser(sub)
     return parser
 
 
@@ -132,7 +134,10 @@ class IndexProgress:
 def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
     from codeask.workspace import Workspace
 
-    return Workspace(paths, flags=flags)
+    ws = Workspace(paths, flags=flags)
+    for line in ws.warnings:
+        print(f"codeask: warning: {line}", file=sys.stderr)
+    return ws
 
 
 def _cmd_index(args) -> int:
@@ -282,12 +287,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     from codeask.index.embed import EmbeddingError
+    from codeask.index.shared import SharedCacheError
     from codeask.llm import LLMError
     from codeask.settings import SettingsError
 
     try:
         return handler(args)
-    except (CLIError, SettingsError, EmbeddingError, LLMError, FileNotFoundError, ValueError) as exc:
+    except (CLIError, SettingsError, EmbeddingError, LLMError, SharedCacheError, FileNotFoundError, ValueError) as exc:
         print(f"codeask: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

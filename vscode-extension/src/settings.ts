@@ -133,6 +133,8 @@ export const CONTRIBUTED_KEYS: readonly string[] = [
   'retrieval.topK',
   'retrieval.maxFiles',
   'hover.enabled',
+  'hover.llm',
+  'indexOnStartup',
   'trace.server',
 ];
 

@@ -10,6 +10,11 @@ export interface ServerStatus {
   vectors_pending?: number;
   index_dir?: string;
   llm?: string | null;
+  /** `not-indexed`, `waiting` (another process holds the index), `indexing`, `embedding`, `ready`, `failed`. */
+  index_state?: string;
+  index_message?: string;
+  /** Who holds the index's write lock while `index_state` is `waiting`. */
+  lock_holder?: string | null;
   [key: string]: unknown;
 }
 
@@ -32,6 +37,13 @@ function plural(n: number, word: string): string {
 
 /** One line: `codeask: idle, 812 files, 5,400 chunks (12 embeddings pending); LLM: openai:gpt-5.4-mini`. */
 export function formatStatus(status: ServerStatus): string {
+  if (status.index_state === 'not-indexed') {
+    const llm = status.llm ? status.llm : 'none';
+    return `codeask: not indexed yet (the first question starts indexing); LLM: ${llm}`;
+  }
+  if (status.index_state === 'waiting') {
+    return `codeask: waiting: ${status.lock_holder ?? status.index_message ?? 'another process is updating the index'}`;
+  }
   const parts: string[] = [status.indexing ? 'indexing' : 'idle'];
   if (typeof status.files === 'number') parts.push(plural(status.files, 'file'));
   if (typeof status.chunks_total === 'number') {
@@ -118,7 +130,11 @@ export class StatusBar {
   /** A `codeask.status` result. Progress in flight wins over it. */
   status(status: ServerStatus): void {
     if (this.busy) return;
-    if (status.indexing) {
+    if (status.index_state === 'not-indexed') {
+      this.item.text = '$(database) codeask: not indexed yet';
+    } else if (status.index_state === 'waiting') {
+      this.item.text = '$(watch) codeask: waiting';
+    } else if (status.indexing) {
       this.item.text = '$(sync~spin) codeask';
     } else if (typeof status.files === 'number') {
       this.item.text = `$(database) codeask: ${plural(status.files, 'file')}`;

@@ -34,6 +34,20 @@ describe('package.json', () => {
     assert.deepEqual(props['codeask.llm.provider'].enum, ['auto', 'openai', 'anthropic', 'none']);
     assert.ok(!Object.keys(props).some((k) => /apikey/i.test(k)), 'API keys are not settings');
   });
+  it('activates on its commands and on a .codeask.toml, never at startup', () => {
+    assert.ok(!pkg.activationEvents.includes('onStartupFinished'));
+    assert.ok(!pkg.activationEvents.includes('*'));
+    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.codeask.toml']);
+    // Contributed commands activate the extension by themselves (VS Code >= 1.74).
+    assert.ok(pkg.contributes.commands.some((c: { command: string }) => c.command === 'codeask.askQuestion'));
+  });
+  it('contributes indexOnStartup and hover.llm with cheap defaults', () => {
+    const props = pkg.contributes.configuration.properties;
+    assert.deepEqual(props['codeask.indexOnStartup'].enum, ['auto', 'always', 'never']);
+    assert.equal(props['codeask.indexOnStartup'].default, 'auto');
+    assert.equal(props['codeask.hover.llm'].type, 'boolean');
+    assert.equal(props['codeask.hover.llm'].default, false);
+  });
   it('does not register server command ids in the extension source', () => {
     const src = readFileSync(join(root, 'src', 'extension.ts'), 'utf8');
     const registered = [...src.matchAll(/registerCommand\(\s*'([^']+)'/g)].map((m) => m[1]);

@@ -42,6 +42,7 @@ interface Status {
   vectors_pending?: number;
   index_dir?: string;
   llm?: string | null;
+  index_state?: string;
 }
 
 interface AskResult {
@@ -208,22 +209,13 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
     }
   });
 
-  it('finishes indexing the workspace (codeask.status)', async () => {
-    const deadline = Date.now() + INDEX_TIMEOUT_MS;
-    let status: Status | undefined;
-    for (;;) {
-      status = await execute<Status>('codeask.status', []);
-      if (status && status.indexing === false && (status.files ?? 0) >= 2) break;
-      if (Date.now() > deadline) {
-        assert.fail(
-          `still indexing after ${INDEX_TIMEOUT_MS / 1000}s: ${JSON.stringify(status)}; ` +
-            `last progress: ${JSON.stringify(progress.slice(-3))}\n${stderr.slice(-4000)}`,
-        );
-      }
-      await sleep(500);
-    }
-    assert.equal(typeof status.chunks_total, 'number');
+  it('does not index before the first question (indexOnStartup: auto, no index, no .codeask.toml)', async () => {
+    const status = await execute<Status>('codeask.status', []);
+    assert.equal(status.index_state, 'not-indexed', JSON.stringify(status));
+    assert.equal(status.indexing, false);
+    assert.equal(status.files, 0);
     assert.ok('llm' in status, 'status reports the llm');
+    assert.ok(!progress.some((p) => (p as { title?: string }).title === 'codeask: indexing'), JSON.stringify(progress));
   });
 
   it('answers codeask.ask without an LLM, citing file:// locations in the workspace', async () => {
@@ -250,5 +242,23 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
       assert.match(source.uri, /^file:\/\//);
     }
     assert.match(result.markdown, /\(file:\/\/[^)]*#L\d+/, 'markdown links the sources with #L fragments');
+  });
+
+  it('has indexed the workspace for that first question (codeask.status)', async () => {
+    const deadline = Date.now() + INDEX_TIMEOUT_MS;
+    let status: Status | undefined;
+    for (;;) {
+      status = await execute<Status>('codeask.status', []);
+      if (status && status.indexing === false && (status.files ?? 0) >= 2) break;
+      if (Date.now() > deadline) {
+        assert.fail(
+          `still indexing after ${INDEX_TIMEOUT_MS / 1000}s: ${JSON.stringify(status)}; ` +
+            `last progress: ${JSON.stringify(progress.slice(-3))}\n${stderr.slice(-4000)}`,
+        );
+      }
+      await sleep(500);
+    }
+    assert.equal(typeof status.chunks_total, 'number');
+    assert.notEqual(status.index_state, 'not-indexed');
   });
 });

@@ -23,6 +23,24 @@ const DEFAULTS = {
   trace: { server: 'off' },
 };
 
+describe('indexOnStartup and hover.llm', () => {
+  it('reach the server as set, and are left to the server defaults when not set', () => {
+    const raw = { ...DEFAULTS, indexOnStartup: 'never', hover: { enabled: true, llm: true } };
+    const set = new Set(['indexOnStartup', 'hover.llm']);
+    const s = toServerSettings(withoutDefaults(raw, (key) => set.has(key)));
+    assert.equal(s.indexOnStartup, 'never');
+    assert.deepEqual(s.hover, { llm: true });
+    const defaults = toServerSettings(withoutDefaults({ ...DEFAULTS, indexOnStartup: 'auto', hover: { enabled: true, llm: false } }, () => false));
+    assert.equal(defaults.indexOnStartup, undefined);
+    assert.equal(defaults.hover, undefined);
+    assert.ok(CONTRIBUTED_KEYS.includes('indexOnStartup') && CONTRIBUTED_KEYS.includes('hover.llm'));
+  });
+  it('answer a workspace/configuration item for codeask.hover', () => {
+    assert.deepEqual(configurationItem('codeask.hover', { hover: { llm: true } }, {}), { llm: true });
+    assert.equal(configurationItem('codeask.indexOnStartup', { indexOnStartup: 'always' }, {}), 'always');
+  });
+});
+
 describe('toServerSettings', () => {
   it('maps the VS Code section to the server object, without client-only keys or blanks', () => {
     assert.deepEqual(toServerSettings(DEFAULTS), {

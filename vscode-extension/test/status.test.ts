@@ -44,6 +44,21 @@ describe('StatusBar', () => {
   });
 });
 
+describe('index states', () => {
+  it('says "not indexed yet" before the first question, and who holds the index while waiting', () => {
+    const it_ = item();
+    const bar = new StatusBar(it_);
+    const notIndexed = { indexing: false, files: 0, index_state: 'not-indexed', index_message: 'not indexed yet', llm: null };
+    bar.status(notIndexed);
+    assert.equal(it_.text, '$(database) codeask: not indexed yet');
+    assert.match(formatStatus(notIndexed), /not indexed yet \(the first question starts indexing\)/);
+    const waiting = { indexing: true, index_state: 'waiting', lock_holder: 'the index /c/x is being updated by pid 42 (codeask index)' };
+    bar.status(waiting);
+    assert.equal(it_.text, '$(watch) codeask: waiting');
+    assert.match(String(it_.tooltip), /pid 42 \(codeask index\)/);
+  });
+});
+
 describe('CrashTracker', () => {
   it('allows 4 restarts within 3 minutes, then stops', () => {
     const t = new CrashTracker(5, 180_000);

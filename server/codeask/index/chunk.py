@@ -69,7 +69,7 @@ from typing import Iterable, Sequence
 
 from codeask.lines import split_lines
 
-__all__ = ["Chunk", "language_for", "chunk_text", "TREE_SITTER_LANGUAGES"]
+__all__ = ["Chunk", "language_for", "chunk_text", "TREE_SITTER_LANGUAGES", "KNOWN_EXTENSIONS", "KNOWN_FILENAMES"]
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,10 @@ def language_for(path: str) -> str:
 # ---------------------------------------------------------------------------
 # Tree-sitter plumbing
 # ---------------------------------------------------------------------------
+
+#: Extensions (lowercase, with the dot) and file names (lowercase) with a known language.
+KNOWN_EXTENSIONS: frozenset[str] = frozenset(_EXTENSIONS)
+KNOWN_FILENAMES: frozenset[str] = frozenset(_FILENAMES)
 
 #: our language name -> tree-sitter-language-pack name, for structured chunking
 TREE_SITTER_LANGUAGES: dict[str, str] = {

@@ -83,20 +83,17 @@ class Embedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from fastembed import TextEmbedding
 
+        extra: dict = {"threads": settings.threads}
+        if settings.providers:
+            extra["providers"] = list(settings.providers)
         try:
             if settings.model == BUILTIN_MODEL and not settings.model_path:
                 _register_builtin()
-                self._model = TextEmbedding(
-                    _FASTEMBED_NAME, specific_model_path=str(_VENDORED), threads=settings.threads
-                )
+                self._model = TextEmbedding(_FASTEMBED_NAME, specific_model_path=str(_VENDORED), **extra)
             elif settings.model_path:
-                self._model = TextEmbedding(
-                    settings.model, specific_model_path=settings.model_path, threads=settings.threads
-                )
+                self._model = TextEmbedding(settings.model, specific_model_path=settings.model_path, **extra)
             else:
-                self._model = TextEmbedding(
-                    settings.model, threads=settings.threads, local_files_only=True
-                )
+                self._model = TextEmbedding(settings.model, local_files_only=True, **extra)
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -110,6 +107,12 @@ class Embedder:
             tokenizer.enable_truncation(max_length=settings.max_tokens)
         probe = self._embed_batch(["codeask"])
         self.dim = int(probe.shape[1])
+
+    @property
+    def providers(self) -> list[str]:
+        """The ONNX Runtime execution providers the loaded session runs on (e.g. ``["CPUExecutionProvider"]``)."""
+        session = getattr(getattr(self._model, "model", None), "model", None)
+        return list(session.get_providers()) if session is not None else []
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -163,7 +166,10 @@ def load_embedder(settings: EmbeddingSettings) -> Embedder:
     Raises:
         EmbeddingError: the model's files are not available offline.
     """
-    key = (settings.model, settings.model_path, settings.max_tokens, settings.batch_size, settings.threads)
+    key = (
+        settings.model, settings.model_path, settings.max_tokens, settings.batch_size, settings.threads,
+        tuple(settings.providers or ()),
+    )
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:

@@ -43,11 +43,12 @@ import platformdirs
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
-from codeask.index.vectors import VectorCache, fill_vectors
+from codeask.index.vectors import ReadOnlyCache, fill_vectors
 from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
 
 if TYPE_CHECKING:
+    from codeask.index.shared import SharedReader
     from codeask.index.store import Store
 
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
@@ -103,6 +104,7 @@ class IndexStats:
     files_removed: int = 0
     files_skipped: dict[str, int] = field(default_factory=dict)
     chunks_embedded: int = 0
+    chunks_shared: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
     vectors_pending: int = 0
@@ -126,6 +128,7 @@ class IndexStats:
             files_removed=self.files_removed + other.files_removed,
             files_skipped=dict(skipped),
             chunks_embedded=self.chunks_embedded + other.chunks_embedded,
+            chunks_shared=self.chunks_shared + other.chunks_shared,
             chunks_deleted=self.chunks_deleted + other.chunks_deleted,
             chunks_total=self.chunks_total + other.chunks_total,
             vectors_pending=self.vectors_pending + other.vectors_pending,
@@ -178,8 +181,9 @@ class RootIndex:
         self.manifest = Manifest(self.index_dir / "manifest.sqlite")
         self._store: Store | None = None
         self._store_lock = threading.Lock()
-        #: Shared vector caches asked before the model embeds (see :func:`~codeask.index.vectors.fill_vectors`).
-        self.vector_caches: list[VectorCache] = []
+        self._shared: SharedReader | None = None
+        #: Vectors taken from the shared cache by this object so far (see :meth:`_fill_vectors`).
+        self.chunks_shared = 0
         (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
 
     # ------------------------------------------------------------ resources
@@ -318,6 +322,7 @@ class RootIndex:
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
+        shared_before = self.chunks_shared
         with self.writing(wait=wait):
             self.ignorer.refresh()
             result = walk(self.root, self.settings.index, self.ignorer)
@@ -351,6 +356,10 @@ class RootIndex:
                         elapsed / done * (total - done) if done else None,
                     )
                 )
+        if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
+            stats.files_skipped = dict(skipped)
+            stats.seconds = time.monotonic() - started
+            return stats
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
@@ -367,6 +376,7 @@ class RootIndex:
             self._maybe_optimize(force=True)
         stats.chunks_total = store.count()
         stats.vectors_pending = store.count_pending()
+        stats.chunks_shared = self.chunks_shared - shared_before
         stats.seconds = time.monotonic() - started
         return stats
 
@@ -440,7 +450,7 @@ class RootIndex:
 
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
         rows = chunk_rows(all_chunks)
-        if embed_now or self.vector_caches:
+        if embed_now:
             # Vectors first: when the rows become visible, their vectors already are.
             new, embedded = self._fill_vectors({r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}, embed=embed_now)
             store.put_vectors(new)
@@ -452,12 +462,42 @@ class RootIndex:
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _fill_vectors(self, texts: dict[str, str], *, embed: bool) -> tuple[dict[str, np.ndarray], int]:
-        """Vectors the store lacks for ``{embed_hash: text}``, from :attr:`vector_caches` or (with
-        ``embed``) the model: :func:`~codeask.index.vectors.fill_vectors`."""
-        return fill_vectors(
-            texts, self.store, self.vector_caches, (lambda batch: self.embedder.embed(batch)) if embed else None
-        )
+    def _fill_vectors(
+        self,
+        texts: dict[str, str],
+        *,
+        embed: bool,
+        use_shared: bool = False,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
+        with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
+        live edits are embedded locally, without a network round trip), then (with ``embed``) the
+        model. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
+        shared cache are counted in ``self.chunks_shared``.
+
+        Raises:
+            InterruptedError: ``should_stop()`` became true between embedding batches.
+        """
+        shared = self.shared if use_shared else None
+        caches = [ReadOnlyCache(shared.fetch)] if shared is not None else []
+        model = (lambda batch: self.embedder.embed(batch, should_stop=should_stop)) if embed else None
+        new, embedded = fill_vectors(texts, self.store, caches, model)
+        self.chunks_shared += len(new) - embedded
+        return new, embedded
+
+    @property
+    def shared(self) -> SharedReader | None:
+        """The team's shared vector cache (``shared.url``), or ``None`` when none is configured."""
+        url = self.settings.shared.url
+        if not url:
+            return None
+        if self._shared is None:
+            from codeask.index.shared import SharedReader, SharedVectorCache, model_id
+
+            emb = self.settings.embedding
+            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, emb.max_tokens), self.store.dim))
+        return self._shared
 
     def _mark_urgent(self, delta: int) -> None:
         """Count live updates waiting for the write lock (phase 2 yields to them)."""
@@ -529,8 +569,12 @@ class RootIndex:
                     while self._urgent:
                         time.sleep(0.01)
                 group = {h: texts[h] for h in todo[start : start + _EMBED_GROUP_TEXTS]}
-                with self.writing(wait=wait):
-                    new, count = self._fill_vectors(group, embed=True)
+                try:
+                    with self.writing(wait=wait):
+                        new, count = self._fill_vectors(group, embed=True, use_shared=True, should_stop=should_stop)
+                except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
+                    stopped = True
+                    break
                 buffer.update(new)
                 embedded += count
                 done += len(group)
@@ -546,7 +590,7 @@ class RootIndex:
                         )
                     )
         commit()
-        if done:
+        if done and not (should_stop and should_stop()):
             with self.writing(wait=wait):
                 self._maybe_optimize(force=True)
         return embedded

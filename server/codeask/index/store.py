@@ -128,6 +128,11 @@ def embed_text(symbol: str, content: str) -> str:
     return f"{symbol}\n{content}" if symbol else content
 
 
+def embed_hash(text: str) -> str:
+    """The key a vector is stored and shared by: ``sha256(text)[:32]`` (hex) of :func:`embed_text`."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def _path_words(path: str) -> str:
     return " ".join(_split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
@@ -136,7 +141,7 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[dict]:
     """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
     rows = []
     for c in chunks:
-        ehash = hashlib.sha256(embed_text(c.symbol, c.content).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        ehash = embed_hash(embed_text(c.symbol, c.content))
         words = " ".join(
             w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_"))))
             if w

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-__all__ = ["VectorCache", "fill_vectors"]
+__all__ = ["VectorCache", "ReadOnlyCache", "fill_vectors"]
 
 
 class VectorCache(Protocol):
@@ -28,6 +28,25 @@ class VectorCache(Protocol):
     def put_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Keep ``{embed_hash: vector}``."""
         ...
+
+
+class ReadOnlyCache:
+    """A :class:`VectorCache` over a lookup function, for a cache filled elsewhere (the team's shared
+    cache is published by ``codeask publish``, never by indexing).
+
+    Args:
+        lookup: ``lookup(embed_hashes) -> {embed_hash: (dim,) float32}`` for the hashes it has.
+    """
+
+    def __init__(self, lookup: Callable[[Iterable[str]], dict[str, np.ndarray]]):
+        self._lookup = lookup
+
+    def get_vectors(self, embed_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """What ``lookup`` returns for ``embed_hashes``."""
+        return self._lookup(embed_hashes)
+
+    def put_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Nothing: this cache is read-only."""
 
 
 def fill_vectors(

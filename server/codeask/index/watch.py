@@ -16,9 +16,34 @@ from pathlib import Path
 
 import watchfiles
 
-__all__ = ["Watcher"]
+__all__ = ["Watcher", "is_relevant"]
 
 log = logging.getLogger(__name__)
+
+
+def is_relevant(workspace, path: str) -> bool:
+    """Whether a change of ``path`` (absolute) can change the index of ``workspace``: inside a root,
+    not in the index folder, not ignored (``.gitignore``, default excludes, secrets). A changed
+    ``.gitignore`` / ``.codeaskignore`` counts unless it is in an ignored folder. Decided from the
+    path alone (a deleted path cannot be read): no file is opened.
+    """
+    index = workspace.root_for(path)
+    if index is None:
+        return False
+    p = Path(path)
+    if index.index_dir == p or index.index_dir in p.parents:
+        return False
+    try:
+        rel = p.relative_to(index.root).as_posix()
+    except ValueError:
+        return False
+    if rel in (".", ""):
+        return False
+    if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
+        parent = p.parent.relative_to(index.root).as_posix()
+        return parent == "." or index.ignorer.reason(parent, is_dir=True) is None
+    # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
+    return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
 
 
 class Watcher:
@@ -47,21 +72,7 @@ class Watcher:
         self._thread: threading.Thread | None = None
 
     def _relevant(self, change: watchfiles.Change, path: str) -> bool:
-        index = self.workspace.root_for(path)
-        if index is None:
-            return False
-        p = Path(path)
-        if index.index_dir == p or index.index_dir in p.parents:
-            return False
-        try:
-            rel = p.relative_to(index.root).as_posix()
-        except ValueError:
-            return False
-        if p.name in (".gitignore", ".codeaskignore"):  # rules changed, unless in an ignored folder
-            parent = p.parent.relative_to(index.root).as_posix()
-            return parent == "." or index.ignorer.reason(parent, is_dir=True) is None
-        # Deleted paths cannot be stat'ed: check them as files; directories are checked as such.
-        return index.ignorer.reason(rel, is_dir=p.is_dir()) is None
+        return is_relevant(self.workspace, path)
 
     def run(self) -> None:
         """Block, applying batches, until :meth:`stop` is called."""

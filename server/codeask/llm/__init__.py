@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeask.llm.base import LLM, LLMError
+from codeask.llm.base import LLM, CancelToken, LLMCancelled, LLMError, cancel_scope
 
 if TYPE_CHECKING:
     from codeask.settings import LLMSettings, ResolvedLLM
 
-__all__ = ["LLM", "LLMError", "make_llm"]
+__all__ = ["LLM", "LLMError", "LLMCancelled", "CancelToken", "cancel_scope", "make_llm"]
 
 
 def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:

@@ -7,7 +7,16 @@ from typing import Any
 
 import anthropic
 
-from codeask.llm.base import BaseLLM, LLMError, M, cause_chain, schema_name, status_detail
+from codeask.llm.base import (
+    BaseLLM,
+    LLMError,
+    M,
+    cause_chain,
+    closing_on_cancel,
+    raise_if_cancelled,
+    schema_name,
+    status_detail,
+)
 
 __all__ = ["AnthropicLLM", "DEFAULT_ANTHROPIC_BASE_URL"]
 
@@ -67,7 +76,7 @@ class AnthropicLLM(BaseLLM):
         """
         stream = self._create(prompt, system, max_tokens, stream=True)
         try:
-            with stream:
+            with stream, closing_on_cancel(stream.response, self._error):
                 for event in stream:
                     if getattr(event, "type", None) != "content_block_delta":
                         continue
@@ -119,6 +128,7 @@ class AnthropicLLM(BaseLLM):
         stream: bool = False,
         **extra: Any,
     ) -> Any:
+        raise_if_cancelled(self._error)
         for _ in range(2):
             kwargs: dict[str, Any] = dict(extra)
             if system:

@@ -7,15 +7,29 @@ SDK failures into :class:`LLMError` and parses JSON out of model text.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
-from collections.abc import Iterator
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 
-__all__ = ["LLM", "LLMError", "extract_json_object", "schema_name", "safe_url"]
+__all__ = [
+    "LLM",
+    "LLMError",
+    "LLMCancelled",
+    "CancelToken",
+    "cancel_scope",
+    "closing_on_cancel",
+    "extract_json_object",
+    "schema_name",
+    "safe_url",
+]
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -44,6 +58,115 @@ class LLMError(RuntimeError):
         self.model = model
         self.base_url = base_url
         self.status = status
+
+
+class LLMCancelled(LLMError):
+    """The call was cancelled through its :class:`CancelToken` (the stream was closed)."""
+
+
+class CancelToken:
+    """Cancellation of the LLM calls made inside a :func:`cancel_scope`, from any thread.
+
+    :meth:`cancel` closes every open streamed response of the scope at once: its socket is shut
+    down (so the reading thread wakes now, not at the next token) and the HTTP response closed, so
+    the server sees the connection closed. A call not yet started raises :class:`LLMCancelled`.
+    A non-streamed call still waiting for its reply ends when the reply (or its timeout) comes.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._closers: dict[int, Callable[[], None]] = {}
+        self._next = 0
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Cancel: close the open streams (each closer once; errors ignored)."""
+        with self._lock:
+            self._event.set()
+            closers, self._closers = list(self._closers.values()), {}
+        for close in closers:
+            try:
+                close()
+            except Exception:  # already closed, or the transport is gone
+                pass
+
+    def on_cancel(self, close: Callable[[], None]) -> Callable[[], None]:
+        """Run ``close`` on :meth:`cancel` (at once when already cancelled); returns the undo."""
+        with self._lock:
+            if not self._event.is_set():
+                key = self._next
+                self._next += 1
+                self._closers[key] = close
+                return lambda: self._closers.pop(key, None)
+        close()
+        return lambda: None
+
+
+_scope: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("codeask_llm_cancel", default=None)
+
+
+@contextmanager
+def cancel_scope(token: CancelToken | None):
+    """Make ``token`` cancel the LLM calls made in this context (this thread, or this task)."""
+    reset = _scope.set(token)
+    try:
+        yield token
+    finally:
+        _scope.reset(reset)
+
+
+def _shut(response: Any) -> None:
+    """Wake a thread reading ``response`` (an ``httpx.Response``) and close it: shut the socket
+    down (httpcore's ``network_stream`` extension, HTTP/1.1) and close the response."""
+    stream = (getattr(response, "extensions", None) or {}).get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    response.close()
+
+
+@contextmanager
+def closing_on_cancel(response: Any, error: Callable[[str], LLMError]):
+    """Within the current :func:`cancel_scope`, close ``response`` (an ``httpx.Response`` being
+    streamed) when the scope is cancelled; an error raised after that becomes :class:`LLMCancelled`.
+    ``error(detail)`` builds the adapter's error (its message names provider and model)."""
+    token = _scope.get()
+    if token is None:
+        yield
+        return
+    undo = token.on_cancel(lambda: _shut(response))
+    try:
+        yield
+    except LLMCancelled:
+        raise
+    except Exception as exc:
+        if token.cancelled:
+            raise _cancelled(error) from exc
+        raise
+    finally:
+        undo()
+
+
+def raise_if_cancelled(error: Callable[[str], LLMError]) -> None:
+    """:class:`LLMCancelled` when the current :func:`cancel_scope` is cancelled (before a call)."""
+    token = _scope.get()
+    if token is not None and token.cancelled:
+        raise _cancelled(error)
+
+
+def _cancelled(error: Callable[[str], LLMError]) -> LLMCancelled:
+    base = error("cancelled")
+    return LLMCancelled(
+        base.message, provider=base.provider, model=base.model, base_url=base.base_url, status=None
+    )
 
 
 @runtime_checkable

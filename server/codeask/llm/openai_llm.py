@@ -10,7 +10,16 @@ from typing import Any
 import openai
 import pydantic
 
-from codeask.llm.base import BaseLLM, LLMError, M, cause_chain, schema_name, status_detail
+from codeask.llm.base import (
+    BaseLLM,
+    LLMError,
+    M,
+    cause_chain,
+    closing_on_cancel,
+    raise_if_cancelled,
+    schema_name,
+    status_detail,
+)
 
 __all__ = ["OpenAILLM", "DEFAULT_OPENAI_BASE_URL", "NO_KEY_PLACEHOLDER"]
 
@@ -99,7 +108,7 @@ class OpenAILLM(BaseLLM):
         """
         stream = self._create(_messages(prompt, system), max_tokens, stream=True)
         try:
-            with stream:
+            with stream, closing_on_cancel(stream.response, self._error):
                 for chunk in stream:
                     for choice in chunk.choices or ():
                         text = getattr(choice.delta, "content", None) if choice.delta else None
@@ -166,6 +175,7 @@ class OpenAILLM(BaseLLM):
     ) -> Any:
         """``chat.completions.create``; drops/renames parameters the model refuses (``max_tokens``
         vs ``max_completion_tokens``, a non-default ``temperature``) and retries once each."""
+        raise_if_cancelled(self._error)
         for _ in range(3):
             kwargs: dict[str, Any] = dict(extra)
             kwargs[self._token_param] = max_tokens or self.max_tokens

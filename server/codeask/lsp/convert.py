@@ -9,23 +9,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from codeask.lines import column_units, split_lines
 from codeask.query.pipeline import file_uri
 
-__all__ = ["location", "lsp_range", "last_line", "word_at", "uri_to_path", "selection_lines", "settings_from"]
+__all__ = [
+    "location",
+    "lsp_range",
+    "last_line",
+    "word_at",
+    "uri_to_path",
+    "selection_lines",
+    "settings_from",
+    "source_locations",
+    "merge",
+]
 
 
-def lsp_range(
-    start_line: int, end_line: int, last_line_text: str = "", encoding: str | None = "utf-16"
-) -> dict[str, Any]:
-    """1-based inclusive lines -> an LSP Range (JSON), ending at the end of the last line
+def lsp_range(start_line: int, end_line: int, last_line_text: str = "", encoding: str | None = "utf-16") -> lsp.Range:
+    """1-based inclusive lines -> an LSP Range ending at the end of the last line
     (``last_line_text``'s length in ``encoding`` code units, see :func:`codeask.lines.column_units`)."""
-    return {
-        "start": {"line": max(0, start_line - 1), "character": 0},
-        "end": {"line": max(0, end_line - 1), "character": column_units(last_line_text, encoding)},
-    }
+    return lsp.Range(
+        start=lsp.Position(line=max(0, start_line - 1), character=0),
+        end=lsp.Position(line=max(0, end_line - 1), character=column_units(last_line_text, encoding)),
+    )
 
 
 def last_line(text: str) -> str:
@@ -36,16 +45,13 @@ def last_line(text: str) -> str:
 
 def location(
     root: str, path: str, start_line: int, end_line: int, content: str = "", encoding: str | None = "utf-16"
-) -> dict[str, Any]:
-    """An LSP Location (JSON): ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range whose end
+) -> lsp.Location:
+    """An LSP Location: ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range whose end
     character counts ``encoding`` code units."""
-    return {
-        "uri": file_uri(Path(root) / path),
-        "range": lsp_range(start_line, end_line, last_line(content), encoding),
-    }
+    return lsp.Location(uri=file_uri(Path(root) / path), range=lsp_range(start_line, end_line, last_line(content), encoding))
 
 
-def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-16") -> list[dict[str, Any]]:
+def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-16") -> list[lsp.Location]:
     """Locations of ``Answer.to_json()["sources"]`` items, same order; ``encoding``: the negotiated
     position encoding."""
     return [

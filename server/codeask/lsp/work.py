@@ -1,4 +1,12 @@
-"""Running work off the event loop, and work-done progress reported from worker threads."""
+"""Running work off the event loop: bounded worker lanes, and work-done progress from worker threads.
+
+Every request handler hands its blocking work (retrieval, LLM calls, index reads) to a
+:class:`Lane`: a fixed number of slots, each running one call in a daemon thread. A request
+waiting for a slot is cancelled like any other (``$/cancelRequest``); a cancelled request's
+``on_cancel`` stops its thread (the pipeline's ``cancelled()`` flag, and the LLM stream is
+closed through :class:`codeask.llm.CancelToken`); the slot is free when the thread has ended.
+Daemon threads: a stuck call never holds the process after ``exit`` (see :func:`codeask.lsp.server.run`).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +19,22 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-__all__ = ["in_thread", "Reporter"]
+__all__ = ["Lane", "Reporter", "post"]
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
+
+
+def post(loop: asyncio.AbstractEventLoop | None, fn: Callable[..., Any], *args: Any) -> bool:
+    """``loop.call_soon_threadsafe(fn, *args)``; False (nothing done) once the loop is closed, as it
+    is while the process exits: worker threads finishing late never log ``Event loop is closed``."""
+    if loop is None or loop.is_closed():
+        return False
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # closed between the check and the call
+        return False
+    return True
 
 
 def _settle(fut: asyncio.Future, value: Any, exc: BaseException | None) -> None:
@@ -26,25 +46,77 @@ def _settle(fut: asyncio.Future, value: Any, exc: BaseException | None) -> None:
         fut.set_result(value)
 
 
-async def in_thread(fn: Callable[..., Any], *args: Any, name: str = "codeask-worker", **kwargs: Any) -> Any:
-    """Run ``fn`` in a new daemon thread and await its result.
+class Lane:
+    """At most ``size`` calls at once, each in its own daemon thread; the others wait for a slot.
 
-    Daemon threads (not an executor) so that a long LLM call or embedding batch never holds the
-    process open after ``exit``; the event loop stays free meanwhile.
+    Args:
+        name: thread name prefix (``codeask-<name>``), shown in logs.
+        size: slots (>= 1).
     """
-    loop = asyncio.get_running_loop()
-    fut = loop.create_future()
 
-    def work() -> None:
+    def __init__(self, name: str, size: int):
+        self.name = name
+        self.size = max(1, size)
+        self._slots: asyncio.Semaphore | None = None
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def busy(self) -> int:
+        """Threads of this lane still running (a cancelled call counts until its thread ends)."""
+        with self._lock:
+            return len(self._threads)
+
+    async def run(self, fn: Callable[[], Any], *, on_cancel: Callable[[], None] | None = None) -> Any:
+        """Run ``fn()`` in a slot and return its result (its exception is raised here).
+
+        Raises:
+            asyncio.CancelledError: the request was cancelled (``on_cancel()`` was called first
+                when ``fn`` had started).
+        """
+        loop = asyncio.get_running_loop()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.size)
+        slots = self._slots
+        await slots.acquire()
+        fut = loop.create_future()
+
+        def work() -> None:
+            try:
+                value = fn()
+            except BaseException as exc:  # handed to the awaiting coroutine
+                post(loop, _settle, fut, None, exc)
+            else:
+                post(loop, _settle, fut, value, None)
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+                post(loop, slots.release)
+
+        thread = threading.Thread(target=work, name=f"codeask-{self.name}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
         try:
-            value = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the awaiting coroutine
-            loop.call_soon_threadsafe(_settle, fut, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, fut, value, None)
+            thread.start()
+        except BaseException:
+            with self._lock:
+                self._threads.discard(thread)
+            slots.release()
+            raise
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            if on_cancel is not None:
+                on_cancel()
+            raise
 
-    threading.Thread(target=work, name=name, daemon=True).start()
-    return await fut
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the running threads; True when none is left."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+        return self.busy == 0
 
 
 class Reporter:
@@ -64,18 +136,32 @@ class Reporter:
         self._last: tuple[str, int | None] | None = None
 
     def _post(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.ls.loop.call_soon_threadsafe(fn, *args)
+        post(self.ls.loop, fn, *args)
 
     def begin(self, message: str = "", percentage: int | None = 0) -> None:
         """Create the token (waits up to 10 s for the client) and send ``begin``, once; a client that
         refuses disables this reporter (logged, not raised). ``percentage``: 0-100 or ``None``."""
-        if not self.enabled or self.begun:
+        loop = self.ls.loop
+        if not self.enabled or self.begun or loop is None or loop.is_closed():
             return
+        stopping = getattr(self.ls, "stopping", None)
         try:
-            fut = asyncio.run_coroutine_threadsafe(self.ls.work_done_progress.create_async(self.token), self.ls.loop)
-            fut.result(timeout=10)
-        except Exception as exc:  # a client that refuses: no progress, the work goes on
-            log.warning("work done progress %r not created: %s", self.title, exc)
+            fut = asyncio.run_coroutine_threadsafe(self.ls.work_done_progress.create_async(self.token), loop)
+            for _ in range(100):  # 10 s at most; given up at once when the server stops
+                if stopping is not None and stopping.is_set():
+                    fut.cancel()
+                    raise RuntimeError("the server is stopping")
+                try:
+                    fut.result(timeout=0.1)
+                    break
+                except TimeoutError:
+                    continue
+            else:
+                fut.cancel()
+                raise TimeoutError("no answer in 10 s")
+        except Exception as exc:  # a client that refuses, or the server exiting: no progress
+            if not loop.is_closed() and not (stopping is not None and stopping.is_set()):
+                log.warning("work done progress %r not created: %s", self.title, exc)
             self.enabled = False
             return
         self.begun = True

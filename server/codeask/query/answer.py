@@ -1,6 +1,10 @@
 """Templates, the answer step, and the ``Answer`` a caller gets back.
 
-Templates are Jinja2 with ``StrictUndefined``: a template that reads a missing key fails with an
+Templates are Jinja2 rendered in its immutable sandbox
+(:class:`jinja2.sandbox.ImmutableSandboxedEnvironment`) with no loader: a template (which may come
+from an untrusted ``.codeask.toml``) can read the values it is given but cannot reach Python
+internals, change objects, or ``include``/``import``/``extends`` files; trying to is a
+:class:`~codeask.settings.SettingsError` naming the template. Templates use ``StrictUndefined``: a template that reads a missing key fails with an
 error naming it (``TemplateError: 'dict object' has no attribute 'no_such_key'``); guard optional
 keys with Jinja2's ``default`` filter (``{{ metadata.title | default("") }}``). The defaults live in
 ``codeask/templates/*.j2``; users override them per name (``subquestions``, ``answer``,
@@ -21,7 +25,10 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from typing import Any
 
+import hashlib
+
 import jinja2
+import jinja2.sandbox
 
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
@@ -38,6 +45,7 @@ __all__ = [
     "Source",
     "render_documents",
     "safe_documents",
+    "fence",
     "NOTHING_FOUND",
 ]
 
@@ -49,6 +57,19 @@ class TemplateError(ValueError):
     """A template failed to parse or render; the message names the template and the missing key."""
 
 
+class UnsafeTemplateError(TemplateError, SettingsError):
+    """A template tried something the sandbox forbids (an unsafe attribute, ``include``, ``import``,
+    ``extends``); a settings error naming the template."""
+
+
+def sandbox() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
+    """The one Jinja2 environment every template renders in: the immutable sandbox, no loader
+    (so no file can be included), ``StrictUndefined``, no autoescape (prompts are not HTML)."""
+    return jinja2.sandbox.ImmutableSandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True, loader=None
+    )
+
+
 class Templates:
     """The named Jinja2 templates, defaults overridden by ``settings.templates``.
 
@@ -58,9 +79,7 @@ class Templates:
     """
 
     def __init__(self, settings: Settings | None = None):
-        self._env = jinja2.Environment(
-            undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-        )
+        self._env = sandbox()
         self._templates: dict[str, jinja2.Template] = {}
         overrides = dict(settings.templates) if settings else {}
         for name in overrides:
@@ -77,14 +96,35 @@ class Templates:
             except jinja2.TemplateSyntaxError as exc:
                 raise TemplateError(f"template {name!r}: line {exc.lineno}: {exc.message}") from exc
 
+    @property
+    def system(self) -> str:
+        """The system message of every LLM call (``codeask/templates/system.j2``): the instructions,
+        and that text between :func:`fence` markers is untrusted data. Not overridable by settings,
+        so a workspace cannot remove it."""
+        return resources.files("codeask.templates").joinpath("system.j2").read_text("utf-8").strip()
+
     def render(self, name: str, **context: Any) -> str:
         """Render template ``name`` with ``context``.
 
         Raises:
             TemplateError: a missing key or a failing filter, naming the template and the key.
+            UnsafeTemplateError: the template broke out of the sandbox's rules (also a
+                :class:`~codeask.settings.SettingsError`).
         """
         try:
             return self._templates[name].render(**context)
+        except jinja2.sandbox.SecurityError as exc:
+            raise UnsafeTemplateError(f"templates.{name}: unsafe template refused by the sandbox: {exc}") from exc
+        except (jinja2.TemplateNotFound, jinja2.TemplatesNotFound) as exc:
+            raise UnsafeTemplateError(
+                f"templates.{name}: templates cannot include, import or extend files ({exc})"
+            ) from exc
+        except TypeError as exc:
+            if "no loader" in str(exc):
+                raise UnsafeTemplateError(
+                    f"templates.{name}: templates cannot include, import or extend files"
+                ) from exc
+            raise TemplateError(f"template {name!r}: {exc}") from exc
         except jinja2.UndefinedError as exc:
             raise TemplateError(f"template {name!r}: {exc.message}") from exc
         except jinja2.TemplateError as exc:
@@ -92,10 +132,20 @@ class Templates:
 
 
 
+def fence(text: str) -> str:
+    """``text`` (repository text bound for a prompt) between ``<untrusted-data id="...">`` and
+    ``</untrusted-data id="...">`` lines, which the system message (:attr:`Templates.system`)
+    declares data, never instructions. The id is the first 12 hex digits of the text's SHA-256,
+    so the text cannot contain its own closing line."""
+    tag = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f'<untrusted-data id="{tag}">\n{text}\n</untrusted-data id="{tag}">'
+
+
 def render_documents(templates: Templates, documents: list[Document]) -> str:
-    """Each document through the ``document`` template, joined with ``---`` lines."""
+    """Each document through the ``document`` template, :func:`fence`-d as untrusted data (outside
+    the template, so an override cannot drop it), joined with ``---`` lines."""
     rendered = [
-        templates.render("document", content=d.content, metadata=d.metadata).strip("\n") for d in documents
+        fence(templates.render("document", content=d.content, metadata=d.metadata).strip("\n")) for d in documents
     ]
     return "\n---\n".join(rendered)
 
@@ -151,14 +201,13 @@ class SimpleAnswer:
             return query
         prompt = self.prompt(query)
         try:
-            if self.stream is not None:
-                parts = []
-                for delta in self.llm.stream(prompt, max_tokens=self.settings.llm.max_tokens):
-                    parts.append(delta)
+            # Always streamed: a cancelled ask closes the stream (codeask.llm.CancelToken).
+            parts = []
+            for delta in self.llm.stream(prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens):
+                parts.append(delta)
+                if self.stream is not None:
                     self.stream(delta)
-                text = "".join(parts)
-            else:
-                text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens)
+            text = "".join(parts)
         except LLMError as exc:  # the sources are still worth returning
             query.errors.append(str(exc))
             return NoLLMAnswer()(query)

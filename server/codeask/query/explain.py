@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
-from codeask.llm import LLMError
-from codeask.query.answer import Source, Templates, render_documents
+from codeask.llm import LLM, LLMError
+from codeask.query.answer import Source, Templates, fence, render_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
 
@@ -306,9 +306,12 @@ def explain(
     cancelled: Callable[[], bool] | None = None,
     progress: Callable[[str], None] | None = None,
     cache: ExplainCache | None = None,
+    llm: LLM | None = None,
 ) -> Explanation:
     """Explain ``span`` with the LLM (``explain`` template), grounded in :func:`related` code.
 
+    ``llm`` replaces the workspace's LLM (the language server's hover uses one with a short timeout
+    and no retries). The reply is streamed, so a :class:`codeask.llm.CancelToken` in scope closes it.
     LLM failures never lose the related code: the markdown then lists it, with ``error`` set.
 
     Raises:
@@ -325,8 +328,9 @@ def explain(
     documents = related(workspace, span)
     sources = [Source.from_document(d) for d in documents]
     error: str | None = None
-    llm = None
-    if not no_llm:
+    if no_llm:
+        llm = None
+    elif llm is None:
         try:
             llm = workspace.llm()
         except LLMError as exc:
@@ -351,12 +355,15 @@ def explain(
         end_line=span.end_line,
         symbol=span.symbol,
         language=span.language,
-        selection=span.text,
+        selection=fence(span.text),
         documents=render_documents(templates, documents),
         brief=brief,
     )
     try:
-        text = llm.complete(prompt, max_tokens=200 if brief else workspace.settings.llm.max_tokens).strip()
+        # Streamed: a cancelled hover or explain closes the stream (codeask.llm.CancelToken).
+        text = "".join(
+            llm.stream(prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens)
+        ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))

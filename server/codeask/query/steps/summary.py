@@ -14,7 +14,7 @@ recorded on ``query.errors`` and the answer uses the documents.
 from __future__ import annotations
 
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates, safe_documents
+from codeask.query.answer import Templates, fence, safe_documents
 from codeask.query.pipeline import Query
 from codeask.settings import Settings
 
@@ -42,7 +42,7 @@ class Summary:
         files dropped). Raises :class:`~codeask.query.answer.TemplateError`."""
         docs = safe_documents(query.documents, self.settings)
         return self.templates.render(
-            "summary", documents=[{"content": d.content, "metadata": d.metadata} for d in docs]
+            "summary", documents=[{"content": fence(d.content), "metadata": d.metadata} for d in docs]
         )
 
     def __call__(self, query: Query) -> Query:
@@ -51,7 +51,7 @@ class Summary:
             return query
         prompt = self.prompt(query)
         try:
-            text = self.llm.complete(prompt, max_tokens=self.settings.llm.max_tokens).strip()
+            text = self.llm.complete(prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens).strip()
         except LLMError as exc:  # answer from the documents instead
             query.errors.append(str(exc))
             query.reordered(self.name, query.documents, error=str(exc))

@@ -1,0 +1,242 @@
+"""The language server's index scheduler: when indexing runs, in which thread, and how it stops.
+
+One thread (``codeask-index``) runs every full index of the workspace, in two phases: phase 1
+(files -> chunks -> rows with the full-text index: keyword search works) then phase 2 (vectors).
+Each phase reports work-done progress (``codeask: indexing``, ``codeask: embedding``).
+
+* **Coalescing**: :meth:`IndexScheduler.request` while a run is under way marks one more run; any
+  number of requests made meanwhile become that one run.
+* **Another writer**: when another process holds the index's write lock (``codeask index`` in a
+  terminal), the run waits and retries every ``retry_seconds``; :attr:`IndexScheduler.lock_holder`
+  names the holder (pid and command) for ``codeask.status``. When the other process is done the
+  run goes on by itself and picks up what it wrote.
+* **Keyword phase**: :meth:`IndexScheduler.keyword_ready` is true once phase 1 has finished once
+  in this process (or the index had files when the server started); a question asked before
+  waits for it (see the ``codeask.ask`` handler).
+* **Stopping in order**: :meth:`IndexScheduler.stop` sets the stop flag, which the engine checks
+  between batches of files and of embeddings (each commit is atomic: nothing is left half
+  written), then joins the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from codeask.index.engine import IndexLocked, IndexStats, Progress
+
+__all__ = ["IndexScheduler", "IndexPhase"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexPhase:
+    """What the scheduler is doing, for ``codeask.status`` (``state``, a human ``message``,
+    ``done``/``total`` files of phase 1 or chunks of phase 2)."""
+
+    state: str = "not-indexed"
+    """``not-indexed`` (nothing asked for yet), ``waiting`` (another process holds the lock),
+    ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``failed``, ``stopped``."""
+    message: str = "not indexed yet"
+    done: int = 0
+    total: int = 0
+
+
+class IndexScheduler:
+    """Owns the indexing of a :class:`~codeask.workspace.Workspace` in a language server.
+
+    Args:
+        workspace: the workspace to index.
+        reporter: ``reporter(title)`` -> a :class:`~codeask.lsp.work.Reporter` (work-done progress).
+        show: ``show(message, error)`` -> a message to the user (only for failures, and for the
+            start and end of indexing when the client has no work-done progress).
+        on_synced: called in the index thread after each complete run (e.g. to start watching).
+        retry_seconds: pause between attempts while another process holds the lock, seconds.
+    """
+
+    def __init__(
+        self,
+        workspace,
+        *,
+        reporter: Callable[[str], Any],
+        show: Callable[[str, bool], None],
+        on_synced: Callable[[], None] | None = None,
+        retry_seconds: float = 1.0,
+    ):
+        self.ws = workspace
+        self._reporter = reporter
+        self._show = show
+        self._on_synced = on_synced
+        self.retry_seconds = retry_seconds
+        self.phase = IndexPhase()
+        self.lock_holder: str | None = None
+        self._wanted = threading.Event()
+        self._stop = threading.Event()
+        self._keyword = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._requested = False
+        self.last_stats = IndexStats()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def indexing(self) -> bool:
+        """A run is wanted or under way."""
+        return not self._idle.is_set() or self._wanted.is_set()
+
+    @property
+    def started(self) -> bool:
+        """Indexing was requested at least once in this process."""
+        return self._requested
+
+    @property
+    def stopping(self) -> bool:
+        """:meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def keyword_ready(self) -> bool:
+        """Keyword search has something to search: phase 1 finished once (or the index existed)."""
+        return self._keyword.is_set()
+
+    def mark_existing(self) -> None:
+        """The index already has files (from an earlier run): questions need not wait for phase 1."""
+        self._keyword.set()
+        if self.phase.state == "not-indexed":
+            self.phase = IndexPhase("ready", "indexed earlier; not brought up to date yet")
+
+    def snapshot(self) -> dict[str, Any]:
+        """``{"indexing", "index_state", "index_message", "lock_holder"}`` for ``codeask.status``."""
+        phase = self.phase
+        return {
+            "indexing": self.indexing,
+            "index_state": phase.state,
+            "index_message": phase.message,
+            "lock_holder": self.lock_holder,
+        }
+
+    # ---------------------------------------------------------------- control
+    def request(self) -> None:
+        """Index (again) soon; requests made while a run is under way become one more run."""
+        if self._stop.is_set():
+            return
+        with self._lock:
+            self._requested = True
+            self._wanted.set()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="codeask-index", daemon=True)
+                self._thread.start()
+
+    def run_now(self, cancelled: Callable[[], bool] = lambda: False) -> IndexStats:
+        """Request a run, block until the scheduler is idle again and return that run's
+        :class:`IndexStats` (``codeask.reindex``); returns early when stopped or ``cancelled()``."""
+        self.request()
+        while not self._stop.is_set() and not cancelled():
+            if not self._wanted.is_set() and self._idle.wait(0.1) and not self._wanted.is_set():
+                break
+        return self.last_stats
+
+    def stop(self, timeout: float) -> bool:
+        """Stop after the current batch and wait up to ``timeout`` seconds; True when the thread ended."""
+        self._stop.set()
+        self._wanted.set()  # wake the thread if it waits for work
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    # ------------------------------------------------------------------ thread
+    def _loop(self) -> None:
+        while True:
+            self._wanted.wait()
+            if self._stop.is_set():
+                break
+            self._idle.clear()
+            self._wanted.clear()
+            try:
+                self._run()
+            except Exception as exc:
+                log.exception("indexing failed")
+                self.phase = IndexPhase("failed", f"indexing failed: {exc}")
+                self._keyword.set()  # questions answer from what there is, with the error in status
+                self._show(f"codeask: indexing failed: {exc}", True)
+            finally:
+                self._idle.set()
+        self.phase = IndexPhase("stopped", "stopped")
+        with self._lock:
+            self._thread = None
+
+    def _attempt(self, work: Callable[[], Any], reporter) -> tuple[bool, Any]:
+        """Run ``work`` until it is not refused by another writer; ``(False, None)`` when stopped."""
+        while not self._stop.is_set():
+            try:
+                result = work()
+            except IndexLocked as exc:
+                if self.lock_holder != str(exc):
+                    log.info("%s; retrying every %gs", exc, self.retry_seconds)
+                self.lock_holder = str(exc)
+                self.phase = IndexPhase("waiting", f"waiting: {exc}")
+                reporter.report(f"waiting: {exc}", None)
+                if self._stop.wait(self.retry_seconds):
+                    break
+                continue
+            self.lock_holder = None
+            return not self._stop.is_set(), result
+        return False, None
+
+    def _run(self) -> None:
+        ws = self.ws
+        stop = self._stop.is_set
+        progress1 = self._reporter("codeask: indexing")
+        if not progress1.enabled:
+            self._show(f"codeask: indexing {len(ws.indexes)} folder(s)...", False)
+        self.phase = IndexPhase("indexing", "scanning files")
+        progress1.begin("scanning files", 0)
+
+        def report1(p: Progress) -> None:
+            self.phase = IndexPhase("indexing", f"{p.phase}: {p.message}", p.done, p.total)
+            progress1.report(f"{p.phase}: {p.message}", p.percent)
+
+        try:
+            ok, stats = self._attempt(
+                lambda: ws.index(progress=report1, embed=False, should_stop=stop, wait=False), progress1
+            )
+        finally:
+            progress1.end("keyword search ready" if not stop() else "stopped")
+        if not ok:
+            return
+        self._keyword.set()
+        pending = ws.vectors_pending()
+        if pending:
+            progress2 = self._reporter("codeask: embedding")
+            self.phase = IndexPhase("embedding", f"0/{pending} chunks embedded", 0, pending)
+            progress2.begin(f"0/{pending} chunks embedded", 0)
+
+            def report2(p: Progress) -> None:
+                eta = f" (~{p.eta_seconds:.0f}s left)" if p.eta_seconds is not None else ""
+                self.phase = IndexPhase("embedding", p.message + eta, p.done, p.total)
+                progress2.report(p.message + eta, p.percent)
+
+            try:
+                ok, embedded = self._attempt(
+                    lambda: ws.embed_pending(progress=report2, should_stop=stop, wait=False), progress2
+                )
+            finally:
+                progress2.end("vectors ready" if not stop() else "stopped")
+            if not ok:
+                return
+            stats.chunks_embedded += embedded
+        stats.vectors_pending = ws.vectors_pending()
+        stats.chunks_total = sum(i.store.count() for i in list(ws.indexes.values()))
+        self.last_stats = stats
+        self.phase = IndexPhase("ready", f"ready: {stats.files_seen} files")
+        if not progress1.enabled:
+            self._show(f"codeask: index ready: {stats.files_seen} files, {stats.chunks_total} chunks", False)
+        if self._on_synced is not None and not stop():
+            self._on_synced()
