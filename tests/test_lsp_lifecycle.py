@@ -325,3 +325,31 @@ async def test_index_catches_up_after_the_cli_releases_the_lock(requests_sdist, 
         if cli.poll() is None:
             cli.kill()
             cli.wait()
+
+
+async def test_stdin_closed_mid_ask_exits_1_without_traceback(sample_workspace, fake_llm, tmp_path):
+    stderr = tmp_path / "stderr.txt"
+    command = ["sh", "-c", 'exec "$0" -m codeask serve 2>"$1"', sys.executable, str(stderr)]
+    client = await ClientServerConfig(server_command=command, server_env=dict(os.environ)).start()
+    try:
+        await client.initialize_session(lsp.InitializeParams(
+            capabilities=_capabilities(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=uri(sample_workspace), name="shop")],
+            initialization_options=llm_options(fake_llm, indexOnStartup="always"),
+        ))
+        await wait_indexed(client)
+        fake_llm.stream_delay = 0.1
+        fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))
+        params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=["How is the discount applied?"])
+        ask = asyncio.ensure_future(client.workspace_execute_command_async(params))
+        await _until(lambda: any(r.get("stream") for r in fake_llm.requests), "the answer to stream")
+        process = client._server
+        process.stdin.close()
+        code = await asyncio.wait_for(process.wait(), HANG)
+        ask.cancel()
+    finally:
+        await client.stop()
+    err = stderr.read_text()
+    assert code == 1, err
+    assert "Traceback" not in err and "CancelledError" not in err and "Event loop is closed" not in err, err
+    await _until(lambda: fake_llm.disconnects, "the fake LLM to see the stream closed")
