@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -36,7 +36,7 @@ def positive_int(value: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``codeask`` argument parser: subcommands ``index``, ``ask``, ``status``, ``watch``,
-    ``serve`` and ``eval`` (added by :func:`codeask.eval.cli.add_eval_parser`); a subcommand is required."""
+    ``serve``, ``mcp`` and ``eval`` (added by :func:`codeask.eval.cli.add_eval_parser`); a subcommand is required."""
     parser = argparse.ArgumentParser(
         prog="codeask",
         description="Ask your codebase a question and get a cited answer (offline by default).",
@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the language server")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+
+    p = sub.add_parser("mcp", help="run the MCP server for AI agents (stdio)")
+    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
 
     from codeask.eval.cli import add_eval_parser
     from codeask.publish import add_publish_parser
@@ -249,6 +253,12 @@ def _cmd_serve(args) -> int:
     return run(tcp=args.tcp)
 
 
+def _cmd_mcp(args) -> int:
+    from codeask.mcp_server import run
+
+    return run(args.path, http=args.http)
+
+
 def limit_malloc_arenas(arenas: int = 2) -> None:
     """Cap glibc's per-thread malloc arenas (``mallopt(M_ARENA_MAX)``, as ``MALLOC_ARENA_MAX`` does).
 
@@ -284,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "status": _cmd_status,
         "watch": _cmd_watch,
         "serve": _cmd_serve,
+        "mcp": _cmd_mcp,
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     from codeask.index.embed import EmbeddingError

@@ -22,7 +22,7 @@ from codeask.query.pipeline import Pipeline, Query
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
-from codeask.query.steps.retrieve import SearchTarget
+from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
@@ -332,6 +332,7 @@ class Workspace:
         *,
         top_k: int | None = None,
         max_files: int | None = None,
+        path_glob: str | None = None,
         no_llm: bool = False,
         cancelled: Callable[[], bool] | None = None,
         progress: Callable[[str], None] | None = None,
@@ -344,13 +345,17 @@ class Workspace:
 
         Args:
             top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
+            path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
 
         Raises:
-            ValueError: ``top_k`` or ``max_files`` is not a positive integer.
+            ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
             Cancelled: ``cancelled()`` became true between steps.
             TemplateError, SettingsError: a broken template or setting.
         """
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
+        if path_glob:
+            path_filter(path_glob)  # a bad glob fails here, before any LLM call
+            options["path_glob"] = path_glob
         llm = None if no_llm else self.llm()
         query = Query(question.strip(), options=options)
         pipeline = self.build_pipeline(llm=llm, stream=stream)

@@ -32,7 +32,7 @@ from codeask.settings import RetrievalSettings
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
     from codeask.index.store import Hit, Store
 
-__all__ = ["HybridRetrieve", "SearchTarget", "fuse"]
+__all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter"]
 
 
 @dataclass(frozen=True)
@@ -124,10 +124,31 @@ def identifier_ranking(pool: Sequence[Hit], identifiers: Sequence[str]) -> list[
     return [hit for _, _, hit in sorted(scored.values(), key=lambda t: (-t[0], t[1]))]
 
 
+def path_filter(glob: str | None) -> Callable[[str], bool] | None:
+    """A predicate on root-relative POSIX paths for ``query.options["path_glob"]`` (gitignore glob
+    syntax: ``*.py``, ``src/**/*.ts``, ``docs/``), or ``None`` when no glob is given.
+
+    Raises:
+        ValueError: the glob is not valid gitignore syntax.
+    """
+    if not glob or not str(glob).strip():
+        return None
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines([str(glob).strip()])
+    except Exception as exc:  # pathspec raises its own GitWildMatchPatternError (a ValueError) or others
+        raise ValueError(f"path_glob {glob!r} is not a valid glob: {exc}") from None
+    return spec.match_file
+
+
+def _kept(hits: list[Hit], only: Callable[[str], bool] | None) -> list[Hit]:
+    return hits if only is None else [h for h in hits if only(h.path)]
+
+
 class HybridRetrieve:
     """The retriever step: pending -> retrieved with at most ``top_k`` documents.
 
-    ``query.options["top_k"]`` overrides ``settings.top_k``.
+    ``query.options["top_k"]`` overrides ``settings.top_k``; ``query.options["path_glob"]`` keeps
+    only files matching a glob (:func:`path_filter`).
     """
 
     name = "retrieve"
@@ -146,6 +167,9 @@ class HybridRetrieve:
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
         candidates = max(self.settings.candidates, top_k)
+        only = path_filter(query.options.get("path_glob"))
+        if only is not None:  # the filter drops most hits: fetch more of each ranking
+            candidates *= 4
         rankings: list[tuple[float, str, list[Hit]]] = []
         identifiers = code_identifiers(query.original)
         for target in self.targets():
@@ -153,11 +177,11 @@ class HybridRetrieve:
             pool: list[Hit] = []
             for i, text in enumerate(query.search_texts):
                 weight = 1.0 if i == 0 else self.subquestion_weight
-                keyword = store.keyword_search(text, candidates)
+                keyword = _kept(store.keyword_search(text, candidates), only)
                 rankings.append((weight, target.root, keyword))
                 pool.extend(keyword)
                 if i < len(query.embeddings):
-                    dense = store.vector_search(query.embeddings[i], candidates)
+                    dense = _kept(store.vector_search(query.embeddings[i], candidates), only)
                     rankings.append((weight, target.root, dense))
                     pool.extend(dense)
             if identifiers:
