@@ -64,10 +64,10 @@ def test_summary_step_history(sample_workspace, fake_llm):
     pipeline = ws.build_pipeline(llm=ws.llm())
     assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "summary"]
     q = pipeline.run(Query("How is shipping priced?"))
-    assert [e.step for e in q.history] == ["embed", "retrieve", "one_per_file", "summary", "answer"]
-    event = q.history[3]
+    assert [e.step for e in q.history] == ["parse_question", "embed", "retrieve", "one_per_file", "summary", "answer"]
+    event = q.history[4]
     assert event.after == SUMMARY and event.documents
-    assert q.documents and q.retrieved_documents == q.history[1].documents
+    assert q.documents and q.retrieved_documents == q.history[2].documents
     # the summary template sees only the documents: no question in the prompt
     assert "How is shipping priced?" not in fake_llm.prompts()[0]
 

@@ -145,7 +145,7 @@ def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
 
 
 def _cmd_index(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     ws = _workspace(args.path)
     try:
@@ -153,6 +153,8 @@ def _cmd_index(args) -> int:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
+    except IndexReadOnly as exc:
+        raise CLIError(str(exc)) from exc
     out = stats.to_json()
     if args.json:
         print(json.dumps(out))
@@ -167,15 +169,20 @@ def _cmd_index(args) -> int:
 
 
 def _cmd_ask(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     flags = {"llm.model": args.model, "llm.provider": args.provider}
     if args.summary:
         flags["summary.enabled"] = True
     ws = _workspace([args.path], flags)
     console = _console()
-    if not args.no_update:
-        index = next(iter(ws.indexes.values()))
+    index = next(iter(ws.indexes.values()))
+    if index.read_only:
+        console.print(
+            f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
+            "(it cannot be updated)", highlight=False,
+        )
+    elif not args.no_update:
         try:
             with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
@@ -210,7 +217,12 @@ def _cmd_status(args) -> int:
     status = ws.status()
     if args.json:
         print(json.dumps(status))
+    elif not status["indexed"]:
+        root = status["roots"][0]["root"]
+        print(f"not indexed: {root}\nrun: codeask index {root}\nllm: {status['llm'] or 'none (ranked sources only)'}")
     else:
+        if status["read_only"]:
+            print("read-only index: answers come from it as it is; it cannot be updated")
         print(
             f"{status['files']} files, {status['chunks_total']} chunks, {status['vectors_pending']} waiting for "
             f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
@@ -239,9 +251,11 @@ def _cmd_watch(args) -> int:
 
     watcher = Watcher(ws, on_update=on_update)
     try:
-        watcher.run()
+        watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
     except KeyboardInterrupt:
         pass
+    except (OSError, RuntimeError) as exc:
+        raise CLIError(f"watching for changes stopped: {exc}") from exc
     finally:
         watcher.stop()
     return 0
@@ -298,13 +312,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     from codeask.index.embed import EmbeddingError
+    from codeask.index.engine import IndexReadOnly
     from codeask.index.shared import SharedCacheError
     from codeask.llm import LLMError
     from codeask.settings import SettingsError
 
     try:
         return handler(args)
-    except (CLIError, SettingsError, EmbeddingError, LLMError, SharedCacheError, FileNotFoundError, ValueError) as exc:
+    except (
+        CLIError, SettingsError, EmbeddingError, LLMError, IndexReadOnly, SharedCacheError, FileNotFoundError, ValueError,
+    ) as exc:
         print(f"codeask: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -174,8 +174,10 @@ DEFAULT_EXCLUDES: list[str] = [
 #: ``__init__.py`` or project file inside). See :mod:`codeask.index.walk`.
 DEFAULT_BUILD_OUTPUTS: list[str] = ["build", "dist", "out", "target", "coverage", "htmlcov"]
 
-#: Paths whose chunks rank lower (not excluded): tests, docs, changelogs, examples. Users asking how
-#: something works want the implementation first; see shared/eval/FINDINGS.md, point 3.
+#: Paths whose chunks rank lower (not excluded): tests, docs, changelogs, examples, and the non-code
+#: project files (issue/PR templates, CI, lint and tool configs). Users asking how something works, or
+#: pasting what went wrong, want the implementation first; see shared/eval/FINDINGS.md, point 3.
+#: A question that names such a file by name still finds it (``HybridRetrieve.downweighted_for``).
 DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
     "test/",
     "tests/",
@@ -195,9 +197,55 @@ DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
     "CHANGELOG*",
     "HISTORY*",
     "NEWS*",
+    "[Cc]hange[Ll]og*",
+    "[Cc]hanges*",
+    "[Hh]istory*",
+    "[Nn]ews*",
+    "AUTHORS*",
+    "CONTRIBUTORS*",
+    "CONTRIBUTING*",
     "example/",
     "examples/",
     "benchmarks/",
+    # Non-code project files: issue/PR templates, CI, lint and tool configs (issue 19).
+    ".github/",
+    ".gitlab/",
+    ".circleci/",
+    ".azure-pipelines/",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    "appveyor.yml",
+    "azure-pipelines.yml",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    ".readthedocs.y*ml",
+    "codecov.y*ml",
+    ".codecov.y*ml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "mypy.ini",
+    ".mypy.ini",
+    "pytest.ini",
+    ".coveragerc",
+    ".flake8",
+    ".pylintrc",
+    "pylintrc",
+    ".ruff.toml",
+    "ruff.toml",
+    ".editorconfig",
+    ".eslintrc*",
+    ".prettierrc*",
+    ".stylelintrc*",
+    ".markdownlint*",
+    ".yamllint*",
+    ".golangci.y*ml",
+    "rustfmt.toml",
+    "clippy.toml",
+    ".clang-format",
+    ".clang-tidy",
+    "MANIFEST.in",
+    "PKG-INFO",
 ]
 
 #: The template names users may override under ``[templates]``.

@@ -11,8 +11,9 @@ Commands (``workspace/executeCommand``):
   ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
 * ``codeask.reindex`` ``[]`` -> ``IndexStats.to_json()``;
-* ``codeask.status`` ``[]`` -> ``{"indexing", "files", "chunks_total", "vectors_pending",
-  "index_dir", "llm", ...}`` (answered from the last snapshot when the index is busy).
+* ``codeask.status`` ``[]`` -> ``{"indexing", "indexed", "read_only", "files", "chunks_total",
+  "vectors_pending", "index_dir", "llm", "watch": {"mode": "native" | "polling" | "off", "warning"}, ...}``
+  (answered from the last snapshot when the index is busy).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from codeask.lsp.work import Lane, Reporter, post
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
 from codeask.settings import CONFIG_FILE
-from codeask.workspace import Workspace
+from codeask.workspace import Workspace, project_root_of
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
@@ -119,6 +120,7 @@ class CodeaskServer(LanguageServer):
         self._watched_roots: list[str] = []
         self._status: dict[str, Any] = {}
         self._status_task: asyncio.Task | None = None
+        self.no_folder_said = False
 
     # ------------------------------------------------------------ client
     def caps(self, *path: str) -> Any:
@@ -253,6 +255,7 @@ class CodeaskServer(LanguageServer):
             self.ws,
             on_update=lambda s: log.info("watcher: %d changed, %d removed", s.files_changed, s.files_removed),
             on_error=lambda exc: log.error("updating the index failed: %s", exc),
+            on_fallback=lambda warning: self.show(f"codeask: {warning}", lsp.MessageType.Warning),
         ).start()
 
     def wait_for_keywords(self, cancelled, progress) -> None:
@@ -328,6 +331,8 @@ class CodeaskServer(LanguageServer):
         llm = self.ws.settings.resolved_llm()
         out["llm"] = llm.describe() if llm else None
         out.update(sched)
+        watcher = self.watcher
+        out["watch"] = {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None
         return out
 
     # ------------------------------------------------------------- hover
@@ -424,6 +429,27 @@ def make_server() -> CodeaskServer:
         if ls.scheduler.started:
             ls.scheduler.request()
 
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    @guard
+    async def did_open(ls: CodeaskServer, params: lsp.DidOpenTextDocumentParams):
+        """Handle ``textDocument/didOpen``: with no workspace folder (``rootUri`` null, single-file
+        mode), serve the opened file's project, or say once that no folder is open."""
+        if ls.ws is None or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
+            return
+        root = await ls.reads.run(lambda: project_root_of(path))
+        if root is None:
+            if not ls.no_folder_said:
+                ls.no_folder_said = True
+                ls.show(
+                    f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
+                    "file above it): open a folder to index it and ask questions", lsp.MessageType.Warning,
+                )
+            return
+        await ls.reads.run(lambda: ls.ws.add_root(root))
+        ls.show(f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
+                lsp.MessageType.Info)
+        ls.scheduler.request()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @guard
     async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
@@ -477,6 +503,8 @@ def make_server() -> CodeaskServer:
         question = str(opts.get("question") or "").strip()
         if not question:
             raise ValueError("codeask.ask: no question")
+        if not ls.ws.indexes:
+            raise ValueError("codeask.ask: no workspace folder is open: open a folder (or a file inside a project)")
         kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
         no_llm = bool(opts.get("no_llm"))
 

@@ -226,7 +226,7 @@ class NoLLMAnswer:
             return query
         lines = [f"Most relevant code for: *{query.original.strip().splitlines()[0]}*", ""]
         for i, d in enumerate(query.documents, 1):
-            label = f"{d.path}:{d.start_line}-{d.end_line}"
+            label = f"{d.label}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
             lines.append(f"{i}. [{label}]({d.uri}){symbol}")
             content_lines = split_lines(d.content)
@@ -244,7 +244,9 @@ class NoLLMAnswer:
 @dataclass
 class Source:
     """One cited location: ``path`` relative to ``root``, 1-based inclusive lines, ``uri``
-    ``file:///abs/path#Lstart-Lend``, fused (or rerank) ``score``, and the chunk ``content``."""
+    ``file:///abs/path#Lstart-Lend``, fused (or rerank) ``score``, the chunk ``content``, and the
+    ``label`` shown for it (``path``, prefixed by the root's name when the workspace has several
+    roots: ``work/app/src/app.py`` and ``forks/app/src/app.py`` when two roots are named ``app``)."""
 
     path: str
     uri: str
@@ -254,11 +256,14 @@ class Source:
     symbol: str
     score: float
     content: str
+    label: str = ""
 
     @classmethod
     def from_document(cls, d: Document) -> Source:
         """The source of ``d``, its score rounded to 6 decimals."""
-        return cls(d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content)
+        return cls(
+            d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content, d.label
+        )
 
 
 @dataclass
@@ -313,5 +318,7 @@ def markdown(text: str, sources: list[Source]) -> str:
     """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
     if not sources:
         return text
-    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    links = "\n".join(
+        f"{i}. [{s.label or s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1)
+    )
     return f"{text}\n\nSources:\n{links}\n"

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from codeask.query.report import QuestionParts
+
 __all__ = [
     "Document",
     "Event",
@@ -33,6 +35,7 @@ __all__ = [
     "Step",
     "Evaluator",
     "file_uri",
+    "root_labels",
 ]
 
 
@@ -48,12 +51,36 @@ def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int 
     return uri
 
 
+def root_labels(roots: Sequence[str | Path]) -> dict[str, str]:
+    """What names each root in citation labels: ``{root: label}``.
+
+    One root: ``""`` (labels are the workspace-relative path). Several roots: the root's folder
+    name, or, for roots that share a name (``~/work/app`` and ``~/forks/app``), the shortest tail
+    of its path that no other root ends with (``work/app``, ``forks/app``).
+    """
+    keys = [str(r) for r in roots]
+    if len(keys) < 2:
+        return {k: "" for k in keys}
+    parts = {k: tuple(p for p in Path(k).parts if p not in ("/", "\\")) for k in keys}
+    out: dict[str, str] = {}
+    for key in keys:
+        mine = parts[key]
+        tail = mine
+        for n in range(1, len(mine) + 1):
+            tail = mine[-n:]
+            if not any(other != key and parts[other][-n:] == tail for other in keys):
+                break
+        out[key] = "/".join(tail) or key
+    return out
+
+
 @dataclass
 class Document:
     """One retrieved chunk.
 
     ``path`` is relative to ``root`` (POSIX); lines are 1-based inclusive; ``score`` is the fused
-    retrieval score (or the rerank score after a rerank), higher is better.
+    retrieval score (or the rerank score after a rerank), higher is better; ``root_label`` names the
+    root in labels when the workspace has several (:func:`root_labels`).
     """
 
     path: str
@@ -65,6 +92,12 @@ class Document:
     content: str
     score: float = 0.0
     id: str = ""
+    root_label: str = ""
+
+    @property
+    def label(self) -> str:
+        """``path``, prefixed by ``root_label/`` in a workspace of several roots (``app/src/x.py``)."""
+        return f"{self.root_label}/{self.path}" if self.root_label else self.path
 
     @property
     def abs_path(self) -> str:
@@ -78,9 +111,11 @@ class Document:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        """What templates see as ``metadata``: path, root, uri, start_line, end_line, symbol, language."""
+        """What templates see as ``metadata``: path, label, root, uri, start_line, end_line, symbol,
+        language, score (``label`` is ``path`` with the root's name when roots are several)."""
         return {
             "path": self.path,
+            "label": self.label,
             "root": self.root,
             "uri": self.uri,
             "start_line": self.start_line,
@@ -121,6 +156,7 @@ class Query:
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
         options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
         errors: LLM failures that steps recovered from, one line each.
+        parts: the question's stack frames, messages and search text (``parse_question`` step).
     """
 
     original: str
@@ -135,6 +171,7 @@ class Query:
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
+    parts: QuestionParts | None = None
 
     def __post_init__(self) -> None:
         if not self.current:
