@@ -190,26 +190,41 @@ def _cmd_ask(args) -> int:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
     streamed = []
     stream = None
-    if not args.json and sys.stdout.isatty():
+    tty = not args.json and sys.stdout.isatty()
+
+    def show_sources(sources) -> None:
+        """Where to look, before the answer's LLM call (stdout on a terminal, else stderr)."""
+        lines = "\n".join(f"{i}. {s.path}:{s.start_line}-{s.end_line}" for i, s in enumerate(sources, 1))
+        if tty:
+            print(f"Sources:\n{lines}\n", flush=True)
+        else:
+            print(f"Sources (the answer follows):\n{lines}", file=sys.stderr, flush=True)
+
+    if tty:
         def stream(delta: str) -> None:
             streamed.append(delta)
             sys.stdout.write(delta)
             sys.stdout.flush()
     answer = ws.ask(
-        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream
+        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream,
+        on_sources=show_sources,
     )
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
-    elif streamed and answer.markdown.startswith(answer.answer):
-        print(answer.markdown[len(answer.answer):])  # the answer itself was streamed already
+    elif streamed and answer.finish_reason is not None:
+        print(answer.footer())  # the answer itself was streamed already
     elif streamed:
-        print("\n\n" + answer.markdown)  # the stream broke off: show what ask fell back to
+        print("\n\n" + answer.markdown)  # the LLM failed: show what ask fell back to
     else:
         print(answer.markdown)
+    status = 0
+    if answer.truncated:
+        print(f"codeask: answer cut off ({answer.cut_reason})", file=sys.stderr)
+        status = 1
     if answer.error:
         print(f"codeask: {answer.error}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    return status
 
 
 def _cmd_status(args) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
+from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
 from codeask.query.pipeline import Pipeline, Query, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
@@ -300,7 +300,13 @@ class Workspace:
     def _has_vectors(self) -> bool:
         return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
-    def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
+    def build_pipeline(
+        self,
+        *,
+        llm: LLM | None,
+        stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[Query], None] | None = None,
+    ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
 
         Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
@@ -363,7 +369,7 @@ class Workspace:
         if p.answer:
             answerer = step(p.answer, "answer")
         else:
-            answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+            answerer = SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
         evaluators = [step(name, "evaluator") for name in p.evaluators]
         return Pipeline(
             query_transformers=query_transformers,
@@ -384,6 +390,7 @@ class Workspace:
         cancelled: Callable[[], bool] | None = None,
         progress: Callable[[str], None] | None = None,
         stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[list[Source]], None] | None = None,
     ) -> Answer:
         """Answer ``question`` from the current index (callers update it first if they want).
 
@@ -392,11 +399,16 @@ class Workspace:
 
         Args:
             top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
+            cancelled: a ``() -> bool``, ``threading.Event`` or :class:`~codeask.llm.CancelToken`;
+                checked between steps and by every LLM call (which it aborts, closing the connection).
+            stream: gets the answer's text deltas as they arrive.
+            on_sources: gets the answer's sources just before the answer's LLM call.
+
             path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
 
         Raises:
             ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
-            Cancelled: ``cancelled()`` became true between steps.
+            Cancelled: cancelled between steps or during an LLM call.
             TemplateError, SettingsError: a broken template or setting.
         """
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
@@ -405,7 +417,12 @@ class Workspace:
             options["path_glob"] = path_glob
         llm = None if no_llm else self.llm()
         query = Query(question.strip(), options=options)
-        pipeline = self.build_pipeline(llm=llm, stream=stream)
+
+        def sources_ready(query: Query) -> None:
+            if on_sources is not None:
+                on_sources(Answer.from_query(query).sources)
+
+        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
 
 __all__ = [
@@ -37,10 +38,6 @@ __all__ = [
     "file_uri",
     "root_labels",
 ]
-
-
-class Cancelled(Exception):
-    """The caller cancelled the query (LSP ``$/cancelRequest``) between two steps."""
 
 
 def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int | None = None) -> str:
@@ -171,6 +168,18 @@ class Query:
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
+    cancel: Any = field(default=None, repr=False, compare=False)
+    """What :meth:`Pipeline.run` got as ``cancelled`` (a ``() -> bool``, ``threading.Event`` or
+    :class:`~codeask.llm.CancelToken`); steps pass it to their LLM calls as ``cancel=``, so a
+    cancellation aborts a running call (its connection is closed) instead of waiting for it."""
+    finish_reason: str | None = None
+    """How the answer's LLM call ended (``stop``, ``length``, ``incomplete``, ``error``); ``None``
+    without an LLM answer."""
+    cut_reason: str | None = None
+    """Why the answer is cut off (``None`` when complete), in words for the reader."""
+    prompt_documents: list[Document] | None = None
+    """The documents the answer's prompt held, in their numbered order (``[1]`` is the first); what
+    the answer's ``[n]`` citations refer to. ``None`` without an LLM answer."""
     parts: QuestionParts | None = None
 
     def __post_init__(self) -> None:
@@ -272,14 +281,18 @@ class Pipeline:
     ) -> Query:
         """Run every step on ``query`` and return it answered.
 
+        ``cancelled`` is also handed to the steps (``query.cancel``) for their LLM calls.
+
         Raises:
-            Cancelled: ``cancelled()`` returned true between steps.
+            Cancelled: ``cancelled()`` returned true between steps or during an LLM call.
             Exception: whatever a step raises (template errors, ``LLMError``), unchanged.
         """
+        if cancelled is not None:
+            query.cancel = cancelled
 
         def step(s: Step) -> None:
             nonlocal query
-            if cancelled is not None and cancelled():
+            if cancelled is not None and is_cancelled(cancelled):
                 raise Cancelled(f"cancelled before {s.name}")
             if progress is not None:
                 progress(s.name)
