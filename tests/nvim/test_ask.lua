@@ -1,12 +1,17 @@
--- Driven by tests/test_nvim.py: nvim --headless --clean -u NONE -c "luafile tests/nvim/test_ask.lua"
--- Env: CODEASK_NVIM_PY (python), CODEASK_NVIM_SETUP (codeask.lua), CODEASK_NVIM_FILE (file to
--- open), CODEASK_NVIM_OUT (JSON results). Any error exits with code 1 (cquit) instead of hanging.
+-- Driven by tests/test_nvim.py: nvim --headless --clean with editors/nvim installed as a start
+-- package (packpath), the way vim.pack / a plugin manager installs it.
+-- Env: CODEASK_NVIM_PY (python), CODEASK_NVIM_FILE (file to open), CODEASK_NVIM_OUT (JSON results).
+-- Any error exits with code 1 (cquit) instead of hanging.
 local ok, err = pcall(function()
   vim.cmd('filetype on')
-  vim.g.codeask_cmd = { os.getenv('CODEASK_NVIM_PY'), '-m', 'codeask', 'serve' }
-  vim.g.codeask_settings = { hover = { enabled = true } }
-  local codeask = dofile(os.getenv('CODEASK_NVIM_SETUP'))
-  local out = {}
+  local codeask = require('codeask').setup({
+    cmd = { os.getenv('CODEASK_NVIM_PY'), '-m', 'codeask', 'serve' },
+    settings = { hover = { enabled = true } },
+  })
+  local out = { commands = {} }
+  for _, name in ipairs({ 'CodeaskAsk', 'CodeaskExplain', 'CodeaskReindex', 'CodeaskStatus' }) do
+    out.commands[name] = vim.fn.exists(':' .. name) == 2
+  end
 
   vim.cmd.edit(os.getenv('CODEASK_NVIM_FILE'))
   local bufnr = vim.api.nvim_get_current_buf()
@@ -16,6 +21,7 @@ local ok, err = pcall(function()
   local client = vim.lsp.get_clients({ name = 'codeask' })[1]
   assert(vim.wait(30000, function() return client.initialized end, 50), 'not initialized')
   out.root = client.config.root_dir
+  out.server_version = client.server_info and client.server_info.version or vim.NIL
 
   -- wait for indexing to end
   local status
@@ -26,7 +32,13 @@ local ok, err = pcall(function()
   end, 200), 'indexing did not finish')
   out.status = status
 
-  -- :CodeaskAsk through the module (same code path as the user command), then the quickfix list
+  -- :checkhealth codeask on this working setup
+  vim.cmd('checkhealth codeask')
+  out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  vim.api.nvim_set_current_win(win)
+
+  -- the module's ask (same code path as the command), then the quickfix list
   local done = false
   codeask.ask('How is the coupon discount applied?', function(e, result)
     out.ask_error = e and e.message or vim.NIL
@@ -40,11 +52,19 @@ local ok, err = pcall(function()
   out.floats = #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
     vim.api.nvim_list_wins())
 
-  -- the user command itself works too
+  -- the user command itself
   vim.cmd('CodeaskAsk shipping cost for express delivery')
   assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 0 }).title:find('shipping') ~= nil end, 50),
     ':CodeaskAsk did not fill the quickfix list')
   out.qf2_first = vim.api.nvim_buf_get_name(vim.fn.getqflist()[1].bufnr)
+
+  -- :CodeaskStatus and :CodeaskReindex report through vim.notify
+  local notes = {}
+  vim.notify = function(msg) table.insert(notes, msg) end
+  vim.cmd('CodeaskStatus')
+  vim.cmd('CodeaskReindex')
+  assert(vim.wait(60000, function() return #notes >= 2 end, 50), 'status/reindex did not report')
+  out.notes = notes
 
   -- hover on apply_discount
   vim.api.nvim_set_current_win(win)

@@ -19,9 +19,18 @@ import {
 import { createCommandHandlers, errorMessage } from './commands';
 import { OPEN_SOURCE_COMMAND, createSelectionHover } from './hover';
 import { openRequestFromArgs } from './markdown';
+import { InstallError, ServerEnv, bundledWheel, defaultPythonCandidates, ensureServerEnv, installedEnv } from './install';
+import { McpVscode, registerMcpProvider } from './mcp';
 import { AnswerPanel } from './panel';
-import { INSTALL_COMMAND, describeCommand, resolveServerCommand, startFailureMessage } from './serverCommand';
 import { documentSelector } from './selector';
+import {
+  INSTALL_COMMAND,
+  ServerCommand,
+  describeCommand,
+  resolveServerCommand,
+  serverVersionProblem,
+  startFailureMessage,
+} from './serverCommand';
 import { findExecutable } from './serverPath';
 import {
   ApiKeys,
@@ -46,6 +55,27 @@ function rawSettings(scopeUri?: string): unknown {
   });
 }
 
+/** Whether the user set `codeask.serverPath` (else the extension may install its own server). */
+function serverPathSet(): boolean {
+  const i = vscode.workspace.getConfiguration('codeask').inspect<string>('serverPath');
+  return !!i && [i.globalValue, i.workspaceValue, i.workspaceFolderValue].some((v) => typeof v === 'string' && v.trim() !== '');
+}
+
+/** The interpreter of the Python extension's active environment, when that extension is installed. */
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  try {
+    const ext = vscode.extensions.getExtension('ms-python.python');
+    if (!ext) return undefined;
+    const api: any = ext.isActive ? ext.exports : await ext.activate();
+    const envs = api?.environments;
+    const active = envs?.getActiveEnvironmentPath?.(vscode.workspace.workspaceFolders?.[0]?.uri);
+    const resolved = active ? await envs.resolveEnvironment(active) : undefined;
+    return resolved?.executable?.uri?.fsPath;
+  } catch {
+    return undefined;
+  }
+}
+
 async function loadKeys(secrets: vscode.SecretStorage): Promise<ApiKeys> {
   const keys: ApiKeys = {};
   for (const provider of KEYED_PROVIDERS) {
@@ -62,6 +92,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const keys: ApiKeys = await loadKeys(context.secrets);
   let executable: Executable | undefined;
   let lastFailureNotice = 0;
+  // `codeask mcp` for VS Code's agent mode, from the same environment as the language server.
+  let mcpTarget: { command: ServerCommand; executable: string } | undefined;
+  const mcp = registerMcpProvider(
+    vscode as unknown as McpVscode,
+    () => mcpTarget,
+    () => serverEnv({}, keys) as Record<string, string>,
+    String(context.extension?.packageJSON?.version ?? ''),
+  );
+  if (mcp) context.subscriptions.push(mcp);
 
   async function request(command: string, args: unknown[], token?: vscode.CancellationToken): Promise<unknown> {
     if (!client || client.state === State.Stopped) {
@@ -193,13 +232,73 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return lc;
   }
 
-  async function startServer(): Promise<void> {
-    const cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
-    const found = findExecutable(cmd.command);
+  /** Python candidates for the managed environment: the `codeask.pythonPath` setting alone when
+   * set, else the Python extension's environment, then python3 / python / py -3 on PATH. */
+  async function pythonCandidates(): Promise<{ command: string; args?: string[] }[]> {
+    const explicit = vscode.workspace.getConfiguration('codeask').get<string>('pythonPath', '').trim();
+    if (explicit) return [{ command: explicit.replace(/^~(?=$|[\\/])/, os.homedir()) }];
+    const fromExtension = await pythonExtensionInterpreter();
+    return [...(fromExtension ? [{ command: fromExtension }] : []), ...defaultPythonCandidates()];
+  }
+
+  /** The managed server environment, installed (or upgraded) under a cancellable progress
+   * notification when needed; undefined after a failure (already reported) or without a wheel. */
+  async function managedServer(force: boolean): Promise<ServerEnv | undefined> {
+    const wheel = bundledWheel(context.asAbsolutePath('server'));
+    if (!wheel) return undefined;
+    const storageDir = context.globalStorageUri.fsPath;
+    const ready = force ? undefined : installedEnv(storageDir, wheel);
+    if (ready) return ready;
+    const pythons = await pythonCandidates();
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'codeask: installing the server', cancellable: true },
+      async (progress, token) => {
+        try {
+          return await ensureServerEnv({
+            storageDir,
+            wheel,
+            pythons,
+            force,
+            token,
+            log: (line) => output.appendLine(line),
+            report: (message) => progress.report({ message }),
+          });
+        } catch (error) {
+          const message = error instanceof InstallError ? error.message : `codeask: installing the server failed: ${errorMessage(error)}`;
+          output.appendLine(`[codeask extension] ${message}`);
+          statusBar.stopped('the server is not installed');
+          void vscode.window.showErrorMessage(message, 'Show Log', 'Reinstall Server').then((choice) => {
+            if (choice === 'Show Log') output.show(true);
+            else if (choice === 'Reinstall Server') void vscode.commands.executeCommand('codeask.reinstallServer');
+          });
+          return undefined;
+        }
+      },
+    );
+  }
+
+  async function startServer(force = false): Promise<void> {
+    let cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
+    let found = serverPathSet() ? findExecutable(cmd.command) : undefined;
+    let managed = false;
+    if (!serverPathSet()) {
+      // No explicit server: `codeask` on PATH, else the environment this extension manages
+      // (installed from the wheel the .vsix carries); "Reinstall Server" forces the latter.
+      const env = force || !findExecutable(cmd.command) ? await managedServer(force) : undefined;
+      if (env) {
+        cmd = resolveServerCommand(env.codeask);
+        found = env.codeask;
+        managed = true;
+      } else {
+        found = findExecutable(cmd.command);
+      }
+    }
     if (!found) {
       notifyStartFailure(`"${cmd.command}" was not found${cmd.command.includes('/') || cmd.command.includes('\\') ? '' : ' on PATH'}`);
       return;
     }
+    mcpTarget = { command: cmd, executable: found };
+    mcp?.refresh();
     const folder = vscode.workspace.workspaceFolders?.[0];
     executable = {
       command: found,
@@ -214,6 +313,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await client.start();
     } catch (error) {
       notifyStartFailure(error);
+      return;
+    }
+    const info = client.initializeResult?.serverInfo;
+    output.appendLine(`[codeask extension] server ${info?.name ?? 'codeask'} ${info?.version ?? '(no version reported)'}${managed ? ' (managed environment)' : ''}`);
+    const problem = serverVersionProblem(info, managed);
+    if (problem) {
+      output.appendLine(`[codeask extension] ${problem}`);
+      await stopServer();
+      statusBar.stopped('the server is too old');
+      void vscode.window.showErrorMessage(problem, managed ? 'Reinstall Server' : 'Show Output').then((choice) => {
+        if (choice === 'Reinstall Server') void vscode.commands.executeCommand('codeask.reinstallServer');
+        else if (choice === 'Show Output') output.show(true);
+      });
     }
   }
 
@@ -234,6 +346,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await startServer();
   }
 
+  async function reinstallServer(): Promise<void> {
+    await stopServer();
+    if (serverPathSet()) {
+      void vscode.window.showInformationMessage(
+        'codeask: "codeask.serverPath" is set, so the extension does not manage the server; clear it to use the bundled one.',
+      );
+    }
+    await startServer(!serverPathSet());
+  }
+
   const panel = new AnswerPanel(vscode, (msg) => handlers.onWebviewMessage(msg));
   const handlers = createCommandHandlers({
     vscode,
@@ -247,6 +369,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (key) keys[provider] = key;
       else delete keys[provider];
       if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys) };
+      mcp?.refresh();
       if (key) await sendConfiguration();
       else await restartServer(); // the running process still has the old key in its environment
     },
@@ -261,11 +384,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('codeask.showStatus', () => handlers.showStatus()),
     vscode.commands.registerCommand('codeask.setApiKey', (provider?: unknown) => handlers.setApiKey(provider)),
     vscode.commands.registerCommand('codeask.restartServer', () => restartServer()),
+    vscode.commands.registerCommand('codeask.reinstallServer', () => reinstallServer()),
     vscode.commands.registerCommand(OPEN_SOURCE_COMMAND, (uri?: unknown, start?: unknown, end?: unknown) =>
       handlers.openSource(openRequestFromArgs(uri, start, end)),
     ),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration('codeask.serverPath')) void restartServer();
+      if (event.affectsConfiguration('codeask.serverPath') || event.affectsConfiguration('codeask.pythonPath')) void restartServer();
     }),
     context.secrets.onDidChange(async (event) => {
       if (!event.key.startsWith('codeask.apiKey.')) return;

@@ -61,3 +61,34 @@ export function startFailureMessage(cmd: ServerCommand, error?: unknown): string
     'or set "codeask.serverPath" to a codeask executable or a Python interpreter that has codeask installed.'
   );
 }
+
+/** The oldest server this extension works with (`serverInfo.version` of `initialize`). */
+export const MIN_SERVER_VERSION = '0.1.0';
+
+/** Compare dotted versions: negative, 0 or positive (`0.10.0` > `0.9.2`; missing parts are 0). */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map((p) => parseInt(p, 10) || 0);
+  const pb = b.split('.').map((p) => parseInt(p, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * Why the server that answered `initialize` cannot be used (one message with the upgrade
+ * command), or undefined. `managed`: started from the extension's own environment.
+ */
+export function serverVersionProblem(
+  serverInfo: { name?: string; version?: string } | undefined,
+  managed: boolean,
+  required: string = MIN_SERVER_VERSION,
+): string | undefined {
+  const version = serverInfo?.version;
+  if (version && compareVersions(version, required) >= 0) return undefined;
+  const upgrade = managed
+    ? 'run "Codeask: Reinstall Server"'
+    : `upgrade it with \`${INSTALL_COMMAND.replace('pip install', 'pip install --upgrade')}\`, or clear "codeask.serverPath" and run "Codeask: Reinstall Server" to use the server bundled with the extension`;
+  return `codeask: the language server is ${version ? `version ${version}` : 'of an unknown version'}, older than ${required}, which this extension needs: ${upgrade}.`;
+}

@@ -3,7 +3,7 @@
  *
  * The server takes the `codeask` section (camelCase, nested as VS Code writes it) from
  * `initializationOptions` and from `workspace/configuration`; it rejects unknown keys, so
- * client-only settings (`serverPath`, `trace`) are removed and empty values are dropped
+ * client-only settings (`serverPath`, `pythonPath`, `trace`) are removed and empty values are dropped
  * (an empty `model` means "the provider's default"). API keys come from SecretStorage and are
  * added here, never read from or written to settings.json.
  *
@@ -24,7 +24,7 @@ export interface ApiKeys {
 export type JsonObject = { [key: string]: unknown };
 
 /** Settings under `codeask.*` that only the extension uses. */
-export const CLIENT_ONLY_KEYS: readonly string[] = ['serverPath', 'trace'];
+export const CLIENT_ONLY_KEYS: readonly string[] = ['serverPath', 'pythonPath', 'trace'];
 
 /** SecretStorage key holding the API key of `provider`. */
 export function secretKey(provider: KeyedProvider): string {
@@ -127,6 +127,7 @@ export function maskKey(key: string): string {
 /** The settings this extension contributes that have a default (keys relative to `codeask.`). */
 export const CONTRIBUTED_KEYS: readonly string[] = [
   'serverPath',
+  'pythonPath',
   'llm.provider',
   'llm.model',
   'llm.baseUrl',

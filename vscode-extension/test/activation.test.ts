@@ -23,7 +23,7 @@ function deepStub(name: string): Any {
   });
 }
 
-function createVscodeStub(settings: Record<string, unknown>) {
+function createVscodeStub(settings: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const disposable = { dispose() {} };
   const registered: string[] = [];
   const errors: { message: string; actions: string[] }[] = [];
@@ -65,6 +65,10 @@ function createVscodeStub(settings: Record<string, unknown>) {
     StatusBarAlignment: { Left: 1, Right: 2 },
     ViewColumn: { Beside: -2 },
     Uri: { parse: (s: string) => ({ toString: () => s }) },
+    // VS Code before 1.101: no MCP server definition provider API
+    lm: undefined,
+    McpStdioServerDefinition: undefined,
+    ...extra,
   };
   const vscode = new Proxy(explicit, {
     get: (target, key) => (key in target ? target[key] : typeof key === 'string' ? deepStub(`vscode.${key}`) : undefined),
@@ -116,6 +120,48 @@ describe('activation', () => {
     assert.equal(stub.statusItems[0].text, '$(error) codeask');
     assert.equal(stub.statusItems[0].command, 'codeask.showStatus');
     for (const d of ctx.subscriptions) d.dispose();
+    await ext.deactivate();
+  });
+
+  it('registers the codeask MCP server provider when VS Code has the API', async () => {
+    const providers: { id: string; provider: Any }[] = [];
+    let disposed = 0;
+    class EventEmitter {
+      listeners: (() => void)[] = [];
+      event = (l: () => void) => {
+        this.listeners.push(l);
+        return { dispose() {} };
+      };
+      fire() {
+        for (const l of this.listeners) l();
+      }
+      dispose() {}
+    }
+    const stub = createVscodeStub(
+      { serverPath: '/nonexistent/bin/codeask' },
+      {
+        lm: {
+          registerMcpServerDefinitionProvider: (id: string, provider: Any) => {
+            providers.push({ id, provider });
+            return { dispose: () => disposed++ };
+          },
+        },
+        McpStdioServerDefinition: class {},
+        EventEmitter,
+      },
+    );
+    stub.vscode.workspace.onDidChangeWorkspaceFolders = () => ({ dispose() {} });
+    const ext = loadExtension(stub.vscode);
+    const ctx = context();
+    await ext.activate(ctx);
+    const pkg = require('../../package.json');
+    assert.equal(providers.length, 1);
+    assert.equal(providers[0].id, pkg.contributes.mcpServerDefinitionProviders[0].id);
+    // no server executable found: no definition offered (and no error beyond the start failure)
+    assert.deepEqual(await providers[0].provider.provideMcpServerDefinitions(), []);
+    assert.equal(stub.errors.length, 1);
+    for (const d of ctx.subscriptions) d.dispose();
+    assert.equal(disposed, 1);
     await ext.deactivate();
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -33,6 +33,16 @@ describe('package.json', () => {
     }
     assert.deepEqual(props['codeask.llm.provider'].enum, ['auto', 'openai', 'anthropic', 'none']);
     assert.ok(!Object.keys(props).some((k) => /apikey/i.test(k)), 'API keys are not settings');
+  });
+  it('is fit for a marketplace: icon, CHANGELOG, gallery banner, and the wheel in the .vsix', () => {
+    for (const file of [pkg.icon, 'CHANGELOG.md', 'README.md', 'LICENSE']) assert.ok(existsSync(join(root, file)), file);
+    assert.ok(pkg.galleryBanner && pkg.categories.length && pkg.keywords.length && pkg.repository.url);
+    assert.match(pkg.scripts.package, /build-wheel.*vsce package/);
+    const ignore = readFileSync(join(root, '.vscodeignore'), 'utf8');
+    assert.ok(!/^server/m.test(ignore), 'server/*.whl must go in the .vsix');
+    const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
+    assert.ok(ids.includes('codeask.reinstallServer'));
+    assert.deepEqual(pkg.contributes.mcpServerDefinitionProviders.map((p: { id: string }) => p.id), ['codeask.mcpServers']);
   });
   it('activates on its commands and on a .codeask.toml, never at startup', () => {
     assert.ok(!pkg.activationEvents.includes('onStartupFinished'));

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeCommand, isPythonInterpreter, resolveServerCommand, startFailureMessage } from '../src/serverCommand';
+import {
+  MIN_SERVER_VERSION,
+  compareVersions,
+  describeCommand,
+  isPythonInterpreter,
+  resolveServerCommand,
+  serverVersionProblem,
+  startFailureMessage,
+} from '../src/serverCommand';
 import { findExecutable } from '../src/serverPath';
 
 describe('resolveServerCommand', () => {
@@ -58,5 +66,21 @@ describe('findExecutable', () => {
   });
   it('finds a real executable', () => {
     assert.ok(findExecutable('node'));
+  });
+});
+
+describe('serverVersionProblem', () => {
+  it('accepts the needed version and newer ones', () => {
+    assert.equal(serverVersionProblem({ name: 'codeask', version: MIN_SERVER_VERSION }, false), undefined);
+    assert.equal(serverVersionProblem({ name: 'codeask', version: '0.10.0' }, false, '0.9.2'), undefined);
+    assert.ok(compareVersions('0.10.0', '0.9.2') > 0 && compareVersions('1.0', '1.0.0') === 0 && compareVersions('0.1.0', '0.2') < 0);
+  });
+  it('refuses an older or unversioned server with the upgrade command', () => {
+    const own = serverVersionProblem({ name: 'codeask', version: '0.0.9' }, true, '0.1.0');
+    assert.match(own ?? '', /version 0\.0\.9, older than 0\.1\.0/);
+    assert.match(own ?? '', /Codeask: Reinstall Server/);
+    const user = serverVersionProblem(undefined, false, '0.1.0');
+    assert.match(user ?? '', /unknown version/);
+    assert.match(user ?? '', /pip install --upgrade \/path\/to\/codeask/);
   });
 });

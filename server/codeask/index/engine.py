@@ -17,6 +17,11 @@ single commit, so a saved file is searchable by keyword and vector together.
 Crash safety: see ``codeask.index.manifest``. One writer per index: an inter-process file lock
 (``write.lock``, released by the OS when its owner dies) around every write; a second process
 either waits (``index``) or reads without writing (``ask``).
+
+Nothing is created before the first write: opening a :class:`RootIndex` (``codeask status`` on a
+folder never indexed) makes no folder and loads no model. An index folder that exists but cannot
+be written (a read-only mount or folder) is read as it is: search works, every write raises
+:class:`IndexReadOnly`.
 """
 
 from __future__ import annotations
@@ -54,7 +59,9 @@ if TYPE_CHECKING:
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
 # so the language server answers ``initialize`` without waiting for it.
 
-__all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
+__all__ = [
+    "RootIndex", "IndexStats", "Progress", "IndexLocked", "IndexReadOnly", "index_dir_for", "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = "2"
 log = logging.getLogger(__name__)
@@ -65,6 +72,16 @@ _OPTIMIZE_ROWS = 2048
 
 class IndexLocked(RuntimeError):
     """Another process holds the index's write lock; the message names its pid and command."""
+
+
+class IndexReadOnly(RuntimeError):
+    """The index cannot be written: its folder is read-only, or it cannot be created (the message
+    names the folder and the OS error)."""
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be created in ``folder`` (``access(2)``: also false on a read-only mount)."""
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 @dataclass
@@ -158,18 +175,22 @@ class RootIndex:
     """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
 
     Args:
-        root: the workspace folder.
+        root: the workspace folder, kept as named (absolute, symlinks not resolved: ``root``);
+            ``real_root`` is its resolved path.
         settings: loaded settings (``index``, ``embedding`` sections are used).
         embedder: the embedding model; loaded lazily (shared per process) when ``None``.
     """
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
-        self.root = Path(root).resolve()
+        # The root as the client named it (a symlinked root stays the link: citations, URIs and
+        # Locations use it, so editors do not open a second tab for the same file); the index is
+        # keyed by its real path, which the symlink checks also use.
+        self.root = Path(os.path.abspath(root))
+        self.real_root = self.root.resolve()
         self.settings = settings
         self.index_dir = index_dir_for(self.root, settings)
-        if self.index_dir == self.root or self.root in self.index_dir.parents:
+        if self.index_dir == self.real_root or self.real_root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
-        self.index_dir.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
@@ -178,15 +199,60 @@ class RootIndex:
         self._urgent = 0
         self._urgent_lock = threading.Lock()
         self.ignorer = Ignorer(self.root, settings.index)
-        self.manifest = Manifest(self.index_dir / "manifest.sqlite")
+        self._manifest: Manifest | None = None
+        self._open_lock = threading.Lock()
         self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._shared: SharedReader | None = None
         #: Vectors taken from the shared cache by this object so far (see :meth:`_fill_vectors`).
         self.chunks_shared = 0
-        (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
 
     # ------------------------------------------------------------ resources
+    @property
+    def manifest_path(self) -> Path:
+        """The index's ``manifest.sqlite``: the index exists when this file does."""
+        return self.index_dir / "manifest.sqlite"
+
+    def exists(self) -> bool:
+        """Whether this root was ever indexed (its manifest exists); creates nothing."""
+        return self.manifest_path.is_file()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the index exists but its folder cannot be written (it is then searched as it is)."""
+        return self.exists() and not _writable(self.index_dir)
+
+    def _create(self) -> None:
+        """Create the index folder (and ``root.txt``, naming the root for humans).
+
+        Raises:
+            IndexReadOnly: the folder cannot be created or written (one line naming it and why).
+        """
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise IndexReadOnly(
+                f"cannot create the index folder {self.index_dir}: {why}; set CODEASK_CACHE_DIR "
+                "(or index.cache_dir) to a writable folder"
+            ) from None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The per-file manifest, opened on first use: read-only for a read-only index; a new index
+        folder is created here (never by ``status`` on a folder not indexed, see :meth:`status`).
+
+        Raises:
+            IndexReadOnly: a new index folder cannot be created.
+        """
+        with self._open_lock:
+            if self._manifest is None:
+                if not self.exists():
+                    self._create()
+                self._manifest = Manifest(self.manifest_path, read_only=self.read_only)
+            return self._manifest
+
     @property
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use (shared per process, :func:`~codeask.index.embed.load_embedder`).
@@ -226,6 +292,11 @@ class RootIndex:
         else:
             dim = self.embedder.dim
         want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+        if have != want and self.manifest.read_only:
+            raise IndexReadOnly(
+                f"the index {self.index_dir} is read-only and was built for another embedding model or "
+                f"schema ({have}); it cannot be rebuilt"
+            )
         if have is None:
             self.manifest.set_meta("index", want)  # a new index: nothing to clear
         elif have != want:
@@ -247,8 +318,9 @@ class RootIndex:
         return store
 
     def close(self) -> None:
-        """Close the manifest's SQLite connection."""
-        self.manifest.close()
+        """Close the manifest's SQLite connection (if it was opened)."""
+        if self._manifest is not None:
+            self._manifest.close()
 
     @contextmanager
     def writing(self, *, wait: bool = True, timeout: float | None = None):
@@ -260,7 +332,12 @@ class RootIndex:
 
         Raises:
             IndexLocked: the lock is held by another process (and ``wait`` is false or timed out).
+            IndexReadOnly: the index folder is read-only or cannot be created.
         """
+        if self.read_only:
+            raise IndexReadOnly(f"the index {self.index_dir} is read-only: it is searched as it is and cannot be updated")
+        if not self.exists():
+            self.manifest  # noqa: B018 - creates the index folder, or raises IndexReadOnly
         with self._write_lock:
             try:
                 self._file_lock.acquire(timeout=0)
@@ -608,7 +685,7 @@ class RootIndex:
         rels: set[str] = set()
         rules_changed = False
         for p in abs_paths:
-            rel_s = self._relative(Path(p))
+            rel_s = self.relative(Path(p))
             if rel_s is None:
                 continue
             parent, _, name = rel_s.rpartition("/")
@@ -656,16 +733,23 @@ class RootIndex:
         stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
         return stats
 
-    def _relative(self, path: Path) -> str | None:
-        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside."""
+    def relative(self, path: Path | str) -> str | None:
+        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside.
+
+        A path under the root as named, or under its real path (a resolved path of a symlinked
+        root), both count."""
+        path = Path(path)
         path = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
         try:
             rel = path.relative_to(self.root)
         except ValueError:
-            try:  # reached through a symlinked root, e.g. an editor's unresolved path
-                rel = path.resolve().relative_to(self.root)
-            except (ValueError, OSError):
-                return None
+            try:  # the other name of a symlinked root
+                rel = path.relative_to(self.real_root)
+            except ValueError:
+                try:
+                    rel = path.resolve().relative_to(self.real_root)
+                except (ValueError, OSError):
+                    return None
         rel_s = rel.as_posix()
         return None if rel_s in (".", "") else rel_s
 
@@ -674,13 +758,16 @@ class RootIndex:
         is on and their target stays inside the root (else ``"outside_root"``)."""
         try:
             real = abs_path.resolve()
+            unlinked = self.real_root / abs_path.relative_to(self.root)
         except (OSError, RuntimeError):  # a loop
             return "symlink_loop"
-        if real == abs_path:
+        except ValueError:
+            unlinked = abs_path
+        if real == unlinked:
             return None
         if not self.settings.index.follow_symlinks:
             return "excluded"
-        return None if self.root in real.parents else "outside_root"
+        return None if self.real_root in real.parents else "outside_root"
 
     def _expand_dirs(self, rels: set[str]) -> set[str]:
         """Folders in ``rels`` become the files below them.
@@ -713,15 +800,29 @@ class RootIndex:
 
     # ------------------------------------------------------------------ status
     def status(self) -> dict:
-        """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model",
-        "index_bytes"}`` (``index_bytes``: the index folder's size on disk)."""
-        store = self.store
-        return {
+        """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
+        "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).
+
+        A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
+        """
+        out = {
             "root": str(self.root),
-            "files": self.manifest.count(),
-            "chunks_total": store.count(),
-            "vectors_pending": store.count_pending(),
+            "indexed": self.exists(),
+            "read_only": self.read_only,
+            "files": 0,
+            "chunks_total": 0,
+            "vectors_pending": 0,
             "index_dir": str(self.index_dir),
             "embedding_model": self.settings.embedding.model,
-            "index_bytes": store.disk_bytes(),
+            "index_bytes": 0,
         }
+        if not out["indexed"]:
+            return out
+        store = self.store
+        out.update(
+            files=self.manifest.count(),
+            chunks_total=store.count(),
+            vectors_pending=store.count_pending(),
+            index_bytes=store.disk_bytes(),
+        )
+        return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +38,43 @@ class FileRecord:
     chunks: int
 
 
-class Manifest:
-    """Indexed files of one root. Thread-safe (one connection behind a lock)."""
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open ``path`` for reading only: ``mode=ro``, or ``immutable=1`` where SQLite cannot create the
+    WAL's shared-memory file beside it (a read-only mount or folder).
 
-    def __init__(self, path: Path):
+    Raises:
+        sqlite3.OperationalError: the file cannot be read at all.
+    """
+    uri = "file:" + urllib.parse.quote(str(Path(path).absolute()))
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False, timeout=30)
+        try:
+            db.execute("SELECT COUNT(*) FROM files").fetchone()
+            return db
+        except sqlite3.Error as exc:
+            db.close()
+            last = exc
+    assert last is not None
+    raise last
+
+
+class Manifest:
+    """Indexed files of one root. Thread-safe (one connection behind a lock).
+
+    Args:
+        path: the ``manifest.sqlite`` file (created unless ``read_only``).
+        read_only: open an existing manifest without writing anything (a read-only index folder);
+            the write methods then raise ``sqlite3.OperationalError``.
+    """
+
+    def __init__(self, path: Path, *, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         self._lock = threading.Lock()
+        if read_only:
+            self._db = _connect_read_only(self.path)
+            return
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -124,6 +156,8 @@ class Manifest:
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file and truncate it (bounds disk use)."""
+        if self.read_only:
+            return
         with self._lock:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 

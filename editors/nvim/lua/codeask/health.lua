@@ -1,0 +1,68 @@
+-- :checkhealth codeask: server found, its version, the index state and the LLM.
+local M = {}
+
+local function version_command(cmd)
+  -- { 'codeask', 'serve', ... } -> { 'codeask', '--version' }; { python, '-m', 'codeask', 'serve' } -> ...
+  local out = {}
+  for _, part in ipairs(cmd) do
+    if part == 'serve' then break end
+    table.insert(out, part)
+  end
+  table.insert(out, '--version')
+  return out
+end
+
+function M.check()
+  local codeask = require('codeask')
+  vim.health.start('codeask')
+  if vim.fn.has('nvim-0.11') == 0 then
+    vim.health.error('Neovim 0.11 or newer is needed (vim.lsp.config / vim.lsp.enable)')
+    return
+  end
+  if not codeask.config then
+    vim.health.warn("setup() was not called", { "add require('codeask').setup({}) to your config" })
+  end
+  local cmd = (codeask.config or codeask.defaults).cmd
+  local exe = cmd[1]
+  if vim.fn.executable(exe) == 0 then
+    vim.health.error(('server not found: `%s` is not an executable'):format(exe), {
+      'install codeask: ' .. codeask.UPGRADE_COMMAND:gsub('%-%-upgrade ', '') .. ' (puts `codeask` on PATH)',
+      "or point the plugin at it: require('codeask').setup({ cmd = { '/path/to/venv/bin/codeask', 'serve' } })",
+    })
+    return
+  end
+  vim.health.ok(('server found: %s'):format(vim.fn.exepath(exe)))
+
+  local res = vim.system(version_command(cmd), { text = true }):wait(60000)
+  local version = res.code == 0 and (res.stdout or ''):match('codeask%s+([%w%.%-]+)') or nil
+  local problem = codeask.version_problem(version)
+  if problem then
+    vim.health.error(problem:gsub('^codeask: ', ''), { codeask.UPGRADE_COMMAND })
+  else
+    vim.health.ok(('server version %s (>= %s needed)'):format(version, codeask.MIN_SERVER_VERSION))
+  end
+
+  local client = codeask.client()
+  if not client then
+    vim.health.info('the server is not running in this session: open a file under a project root to start it')
+    return
+  end
+  local r = client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 10000)
+  local s = r and r.result
+  if not s then
+    vim.health.warn('the server did not answer codeask.status' .. (r and r.err and (': ' .. r.err.message) or ''))
+    return
+  end
+  local state = s.indexing and 'indexing' or 'ready'
+  vim.health.ok(('index %s: %d files, %d chunks, %d waiting for embeddings (%s)'):format(
+    state, s.files or 0, s.chunks_total or 0, s.vectors_pending or 0, s.index_dir or 'no index yet'))
+  if s.llm then
+    vim.health.ok('LLM: ' .. s.llm)
+  else
+    vim.health.info('no LLM configured: answers list the ranked sources', {
+      'set OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment Neovim starts from (settings.llm picks provider and model)',
+    })
+  end
+end
+
+return M

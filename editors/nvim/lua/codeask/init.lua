@@ -1,0 +1,185 @@
+-- codeask for Neovim 0.11+: the codeask language server (`codeask serve`) through the built-in
+-- LSP client, plus :CodeaskAsk / :CodeaskExplain / :CodeaskReindex / :CodeaskStatus
+-- (plugin/codeask.lua) and `:checkhealth codeask` (lua/codeask/health.lua).
+--
+--   require('codeask').setup({
+--     cmd = { 'codeask', 'serve' },        -- or { '/path/to/venv/bin/python', '-m', 'codeask', 'serve' }
+--     settings = { retrieval = { topK = 20, maxFiles = 8 } },  -- the `codeask` settings, camelCase
+--     keymaps = false,                      -- or { ask = '<leader>ca', explain = '<leader>ce' }
+--   })
+local M = {}
+
+--- The oldest server this plugin works with (the `serverInfo.version` of `initialize`).
+M.MIN_SERVER_VERSION = '0.1.0'
+--- How users upgrade the server (codeask is installed from its repository or a wheel).
+M.UPGRADE_COMMAND = 'pip install --upgrade /path/to/codeask'
+
+M.defaults = {
+  cmd = { 'codeask', 'serve' },
+  filetypes = { 'python', 'javascript', 'typescript', 'typescriptreact', 'javascriptreact', 'go', 'rust',
+                'java', 'c', 'cpp', 'cs', 'ruby', 'php', 'kotlin', 'lua', 'sh', 'markdown', 'rst', 'toml',
+                'yaml', 'json' },
+  root_markers = { '.codeask.toml', '.git', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' },
+  settings = {},
+  keymaps = false,
+}
+
+M.config = nil
+
+--- Compare dotted versions: -1, 0 or 1 (`'0.10.0' > '0.9.2'`; missing parts count as 0).
+function M.compare_versions(a, b)
+  local pa, pb = vim.split(tostring(a), '.', { plain = true }), vim.split(tostring(b), '.', { plain = true })
+  for i = 1, math.max(#pa, #pb) do
+    local x, y = tonumber((pa[i] or '0'):match('^%d+')) or 0, tonumber((pb[i] or '0'):match('^%d+')) or 0
+    if x ~= y then return x < y and -1 or 1 end
+  end
+  return 0
+end
+
+--- Why a server of `version` cannot be used (one line with the upgrade command), or nil.
+function M.version_problem(version)
+  if not version or version == '' then
+    return ('codeask: the server did not report its version; codeask >= %s is needed: %s')
+      :format(M.MIN_SERVER_VERSION, M.UPGRADE_COMMAND)
+  end
+  if M.compare_versions(version, M.MIN_SERVER_VERSION) < 0 then
+    return ('codeask: server %s is older than %s, which this plugin needs: upgrade it with `%s`')
+      :format(version, M.MIN_SERVER_VERSION, M.UPGRADE_COMMAND)
+  end
+  return nil
+end
+
+--- Set up the language server (and, when asked, keymaps). Safe to call again with new options.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  local settings = M.config.settings
+  vim.lsp.config('codeask', {
+    cmd = M.config.cmd,
+    filetypes = M.config.filetypes,
+    root_markers = M.config.root_markers,
+    init_options = settings,             -- read at startup
+    settings = { codeask = settings },   -- answered to workspace/configuration (section "codeask")
+    on_init = function(client, result)
+      local info = result and result.serverInfo or {}
+      local problem = M.version_problem(info.version)
+      if problem then
+        vim.schedule(function()
+          vim.notify(problem, vim.log.levels.ERROR)
+          client:stop()
+        end)
+      end
+    end,
+  })
+  vim.lsp.enable('codeask')
+  local keys = M.config.keymaps
+  if type(keys) == 'table' then
+    if keys.ask then
+      vim.keymap.set('n', keys.ask, function()
+        vim.ui.input({ prompt = 'codeask: ' }, function(q) if q and q ~= '' then M.ask(q) end end)
+      end, { desc = 'codeask: ask a question' })
+    end
+    if keys.explain then
+      vim.keymap.set('x', keys.explain, ':CodeaskExplain<CR>', { desc = 'codeask: explain selection', silent = true })
+    end
+  end
+  return M
+end
+
+--- The running codeask client (for the current buffer's root when there are several), or nil.
+function M.client()
+  return vim.lsp.get_clients({ name = 'codeask', bufnr = 0 })[1] or vim.lsp.get_clients({ name = 'codeask' })[1]
+end
+
+local function need_client()
+  local c = M.client()
+  if not c then
+    local hint = M.config and 'open a file in a project, or see :checkhealth codeask'
+      or "call require('codeask').setup() in your config"
+    vim.notify('codeask: the language server is not running (' .. hint .. ')', vim.log.levels.ERROR)
+  end
+  return c
+end
+
+local function show(markdown)
+  vim.lsp.util.open_floating_preview(vim.split(markdown or '', '\n'), 'markdown',
+    { border = 'rounded', max_width = 100, max_height = 40, focus_id = 'codeask' })
+end
+
+--- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result.
+function M.qf_items(result)
+  local items = {}
+  for i, loc in ipairs(result.locations or {}) do
+    local src = (result.sources or {})[i] or {}
+    table.insert(items, {
+      filename = vim.uri_to_fname(loc.uri),
+      lnum = loc.range.start.line + 1,       -- LSP lines are 0-based
+      col = loc.range.start.character + 1,
+      text = (src.symbol and src.symbol ~= '') and src.symbol or (src.path or ''),
+    })
+  end
+  return items
+end
+
+local function command(name, args, on_result)
+  local c = need_client()
+  if not c then return end
+  c:request('workspace/executeCommand', { command = name, arguments = args }, function(err, result)
+    if err then
+      vim.notify('codeask: ' .. err.message, vim.log.levels.ERROR)
+    end
+    on_result(err, result)
+  end)
+end
+
+--- Ask a question: the sources fill the quickfix list, the answer opens in a float.
+--- `on_done(err, result)` is optional.
+function M.ask(question, on_done)
+  command('codeask.ask', { question }, function(err, result)
+    if not err then
+      vim.fn.setqflist({}, ' ', { title = 'codeask: ' .. question, items = M.qf_items(result) })
+      show(result.markdown)
+    end
+    if on_done then on_done(err, result) end
+  end)
+end
+
+--- Explain lines `line1`..`line2` (1-based) of the current buffer.
+function M.explain(line1, line2, on_done)
+  local range = { start = { line = line1 - 1, character = 0 }, ['end'] = { line = line2, character = 0 } }
+  command('codeask.explain', { vim.uri_from_bufnr(0), range }, function(err, result)
+    if not err then
+      vim.fn.setqflist({}, ' ', { title = 'codeask: related code', items = M.qf_items(result) })
+      show(result.markdown)
+    end
+    if on_done then on_done(err, result) end
+  end)
+end
+
+--- One line for a codeask.status result.
+function M.format_status(s)
+  local line = ('codeask: %d files, %d chunks'):format(s.files or 0, s.chunks_total or 0)
+  if (s.vectors_pending or 0) > 0 then line = line .. (', %d waiting for embeddings'):format(s.vectors_pending) end
+  if s.indexing then line = line .. ' (indexing)' end
+  return line .. '; LLM: ' .. (s.llm or 'none (answers list the sources)')
+end
+
+--- Re-index the workspace now.
+function M.reindex(on_done)
+  command('codeask.reindex', {}, function(err, result)
+    if not err then
+      vim.notify(('codeask: re-indexed: %d files changed, %d chunks embedded'):format(
+        result.files_changed or 0, result.chunks_embedded or 0))
+    end
+    if on_done then on_done(err, result) end
+  end)
+end
+
+--- Show the index status.
+function M.status(on_done)
+  command('codeask.status', {}, function(err, result)
+    if not err then vim.notify(M.format_status(result)) end
+    if on_done then on_done(err, result) end
+  end)
+end
+
+return M

@@ -1,0 +1,12 @@
+-- codeask user commands; the language server starts after require('codeask').setup({...}).
+if vim.g.loaded_codeask then return end
+vim.g.loaded_codeask = true
+
+vim.api.nvim_create_user_command('CodeaskAsk', function(opts) require('codeask').ask(opts.args) end,
+  { nargs = '+', desc = 'Ask codeask a question about the workspace (sources in the quickfix list)' })
+vim.api.nvim_create_user_command('CodeaskExplain', function(opts) require('codeask').explain(opts.line1, opts.line2) end,
+  { range = true, desc = 'Explain the selected lines with codeask' })
+vim.api.nvim_create_user_command('CodeaskReindex', function() require('codeask').reindex() end,
+  { desc = 'Re-index the workspace with codeask' })
+vim.api.nvim_create_user_command('CodeaskStatus', function() require('codeask').status() end,
+  { desc = 'Show what the codeask index holds' })

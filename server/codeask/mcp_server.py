@@ -1,0 +1,589 @@
+"""``codeask mcp PATH...``: the codeask engine as a Model Context Protocol server for AI agents.
+
+Built on the official ``mcp`` Python SDK (:class:`mcp.server.MCPServer`), over stdio or, with
+``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``). It serves the same
+:class:`~codeask.workspace.Workspace` as the CLI and the language server: one index per root, one
+writer at a time. When another process (an editor's ``codeask serve``) is writing the index, this
+server reads it as it is and says so in ``index_status``. While it runs, a watcher keeps the index
+current, as ``codeask serve`` does.
+
+Tools (JSON schemas from the signatures, structured results from the pydantic models below):
+
+* ``search_code(query, top_k?, max_files?, path_glob?)`` -> :class:`SearchResult` (no LLM call);
+* ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
+* ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
+* ``index_status()`` -> :class:`IndexStatus`.
+
+Expected failures (a path outside the roots, a secret file, bad lines, a bad glob) are tool errors
+with a one-line message (``isError: true``), never protocol failures. Resources:
+``codeask://status`` (JSON) and ``codeask://source/{+path}{?start,end,root}`` (the cited lines of
+an indexed file; every source in a result names its ``resource_uri``).
+
+The trust rules of the rest of codeask hold: only files inside the roots are read, and files the
+indexer skips (secrets, ``.gitignore``d, default excludes) are never returned.
+"""
+
+import logging
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, ResourceLink, TextContent
+from pydantic import BaseModel, Field
+
+from codeask import __version__
+from codeask.index.engine import IndexLocked
+from codeask.index.watch import Watcher
+from codeask.llm import LLMError
+from codeask.query.explain import explain, make_span
+from codeask.workspace import Workspace
+
+__all__ = ["CodeaskMCP", "make_server", "run", "SearchResult", "AskResult", "ExplainResult", "IndexStatus"]
+
+log = logging.getLogger("codeask.mcp")
+
+#: Seconds a tool waits for the first keyword index of a root before answering from what is there.
+SEARCHABLE_WAIT = 300.0
+
+INSTRUCTIONS = """\
+codeask indexes this codebase (keyword + embedding search, kept current while files change) and
+answers questions about it with cited sources. Use search_code to find where something is
+implemented (fast, no LLM), ask_codebase for an explained answer with numbered sources,
+explain_code for a line range, index_status to see whether indexing is still running.
+Sources are file:// URIs with #Lstart-Lend line ranges (1-based) and codeask://source resources."""
+
+
+# ----------------------------------------------------------------------------- result shapes
+class SourceOut(BaseModel):
+    """One cited location: 1-based inclusive lines of ``path`` (relative to ``root``)."""
+
+    rank: int = Field(description="1 = most relevant")
+    path: str = Field(description="path relative to the workspace root, POSIX separators")
+    root: str = Field(description="absolute workspace root the path belongs to")
+    start_line: int = Field(description="first line, 1-based")
+    end_line: int = Field(description="last line, 1-based, inclusive")
+    symbol: str = Field(description="enclosing definition (class/function), '' when none")
+    score: float = Field(description="fused retrieval score, higher is better (only comparable within one result)")
+    content: str = Field(description="the code of these lines")
+    uri: str = Field(description="file:///abs/path#Lstart-Lend")
+    resource_uri: str = Field(description="codeask://source resource returning these lines")
+
+
+class IndexState(BaseModel):
+    """How current the index was when a result was computed."""
+
+    state: str = Field(description="indexing | embedding | ready | read-only | failed")
+    files: int
+    chunks_total: int
+    vectors_pending: int = Field(description="chunks not yet embedded: keyword search only for them")
+    note: str | None = Field(default=None, description="why the state is not 'ready', when known")
+
+
+class SearchResult(BaseModel):
+    """``search_code``: ranked sources, best first, one chunk per file."""
+
+    query: str
+    sources: list[SourceOut]
+    index: IndexState
+
+
+class AskResult(BaseModel):
+    """``ask_codebase``: the answer (markdown with numbered ``Sources:``) and its sources."""
+
+    question: str
+    answer: str = Field(description="the LLM's answer; '' when no LLM is configured")
+    markdown: str = Field(description="answer followed by numbered source links")
+    subquestions: list[str]
+    sources: list[SourceOut]
+    llm: str | None = Field(description="provider:model that answered, null when none")
+    note: str | None = Field(default=None, description="e.g. that no LLM is configured")
+    error: str | None = Field(default=None, description="LLM error; the sources are still valid")
+    index: IndexState
+
+
+class ExplainResult(BaseModel):
+    """``explain_code``: an explanation of the lines, grounded in related code."""
+
+    path: str
+    start_line: int
+    end_line: int
+    markdown: str = Field(description="the explanation, then links to related code")
+    sources: list[SourceOut] = Field(description="related code the explanation used")
+    llm: str | None
+    error: str | None = None
+
+
+class IndexStatus(BaseModel):
+    """``index_status``: what the index holds and whether it is being updated."""
+
+    state: str = Field(description="indexing | embedding | ready | read-only | failed")
+    note: str | None = None
+    files: int
+    chunks_total: int
+    vectors_pending: int
+    embedding_model: str
+    llm: str | None = Field(description="provider:model used by ask_codebase/explain_code, null when none")
+    roots: list[dict[str, Any]]
+
+
+# ----------------------------------------------------------------------------- engine side
+class CodeaskMCP:
+    """The workspace, its indexing thread and watcher, and the tool implementations (plain Python,
+    run by the SDK in worker threads).
+
+    Args:
+        roots: workspace folders (absolute or relative to the current directory).
+        env: environment mapping for the settings (default ``os.environ``).
+
+    Raises:
+        FileNotFoundError: a root does not exist.
+        SettingsError: a root's ``.codeask.toml`` is invalid.
+    """
+
+    def __init__(self, roots: list[Path | str], *, env: dict[str, str] | None = None):
+        self.ws = Workspace(roots, env=env)
+        self.roots = list(self.ws.indexes)
+        self.state = "indexing"
+        self.note: str | None = None
+        self.searchable = threading.Event()
+        self.stopping = threading.Event()
+        self.watcher: Watcher | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------- indexing
+    def start(self) -> "CodeaskMCP":
+        """Index in a background thread (keyword phase, then vectors), then watch for changes."""
+        self._thread = threading.Thread(target=self._index, name="codeask-mcp-index", daemon=True)
+        self._thread.start()
+        return self
+
+    def _index(self) -> None:
+        stop = self.stopping.is_set
+        locked: list[str] = []
+        try:
+            for index in list(self.ws.indexes.values()):
+                try:
+                    index.sync(embed=False, should_stop=stop, wait=False)
+                except IndexLocked as exc:
+                    locked.append(str(exc))
+            self.searchable.set()
+            self.state = "embedding"
+            for index in list(self.ws.indexes.values()):
+                try:
+                    index.embed_pending(should_stop=stop, wait=False)
+                except IndexLocked as exc:
+                    locked.append(str(exc))
+            if locked:
+                self.state = "read-only"
+                self.note = f"{locked[0]}; reading the index as it is (that process keeps it current)"
+            else:
+                self.state = "ready"
+        except Exception as exc:  # the server keeps answering from what is indexed
+            log.exception("indexing failed")
+            self.state, self.note = "failed", f"indexing failed: {exc}"
+        finally:
+            self.searchable.set()
+        if not stop():
+            self.watcher = Watcher(self.ws, on_error=lambda exc: log.warning("updating the index failed: %s", exc))
+            self.watcher.start()
+
+    def stop(self) -> None:
+        """Stop the watcher and ask the indexing thread to end at its next batch (waits up to 2 s)."""
+        self.stopping.set()
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self._thread is not None:
+            self._thread.join(2.0)
+
+    def _wait_searchable(self) -> None:
+        self.searchable.wait(SEARCHABLE_WAIT)
+
+    def index_state(self) -> IndexState:
+        """The current :class:`IndexState` (counts read from the index)."""
+        status = self.ws.status()
+        return IndexState(
+            state=self.state,
+            files=status["files"],
+            chunks_total=status["chunks_total"],
+            vectors_pending=status["vectors_pending"],
+            note=self.note,
+        )
+
+    # ------------------------------------------------------------- sources
+    def resource_uri(self, root: str, path: str, start: int, end: int) -> str:
+        """``codeask://source/<path>?start=S&end=E`` (plus ``&root=N`` when serving several roots)."""
+        uri = f"codeask://source/{quote(path, safe='/')}?start={start}&end={end}"
+        if len(self.roots) > 1 and root in self.roots:
+            uri += f"&root={self.roots.index(root)}"
+        return uri
+
+    def sources(self, items: list[dict[str, Any]]) -> list[SourceOut]:
+        """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1."""
+        return [
+            SourceOut(
+                rank=i,
+                path=s["path"],
+                root=s["root"],
+                start_line=s["start_line"],
+                end_line=s["end_line"],
+                symbol=s.get("symbol") or "",
+                score=s["score"],
+                content=s["content"],
+                uri=s["uri"],
+                resource_uri=self.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
+            )
+            for i, s in enumerate(items, 1)
+        ]
+
+    def resolve(self, path: str, *, root: int | None = None) -> tuple[str, str, str]:
+        """A path from an agent -> ``(root, rel_path, abs_path)`` of an indexable file.
+
+        ``path`` is relative to a root (the first root holding it; ``root`` picks one by position)
+        or absolute. Links are followed only when they stay inside their root.
+
+        Raises:
+            ToolError: the path is outside every root, missing, not a file, or a file codeask never
+                reads (secret, ignored, excluded).
+        """
+        path = (path or "").strip()
+        if not path:
+            raise ToolError("path is empty; give a path relative to the workspace root")
+        roots = self.roots if root is None else self.roots[root : root + 1]
+        if root is not None and not roots:
+            raise ToolError(f"root {root} does not exist; this server has {len(self.roots)} root(s)")
+        if os.path.isabs(path):
+            candidates = [Path(os.path.abspath(path))]
+        else:
+            candidates = [Path(os.path.abspath(Path(r) / path)) for r in roots]
+        for candidate in candidates:
+            index = self.ws.root_for(candidate)
+            if index is None or str(index.root) not in roots:
+                continue
+            if not candidate.is_file():
+                continue
+            real = os.path.realpath(candidate)
+            root_real = os.path.realpath(index.root)
+            if os.path.commonpath([real, root_real]) != root_real:
+                raise ToolError(f"{path} links outside the workspace root; codeask does not read it")
+            try:
+                rel = candidate.relative_to(index.root).as_posix()
+            except ValueError:  # given through a symlinked form of the root
+                rel = Path(real).relative_to(root_real).as_posix()
+            reason = index.ignorer.reason(rel)
+            if reason is not None:
+                what = {"secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}
+                raise ToolError(f"{path} is {what.get(reason, reason)}; codeask never reads it")
+            return str(index.root), rel, str(candidate)
+        inside = any(
+            (index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates
+        )
+        if not inside:
+            raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
+        raise ToolError(f"{path}: no such file in the workspace")
+
+    # ------------------------------------------------------------- tools
+    def search_code(
+        self, query: str, top_k: int | None = None, max_files: int | None = None, path_glob: str | None = None
+    ) -> SearchResult:
+        """Ranked sources for ``query`` (hybrid retrieval, no LLM).
+
+        Raises:
+            ToolError: an empty query, bad numbers or a bad glob.
+        """
+        query = (query or "").strip()
+        if not query:
+            raise ToolError("query is empty")
+        self._wait_searchable()
+        try:
+            answer = self.ws.ask(query, top_k=top_k, max_files=max_files, path_glob=path_glob, no_llm=True)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return SearchResult(
+            query=query, sources=self.sources(answer.to_json()["sources"]), index=self.index_state()
+        )
+
+    def ask_codebase(self, question: str, max_files: int | None = None) -> AskResult:
+        """The full ask pipeline; without a configured LLM the ranked sources with a note.
+
+        Raises:
+            ToolError: an empty question or a bad ``max_files``.
+        """
+        question = (question or "").strip()
+        if not question:
+            raise ToolError("question is empty")
+        self._wait_searchable()
+        try:
+            try:
+                out = self.ws.ask(question, max_files=max_files).to_json()
+            except LLMError as exc:  # no usable LLM at all: the sources, with the error
+                out = self.ws.ask(question, max_files=max_files, no_llm=True).to_json()
+                out["error"] = str(exc)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        note = None
+        if out.get("llm") is None and not out.get("error"):
+            note = (
+                "No LLM is configured for codeask, so these are the ranked sources without an answer: "
+                "read them, or set OPENAI_API_KEY / ANTHROPIC_API_KEY (or CODEASK_LLM) for the server."
+            )
+        return AskResult(
+            question=out["question"],
+            answer=out["answer"],
+            markdown=out["markdown"],
+            subquestions=out.get("subquestions") or [],
+            sources=self.sources(out["sources"]),
+            llm=out.get("llm"),
+            note=note,
+            error=out.get("error"),
+            index=self.index_state(),
+        )
+
+    def explain_code(self, path: str, start_line: int, end_line: int) -> ExplainResult:
+        """Explain lines ``start_line..end_line`` (1-based, inclusive) of ``path``.
+
+        Raises:
+            ToolError: the path is not a readable workspace file (see :meth:`resolve`) or the lines
+                are not inside it.
+        """
+        root, rel, abs_path = self.resolve(path)
+        if start_line < 1 or end_line < start_line:
+            raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
+        try:
+            with open(abs_path, encoding="utf-8", errors="replace", newline="") as f:
+                n_lines = len(f.read().splitlines())
+        except OSError as exc:
+            raise ToolError(f"{rel}: cannot read: {exc.strerror or exc}") from None
+        if start_line > n_lines:
+            raise ToolError(f"{rel} has {n_lines} lines; start_line {start_line} is past the end")
+        end_line = min(end_line, n_lines)
+        self._wait_searchable()
+        span = make_span(self.ws, abs_path, start_line, end_line)
+        result = explain(self.ws, span).to_json()
+        return ExplainResult(
+            path=rel,
+            start_line=start_line,
+            end_line=end_line,
+            markdown=result["markdown"],
+            sources=self.sources(result["sources"]),
+            llm=result.get("llm"),
+            error=result.get("error"),
+        )
+
+    def index_status(self) -> IndexStatus:
+        """What the index holds now, and the indexing state."""
+        status = self.ws.status()
+        return IndexStatus(
+            state=self.state,
+            note=self.note,
+            files=status["files"],
+            chunks_total=status["chunks_total"],
+            vectors_pending=status["vectors_pending"],
+            embedding_model=status["embedding_model"],
+            llm=status["llm"],
+            roots=status["roots"],
+        )
+
+    # ------------------------------------------------------------- resources
+    def read_source(self, path: str, start: str = "", end: str = "", root: str = "") -> str:
+        """Lines ``start..end`` (1-based, inclusive; default the whole file) of a workspace file.
+
+        Raises:
+            ResourceNotFoundError: the file is not a readable workspace file, or bad line numbers.
+        """
+        try:
+            first = int(start) if start else 1
+            last = int(end) if end else None
+            root_n = int(root) if root else None
+            _, rel, abs_path = self.resolve(path, root=root_n)
+        except ValueError:
+            raise ResourceNotFoundError(f"codeask://source/{path}: start, end and root must be integers") from None
+        except ToolError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        try:
+            with open(abs_path, encoding="utf-8", errors="replace", newline="") as f:
+                lines = f.read().splitlines()
+        except OSError as exc:
+            raise ResourceError(f"{rel}: cannot read: {exc.strerror or exc}") from None
+        last = len(lines) if last is None else min(last, len(lines))
+        if first < 1 or first > max(1, len(lines)) or last < first - 1:
+            raise ResourceNotFoundError(f"{rel}: lines {first}-{last} are not in the file ({len(lines)} lines)")
+        return "\n".join(lines[first - 1 : last])
+
+
+# ----------------------------------------------------------------------------- the MCP server
+def _source_lines(sources: list[SourceOut]) -> str:
+    out = []
+    for s in sources:
+        symbol = f" ({s.symbol})" if s.symbol else ""
+        out.append(f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```")
+    return "\n".join(out)
+
+
+def _links(sources: list[SourceOut]) -> list[ResourceLink]:
+    return [
+        ResourceLink(
+            uri=s.resource_uri,
+            name=f"{s.path}:{s.start_line}-{s.end_line}",
+            description=s.symbol or None,
+            mime_type="text/plain",
+        )
+        for s in sources
+    ]
+
+
+def _result(text: str, model: BaseModel, sources: list[SourceOut]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(text=text), *_links(sources)],
+        structured_content=model.model_dump(mode="json"),
+    )
+
+
+def _index_line(index: IndexState) -> str:
+    if index.state == "ready" and not index.vectors_pending:
+        return ""
+    note = f" ({index.note})" if index.note else ""
+    return (
+        f"\n\n[index {index.state}: {index.files} files, {index.vectors_pending} chunks waiting for vectors{note}]"
+    )
+
+
+_VALIDATION = re.compile(r"^(\S+)\n\s+(.+?)(?: \[type=[^\]]*\])?$", re.M)
+
+
+def one_line(message: str) -> str:
+    """A tool error as one line: the SDK's ``Error executing tool NAME:`` prefix dropped and a
+    pydantic argument-validation report reduced to ``invalid arguments: field: reason; ...``."""
+    message = re.sub(r"^Error executing tool \S+: ?", "", message.strip())
+    if re.match(r"^\d+ validation errors? for ", message):
+        fields = [f"{name}: {reason}" for name, reason in _VALIDATION.findall(message)]
+        return "invalid arguments: " + "; ".join(fields) if fields else message.splitlines()[0]
+    return " ".join(message.split())
+
+
+async def _one_line_tool_errors(ctx: Any, call_next: Any) -> Any:
+    """Server middleware: every failed ``tools/call`` result carries one-line messages."""
+    result = await call_next(ctx)  # the wire form: a dict with "content" and "isError"
+    if getattr(ctx, "method", None) == "tools/call" and isinstance(result, dict) and result.get("isError"):
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = one_line(block.get("text", ""))
+    return result
+
+
+def make_server(engine: CodeaskMCP) -> MCPServer:
+    """The :class:`MCPServer` exposing ``engine``'s tools and resources."""
+    server = MCPServer(
+        "codeask",
+        title="codeask: ask your codebase",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        middleware=[_one_line_tool_errors],
+    )
+
+    @server.tool(name="search_code", title="Search code")
+    def search_code(
+        query: Annotated[str, Field(description="what to find, in words or code names (e.g. 'where are redirects followed')")],
+        top_k: Annotated[int | None, Field(ge=1, le=200, description="chunks retrieved before keeping one per file (default 20)")] = None,
+        max_files: Annotated[int | None, Field(ge=1, le=50, description="files returned, one chunk each (default 8)")] = None,
+        path_glob: Annotated[str | None, Field(description="only files matching this gitignore-style glob, e.g. 'src/**/*.py' or '*.ts'")] = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find where something is implemented in this codebase: hybrid keyword + semantic search
+        over an always-current index. Returns the most relevant files, best first, each with its
+        most relevant chunk (path, 1-based line range, enclosing symbol, code). Fast, no LLM call.
+        Prefer it over grep for questions in words ("how are retries handled")."""
+        result = engine.search_code(query, top_k, max_files, path_glob)
+        text = _source_lines(result.sources) or "No matching code found."
+        return _result(text + _index_line(result.index), result, result.sources)
+
+    @server.tool(name="ask_codebase", title="Ask the codebase")
+    def ask_codebase(
+        question: Annotated[str, Field(description="a question about this codebase, in words")],
+        max_files: Annotated[int | None, Field(ge=1, le=50, description="files the answer may draw on (default 8)")] = None,
+    ) -> Annotated[CallToolResult, AskResult]:
+        """Answer a question about this codebase with numbered, clickable sources: codeask retrieves
+        the relevant code and its configured LLM answers from it (the sources come from retrieval,
+        never from the model). Without a configured LLM it returns the ranked sources and a note.
+        Slower than search_code (an LLM call)."""
+        result = engine.ask_codebase(question, max_files)
+        text = result.markdown or "No matching code found."
+        if result.note:
+            text = f"{result.note}\n\n{_source_lines(result.sources)}"
+        if result.error:
+            text += f"\n\nLLM error: {result.error}"
+        return _result(text + _index_line(result.index), result, result.sources)
+
+    @server.tool(name="explain_code", title="Explain code")
+    def explain_code(
+        path: Annotated[str, Field(description="file path relative to the workspace root (or absolute, inside it)")],
+        start_line: Annotated[int, Field(ge=1, description="first line, 1-based")],
+        end_line: Annotated[int, Field(ge=1, description="last line, 1-based, inclusive")],
+    ) -> Annotated[CallToolResult, ExplainResult]:
+        """Explain what lines start_line..end_line of a file do, grounded in related code found in
+        the index (callers, definitions it uses). Without a configured LLM it returns the related
+        code only."""
+        result = engine.explain_code(path, start_line, end_line)
+        return _result(result.markdown, result, result.sources)
+
+    @server.tool(name="index_status", title="Index status")
+    def index_status() -> IndexStatus:
+        """How much of the codebase is indexed: files, chunks, chunks still waiting for embeddings,
+        and whether indexing is running or another process (an editor) is writing the index."""
+        return engine.index_status()
+
+    @server.resource(
+        "codeask://status",
+        name="status",
+        title="codeask index status",
+        description="index_status as JSON",
+        mime_type="application/json",
+    )
+    def status_resource() -> str:
+        return engine.index_status().model_dump_json(indent=2)
+
+    @server.resource(
+        "codeask://source/{+path}{?start,end,root}",
+        name="source",
+        title="Cited source lines",
+        description="Lines start..end (1-based, inclusive) of a workspace file, as cited in a tool result",
+        mime_type="text/plain",
+    )
+    def source_resource(path: str, start: str = "", end: str = "", root: str = "") -> str:
+        return engine.read_source(path, start, end, root)
+
+    return server
+
+
+def run(paths: list[Path], http: str | None = None) -> int:
+    """Serve ``paths`` over stdio (or streamable HTTP at ``HOST:PORT``, endpoint ``/mcp``) until the
+    client disconnects; returns the exit code.
+
+    Raises:
+        ValueError: ``http`` is not ``HOST:PORT``.
+        FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
+    """
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
+    host = port = None
+    if http:
+        host, _, port_s = http.rpartition(":")
+        if not port_s.isdigit():
+            raise ValueError(f"--http wants HOST:PORT, got {http!r}")
+        host, port = host or "127.0.0.1", int(port_s)
+    engine = CodeaskMCP(paths).start()
+    server = make_server(engine)
+    try:
+        if http:
+            server.run("streamable-http", host=host, port=port)
+        else:
+            server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.stop()
+    return 0
