@@ -57,8 +57,8 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STATUS_WAIT = 0.03
 #: Concurrent asks / explains / reindexes (each holds a thread; more wait for a slot).
 REQUEST_SLOTS = 3
-#: Seconds ``shutdown`` waits for indexing and requests to stop (``exit`` must follow within 3 s).
-STOP_SECONDS = 2.0
+#: Seconds ``shutdown`` waits for indexing and requests to stop (then ``exit`` ends the process at once).
+STOP_SECONDS = 1.5
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
 #: Watched-file events are collected this long before one index update, seconds.
