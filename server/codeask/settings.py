@@ -375,7 +375,16 @@ class IndexSettings(_Section):
     write_batch_files: int = 200
     """Files per LanceDB commit in phase 1."""
     compact_every: int = 50
-    """Run LanceDB compaction and old-version cleanup after this many commits."""
+    """Run LanceDB compaction (and old-version cleanup) after this many commits."""
+    keep_versions_minutes: float = Field(default=10.0, ge=0)
+    """Old LanceDB versions are deleted at compaction only once older than this, so readers in
+    other threads and processes never lose the files of the version they are reading."""
+    ann_min_rows: int = Field(default=50_000, ge=1)
+    """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
+    embed_commit_rows: int = Field(default=256, ge=1)
+    """Phase 2 commits its vectors every this many texts..."""
+    embed_commit_seconds: float = Field(default=5.0, ge=0)
+    """...or every this many seconds, whichever comes first."""
 
 
 class RetrievalSettings(_Section):

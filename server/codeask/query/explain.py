@@ -201,7 +201,7 @@ def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Documen
     idents = identifiers(span.text)
     usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
     vector = None
-    if span.text.strip() and any(i.store.count("embedded = true") for i in list(workspace.indexes.values())):
+    if span.text.strip() and any(i.store.has_vectors() for i in list(workspace.indexes.values())):
         vector = workspace.embedder().embed_query(span.text[:4000])
     rankings: list[tuple[float, str, list[Hit]]] = []
     for index in list(workspace.indexes.values()):
