@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``clean``, ``doctor``, ``publish``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``clean``, ``doctor``, ``publish``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")
     p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")
     p.add_argument("--no-update", action="store_true", help="answer from the index as it is, without catching up first")
+
+    p = sub.add_parser("explain", help="explain lines of a file, grounded in related code of the workspace")
+    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("target", metavar="FILE[:START[-END]]", help="the file (relative to the folder or absolute) and 1-based lines")
+    p.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
+    p.add_argument("--no-llm", action="store_true", help="no LLM: the related code only")
+    p.add_argument("--brief", action="store_true", help="a short explanation (as in hover)")
 
     p = sub.add_parser("status", help="show what the index of a workspace folder holds")
     p.add_argument("path", type=Path, help="workspace folder")
@@ -378,6 +385,9 @@ def _cmd_ask(args) -> int:
         print("\n\n" + answer.markdown)  # the LLM failed: show what ask fell back to
     else:
         print(answer.markdown)
+    for line in answer.warnings:
+        if line not in ws.warnings:  # those were printed when the workspace was opened
+            print(f"codeask: warning: {line}", file=sys.stderr)
     status = 0
     if answer.truncated:
         print(f"codeask: answer cut off ({answer.cut_reason})", file=sys.stderr)
@@ -386,6 +396,53 @@ def _cmd_ask(args) -> int:
         print(f"codeask: {answer.error}", file=sys.stderr)
         status = 1
     return status
+
+
+def _explain_target(root: Path, target: str) -> tuple[Path, int, int | None]:
+    """``FILE[:START[-END]]`` -> (absolute file, start, end or ``None`` for the whole file from start).
+
+    Raises:
+        CLIError: bad line numbers, or the file does not exist.
+    """
+    file, start, end = target, 1, None
+    head, sep, lines = target.rpartition(":")
+    if sep and lines and all(part.isdigit() for part in lines.split("-", 1)) and head:
+        file = head
+        first, _, last = lines.partition("-")
+        start, end = int(first), int(last or first)
+        if start < 1 or end < start:
+            raise CLIError(f"bad line range {lines!r}: use START-END, 1-based, START <= END")
+    path = Path(file) if Path(file).is_absolute() else Path(root) / file
+    if not path.is_file():
+        raise CLIError(f"file not found: {path}")
+    return path, start, end
+
+
+def _cmd_explain(args) -> int:
+    from codeask.index.engine import IndexLocked
+    from codeask.query.explain import explain, make_span
+
+    ws = _workspace([args.path])
+    index = next(iter(ws.indexes.values()))
+    path, start, end = _explain_target(index.root, args.target)
+    if end is None:
+        end = max(start, len(path.read_text(encoding="utf-8", errors="replace").splitlines()))
+    try:
+        index.sync(wait=False)
+    except IndexLocked as exc:
+        print(f"codeask: note: {exc}; explaining from the index as it is", file=sys.stderr)
+    result = explain(ws, make_span(ws, str(path), start, end), brief=args.brief, no_llm=args.no_llm)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(result.markdown)
+    for line in result.warnings:
+        if line not in ws.warnings:
+            print(f"codeask: warning: {line}", file=sys.stderr)
+    if result.error:
+        print(f"codeask: {result.error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _cmd_status(args) -> int:
@@ -576,6 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "index": _cmd_index,
         "ask": _cmd_ask,
+        "explain": _cmd_explain,
         "status": _cmd_status,
         "watch": _cmd_watch,
         "serve": _cmd_serve,

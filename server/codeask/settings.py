@@ -56,6 +56,7 @@ from pydantic_core import PydanticUndefined
 __all__ = [
     "Settings",
     "TRUSTED_ONLY",
+    "TemplateOutsideRoot",
     "ADD_ONLY",
     "trusted_only",
     "add_only",
@@ -258,6 +259,10 @@ class SettingsError(ValueError):
     """A settings file or value is invalid; the message names the file and the key."""
 
 
+class TemplateOutsideRoot(SettingsError):
+    """An ``@path`` template that is absolute, has a ``..`` part or leads out of the root by a symlink."""
+
+
 _TRUST = "codeask_trust"
 
 
@@ -325,6 +330,11 @@ class LLMSettings(_Section):
     temperature: float = 0.0
     num_subquestions: int = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    scan_secrets: bool = trusted_only(True)
+    """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
+    one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
+    send_outside_roots: bool = trusted_only(False)
+    """Let explain / hover send code of a file outside every workspace folder to the LLM."""
 
 
 class EmbeddingSettings(_Section):
@@ -375,7 +385,16 @@ class IndexSettings(_Section):
     write_batch_files: int = 200
     """Files per LanceDB commit in phase 1."""
     compact_every: int = 50
-    """Run LanceDB compaction and old-version cleanup after this many commits."""
+    """Run LanceDB compaction (and old-version cleanup) after this many commits."""
+    keep_versions_minutes: float = Field(default=10.0, ge=0)
+    """Old LanceDB versions are deleted at compaction only once older than this, so readers in
+    other threads and processes never lose the files of the version they are reading."""
+    ann_min_rows: int = Field(default=50_000, ge=1)
+    """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
+    embed_commit_rows: int = Field(default=256, ge=1)
+    """Phase 2 commits its vectors every this many texts..."""
+    embed_commit_seconds: float = Field(default=5.0, ge=0)
+    """...or every this many seconds, whichever comes first."""
 
 
 class RetrievalSettings(_Section):
@@ -540,18 +559,18 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
 
     Raises:
-        SettingsError: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
+        TemplateOutsideRoot: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
             outside ``root``; the message names ``templates.<name>``.
     """
     pure = Path(rel.replace("\\", "/"))
     if pure.is_absolute() or rel.startswith(("/", "\\")) or ".." in pure.parts or pure.drive:
-        raise SettingsError(
+        raise TemplateOutsideRoot(
             f"templates.{name}: @{rel} must be a path inside the workspace root (no absolute path, no '..')"
         )
     real_root = root.resolve()
     path = (real_root / pure).resolve()
     if not path.is_relative_to(real_root):
-        raise SettingsError(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
+        raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
 
 

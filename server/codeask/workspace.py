@@ -351,8 +351,10 @@ class Workspace:
         llm: LLM | None,
         stream: Callable[[str], None] | None = None,
         on_sources: Callable[[Query], None] | None = None,
+        templates: Templates | None = None,
     ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
+        ``templates`` (default: new from the settings) collects the warnings of refused overrides.
 
         Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
@@ -365,7 +367,7 @@ class Workspace:
             SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
         """
         s = self.settings
-        templates = Templates(s)
+        templates = templates or Templates(s)
         p = s.pipeline
         context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
         installed = available_steps()
@@ -474,7 +476,8 @@ class Workspace:
             if on_sources is not None:
                 on_sources(Answer.from_query(query).sources)
 
-        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready)
+        templates = Templates(self.settings)
+        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready, templates=templates)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM
@@ -484,8 +487,10 @@ class Workspace:
         state = self.index_state()
         if not query.documents:
             query.answer = self.why_empty(state)
+        warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
         return Answer.from_query(
-            query, llm=llm.describe() if llm is not None else None, error=error, index=state.to_json()
+            query, llm=llm.describe() if llm is not None else None, error=error, warnings=warnings,
+            index=state.to_json(),
         )
 
     def check_question(self, question: str) -> str:

@@ -2,11 +2,14 @@
 
 Phase 1 (``sync``) walks a root, reads and hashes only files whose size or mtime changed, chunks
 the changed ones and writes their rows with the full-text index: keyword search works as soon as it
-ends. A chunk whose embed hash already has a vector anywhere in the table gets it at once, so an
-edited function is the only chunk of its file that waits, and a moved file waits for nothing.
+ends. Vectors are content-addressed (``codeask.index.store``): a chunk whose embed hash already has a
+vector has it at once, so an edited function is the only chunk of its file that waits, and a moved
+file waits for nothing.
 
-Phase 2 (``embed_pending``) fills the remaining vectors in batches; retrieval meanwhile uses what
-exists (hybrid where vectors exist, keyword otherwise).
+Phase 2 (``embed_pending``) embeds the texts that have no vector yet and commits them every
+``index.embed_commit_rows`` texts or ``index.embed_commit_seconds`` seconds, whichever comes first, so
+any run longer than a few seconds makes durable progress; retrieval meanwhile uses what exists
+(hybrid where vectors exist, keyword otherwise). Chunk rows and the full-text index are not touched.
 
 Live updates (``update_paths``) re-check given files and embed their new chunks inline before the
 single commit, so a saved file is searchable by keyword and vector together.
@@ -46,6 +49,7 @@ from codeask.imports import load
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
+from codeask.index.vectors import ReadOnlyCache, fill_vectors
 from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
 
@@ -61,9 +65,10 @@ __all__ = [
     "cache_root", "SCHEMA_VERSION",
 ]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 log = logging.getLogger(__name__)
-_EMBED_BATCH_ROWS = 256
+_EMBED_ROUND_TEXTS = 1024
+_EMBED_GROUP_TEXTS = 32
 _OPTIMIZE_ROWS = 2048
 
 
@@ -223,8 +228,9 @@ class RootIndex:
         self._manifest: Manifest | None = None
         self._open_lock = threading.Lock()
         self._store: Store | None = None
+        self._store_lock = threading.Lock()
         self._shared: SharedReader | None = None
-        #: Vectors taken from the shared cache by this object so far (see :meth:`_vectors`).
+        #: Vectors taken from the shared cache by this object so far (see :meth:`_fill_vectors`).
         self.chunks_shared = 0
 
     # ------------------------------------------------------------ resources
@@ -293,34 +299,50 @@ class RootIndex:
         Opening an index built with the configured model does not load the model (so ``status``
         and keyword search stay fast); a new index, or another model, loads it for its dimension.
         """
-        if self._store is None:
-            Store = load("codeask.index.store").Store
+        with self._store_lock:
+            if self._store is None:
+                self._store = self._open_store()
+            return self._store
 
-            model = self.settings.embedding.model
-            have = self.manifest.get_meta("index")
-            try:
-                meta = json.loads(have) if have else {}
-            except ValueError:
-                meta = {}
-            if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
-                dim = int(meta["dim"])
-            else:
-                dim = self.embedder.dim
-            want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
-            if have != want and self.manifest.read_only:
-                raise IndexReadOnly(
-                    f"the index {self.index_dir} is read-only and was built for another embedding model or "
-                    f"schema ({have}); it cannot be rebuilt"
-                )
-            if have is not None and have != want:
-                # Another model or schema: vectors are not comparable, start over.
-                with self.writing(wait=True):
+    def _open_store(self) -> Store:
+        """Open (or, after a model or schema change, recreate) the tables; caller holds ``_store_lock``."""
+        Store = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
+
+        model = self.settings.embedding.model
+        have = self.manifest.get_meta("index")
+        try:
+            meta = json.loads(have) if have else {}
+        except ValueError:
+            meta = {}
+        if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
+            dim = int(meta["dim"])
+        else:
+            dim = self.embedder.dim
+        want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+        if have != want and self.manifest.read_only:
+            raise IndexReadOnly(
+                f"the index {self.index_dir} is read-only and was built for another embedding model or "
+                f"schema ({have}); it cannot be rebuilt"
+            )
+        if have is None:
+            self.manifest.set_meta("index", want)  # a new index: nothing to clear
+        elif have != want:
+            with self.writing(wait=True):
+                # Re-read under the write lock: another process (or another RootIndex of this
+                # folder) may have just done this; only the first one starts over.
+                have = self.manifest.get_meta("index")
+                if have != want:
+                    # Another model or schema: vectors are not comparable, start over.
                     self.manifest.clear()
                     shutil.rmtree(self.index_dir / "lance", ignore_errors=True)
-            self._store = Store(self.index_dir, dim)
-            if have != want:
-                self.manifest.set_meta("index", want)
-        return self._store
+                    self.manifest.set_meta("index", want)
+        store = Store(
+            self.index_dir,
+            dim,
+            keep_versions_minutes=self.settings.index.keep_versions_minutes,
+            ann_min_rows=self.settings.index.ann_min_rows,
+        )
+        return store
 
     def close(self) -> None:
         """Close the manifest's SQLite connection (if it was opened)."""
@@ -426,8 +448,8 @@ class RootIndex:
                 f for f in result.files
                 if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
             ]
-            # Files gone from disk, plus rows a killed run left without a manifest entry.
-            gone = (set(known) - seen) | (store.paths() - seen)
+            # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
+            gone = (set(known) | self.manifest.dirty()) - seen
         batch_size = max(1, self.settings.index.write_batch_files)
         total = len(candidates)
         for start in range(0, total, batch_size):
@@ -436,6 +458,7 @@ class RootIndex:
                 break
             with self.writing(wait=wait):
                 self._write_batch(candidates[start : start + batch_size], known, stats, skipped)
+                store.ensure_indexes()  # keyword search works from the first batch on
                 self._maybe_optimize()
             if progress:
                 done = min(total, start + batch_size)
@@ -453,7 +476,11 @@ class RootIndex:
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
-            store.ensure_fts_index()
+            # Fold phase 1's rows into the full-text index now: phase 2 never rewrites chunk rows,
+            # so keyword search is as fast while vectors are computed as after.
+            store.ensure_indexes()
+            if store.rows_since_optimize:
+                self._maybe_optimize(force=True)
             if not stopped:
                 self.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
         self._phase1_running = False
@@ -486,9 +513,8 @@ class RootIndex:
             for start in range(0, len(paths), 500):
                 part = paths[start : start + 500]
                 self.manifest.forget(part)
-                before = store.count()
-                store.replace_files(part, [])
-                stats.chunks_deleted += before - store.count()
+                stats.chunks_deleted += store.replace_files(part, [])[1]
+                self.manifest.done(part)
             stats.files_removed += len(paths)
             stats.paths_removed.extend(paths)
 
@@ -536,61 +562,45 @@ class RootIndex:
             self._remove(drop, stats)
         if not records:
             return
-        from codeask.index.store import chunk_rows
+        from codeask.index.store import chunk_rows, embed_text
 
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-        rows = chunk_rows(all_chunks, store.dim)
-        reuse, embedded = self._vectors(rows, embed_missing=embed_now)
-        stats.chunks_embedded += embedded
-        for row in rows:
-            vec = reuse.get(row["embed_hash"])
-            if vec is not None:
-                row["vector"] = vec.tolist()
-                row["embedded"] = True
+        rows = chunk_rows(all_chunks)
+        if embed_now:
+            # Vectors first: when the rows become visible, their vectors already are.
+            new, embedded = self._fill_vectors({r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}, embed=embed_now)
+            store.put_vectors(new)
+            stats.chunks_embedded += embedded
         paths = [r.path for r in records]
         self.manifest.forget(paths)
-        before = store.count()
-        store.replace_files(paths, rows)
-        stats.chunks_deleted += max(0, before + len(rows) - store.count())
+        stats.chunks_deleted += store.replace_files(paths, rows)[1]
         self.manifest.record(records)
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _vectors(
+    def _fill_vectors(
         self,
-        rows: list[dict],
+        texts: dict[str, str],
         *,
-        embed_missing: bool,
+        embed: bool,
         use_shared: bool = False,
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
-        """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
-
-        Vectors already stored for the same embed hash are reused; with ``embed_missing`` the others
-        are embedded, each distinct text once, after a lookup in the team's shared cache
-        (``shared.url``, one query per batch) when ``use_shared`` (phase 2; live edits are embedded
-        locally, without a network round trip). Returns ``({embed_hash: (dim,) float32}, texts embedded)``;
-        vectors taken from the shared cache are counted in ``self.chunks_shared``.
+        """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
+        with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
+        live edits are embedded locally, without a network round trip), then (with ``embed``) the
+        model. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
+        shared cache are counted in ``self.chunks_shared``.
 
         Raises:
             InterruptedError: ``should_stop()`` became true between embedding batches.
         """
-        from codeask.index.store import embed_text
-
-        reuse = self.store.vectors_for(r["embed_hash"] for r in rows)
-        missing: dict[str, str] = {}
-        if embed_missing:
-            for r in rows:
-                if r["embed_hash"] not in reuse:
-                    missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
-        if missing and use_shared and (shared := self.shared) is not None:
-            got = shared.fetch(missing)
-            reuse.update(got)
-            self.chunks_shared += len(got)
-            missing = {h: t for h, t in missing.items() if h not in got}
-        if missing:
-            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()), should_stop=should_stop)))
-        return reuse, len(missing)
+        shared = self.shared if use_shared else None
+        caches = [ReadOnlyCache(shared.fetch)] if shared is not None else []
+        model = (lambda batch: self.embedder.embed(batch, should_stop=should_stop)) if embed else None
+        new, embedded = fill_vectors(texts, self.store, caches, model)
+        self.chunks_shared += len(new) - embedded
+        return new, embedded
 
     @property
     def shared(self) -> SharedReader | None:
@@ -611,16 +621,21 @@ class RootIndex:
             self._urgent += delta
 
     def _maybe_optimize(self, force: bool = False) -> None:
-        """Compact LanceDB, fold new rows into the full-text index and checkpoint the manifest.
+        """Compact LanceDB, fold new rows into its indexes, collect unused vectors, checkpoint the manifest.
 
-        Due every ``index.compact_every`` commits or 2,048 written rows (unindexed rows are scanned by
-        every keyword search, so they must not pile up during phase 2).
+        Due every ``index.compact_every`` commits or 2,048 inserted chunk rows (or 1/8 of the table,
+        if more): rows outside the full-text index are scanned by every keyword search, so they must
+        not pile up. Old versions
+        are kept for ``index.keep_versions_minutes`` (see ``codeask.index.store``).
         """
         store = self.store
         commits = store.commits_since_optimize
-        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= _OPTIMIZE_ROWS
+        # Rows due grow with the table (1/8 of it), so a cold index of a monorepo compacts a
+        # logarithmic number of times instead of rewriting its growing fragments every 2,048 rows.
+        rows_due = max(_OPTIMIZE_ROWS, store.count() // 8)
+        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= rows_due
         if commits and (force or due):
-            self.store.optimize()
+            store.optimize()
             self.manifest.checkpoint()
 
     # ---------------------------------------------------------------- phase 2
@@ -631,44 +646,69 @@ class RootIndex:
         should_stop: Callable[[], bool] | None = None,
         wait: bool = True,
     ) -> int:
-        """Fill missing vectors in batches of 256 rows (length-sorted within each); returns the number of texts embedded.
+        """Embed every text that has no vector yet; returns the number of texts embedded.
 
-        Releases the write lock between batches and yields to waiting live updates.
+        Texts are embedded in groups of 32 under the write lock (released between groups, and
+        waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
+        ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
+        longer than a few seconds always leaves durable progress (issue 18, item 6).
         """
         store = self.store
-        total = store.count_pending()
-        done = 0
-        embedded = 0
+        s = self.settings.index
+        total = store.count_pending(distinct=True)
+        done = embedded = 0
         started = time.monotonic()
-        while True:
-            if should_stop and should_stop():
+        buffer: dict[str, np.ndarray] = {}
+        last_commit = time.monotonic()
+
+        def commit() -> None:
+            nonlocal last_commit
+            if buffer:
+                with self.writing(wait=wait):
+                    store.put_vectors(buffer)
+                    self._maybe_optimize()
+                buffer.clear()
+            last_commit = time.monotonic()
+
+        stopped = False
+        while not stopped:
+            texts = store.pending_texts(_EMBED_ROUND_TEXTS)
+            todo = [h for h in texts if h not in buffer]
+            if not todo:
                 break
-            while self._urgent:
-                time.sleep(0.01)
-            with self.writing(wait=wait):
-                rows = store.pending(_EMBED_BATCH_ROWS)
-                if not rows:
+            for start in range(0, len(todo), _EMBED_GROUP_TEXTS):
+                if should_stop and should_stop():
+                    stopped = True
                     break
+                if self._urgent:
+                    commit()  # a live update may need these vectors
+                    while self._urgent:
+                        time.sleep(0.01)
+                group = {h: texts[h] for h in todo[start : start + _EMBED_GROUP_TEXTS]}
                 try:
-                    reuse, count = self._vectors(rows, embed_missing=True, use_shared=True, should_stop=should_stop)
-                except InterruptedError:  # stopped mid-batch: nothing of it is written
+                    with self.writing(wait=wait):
+                        new, count = self._fill_vectors(group, embed=True, use_shared=True, should_stop=should_stop)
+                except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
+                    stopped = True
                     break
+                buffer.update(new)
                 embedded += count
-                store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
-                self._maybe_optimize()
-            done += len(rows)
-            if progress:
-                elapsed = time.monotonic() - started
-                total = max(total, done)
-                progress(
-                    Progress(
-                        "embed", done, total, f"{done}/{total} chunks embedded",
-                        elapsed / done * (total - done) if done else None,
+                done += len(group)
+                if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
+                    commit()
+                if progress:
+                    elapsed = time.monotonic() - started
+                    total = max(total, done)
+                    progress(
+                        Progress(
+                            "embed", done, total, f"{done}/{total} chunks embedded",
+                            elapsed / done * (total - done) if done else None,
+                        )
                     )
-                )
+        commit()
         if done and not (should_stop and should_stop()):
             with self.writing(wait=wait):
-                self._maybe_optimize(force=True)  # fold the last updated rows into the full-text index
+                self._maybe_optimize(force=True)
         return embedded
 
     # ------------------------------------------------------------ live updates
@@ -718,8 +758,8 @@ class RootIndex:
                         continue
                     entries.append(FileEntry(rel_s, abs_path, st.st_size, st.st_mtime_ns))
                 if gone:
-                    stored = self.store.paths()
-                    self._remove([g for g in gone if g in known or g in stored], stats)
+                    dirty = self.manifest.dirty()
+                    self._remove([g for g in gone if g in known or g in dirty], stats)
                 stats.files_seen = len(entries)
                 if entries:
                     self._write_batch(entries, known, stats, skipped, embed_now=True)
@@ -790,7 +830,7 @@ class RootIndex:
                     out.update(f"{rel_dir}/{name}" for name in filenames)
             elif not abs_path.exists() and not abs_path.is_symlink():
                 if indexed is None:
-                    indexed = set(self.manifest.all()) | self.store.paths()
+                    indexed = set(self.manifest.all()) | self.manifest.dirty()
                 prefix = rel_s + "/"
                 out.update({p for p in indexed if p.startswith(prefix)} or {rel_s})
             else:

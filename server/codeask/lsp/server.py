@@ -39,7 +39,7 @@ from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
 from codeask.lsp.convert import (
-    last_line, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+    last_line, lsp_range, selection_lines, settings_from, source_locations, uri_to_path, word_at,
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
@@ -58,8 +58,8 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STATUS_WAIT = 0.03
 #: Concurrent asks / explains / reindexes (each holds a thread; more wait for a slot).
 REQUEST_SLOTS = 3
-#: Seconds ``shutdown`` waits for indexing and requests to stop (``exit`` must follow within 3 s).
-STOP_SECONDS = 2.0
+#: Seconds ``shutdown`` waits for indexing and requests to stop (then ``exit`` ends the process at once).
+STOP_SECONDS = 1.5
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
 #: Watched-file events are collected this long before one index update, seconds.
@@ -288,7 +288,7 @@ class CodeaskServer(LanguageServer):
             await asyncio.sleep(_CHANGE_BATCH_SECONDS)
             paths, self._changed = sorted(self._changed), set()
             try:
-                stats = await self.updates.run(lambda: self.ws.update_paths(paths))
+                stats = await self.updates.run(lambda paths=paths: self.ws.update_paths(paths))
                 log.info("file events: %d changed, %d removed", stats.files_changed, stats.files_removed)
             except asyncio.CancelledError:
                 raise
@@ -483,13 +483,13 @@ def make_server() -> CodeaskServer:
         ls.stopping.set()
 
     @server.command("codeask.status")
-    @guard
+    @command_guard
     async def status(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.status``."""
         return await ls.status()
 
     @server.command("codeask.reindex")
-    @guard
+    @command_guard
     async def reindex(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.reindex``: index now (coalesced with a run
         under way) -> ``IndexStats.to_json()``."""
@@ -497,7 +497,7 @@ def make_server() -> CodeaskServer:
         return stats.to_json()
 
     @server.command("codeask.ask")
-    @guard
+    @command_guard
     async def ask(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.ask`` (``ValueError`` without a question).
         Before the first index has its keyword phase, the ask starts indexing and waits for it."""
@@ -528,7 +528,7 @@ def make_server() -> CodeaskServer:
         return result
 
     @server.command("codeask.explain")
-    @guard
+    @command_guard
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
         """Answer ``workspace/executeCommand`` ``codeask.explain`` (waits for the keyword index too)."""
         path = uri_to_path(uri)
@@ -623,8 +623,14 @@ def make_server() -> CodeaskServer:
     return server
 
 
-def guard(fn):
-    """Log and show an unexpected error of a handler (the request then fails; the server lives)."""
+def guard(fn, *, command: bool = False):
+    """Log and show an unexpected error of a handler (the request then fails; the server lives).
+
+    A ``command`` handler cancelled as a task (only the event loop's teardown at the end of input does
+    that: ``$/cancelRequest`` stops a command's work through :meth:`CodeaskServer.cancel_request`)
+    returns ``None``: pygls runs commands inside its ``workspace/executeCommand`` generator, which
+    would log a cancelled task's ``CancelledError`` as an error with a traceback.
+    """
     name = fn.__name__
 
     if asyncio.iscoroutinefunction(fn):
@@ -633,7 +639,12 @@ def guard(fn):
         async def guarded(ls, *args, **kwargs):
             try:
                 return await fn(ls, *args, **kwargs)
-            except (asyncio.CancelledError, Cancelled):
+            except asyncio.CancelledError:
+                if command:
+                    log.info("%s cancelled: the server is stopping", name)
+                    return None
+                raise
+            except Cancelled:
                 raise
             except Exception as exc:
                 log.exception("%s failed", name)
@@ -652,6 +663,11 @@ def guard(fn):
                 raise
 
     return guarded
+
+
+def command_guard(fn):
+    """:func:`guard` for a ``workspace/executeCommand`` handler."""
+    return guard(fn, command=True)
 
 
 def quiet(fn):
