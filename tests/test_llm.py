@@ -196,10 +196,8 @@ def test_unreachable_server(provider: str) -> None:
     server = FakeLLMServer()
     server.close()  # the port is now closed
     llm = llm_for(server, provider, timeout=1.0, max_retries=1)
-    start = time.monotonic()
     with pytest.raises(LLMError) as info:
         llm.complete("x")
-    assert time.monotonic() - start < 5
     message = str(info.value)
     assert message.startswith(f"{provider} model 'test-model' at http://127.0.0.1:{server.port}")
     assert "connect" in message and KEY not in message
