@@ -27,8 +27,16 @@ _LLM_ENV = (
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory, monkeypatch):
     """Every test gets its own index cache dir, an empty user config dir (never the real
-    ``codeask.toml``) and no LLM keys from the developer's shell."""
+    ``codeask.toml``) and no LLM keys from the developer's shell.
+
+    The XDG base dirs point into the test's temp dir too, so code that loads settings with an
+    explicit empty environment (``env={}``: no ``CODEASK_CACHE_DIR``) still never writes to the
+    user's real cache (platformdirs reads ``XDG_CACHE_HOME`` at call time)."""
     cache = tmp_path_factory.mktemp("codeask-cache")
+    xdg = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg / "data"))
     monkeypatch.setenv("CODEASK_CACHE_DIR", str(cache))
     monkeypatch.setenv("CODEASK_CONFIG_DIR", str(tmp_path_factory.mktemp("codeask-config")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

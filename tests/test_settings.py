@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from codeask.settings import SettingsError, load_settings
@@ -189,3 +192,12 @@ def test_untrusted_copy_of_a_trusted_value_is_not_warned(tmp_path):
     same = {"llm": {"provider": "openai", "baseUrl": "http://mine/v1"}}
     s = load_settings(tmp_path, env={}, editor=same, workspace_editor=same)
     assert s.llm.base_url == "http://mine/v1" and s.warnings == []
+
+
+def test_an_empty_environment_never_reaches_the_real_user_cache(sample_workspace):
+    from codeask.index.engine import cache_root
+    from codeask.settings import load_settings as load
+
+    real = Path.home() / ".cache"
+    where = cache_root(load(sample_workspace, env={}))
+    assert real not in where.parents and os.environ["XDG_CACHE_HOME"] in str(where)
