@@ -161,7 +161,7 @@ def add_publish_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handler(args) -> int:
-    from codeask.cli import CLIError
+    from codeask.console import CLIError
 
     try:
         shard = Shard.parse(args.shard)
