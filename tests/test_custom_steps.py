@@ -82,9 +82,9 @@ def test_example_package_first_n_files(sample_workspace, example_installed, user
     pipeline = ws.build_pipeline(llm=None)
     assert [s.name for s in pipeline.response_transformers] == ["first_n_files"]
     q = pipeline.run(Query("cart total coupon discount shipping cost"))
-    assert [e.step for e in q.history] == ["embed", "retrieve", "first_n_files", "answer"]
+    assert [e.step for e in q.history] == ["parse_question", "embed", "retrieve", "first_n_files", "answer"]
     assert len(q.documents) == 2 and len({d.path for d in q.documents}) == 2
-    assert q.history[2].data == {"n": 2}
+    assert q.history[3].data == {"n": 2}
     answer = ws.ask("cart total coupon discount shipping cost", no_llm=True)
     assert len(answer.sources) == 2
 
@@ -118,7 +118,7 @@ def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_pa
     assert [r[0] for r in plugin.RECORDED] == ["retrieved", "answered"]
     q = ws.build_pipeline(llm=None).run(Query("shipping cost"))
     assert q.search_texts == ["shipping cost", "SHIPPING COST"]
-    assert [e.step for e in q.history][:2] == ["shout", "embed"]
+    assert [e.step for e in q.history][:3] == ["shout", "parse_question", "embed"]
     assert q.history[-1].data == {"llm": False, "has_settings": True}
 
 

@@ -68,8 +68,8 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
     assert len(parts) == 2
     # each document is fenced as untrusted data, outside the (overridable) document template
     assert parts[0].startswith('<untrusted-data id="') and parts[0].endswith('">')
-    assert parts[0].splitlines()[1] == "### a.py:1-10" and "body of a.py:1" in parts[0]
-    assert parts[1].splitlines()[1] == "### b.py:5-7"
+    assert parts[0].splitlines()[1] == "### [1] a.py:1-10" and "body of a.py:1" in parts[0]
+    assert parts[1].splitlines()[1] == "### [2] b.py:5-7"
 
     settings = load_settings(tmp_path, env={}, editor={"templates": {"document": "{{ metadata.no_such_key }}"}})
     with pytest.raises(TemplateError, match="no_such_key"):
@@ -112,13 +112,14 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     answer = ws.ask("How is the coupon discount applied to the cart total?")
     assert len(fake_llm.requests) == 2
     sub_prompt, answer_prompt = fake_llm.prompts()
-    assert "follow-up questions" in sub_prompt
+    assert "search queries" in sub_prompt
     assert answer.subquestions == ["What calls it?", "Where is it configured?"]
     assert answer.answer == "FAKE ANSWER"
     assert answer.sources, "the sample workspace has matching code"
-    for source in answer.sources:
-        assert f"### {source.path}:" in answer_prompt
+    for n, source in enumerate(answer.sources, 1):
+        assert f"### [{n}] {source.path}:" in answer_prompt
     assert answer.markdown.startswith("FAKE ANSWER\n\nSources:\n")
+    assert answer.citations == 0.0 and answer.finish_reason == "stop" and not answer.truncated
     assert answer.llm.startswith(provider)
 
 

@@ -210,13 +210,13 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "rerank"]
     q = pipeline.run(Query("cart total price shipping cost coupon discount"))
     steps = [e.step for e in q.history]
-    assert steps == ["embed", "retrieve", "one_per_file", "rerank", "answer"]
-    retrieved = q.history[1].documents
+    assert steps == ["parse_question", "embed", "retrieve", "one_per_file", "rerank", "answer"]
+    retrieved = q.history[2].documents
     # retrieval fetched at least 2 * rerank.top_k chunks although retrieval.top_k is 1
     assert len(retrieved) >= 3
     assert q.retrieved_documents == retrieved
     # one_per_file kept at least rerank.top_k files
-    assert len(q.history[2].documents) >= 2
+    assert len(q.history[3].documents) >= 2
     # rerank: shipping.py (contains "express") first, top_k = 2 kept, scores descending
     assert [d.path for d in q.documents][0] == "src/shop/shipping.py"
     assert len(q.documents) == 2

@@ -129,7 +129,7 @@ def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
 
 
 def _cmd_index(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     ws = _workspace(args.path)
     try:
@@ -137,6 +137,8 @@ def _cmd_index(args) -> int:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
+    except IndexReadOnly as exc:
+        raise CLIError(str(exc)) from exc
     out = stats.to_json()
     if args.json:
         print(json.dumps(out))
@@ -151,15 +153,20 @@ def _cmd_index(args) -> int:
 
 
 def _cmd_ask(args) -> int:
-    from codeask.index.engine import IndexLocked
+    from codeask.index.engine import IndexLocked, IndexReadOnly
 
     flags = {"llm.model": args.model, "llm.provider": args.provider}
     if args.summary:
         flags["summary.enabled"] = True
     ws = _workspace([args.path], flags)
     console = _console()
-    if not args.no_update:
-        index = next(iter(ws.indexes.values()))
+    index = next(iter(ws.indexes.values()))
+    if index.read_only:
+        console.print(
+            f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
+            "(it cannot be updated)", highlight=False,
+        )
+    elif not args.no_update:
         try:
             with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
@@ -167,26 +174,41 @@ def _cmd_ask(args) -> int:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
     streamed = []
     stream = None
-    if not args.json and sys.stdout.isatty():
+    tty = not args.json and sys.stdout.isatty()
+
+    def show_sources(sources) -> None:
+        """Where to look, before the answer's LLM call (stdout on a terminal, else stderr)."""
+        lines = "\n".join(f"{i}. {s.path}:{s.start_line}-{s.end_line}" for i, s in enumerate(sources, 1))
+        if tty:
+            print(f"Sources:\n{lines}\n", flush=True)
+        else:
+            print(f"Sources (the answer follows):\n{lines}", file=sys.stderr, flush=True)
+
+    if tty:
         def stream(delta: str) -> None:
             streamed.append(delta)
             sys.stdout.write(delta)
             sys.stdout.flush()
     answer = ws.ask(
-        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream
+        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream,
+        on_sources=show_sources,
     )
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
-    elif streamed and answer.markdown.startswith(answer.answer):
-        print(answer.markdown[len(answer.answer):])  # the answer itself was streamed already
+    elif streamed and answer.finish_reason is not None:
+        print(answer.footer())  # the answer itself was streamed already
     elif streamed:
-        print("\n\n" + answer.markdown)  # the stream broke off: show what ask fell back to
+        print("\n\n" + answer.markdown)  # the LLM failed: show what ask fell back to
     else:
         print(answer.markdown)
+    status = 0
+    if answer.truncated:
+        print(f"codeask: answer cut off ({answer.cut_reason})", file=sys.stderr)
+        status = 1
     if answer.error:
         print(f"codeask: {answer.error}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    return status
 
 
 def _cmd_status(args) -> int:
@@ -194,7 +216,12 @@ def _cmd_status(args) -> int:
     status = ws.status()
     if args.json:
         print(json.dumps(status))
+    elif not status["indexed"]:
+        root = status["roots"][0]["root"]
+        print(f"not indexed: {root}\nrun: codeask index {root}\nllm: {status['llm'] or 'none (ranked sources only)'}")
     else:
+        if status["read_only"]:
+            print("read-only index: answers come from it as it is; it cannot be updated")
         print(
             f"{status['files']} files, {status['chunks_total']} chunks, {status['vectors_pending']} waiting for "
             f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
@@ -223,9 +250,11 @@ def _cmd_watch(args) -> int:
 
     watcher = Watcher(ws, on_update=on_update)
     try:
-        watcher.run()
+        watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
     except KeyboardInterrupt:
         pass
+    except (OSError, RuntimeError) as exc:
+        raise CLIError(f"watching for changes stopped: {exc}") from exc
     finally:
         watcher.stop()
     return 0
@@ -282,13 +311,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
     from codeask.index.embed import EmbeddingError
+    from codeask.index.engine import IndexReadOnly
     from codeask.index.shared import SharedCacheError
     from codeask.llm import LLMError
     from codeask.settings import SettingsError
 
     try:
         return handler(args)
-    except (CLIError, SettingsError, EmbeddingError, LLMError, SharedCacheError, FileNotFoundError, ValueError) as exc:
+    except (
+        CLIError, SettingsError, EmbeddingError, LLMError, IndexReadOnly, SharedCacheError, FileNotFoundError, ValueError,
+    ) as exc:
         print(f"codeask: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -17,16 +17,39 @@ from typing import Any
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
-from codeask.query.pipeline import Pipeline, Query
-from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile
+from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
+from codeask.query.pipeline import Pipeline, Query, root_labels
+from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
-__all__ = ["Workspace"]
+__all__ = ["Workspace", "project_root_of", "VCS_MARKERS"]
+
+#: Entries that make a folder a version-controlled project root.
+VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
+
+
+def project_root_of(path: Path | str) -> Path | None:
+    """The project a file belongs to, for a client that opened no workspace folder: the nearest
+    folder above ``path`` holding a VCS folder (:data:`VCS_MARKERS`), else the nearest holding a
+    project file (:data:`codeask.index.walk.PROJECT_MARKERS`: ``pyproject.toml``, ``package.json``,
+    ...). The user's home folder and the file-system root are never chosen (a dotfiles repository
+    in ``~`` must not make the whole home folder a workspace). ``None`` when there is none.
+    """
+    from codeask.index.walk import PROJECT_MARKERS
+
+    start = Path(os.path.abspath(path))
+    folders = [p for p in (start if start.is_dir() else start.parent, *start.parents)]
+    never = {Path(os.path.abspath(Path.home())), Path(start.anchor)}
+    candidates = [f for f in folders if f not in never]
+    for markers in (VCS_MARKERS, PROJECT_MARKERS):
+        for folder in candidates:
+            if any((folder / m).exists() for m in markers):
+                return folder
+    return None
 
 
 def _positive_option(name: str, value: Any) -> int | None:
@@ -74,7 +97,7 @@ class Workspace:
         self.indexes: dict[str, RootIndex] = {}
         self._llm: LLM | None = None
         self._llm_key: object = None
-        roots = [Path(r).resolve() for r in roots]
+        roots = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
         for root in roots:
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
@@ -137,16 +160,22 @@ class Workspace:
 
     # ------------------------------------------------------------------- roots
     def add_root(self, root: Path | str) -> RootIndex:
-        """Add ``root`` (resolved) with settings loaded for it (its own ``.codeask.toml`` plus the other
-        layers); returns its :class:`RootIndex` (the existing one when already added).
+        """Add ``root`` (absolute, as named: a symlinked root is not resolved, so citations use the
+        path the client opened) with settings loaded for it (its own ``.codeask.toml`` plus the other
+        layers); returns its :class:`RootIndex` (the existing one when already added, also under
+        another name of the same real folder).
 
         Raises:
             SettingsError: the root's settings are invalid.
             ValueError: the index folder would be inside the root.
         """
-        root = Path(root).resolve()
+        root = Path(os.path.abspath(root))
         with self._lock:
             if str(root) not in self.indexes:
+                real = root.resolve()
+                same = next((i for i in self.indexes.values() if i.real_root == real), None)
+                if same is not None:
+                    return same
                 self.indexes[str(root)] = RootIndex(root, self._load(root), embedder=None)
             return self.indexes[str(root)]
 
@@ -156,8 +185,13 @@ class Workspace:
         The index object is not closed here: an indexing or watcher thread may still be inside one of
         its writes; its SQLite connection closes when the last user drops it.
         """
+        named = Path(os.path.abspath(root))
         with self._lock:
-            self.indexes.pop(str(Path(root).resolve()), None)
+            if self.indexes.pop(str(named), None) is None:
+                real = named.resolve()
+                for key, index in list(self.indexes.items()):
+                    if index.real_root == real:
+                        del self.indexes[key]
 
     def root_for(self, path: Path | str) -> RootIndex | None:
         """The index whose root contains ``path`` (the deepest, for nested roots).
@@ -167,9 +201,10 @@ class Workspace:
         """
         indexes = list(self.indexes.values())
         for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
-            inside = [i for i in indexes if candidate == i.root or i.root in candidate.parents]
-            if inside:
-                return max(inside, key=lambda i: len(i.root.parts))
+            for attr in ("root", "real_root"):  # a symlinked root has two names
+                inside = [i for i in indexes if candidate == getattr(i, attr) or getattr(i, attr) in candidate.parents]
+                if inside:
+                    return max(inside, key=lambda i: len(getattr(i, attr).parts))
         return None
 
     def embedder(self) -> Embedder:
@@ -220,13 +255,18 @@ class Workspace:
         return total
 
     def status(self) -> dict[str, Any]:
-        """``{"files", "chunks_total", "vectors_pending", "index_dir", "embedding_model", "roots", "llm"}``.
+        """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
+        "embedding_model", "roots", "llm"}``.
 
-        ``index_dir`` is the first root's; ``roots`` lists each root's own status.
+        ``indexed``: every root has an index (a root never indexed creates nothing here);
+        ``read_only``: some root's index cannot be updated; ``index_dir`` is the first root's;
+        ``roots`` lists each root's own status.
         """
         roots = [index.status() for index in list(self.indexes.values())]
         llm = self.settings.resolved_llm()
         return {
+            "indexed": bool(roots) and all(r["indexed"] for r in roots),
+            "read_only": any(r["read_only"] for r in roots),
             "files": sum(r["files"] for r in roots),
             "chunks_total": sum(r["chunks_total"] for r in roots),
             "vectors_pending": sum(r["vectors_pending"] for r in roots),
@@ -249,15 +289,27 @@ class Workspace:
             return self._llm
 
     def _targets(self) -> list[SearchTarget]:
-        return [SearchTarget(str(i.root), (lambda i=i: i.store)) for i in list(self.indexes.values())]
+        indexes = list(self.indexes.values())
+        labels = root_labels([str(i.root) for i in indexes])
+        return [SearchTarget(str(i.root), (lambda i=i: i.store), labels[str(i.root)]) for i in indexes]
+
+    def root_labels(self) -> dict[str, str]:
+        """``{root: label}`` naming each root in citation labels (:func:`~codeask.query.pipeline.root_labels`)."""
+        return root_labels(list(self.indexes))
 
     def _has_vectors(self) -> bool:
         return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
-    def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
+    def build_pipeline(
+        self,
+        *,
+        llm: LLM | None,
+        stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[Query], None] | None = None,
+    ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
 
-        Default order: subquestions -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
+        Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
         ``embed``), replaces the response-transformer chain, the answer generator, and adds
         evaluators (entry-point group ``codeask.steps``, see docs/pipeline.md). With rerank in the
@@ -294,6 +346,7 @@ class Workspace:
             query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
         for name in p.query_transformers:
             query_transformers.append(step(name, "query transformer"))
+        query_transformers.append(ParseQuestion())
         query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
 
         if p.response_transformers:
@@ -316,7 +369,7 @@ class Workspace:
         if p.answer:
             answerer = step(p.answer, "answer")
         else:
-            answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+            answerer = SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
         evaluators = [step(name, "evaluator") for name in p.evaluators]
         return Pipeline(
             query_transformers=query_transformers,
@@ -337,6 +390,7 @@ class Workspace:
         cancelled: Callable[[], bool] | None = None,
         progress: Callable[[str], None] | None = None,
         stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[list[Source]], None] | None = None,
     ) -> Answer:
         """Answer ``question`` from the current index (callers update it first if they want).
 
@@ -345,11 +399,16 @@ class Workspace:
 
         Args:
             top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
+            cancelled: a ``() -> bool``, ``threading.Event`` or :class:`~codeask.llm.CancelToken`;
+                checked between steps and by every LLM call (which it aborts, closing the connection).
+            stream: gets the answer's text deltas as they arrive.
+            on_sources: gets the answer's sources just before the answer's LLM call.
+
             path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
 
         Raises:
             ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
-            Cancelled: ``cancelled()`` became true between steps.
+            Cancelled: cancelled between steps or during an LLM call.
             TemplateError, SettingsError: a broken template or setting.
         """
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
@@ -358,7 +417,12 @@ class Workspace:
             options["path_glob"] = path_glob
         llm = None if no_llm else self.llm()
         query = Query(question.strip(), options=options)
-        pipeline = self.build_pipeline(llm=llm, stream=stream)
+
+        def sources_ready(query: Query) -> None:
+            if on_sources is not None:
+                on_sources(Answer.from_query(query).sources)
+
+        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM

@@ -24,7 +24,6 @@ __all__ = [
     "selection_lines",
     "settings_from",
     "source_locations",
-    "merge",
 ]
 
 
@@ -114,14 +113,3 @@ def settings_from(value: Any) -> dict[str, Any]:
     if isinstance(inner, dict):
         return inner
     return dict(value)
-
-
-def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge: ``over`` wins, nested objects are merged."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out

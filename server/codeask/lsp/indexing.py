@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from codeask.index.engine import IndexLocked, IndexStats, Progress
+from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
 
 __all__ = ["IndexScheduler", "IndexPhase"]
 
@@ -40,7 +40,8 @@ class IndexPhase:
 
     state: str = "not-indexed"
     """``not-indexed`` (nothing asked for yet), ``waiting`` (another process holds the lock),
-    ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``failed``, ``stopped``."""
+    ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``read-only`` (searched as it is),
+    ``failed``, ``stopped``."""
     message: str = "not indexed yet"
     done: int = 0
     total: int = 0
@@ -161,6 +162,10 @@ class IndexScheduler:
             self._wanted.clear()
             try:
                 self._run()
+            except IndexReadOnly as exc:  # searched as it is: not an error of the index
+                self.phase = IndexPhase("read-only", str(exc))
+                self._keyword.set()
+                self._show(f"codeask: {exc}", False)
             except Exception as exc:
                 log.exception("indexing failed")
                 self.phase = IndexPhase("failed", f"indexing failed: {exc}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -68,11 +69,14 @@ class Span:
     symbol: str = ""
     language: str = "text"
     own_ids: set[str] = field(default_factory=set)
+    root_label: str = ""  # the root's name in labels when the workspace has several roots
 
     @property
     def label(self) -> str:
-        """``path:start-end`` (1-based lines; the file name when outside every root)."""
-        return f"{self.path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
+        """``path:start-end`` (1-based lines; ``root_label/`` first with several roots; the file name
+        when outside every root)."""
+        path = f"{self.root_label}/{self.path}" if self.root_label and self.path else self.path
+        return f"{path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
 
 
 @dataclass
@@ -127,9 +131,9 @@ def _read(abs_path: str) -> str | None:
 def make_span(workspace, abs_path: str, start_line: int, end_line: int, *, text: str | None = None) -> Span:
     """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
     from ``text`` (an editor buffer) or the file on disk, with the enclosing chunk's symbol."""
-    abs_path = str(Path(abs_path).resolve())
+    abs_path = os.path.abspath(abs_path)  # as the editor named it (a symlinked root stays the link)
     index = workspace.root_for(abs_path)
-    rel = Path(abs_path).relative_to(index.root).as_posix() if index is not None else ""
+    rel = (index.relative(abs_path) or "") if index is not None else ""
     source = text if text is not None else (_read(abs_path) or "")
     if end_line < start_line:
         start_line, end_line = end_line, start_line
@@ -137,6 +141,7 @@ def make_span(workspace, abs_path: str, start_line: int, end_line: int, *, text:
     span = Span(
         path=rel, root=str(index.root) if index else "", abs_path=abs_path,
         start_line=start_line, end_line=end_line, text=selection, language=language_for(abs_path),
+        root_label=workspace.root_labels().get(str(index.root), "") if index is not None else "",
     )
     if index is not None:
         rows = _rows(index, rel)
@@ -171,14 +176,14 @@ def _chunk_at(abs_path: str, text: str, line: int, workspace):
 def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = None) -> Span | None:
     """The chunk containing 1-based ``line``: the indexed chunk when the file on disk is what the
     editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text."""
-    abs_path = str(Path(abs_path).resolve())
+    abs_path = os.path.abspath(abs_path)
     disk = _read(abs_path)
     source = text if text is not None else disk
     if source is None:
         return None
     index = workspace.root_for(abs_path)
     if index is not None and (text is None or text == disk):
-        rel = Path(abs_path).relative_to(index.root).as_posix()
+        rel = index.relative(abs_path) or ""
         for row in _rows(index, rel):
             if row["start_line"] <= line <= row["end_line"]:
                 return make_span(workspace, abs_path, row["start_line"], row["end_line"], text=source)
@@ -196,7 +201,7 @@ def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Documen
     idents = identifiers(span.text)
     usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
     vector = None
-    if span.text.strip() and any(i.store.count("embedded = true") for i in list(workspace.indexes.values())):
+    if span.text.strip() and any(i.store.has_vectors() for i in list(workspace.indexes.values())):
         vector = workspace.embedder().embed_query(span.text[:4000])
     rankings: list[tuple[float, str, list[Hit]]] = []
     for index in list(workspace.indexes.values()):
@@ -220,13 +225,14 @@ def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Documen
     s = workspace.settings
     fused = fuse(rankings, rrf_k=s.retrieval.rrf_k, downweighted=lambda p: False, factor=1.0)
     docs: list[Document] = []
+    labels = workspace.root_labels()
     for score, _, root, hit in fused:
         if is_secret(hit.path, s.index):
             continue
         docs.append(
             Document(
                 path=hit.path, root=root, start_line=hit.start_line, end_line=hit.end_line, symbol=hit.symbol,
-                language=hit.language, content=hit.content, score=score, id=hit.id,
+                language=hit.language, content=hit.content, score=score, id=hit.id, root_label=labels.get(root, ""),
             )
         )
         if len(docs) >= limit:
@@ -242,7 +248,7 @@ def related_markdown(span: Span, documents: list[Document]) -> str:
     lines = [f"Related code for {head} (`{span.label}`):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. [{d.path}:{d.start_line}-{d.end_line}]({d.uri}){symbol}")
+        lines.append(f"{i}. [{d.label}:{d.start_line}-{d.end_line}]({d.uri}){symbol}")
     return "\n".join(lines)
 
 
@@ -350,7 +356,7 @@ def explain(
     templates = Templates(workspace.settings)
     prompt = templates.render(
         "explain",
-        path=span.path or span.abs_path,
+        path=span.label.rsplit(":", 1)[0] if span.path else span.abs_path,
         start_line=span.start_line,
         end_line=span.end_line,
         symbol=span.symbol,
@@ -367,7 +373,9 @@ def explain(
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
-    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    links = "\n".join(
+        f"{i}. [{s.label or s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1)
+    )
     markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
     result = Explanation(markdown, sources, llm=llm.describe())
     if cache is not None:

@@ -22,6 +22,7 @@ model is a :class:`RerankModelError` that says how to provide one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -212,9 +213,7 @@ class Rerank:
         kept = []
         for i in order:
             d = documents[i]
-            kept.append(
-                Document(d.path, d.root, d.start_line, d.end_line, d.symbol, d.language, d.content, scores[i], d.id)
-            )
+            kept.append(dataclasses.replace(d, score=scores[i]))
         kept_set = set(order)
         query.reordered(
             self.name,

@@ -8,9 +8,13 @@ They are fused at the file level, each file scored by its best chunk in each ran
 
 with ``weight`` 1 for the original question and ``subquestion_weight`` for subquestions. When the
 question names code (``snake_case``, ``camelCase``, ``dotted.names``), a third ranking lists the
-candidates that spell those names verbatim (:func:`identifier_ranking`). Files
-matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples) are multiplied by
-``retrieval.downweight_factor``. Chunks within a file are ordered by their own chunk-level RRF
+candidates that spell those names verbatim (:func:`identifier_ranking`), and one lists the
+candidates of files whose name it spells (:func:`named_file_ranking`). A question shaped like a
+bug report (``query.parts``, see :mod:`codeask.query.report`) adds two more, weighted
+``evidence_weight``: the chunks its stack frames point at, innermost first, and the code chunks
+whose string literals produce its text (:mod:`codeask.query.steps.evidence`). Files
+matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples, templates, CI and
+tool configs) are multiplied by ``retrieval.downweight_factor``, unless the question names the file. Chunks within a file are ordered by their own chunk-level RRF
 score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
 one and files come in file-score order. Fusing per file rather than per chunk is what beat whole-file BM25 in the
 prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, on by default.
@@ -27,6 +31,8 @@ from typing import TYPE_CHECKING
 import pathspec
 
 from codeask.query.pipeline import Document, Query
+from codeask.query.report import parse_question
+from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
@@ -37,10 +43,12 @@ __all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter"]
 
 @dataclass(frozen=True)
 class SearchTarget:
-    """One root to search: its absolute folder and a callable returning its store."""
+    """One root to search: its absolute folder, a callable returning its store, and the name its
+    documents' labels carry (``root_label``, see :func:`codeask.query.pipeline.root_labels`)."""
 
     root: str
     store: Callable[[], Store]
+    label: str = ""
 
 
 def fuse(
@@ -124,6 +132,25 @@ def identifier_ranking(pool: Sequence[Hit], identifiers: Sequence[str]) -> list[
     return [hit for _, _, hit in sorted(scored.values(), key=lambda t: (-t[0], t[1]))]
 
 
+def names_file(lowered_question: str, path: str) -> bool:
+    """Whether the (lower-cased) question spells ``path``'s file name (4+ characters) as a word."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return len(name) >= 4 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", lowered_question) is not None
+
+
+def named_file_ranking(pool: Sequence[Hit], question: str) -> list[Hit]:
+    """Candidates of files whose name the question spells (``.pylintrc``, ``models.py``), pool order."""
+    lowered = question.lower()
+    named: dict[str, bool] = {}
+    out = []
+    for hit in pool:
+        if hit.path not in named:
+            named[hit.path] = names_file(lowered, hit.path)
+        if named[hit.path]:
+            out.append(hit)
+    return out
+
+
 def path_filter(glob: str | None) -> Callable[[str], bool] | None:
     """A predicate on root-relative POSIX paths for ``query.options["path_glob"]`` (gitignore glob
     syntax: ``*.py``, ``src/**/*.ts``, ``docs/``), or ``None`` when no glob is given.
@@ -153,6 +180,12 @@ class HybridRetrieve:
 
     name = "retrieve"
     subquestion_weight = 0.5
+    evidence_weight = 2.0
+    """Weight of the frame and string-literal rankings: a workspace frame or a message the code
+    prints is stronger evidence than word overlap, so either outweighs one keyword or dense ranking."""
+    message_searches = 3
+    """Extra keyword searches, one per message of a bug report (first ones), widening the pool the
+    literal ranking reads."""
 
     def __init__(self, targets: Callable[[], list[SearchTarget]], settings: RetrievalSettings):
         self.targets = targets
@@ -164,6 +197,12 @@ class HybridRetrieve:
         ``retrieval.downweight`` is on; such a file's fused score is multiplied by ``downweight_factor``."""
         return self.settings.downweight and self._down.match_file(path)
 
+    def downweighted_for(self, question: str) -> Callable[[str], bool]:
+        """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
+        about ``tox.ini`` or the ``ChangeLog`` still finds it first."""
+        lowered = question.lower()
+        return lambda path: self.downweighted(path) and not names_file(lowered, path)
+
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
         candidates = max(self.settings.candidates, top_k)
@@ -171,8 +210,12 @@ class HybridRetrieve:
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
         rankings: list[tuple[float, str, list[Hit]]] = []
-        identifiers = code_identifiers(query.original)
-        for target in self.targets():
+        parts = query.parts if query.parts is not None else parse_question(query.original)
+        identifiers = code_identifiers(parts.search_text)
+        downweighted = self.downweighted_for(query.original)
+        evidence = {"frame_hits": 0, "literal_hits": 0}
+        targets = self.targets()
+        for target in targets:
             store = target.store()
             pool: list[Hit] = []
             for i, text in enumerate(query.search_texts):
@@ -186,16 +229,31 @@ class HybridRetrieve:
                     pool.extend(dense)
             if identifiers:
                 rankings.append((1.0, target.root, identifier_ranking(pool, identifiers)))
+            named = named_file_ranking(pool, parts.search_text)
+            if named:
+                rankings.append((1.0, target.root, named))
+            for message in parts.messages[: self.message_searches]:
+                pool.extend(_kept(store.keyword_search(message, candidates // 2), only))
+            literals = literal_ranking(pool, query.original, downweighted)
+            if literals:
+                rankings.append((self.evidence_weight, target.root, literals))
+                evidence["literal_hits"] += len(literals)
+            frames = _kept(frame_ranking(store, parts.frames), only)
+            if frames:
+                rankings.append((self.evidence_weight, target.root, frames))
+                evidence["frame_hits"] += len(frames)
         fused = fuse(
             rankings,
             rrf_k=self.settings.rrf_k,
-            downweighted=self.downweighted,
+            downweighted=downweighted,
             factor=self.settings.downweight_factor,
         )[:top_k]
+        labels = {t.root: t.label for t in targets}
         documents = [
             Document(
                 path=hit.path,
                 root=root,
+                root_label=labels.get(root, ""),
                 start_line=hit.start_line,
                 end_line=hit.end_line,
                 symbol=hit.symbol,
@@ -211,5 +269,6 @@ class HybridRetrieve:
             documents,
             rankings=len(rankings),
             dense=bool(query.embeddings),
+            **evidence,
         )
         return query

@@ -1,0 +1,291 @@
+"""The parts of a question pasted from a bug report: stack frames, error messages and prose.
+
+Developers often ask by pasting what went wrong: a traceback, an error line, a failing assertion's
+output, or a whole report written in their project's issue template. Each part is evidence of a
+different kind, so :func:`parse_question` splits the text (pure string work, no I/O):
+
+* **frames**: one :class:`Frame` per stack-trace line that names a source file: Python
+  (``File "...", line N, in f``, pytest's ``path.py:N: in f``), JavaScript/TypeScript
+  (``at f (path.js:N:C)``), Java/Kotlin (``at pkg.Class.method(Class.java:N)``), Go (``pkg.f(...)``
+  then ``\\tpath.go:N +0x..``), Rust (``at path.rs:N:C``, ``panicked at path.rs:N:C``) and
+  compiler-style ``path.ext:N[:C]`` / ``--> path:N:C`` locations. Ordered innermost first.
+* **messages**: exception lines (``requests.exceptions.MissingSchema: Invalid URL ...``), pytest's
+  ``E   ...`` lines, ``error:`` / ``Error:`` / ``warning:`` lines and the other lines of code fences
+  (program output), without their prefixes.
+* **search_text**: the question without frame lines, the source lines Python prints under them,
+  and issue-template boilerplate (short headings, ``<!-- instructions -->``, ``- [x]`` checklists,
+  ``name: 1.2.3`` version lists), which is what hybrid search should read. A question with none of
+  these is returned unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Frame", "QuestionParts", "parse_question"]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One stack frame that names a file.
+
+    Attributes:
+        path: the file as written, POSIX separators, ``file://`` and ``./`` removed
+            (``/usr/lib/python3.12/site-packages/requests/adapters.py``).
+        line: 1-based line number, or ``None`` when the trace gives none.
+        function: the function or method name as written (``send``, ``Session.send``,
+            ``com.acme.Cart.total``), ``""`` when unknown.
+        style: ``python``, ``javascript``, ``java``, ``go``, ``rust`` or ``location`` (a bare
+            ``path:line`` such as a compiler or linter prints).
+    """
+
+    path: str
+    line: int | None
+    function: str
+    style: str
+
+
+@dataclass(frozen=True)
+class QuestionParts:
+    """What :func:`parse_question` found in a question.
+
+    Attributes:
+        frames: innermost first (for Python's "most recent call last" tracebacks that is the last
+            frame printed; for JavaScript, Java, Go and Rust the first). With several traces, the
+            innermost frames of all traces come before the next level of any.
+        messages: error messages and program output lines, prefixes (``E``, ``Error:``) removed,
+            in question order, without duplicates.
+        search_text: the text for keyword and dense search (see the module docstring).
+    """
+
+    frames: tuple[Frame, ...] = ()
+    messages: tuple[str, ...] = ()
+    search_text: str = ""
+    dropped_lines: int = field(default=0, compare=False)
+
+    @property
+    def is_report(self) -> bool:
+        """Whether the question carries frames or messages (it is shaped like a bug report)."""
+        return bool(self.frames or self.messages)
+
+
+# ------------------------------------------------------------------ frame shapes
+_CODE_EXT = (
+    r"(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|mts|cts|tsx|java|kt|kts|scala|groovy|go|rs|rb|php|c|cc|cpp|h|hpp|"
+    r"cs|swift|m|mm|lua|pl|ex|exs|erl|dart|zig|vue|svelte)"
+)
+_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>[^\s]+))?')
+_PYTEST_FRAME = re.compile(rf"^(?P<path>[^\s:]+\.{_CODE_EXT}):(?P<line>\d+): in (?P<func>\S+)\s*$")
+_JS_FRAME = re.compile(
+    r"^\s*at (?:(?P<func>(?:async |new )?[^\s(]+(?: \[as [^\]]+\])?) \()?"
+    r"(?P<path>[^\s()]+?):(?P<line>\d+)(?::\d+)?\)?\s*$"
+)
+_JAVA_FRAME = re.compile(
+    r"^\s*at (?P<func>[\w$.<>/]+)\((?P<file>[\w$-]+\.(?:java|kt|kts|scala|groovy|clj)):(?P<line>\d+)\)"
+)
+_GO_FUNC = re.compile(r"^(?P<func>[\w./*()\[\]-]+?)\((?:[^()]*)\)\s*$")
+_GO_FILE = re.compile(r"^\s+(?P<path>\S+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?\s*$")
+_RUST_AT = re.compile(r"^\s*at (?P<path>\S+\.rs):(?P<line>\d+)(?::\d+)?\s*$")
+_RUST_FUNC = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?P<func>\S+)\s*$")
+_RUST_PANIC = re.compile(r"panicked at (?:'.*', )?(?P<path>\S+\.rs):(?P<line>\d+)(?::\d+)?")
+_LOCATION = re.compile(
+    rf"(?:^|[\s(\[\"'])(?:--> )?(?P<path>(?:[A-Za-z]:)?[\w.~@+/\\-]*[\w-]\.{_CODE_EXT})"
+    rf"(?::(?P<line>\d+)(?::\d+)?|\((?P<pline>\d+),\d+\))"
+)
+_FAKE_PATHS = ("<", "[")  # <frozen importlib._bootstrap>, <stdin>, <string>, [native code]
+
+# ---------------------------------------------------------------- message shapes
+_EXC_LINE = re.compile(
+    r"^\s*(?:Uncaught |Exception in thread \"[^\"]*\" |Caused by: |raise )?"
+    r"(?P<type>[A-Za-z_$][\w.$]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault|Panic|Invalid\w*|"
+    r"Missing\w*|NotFound|Timeout))(?::\s*(?P<msg>.*))?\s*$"
+)
+_E_LINE = re.compile(r"^E\s{2,}(?P<msg>\S.*)$")
+_PREFIXED = re.compile(
+    r"^\s*(?:\[?(?:ERROR|Error|error|FATAL|Fatal|fatal|CRITICAL|WARNING|Warning|warning|panic)\]?"
+    r"(?:\[[\w-]+\])?[:!]\s*)(?P<msg>\S.*)$"
+)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+# --------------------------------------------------------------- boilerplate shapes
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s+(?P<h>.*?)\s*#*\s*|\*\*(?P<b>[^*]+)\*\*:?\s*|__(?P<u>[^_]+)__:?\s*)$")
+_CHECKBOX = re.compile(r"^\s*[-*] \[[ xX]\]")
+_VERSION_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?[\w.()/+-]+(?: [\w.()/+-]+){0,2}\s*(?::|==|>=)\s*(?:[A-Za-z][\w.-]*\s+)?v?\d+(?:\.[\w+-]+)+\s*(?:\(.*\))?\s*$"
+)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_TAG_LINE = re.compile(r"^\s*</?(?:details|summary|br|p)\b[^>]*>\s*$", re.I)
+
+
+def _clean_path(path: str) -> str:
+    path = path.strip().replace("\\", "/")
+    for prefix in ("file://", "webpack:///", "webpack://"):
+        if path.startswith(prefix):
+            path = path[len(prefix) :]
+    path = re.sub(r"^https?://[^/]*", "", path).split("?", 1)[0]
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _java_path(func: str, file: str) -> str:
+    # com.acme.shop.Cart.total -> com/acme/shop/Cart.java (package dirs + file name)
+    parts = func.split("/")[-1].split(".")
+    package = [p for p in parts[:-2] if p and p[0].islower()]
+    return "/".join([*package, file])
+
+
+def _heading_text(line: str) -> str | None:
+    m = _HEADING.match(line)
+    if not m:
+        return None
+    return (m.group("h") or m.group("b") or m.group("u") or "").strip()
+
+
+def parse_question(question: str) -> QuestionParts:
+    """Split ``question`` into frames, messages and the text to search (see :class:`QuestionParts`).
+
+    Never raises; a question that is plain prose gives no frames, no messages and
+    ``search_text == question``.
+    """
+    text = _HTML_COMMENT.sub("", question)
+    lines = text.splitlines()
+    # (block, order_in_block, frame): blocks are traces, in text order
+    found: list[tuple[int, int, Frame]] = []
+    messages: list[str] = []
+    keep: list[str] = []
+    dropped = 0
+    block = 0
+    block_style = ""
+    block_count = 0
+    in_fence = False
+    after_frame = 0  # 1: a Python frame line came last, 2: then its source line
+    pending_func = ""
+
+    def add_frame(frame: Frame) -> None:
+        nonlocal block, block_style, block_count
+        if frame.path.startswith(_FAKE_PATHS) or not frame.path:
+            return
+        if frame.style != block_style:
+            block, block_style, block_count = block + 1, frame.style, 0
+        found.append((block, block_count, frame))
+        block_count += 1
+
+    def add_message(msg: str) -> None:
+        msg = msg.strip()
+        if len(msg) >= 3 and msg not in messages:
+            messages.append(msg)
+
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            keep.append(line)
+            after_frame = 0  # 1: a Python frame line came last, 2: then its source line
+            continue
+        stripped = line.strip()
+        if "Traceback (most recent call last)" in line:
+            block_style = ""  # a new Python trace starts a new block
+            dropped += 1
+            continue
+        m = _PY_FRAME.match(line)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"] or "", "python"))
+            after_frame = 1
+            dropped += 1
+            continue
+        if after_frame and stripped and set(stripped) <= {"^", "~", " "}:
+            dropped += 1  # Python 3.11+ error markers under the source line
+            continue
+        if after_frame == 1 and stripped and line[:1].isspace():
+            after_frame = 2  # the source line Python prints under a frame
+            dropped += 1
+            continue
+        after_frame = 0
+        m = _PYTEST_FRAME.match(stripped)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"], "python"))
+            dropped += 1
+            continue
+        m = _JAVA_FRAME.match(line)
+        if m:
+            add_frame(Frame(_java_path(m["func"], m["file"]), int(m["line"]), m["func"], "java"))
+            dropped += 1
+            continue
+        m = _RUST_AT.match(line)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), pending_func, "rust"))
+            pending_func = ""
+            dropped += 1
+            continue
+        m = _JS_FRAME.match(line)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), (m["func"] or "").removeprefix("async "), "javascript"))
+            dropped += 1
+            continue
+        m = _GO_FILE.match(line)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), pending_func, "go"))
+            pending_func = ""
+            dropped += 1
+            continue
+        m = _RUST_FUNC.match(line)
+        if m and i + 1 < len(lines) and _RUST_AT.match(lines[i + 1]):
+            pending_func = m["func"]
+            dropped += 1
+            continue
+        m = _GO_FUNC.match(stripped)
+        if m and i + 1 < len(lines) and _GO_FILE.match(lines[i + 1]):
+            pending_func = m["func"]
+            dropped += 1
+            continue
+        m = _RUST_PANIC.search(line)
+        if m:
+            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), "", "rust"))
+        else:
+            for m in _LOCATION.finditer(line):
+                path = _clean_path(m["path"])
+                if "/" in path or m["line"] or m["pline"]:
+                    lineno = m["line"] or m["pline"]
+                    if lineno:
+                        add_frame(Frame(path, int(lineno), "", "location"))
+
+        # messages (the line stays in the search text)
+        m = _E_LINE.match(line)
+        if m:
+            add_message(m["msg"])
+        elif (m := _EXC_LINE.match(line)) and (m["msg"] or "." in m["type"] or in_fence):
+            add_message(stripped.removeprefix("raise ").removeprefix("Caused by: "))
+        elif m := _PREFIXED.match(line):
+            add_message(m["msg"])
+        elif in_fence and stripped:
+            add_message(stripped)
+
+        # template boilerplate leaves the search text
+        if not in_fence:
+            heading = _heading_text(line)
+            if heading is not None and len(heading.split()) <= 6:
+                dropped += 1
+                continue
+            if _CHECKBOX.match(line) or _HTML_TAG_LINE.match(line) or _VERSION_LINE.match(line):
+                dropped += 1
+                continue
+        keep.append(line)
+
+    # innermost first: Python blocks print the innermost frame last
+    ordered = []
+    for b, k, frame in found:
+        size = sum(1 for bb, _, _ in found if bb == b)
+        depth = (size - 1 - k) if frame.style == "python" else k
+        ordered.append((depth, b, frame))
+    ordered.sort(key=lambda t: (t[0], t[1]))
+    frames: list[Frame] = []
+    for _, _, frame in ordered:
+        if frame not in frames:
+            frames.append(frame)
+
+    if not dropped and text == question:
+        search_text = question
+    else:
+        search_text = re.sub(r"\n{3,}", "\n\n", "\n".join(keep)).strip() or question
+    return QuestionParts(tuple(frames), tuple(messages), search_text, dropped)
