@@ -192,6 +192,14 @@ class FakeLLMServer:
         self.stream_delay = stream_delay
         self.requests: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
+        self.stream_script: dict[str, Any] = {}
+        """How streamed replies go wrong (both APIs): ``first_delay`` seconds before the headers (a
+        prompt being evaluated); ``stall_after`` pieces then ``stall_seconds`` of silence;
+        ``break_after`` pieces then the connection is cut (a dead server); ``end``: ``"length"``
+        (finish reason ``length`` / ``max_tokens``) or ``"no_final"`` (the stream just ends)."""
+        self.context_limit: int | None = None
+        """When set, a request whose prompt has more words than this gets llama.cpp's 400
+        ("the request exceeds the available context size")."""
         #: ``time.monotonic()`` of each stream the client closed while it was being sent.
         self.disconnects: list[float] = []
         self._failures: list[tuple[int, str, float | None]] = []
@@ -215,7 +223,8 @@ class FakeLLMServer:
         schema = requested_schema(request)
         if schema is not None:
             return example_from_schema(schema)
-        if "follow-up questions" in request_text(request).lower():
+        text = request_text(request).lower()
+        if "follow-up questions" in text or "search queries" in text:
             return self.followups
         return self.answer
 
@@ -254,6 +263,8 @@ class FakeLLMServer:
 
     def reset(self) -> None:
         with self._lock:
+            self.stream_script = {}
+            self.context_limit = None
             self.requests.clear()
             self.calls.clear()
             self._failures.clear()
@@ -354,6 +365,31 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if server.stream_delay:
                 time.sleep(server.stream_delay)
 
+        def _cut(self) -> None:
+            """Cut the connection as a dead server would: a TCP reset, no final event, no [DONE]."""
+            import socket as _socket
+            import struct
+
+            try:
+                self.wfile.flush()
+                self.connection.setsockopt(_socket.SOL_SOCKET, _socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+            except OSError:
+                pass
+            self.close_connection = True
+
+        def _stream_pieces(self, frames: list[tuple[Any, str | None]]) -> bool:
+            """Send ``frames`` following ``stream_script``; ``False`` when the connection was cut."""
+            script = server.stream_script
+            for i, (data, event) in enumerate(frames):
+                if script.get("break_after") is not None and i == script["break_after"]:
+                    self._cut()
+                    return False
+                if script.get("stall_after") is not None and i == script["stall_after"]:
+                    time.sleep(script.get("stall_seconds", 1.0))
+                self._sse(data, event)
+            return True
+
         def do_GET(self) -> None:  # noqa: N802
             path = self.path.split("?", 1)[0].rstrip("/")
             if path.endswith("/models"):
@@ -370,6 +406,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"_raw": raw.decode("utf-8", "replace")}
             provider = "anthropic" if path.endswith("/messages") else "openai"
+            if not path.endswith(("/chat/completions", "/messages")):  # e.g. Ollama's /api/show probe
+                self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
             failure = server._record(path, {k.lower(): v for k, v in self.headers.items()}, body)
             if failure is not None:
                 status, message, retry_after = failure
@@ -393,14 +432,28 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     }
                 self._send_json(status, payload, headers)
                 return
-            if path.endswith("/chat/completions"):
-                self._openai(body)
-            elif path.endswith("/messages"):
-                self._anthropic(body)
-            else:
-                self._send_json(
-                    404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
+            if server.context_limit is not None and _tokens(request_text(body)) > server.context_limit:
+                n = _tokens(request_text(body))
+                message = (
+                    f"the request exceeds the available context size, try increasing it "
+                    f"(n_prompt_tokens = {n}, n_ctx = {server.context_limit})"
                 )
+                self._send_json(400, {"error": {"code": 400, "message": message, "type": "exceed_context_size_error"}})
+                return
+            delay = server.stream_script.get("first_delay") if body.get("stream") else None
+            if delay:
+                time.sleep(delay)
+            try:
+                if path.endswith("/chat/completions"):
+                    self._openai(body)
+                elif path.endswith("/messages"):
+                    self._anthropic(body)
+                else:
+                    self._send_json(
+                        404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
+                    )
+            except (BrokenPipeError, ConnectionResetError):  # recorded in ``disconnects`` by _sse
+                self.close_connection = True
 
         def _reply(self, body: dict[str, Any]) -> str | dict[str, Any] | list[Any]:
             return server.responder(body)
@@ -465,11 +518,14 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 }
 
             self._sse(chunk({"role": "assistant", "content": ""}))
-            for piece in _pieces(text):
-                self._sse(chunk({"content": piece}))
+            if not self._stream_pieces([(chunk({"content": piece}), None) for piece in _pieces(text)]):
+                return
+            end = server.stream_script.get("end")
+            if end == "no_final":
+                return
             if tool_call:
                 self._sse(chunk({"tool_calls": [dict(tool_call, index=0)]}))
-            self._sse(chunk({}, "tool_calls" if tool_call else "stop"))
+            self._sse(chunk({}, "length" if end == "length" else "tool_calls" if tool_call else "stop"))
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._sse(
                     {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -542,13 +598,17 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 deltas = [{"type": "input_json_delta", "partial_json": text}]
             self._sse({"type": "content_block_start", "index": 0, "content_block": start}, "content_block_start")
             self._sse({"type": "ping"}, "ping")
-            for delta in deltas:
-                self._sse({"type": "content_block_delta", "index": 0, "delta": delta}, "content_block_delta")
+            frames = [({"type": "content_block_delta", "index": 0, "delta": d}, "content_block_delta") for d in deltas]
+            if not self._stream_pieces(frames):
+                return
+            end = server.stream_script.get("end")
+            if end == "no_final":
+                return
             self._sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
             self._sse(
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                    "delta": {"stop_reason": "max_tokens" if end == "length" else stop_reason, "stop_sequence": None},
                     "usage": {"output_tokens": usage["output_tokens"]},
                 },
                 "message_delta",

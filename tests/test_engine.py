@@ -23,8 +23,11 @@ def _index(root: Path, **flags) -> RootIndex:
 
 
 def _rows(index: RootIndex) -> list[tuple]:
-    tbl = index.store._table.to_arrow().select(["id", "path", "start_line", "end_line", "content", "embedded"])
-    return sorted(zip(*(tbl[c].to_pylist() for c in tbl.column_names)))
+    """``(id, path, start, end, content, has its vector)`` of every chunk row, sorted."""
+    tbl = index.store._chunks.to_arrow().select(["id", "path", "start_line", "end_line", "content", "embed_hash"])
+    stored = index.store.get_vectors(tbl["embed_hash"].to_pylist())
+    cols = [tbl[c].to_pylist() for c in ("id", "path", "start_line", "end_line", "content")]
+    return sorted((*row, h in stored) for *row, h in zip(*cols, tbl["embed_hash"].to_pylist()))
 
 
 def test_unchanged_tree_embeds_nothing_and_edit_reembeds_one_chunk(sample_workspace):
@@ -126,7 +129,7 @@ def test_kill_during_cold_index_converges(tmp_path):
         return observer.manifest.count()
 
     def vectors_stored() -> int:
-        return observer.store.count("embedded = true") if files_recorded() else 0
+        return observer.store.count_vectors() if files_recorded() else 0
 
     moments = [
         ("phase 1", lambda: 0 < files_recorded() < 120),
@@ -145,7 +148,7 @@ def test_kill_during_cold_index_converges(tmp_path):
     rows = _rows(index)
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)), "no duplicate chunk ids"
-    assert index.manifest.count() == 121  # 120 modules and .codeask.toml
+    assert index.manifest.count() == 120  # the modules; .codeask.toml is codeask's own file, never indexed
 
     clean_root = tmp_path / "clean" / "proj"
     shutil.copytree(root, clean_root)
@@ -155,12 +158,14 @@ def test_kill_during_cold_index_converges(tmp_path):
 
 
 def test_disk_stays_bounded_over_many_edits(tmp_path):
+    """With no version retention (a single-process user may choose it), disk stays bounded; unused
+    vectors of the 1,000 old versions of the file are collected."""
     root = tmp_path / "proj"
     root.mkdir()
     for i in range(10):
         (root / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n", encoding="utf-8")
     target = root / "m0.py"
-    index = _index(root)
+    index = _index(root, **{"index.keep_versions_minutes": 0})
     index.sync()
     index.store.optimize()
     clean_bytes = index.store.disk_bytes()
@@ -169,6 +174,7 @@ def test_disk_stays_bounded_over_many_edits(tmp_path):
         index.update_paths([target])
     index.sync()
     assert index.store.count() == 10
+    assert index.store.count_vectors() == 10
     assert index.store.disk_bytes() < 5 * clean_bytes
 
 
@@ -211,3 +217,79 @@ def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_pa
     text = json.dumps(everything.to_json()["sources"])
     for marker in ("supersecret", "ignored_marker_fn", "dropped_log_marker", "binary_marker", "minified_marker", "huge_marker"):
         assert marker not in text
+
+
+_KILL_IN_PHASE2 = """
+import json, os, signal, sys
+from pathlib import Path
+from codeask.index.engine import RootIndex
+from codeask.settings import load_settings
+root = Path(sys.argv[1])
+index = RootIndex(root, load_settings(root, flags=json.loads(sys.argv[2])))
+index.sync(embed=False)
+index.embed_pending(progress=lambda p: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+
+@pytest.mark.parametrize("seconds, durable", [(0.0, True), (1e9, False)])
+def test_phase2_commits_by_time_as_well_as_rows(sample_workspace, seconds, durable):
+    """Issue 18 item 6: a run killed after its first group of texts keeps their vectors when the
+    time rule is due (``embed_commit_seconds``), although the row rule is not; without it, nothing."""
+    flags = {"index.embed_commit_rows": 100_000, "index.embed_commit_seconds": seconds}
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_PHASE2, str(sample_workspace), json.dumps(flags)])
+    assert proc.returncode == -signal.SIGKILL
+    index = _index(sample_workspace, **flags)
+    assert index.manifest.count() == 4 and index.store.count() > 0
+    assert (index.store.count_vectors() > 0) is durable
+    pending = index.store.count_pending()
+    assert (pending < index.store.count()) is durable
+    index.sync()  # the next run finishes the rest
+    assert index.store.count_pending() == 0
+
+
+def test_vectors_are_content_addressed_and_chunk_rows_are_never_rewritten(sample_workspace):
+    """Phase 2 adds vectors without touching chunk rows: every row stays in the full-text index; a
+    copy of a file re-embeds nothing; vectors no chunk uses are collected at compaction."""
+    index = _index(sample_workspace)
+    index.sync(embed=False)
+    fts = index.store.index_stats()["chunks.text"]
+    assert fts["unindexed_rows"] == 0 and fts["indexed_rows"] == index.store.count()
+    version = index.store._chunks.version
+    index.embed_pending()
+    assert index.store._chunks.version == version, "phase 2 committed to the chunk table"
+    assert index.store.index_stats()["chunks.text"]["unindexed_rows"] == 0
+    texts = index.store.count_vectors()
+    assert index.store.count_pending() == 0
+
+    copy = sample_workspace / "src/shop/cart_copy.py"
+    copy.write_text((sample_workspace / "src/shop/cart.py").read_text(encoding="utf-8"), encoding="utf-8")
+    stats = index.update_paths([copy])
+    assert stats.chunks_embedded == 0 and index.store.count_vectors() == texts
+
+    copy.unlink()
+    cart = sample_workspace / "src/shop/cart.py"
+    cart.write_text("def only_this(x):\n    return x\n", encoding="utf-8")
+    index.update_paths([copy, cart])
+    assert index.store.count_vectors() > texts  # the new text's vector; old ones wait for compaction
+    index.store.optimize()
+    used = set(index.store._chunks.to_arrow()["embed_hash"].to_pylist())
+    stored = index.store._vectors.to_arrow()["embed_hash"].to_pylist()
+    assert sorted(stored) == sorted(used)
+
+
+def test_one_commit_per_file_replacement_keeps_unchanged_rows(sample_workspace):
+    """An edit replaces a file's rows in one commit and keeps its unchanged chunks' rows as they were."""
+    big = sample_workspace / "src/shop/big.py"
+    body = "\n\n".join(
+        f"def step_{i}(x):\n" + "".join(f"    x = x * {j} + {i}\n" for j in range(20)) + "    return x\n" for i in range(12)
+    )
+    big.write_text(body, encoding="utf-8")
+    index = _index(sample_workspace)
+    index.sync()
+    before = {r["id"] for r in index.store.rows_for_path("src/shop/big.py")}
+    version = index.store._chunks.version
+    big.write_text(body + "\n\ndef empty_cart(cart):\n    cart.items.clear()\n", encoding="utf-8")
+    index.update_paths([big])
+    assert index.store._chunks.version == version + 1
+    after = {r["id"] for r in index.store.rows_for_path("src/shop/big.py")}
+    assert len(before) > 2 and after - before and len(before & after) >= len(before) - 1

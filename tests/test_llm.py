@@ -212,9 +212,10 @@ def test_timeout(fake_llm: FakeLLMServer, provider: str) -> None:
         return "too late"
 
     fake_llm.responder = slow
-    llm = llm_for(fake_llm, provider, timeout=0.3, max_retries=0)
-    with pytest.raises(LLMError, match="timed out"):
+    llm = llm_for(fake_llm, provider, timeout=0.3, max_retries=2)
+    with pytest.raises(LLMError, match=r"no first token after 0\.3\d*s .*llm\.first_token_timeout"):
         llm.complete("x")
+    assert len(fake_llm.requests) == 1  # waiting for the first token is not retried
 
 
 def test_placeholder_key_for_local_server(fake_llm: FakeLLMServer) -> None:
@@ -246,3 +247,151 @@ def test_extract_json_object() -> None:
     assert extract_json_object("```json\n{\"a\": 2}\n```") == {"a": 2}
     with pytest.raises(ValueError):
         extract_json_object("no json here")
+
+
+# --- streamed calls: finish reasons, broken streams, timeouts, cancellation -------------------
+
+LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_generate_records_finish_reason_and_deltas(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.reply_with(LONG)
+    seen: list[str] = []
+    done = llm_for(fake_llm, provider).generate("x", on_delta=seen.append)
+    assert done.text == LONG == "".join(seen)
+    assert done.finish_reason == "stop" and not done.truncated and done.cut_reason() is None
+    assert done.tokens == len(seen) == 5
+    assert fake_llm.requests[0]["stream"] is True
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_length_finish_is_truncated(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.reply_with(LONG)
+    fake_llm.stream_script = {"end": "length"}
+    done = llm_for(fake_llm, provider).generate("x", max_tokens=7)
+    assert done.text == LONG
+    assert done.finish_reason == "length" and done.truncated
+    assert "max_tokens" in done.cut_reason()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_stream_without_final_event_is_incomplete(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.reply_with(LONG)
+    fake_llm.stream_script = {"end": "no_final"}
+    done = llm_for(fake_llm, provider).generate("x")
+    assert done.text == LONG
+    assert done.finish_reason == "incomplete" and done.truncated
+    assert done.cut_reason() == "the stream ended without its final event"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_broken_stream_keeps_the_text_and_says_what_happened(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.reply_with(LONG)
+    fake_llm.stream_script = {"break_after": 2}
+    done = llm_for(fake_llm, provider, max_retries=3).generate("x")
+    assert done.text == "one two three four five six "
+    assert done.finish_reason == "error" and done.truncated
+    assert done.error.startswith("connected, then the stream broke after 2 tokens")
+    assert len(fake_llm.requests) == 1  # never retried once text arrived
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_idle_gap_between_tokens(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.reply_with(LONG)
+    fake_llm.stream_script = {"stall_after": 1, "stall_seconds": 3.0}
+    done = llm_for(fake_llm, provider, timeout=0.5, first_token_timeout=30).generate("x")
+    assert done.text == "one two three "
+    assert done.finish_reason == "error"
+    assert "after 1 tokens: no data for 0.5s (llm.timeout, CODEASK_LLM_TIMEOUT)" in done.error
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_slow_first_token_within_its_own_timeout(fake_llm: FakeLLMServer, provider: str) -> None:
+    """The idle gap does not apply before the first token: a long prompt evaluation is fine."""
+    fake_llm.stream_script = {"first_delay": 1.0}
+    done = llm_for(fake_llm, provider, timeout=0.3, first_token_timeout=30).generate("x")
+    assert done.text == DEFAULT_ANSWER and done.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_cancel_mid_stream_closes_the_connection(fake_llm: FakeLLMServer, provider: str) -> None:
+    from codeask.llm import Cancelled, CancelToken
+
+    fake_llm.reply_with(" ".join(["word"] * 300))
+    fake_llm.stream_delay = 0.05
+    token = CancelToken()
+    seen: list[str] = []
+
+    def on_delta(delta: str) -> None:
+        seen.append(delta)
+        if len(seen) == 2:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        llm_for(fake_llm, provider).generate("x", on_delta=on_delta, cancel=token)
+    assert len(seen) == 2
+    deadline = time.monotonic() + 30
+    while not fake_llm.disconnects and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(fake_llm.disconnects) == 1  # the server saw the client go away
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_cancel_while_waiting_for_the_first_token(fake_llm: FakeLLMServer, provider: str) -> None:
+    import threading
+
+    from codeask.llm import Cancelled
+
+    fake_llm.stream_script = {"first_delay": 5.0}
+    event = threading.Event()
+
+    def cancel_once_sent() -> None:
+        while not fake_llm.requests:
+            time.sleep(0.01)
+        event.set()
+
+    threading.Thread(target=cancel_once_sent, daemon=True).start()
+    with pytest.raises(Cancelled):
+        llm_for(fake_llm, provider, first_token_timeout=60).complete("x", cancel=event)
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_context_overflow_is_its_own_error(fake_llm: FakeLLMServer, provider: str) -> None:
+    from codeask.llm import ContextLengthError
+
+    fake_llm.context_limit = 5
+    with pytest.raises(ContextLengthError, match="exceeds the available context size") as info:
+        llm_for(fake_llm, provider, max_retries=2).complete("a prompt of more than five words here")
+    assert info.value.status == 400
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_structured_reply_cut_off_is_an_error(fake_llm: FakeLLMServer, provider: str) -> None:
+    fake_llm.stream_script = {"end": "length"}
+    with pytest.raises(LLMError, match=r"reply for Followups was cut off \(the max_tokens limit was reached"):
+        llm_for(fake_llm, provider).structured("x", Followups)
+
+
+def test_llm_limits_from_the_environment() -> None:
+    settings = load_settings(
+        env={
+            "CODEASK_LLM_TIMEOUT": "90", "CODEASK_LLM_MAX_RETRIES": "0", "CODEASK_LLM_FIRST_TOKEN_TIMEOUT": "600",
+            "CODEASK_LLM_CONNECT_TIMEOUT": "3", "CODEASK_LLM_MAX_TOKENS": "300", "CODEASK_LLM_CONTEXT_TOKENS": "2048",
+        }
+    )
+    llm = settings.llm
+    assert (llm.timeout, llm.max_retries, llm.first_token_timeout) == (90.0, 0, 600.0)
+    assert (llm.connect_timeout, llm.max_tokens, llm.context_tokens) == (3.0, 300, 2048)
+
+
+def test_first_token_deadline_scales_with_the_prompt(fake_llm: FakeLLMServer) -> None:
+    llm = llm_for(fake_llm, "openai", timeout=60)
+    local_small, local_big = llm.first_token_deadline(100), llm.first_token_deadline(4000)
+    assert local_small == 60 + 100 / 20 and local_big == 60 + 4000 / 20
+    hosted = make_llm(ResolvedLLM("openai", "m", KEY, "https://api.example.com/v1"), LLMSettings(timeout=60))
+    assert hosted.first_token_deadline(4000) == 60 + 4000 / 200
+    fixed = llm_for(fake_llm, "openai", first_token_timeout=7)
+    assert fixed.first_token_deadline(10**6) == 7

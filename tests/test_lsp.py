@@ -22,7 +22,8 @@ QUESTION = "How does a session decide whether to follow a redirect?"
 
 
 def uri(path: Path) -> str:
-    return path.resolve().as_uri()
+    """The URI of ``path`` as named (a symlink is not resolved, as editors do)."""
+    return Path(os.path.abspath(path)).as_uri()
 
 
 def llm_options(fake_llm, **extra) -> dict:
@@ -37,9 +38,11 @@ async def session(
     configuration: dict | None = None,
     env: dict | None = None,
     registrations: list | None = None,
+    server_command: list[str] | None = None,
 ):
-    """A started, initialized client talking to ``python -m codeask serve``; shut down after."""
-    client = await ClientServerConfig(server_command=SERVER, server_env=env).start()
+    """A started, initialized client talking to ``python -m codeask serve`` (or ``server_command``);
+    shut down after."""
+    client = await ClientServerConfig(server_command=server_command or SERVER, server_env=env).start()
     if configuration is not None:
         client.set_configuration(configuration)
     if registrations is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codeask.index.store import Hit
-from codeask.query.answer import NOTHING_FOUND, Answer, Templates, TemplateError, render_documents
+from codeask.query.answer import Answer, Templates, TemplateError, render_documents
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps import OnePerFile, parse_subquestions
 from codeask.query.steps.retrieve import fuse
@@ -68,8 +68,8 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
     assert len(parts) == 2
     # each document is fenced as untrusted data, outside the (overridable) document template
     assert parts[0].startswith('<untrusted-data id="') and parts[0].endswith('">')
-    assert parts[0].splitlines()[1] == "### a.py:1-10" and "body of a.py:1" in parts[0]
-    assert parts[1].splitlines()[1] == "### b.py:5-7"
+    assert parts[0].splitlines()[1] == "### [1] a.py:1-10" and "body of a.py:1" in parts[0]
+    assert parts[1].splitlines()[1] == "### [2] b.py:5-7"
 
     settings = load_settings(tmp_path, env={}, editor={"templates": {"document": "{{ metadata.no_such_key }}"}})
     with pytest.raises(TemplateError, match="no_such_key"):
@@ -112,13 +112,17 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     answer = ws.ask("How is the coupon discount applied to the cart total?")
     assert len(fake_llm.requests) == 2
     sub_prompt, answer_prompt = fake_llm.prompts()
-    assert "follow-up questions" in sub_prompt
+    assert "search queries" in sub_prompt
     assert answer.subquestions == ["What calls it?", "Where is it configured?"]
     assert answer.answer == "FAKE ANSWER"
     assert answer.sources, "the sample workspace has matching code"
-    for source in answer.sources:
-        assert f"### {source.path}:" in answer_prompt
-    assert answer.markdown.startswith("FAKE ANSWER\n\nSources:\n")
+    for n, source in enumerate(answer.sources, 1):
+        assert f"### [{n}] {source.path}:" in answer_prompt
+    # indexed without vectors: the markdown says so between the answer and the sources
+    assert answer.index == {"state": "keyword-only", "files_indexed": 4, "vectors_pending": answer.index["vectors_pending"]}
+    assert answer.markdown.startswith("FAKE ANSWER\n\n> **Index:** keyword search only")
+    assert "\n\nSources:\n1. [" in answer.markdown
+    assert answer.citations == 0.0 and answer.finish_reason == "stop" and not answer.truncated
     assert answer.llm.startswith(provider)
 
 
@@ -129,7 +133,7 @@ def test_empty_workspace_makes_no_answer_call(tmp_path, fake_llm):
     ws.index()
     answer = ws.ask("Where is the main loop?")
     assert answer.sources == []
-    assert answer.answer == NOTHING_FOUND
+    assert answer.answer.startswith("Nothing in this workspace could be indexed: no files were found")
     assert not any("Snippets" in p for p in fake_llm.prompts())
 
 

@@ -199,8 +199,8 @@ def test_stopping_the_store_mid_index_leaves_a_correct_local_index(tmp_path, req
         clean = RootIndex(root, load_settings(root, flags={"index.cache_dir": str(tmp_path / "clean")}))
         clean.sync()
         assert index.store.count() == clean.store.count()
-        mine = index.store.vectors_for(_all_hashes(index))
-        theirs = clean.store.vectors_for(_all_hashes(clean))
+        mine = index.store.get_vectors(_all_hashes(index))
+        theirs = clean.store.get_vectors(_all_hashes(clean))
         assert mine.keys() == theirs.keys()
         assert max(float(np.abs(mine[h] - theirs[h]).max()) for h in mine) < 1e-5
     finally:

@@ -15,9 +15,9 @@ SUMMARY = "SUMMARY: shipping_cost lives in src/shop/shipping.py"
 
 def responder(request):
     text = request_text(request)
-    if "Summarize these snippets" in text:
+    if "Write notes that another developer can answer that question" in text:
         return SUMMARY
-    if "follow-up questions" in text.lower():
+    if "search queries" in text.lower():
         return "- What calls it?"
     return "FAKE ANSWER"
 
@@ -37,11 +37,12 @@ def test_ask_summary_cli(sample_workspace, llm_env, capsys):
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     prompts = llm_env.user_prompts()
-    kinds = ["summary" if p.startswith("Summarize these snippets") else
-             "subquestions" if "follow-up questions" in p.lower() else "answer" for p in prompts]
+    kinds = ["summary" if "Write notes that another developer" in p else
+             "subquestions" if "search queries" in p.lower() else "answer" for p in prompts]
     assert kinds == ["subquestions", "summary", "answer"]
     summary_prompt, answer_prompt = prompts[1], prompts[2]
     assert "src/shop/shipping.py" in summary_prompt
+    assert summary_prompt.startswith("A developer asked: How is shipping priced?")  # question-focused
     # the answer is written from the summary, not from the rendered documents
     assert SUMMARY in answer_prompt
     assert "```python" not in answer_prompt
@@ -68,8 +69,8 @@ def test_summary_step_history(sample_workspace, fake_llm):
     event = q.history[4]
     assert event.after == SUMMARY and event.documents
     assert q.documents and q.retrieved_documents == q.history[2].documents
-    # the summary template sees only the documents: no question in the prompt
-    assert "How is shipping priced?" not in fake_llm.prompts()[0]
+    # the summary is focused on the question
+    assert "How is shipping priced?" in fake_llm.prompts()[0]
 
 
 def test_summary_skipped_without_llm(sample_workspace):

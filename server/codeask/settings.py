@@ -9,7 +9,9 @@ Precedence, low to high (each layer only sets the keys it names):
    **untrusted**, see below;
 4. the environment: ``CODEASK_LLM`` (``llm.provider``), ``CODEASK_MODEL`` (``llm.model``),
    ``CODEASK_CACHE_DIR`` (``index.cache_dir``), ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` -- trusted;
+   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, and the LLM limits ``CODEASK_LLM_TIMEOUT``,
+   ``CODEASK_LLM_CONNECT_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``, ``CODEASK_LLM_MAX_RETRIES``,
+   ``CODEASK_LLM_MAX_TOKENS``, ``CODEASK_LLM_CONTEXT_TOKENS`` (``llm.<name>``) -- trusted;
 5. user-scoped editor settings (LSP ``initializationOptions``, camelCase as VS Code writes them)
    -- trusted;
 6. workspace-scoped editor settings (``workspace/configuration`` section ``codeask``) --
@@ -54,6 +56,7 @@ from pydantic_core import PydanticUndefined
 __all__ = [
     "Settings",
     "TRUSTED_ONLY",
+    "TemplateOutsideRoot",
     "ADD_ONLY",
     "trusted_only",
     "add_only",
@@ -256,6 +259,10 @@ class SettingsError(ValueError):
     """A settings file or value is invalid; the message names the file and the key."""
 
 
+class TemplateOutsideRoot(SettingsError):
+    """An ``@path`` template that is absolute, has a ``..`` part or leads out of the root by a symlink."""
+
+
 _TRUST = "codeask_trust"
 
 
@@ -296,15 +303,38 @@ class LLMSettings(_Section):
     openai_base_url: str | None = trusted_only(None)
     anthropic_api_key: str | None = trusted_only(None, repr=False)
     anthropic_base_url: str | None = trusted_only(None)
-    timeout: float = 60.0
-    """Seconds per request before the SDK retries."""
-    max_retries: int = 3
-    """Retries with backoff on 429, 5xx and timeouts; the SDKs' own retry loop."""
-    max_tokens: int = 1024
-    """Answer length cap, tokens."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds of silence allowed between two stream events once the answer has started (every
+    call is streamed); also the base of the default time to first token. ``CODEASK_LLM_TIMEOUT``."""
+    connect_timeout: float = Field(default=10.0, gt=0)
+    """Seconds to open the connection. ``CODEASK_LLM_CONNECT_TIMEOUT``."""
+    first_token_timeout: float | None = Field(default=None, gt=0)
+    """Seconds from sending a prompt to its first token; ``None``: ``timeout`` plus the prompt's tokens
+    at 20 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one.
+    ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``."""
+    max_retries: int = Field(default=3, ge=0)
+    """Retries with backoff, only before the first byte of a reply: refused connections, connect
+    timeouts, HTTP 408/409/429/5xx. A request that timed out waiting for its first token is not sent
+    again. ``CODEASK_LLM_MAX_RETRIES``."""
+    max_tokens: int = Field(default=1024, gt=0)
+    """Answer length cap, tokens. ``CODEASK_LLM_MAX_TOKENS``."""
+    context_tokens: int | None = Field(default=None, gt=0)
+    """The model's context window, tokens; ``None``: asked from the endpoint where it says
+    (llama.cpp ``/props``, vLLM ``/v1/models`` ``max_model_len``, Ollama ``/api/show``), else
+    4096 for a local endpoint and 128000 for a hosted one. Prompts are fitted into it, leaving
+    ``max_tokens`` (at most half the context) for the answer. ``CODEASK_LLM_CONTEXT_TOKENS``."""
+    tokens_per_document: int = Field(default=700, gt=0)
+    """How many prompt tokens one document is planned at: the answer gets at most
+    ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
+    small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
     temperature: float = 0.0
     num_subquestions: int = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    scan_secrets: bool = trusted_only(True)
+    """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
+    one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
+    send_outside_roots: bool = trusted_only(False)
+    """Let explain / hover send code of a file outside every workspace folder to the LLM."""
 
 
 class EmbeddingSettings(_Section):
@@ -355,7 +385,16 @@ class IndexSettings(_Section):
     write_batch_files: int = 200
     """Files per LanceDB commit in phase 1."""
     compact_every: int = 50
-    """Run LanceDB compaction and old-version cleanup after this many commits."""
+    """Run LanceDB compaction (and old-version cleanup) after this many commits."""
+    keep_versions_minutes: float = Field(default=10.0, ge=0)
+    """Old LanceDB versions are deleted at compaction only once older than this, so readers in
+    other threads and processes never lose the files of the version they are reading."""
+    ann_min_rows: int = Field(default=50_000, ge=1)
+    """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
+    embed_commit_rows: int = Field(default=256, ge=1)
+    """Phase 2 commits its vectors every this many texts..."""
+    embed_commit_seconds: float = Field(default=5.0, ge=0)
+    """...or every this many seconds, whichever comes first."""
 
 
 class RetrievalSettings(_Section):
@@ -374,6 +413,9 @@ class RetrievalSettings(_Section):
     downweight_factor: float = 0.5
     """Fused score multiplier for downweighted paths."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    max_question_chars: int = Field(default=4000, ge=1)
+    """Longest question accepted, characters (about a page of text); a longer one is refused with
+    an error instead of being embedded, searched and sent to the LLM."""
 
 
 class RerankSettings(_Section):
@@ -517,18 +559,18 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
 
     Raises:
-        SettingsError: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
+        TemplateOutsideRoot: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
             outside ``root``; the message names ``templates.<name>``.
     """
     pure = Path(rel.replace("\\", "/"))
     if pure.is_absolute() or rel.startswith(("/", "\\")) or ".." in pure.parts or pure.drive:
-        raise SettingsError(
+        raise TemplateOutsideRoot(
             f"templates.{name}: @{rel} must be a path inside the workspace root (no absolute path, no '..')"
         )
     real_root = root.resolve()
     path = (real_root / pure).resolve()
     if not path.is_relative_to(real_root):
-        raise SettingsError(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
+        raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
 
 
@@ -607,6 +649,10 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
+#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>``.
+_LLM_ENV_LIMITS = ("timeout", "connect_timeout", "first_token_timeout", "max_retries", "max_tokens", "context_tokens")
+
+
 def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     """The settings the environment sets (see the module docstring for the variables)."""
     return _dotted(
@@ -619,6 +665,7 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
             "llm.openai_base_url": env.get("OPENAI_BASE_URL") or None,
             "llm.anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
             "llm.anthropic_base_url": env.get("ANTHROPIC_BASE_URL") or None,
+            **{f"llm.{name}": env.get(f"CODEASK_LLM_{name.upper()}") or None for name in _LLM_ENV_LIMITS},
         }
     )
 

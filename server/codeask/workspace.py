@@ -11,14 +11,15 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Templates
-from codeask.query.pipeline import Pipeline, Query
+from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
+from codeask.query.pipeline import Pipeline, Query, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
@@ -26,7 +27,54 @@ from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
-__all__ = ["Workspace"]
+
+@dataclass(frozen=True)
+class IndexState:
+    """What an answer stands on, the ``"index"`` object of every ask result.
+
+    ``state``: ``"building"`` (the first keyword index of some root has not finished: files are
+    missing), ``"keyword-only"`` (``vectors_pending`` chunks still wait for vectors, so dense
+    retrieval sees only part of the code) or ``"ready"``. ``files_indexed``: files in the index.
+    """
+
+    state: str
+    files_indexed: int
+    vectors_pending: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"state", "files_indexed", "vectors_pending"}``."""
+        return asdict(self)
+
+
+__all__ = ["Workspace", "QuestionError", "IndexState", "project_root_of", "VCS_MARKERS"]
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
+    (the CLI reports it as a usage error, exit code 2)."""
+
+#: Entries that make a folder a version-controlled project root.
+VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
+
+
+def project_root_of(path: Path | str) -> Path | None:
+    """The project a file belongs to, for a client that opened no workspace folder: the nearest
+    folder above ``path`` holding a VCS folder (:data:`VCS_MARKERS`), else the nearest holding a
+    project file (:data:`codeask.index.walk.PROJECT_MARKERS`: ``pyproject.toml``, ``package.json``,
+    ...). The user's home folder and the file-system root are never chosen (a dotfiles repository
+    in ``~`` must not make the whole home folder a workspace). ``None`` when there is none.
+    """
+    from codeask.index.walk import PROJECT_MARKERS
+
+    start = Path(os.path.abspath(path))
+    folders = [p for p in (start if start.is_dir() else start.parent, *start.parents)]
+    never = {Path(os.path.abspath(Path.home())), Path(start.anchor)}
+    candidates = [f for f in folders if f not in never]
+    for markers in (VCS_MARKERS, PROJECT_MARKERS):
+        for folder in candidates:
+            if any((folder / m).exists() for m in markers):
+                return folder
+    return None
 
 
 def _positive_option(name: str, value: Any) -> int | None:
@@ -57,6 +105,8 @@ class Workspace:
     Raises:
         SettingsError: a ``.codeask.toml`` or a value is invalid.
         FileNotFoundError: a root does not exist.
+        NotADirectoryError: a root is a file.
+        CacheDirError: the index cache dir is a file or cannot be created.
     """
 
     def __init__(
@@ -74,8 +124,12 @@ class Workspace:
         self.indexes: dict[str, RootIndex] = {}
         self._llm: LLM | None = None
         self._llm_key: object = None
-        roots = [Path(r).resolve() for r in roots]
+        roots = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
         for root in roots:
+            if root.is_file():
+                raise NotADirectoryError(
+                    f"not a folder: {root} is a file; give the workspace folder that holds it ({root.parent})"
+                )
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
         self.settings = self._load(roots[0] if roots else None)
@@ -137,16 +191,22 @@ class Workspace:
 
     # ------------------------------------------------------------------- roots
     def add_root(self, root: Path | str) -> RootIndex:
-        """Add ``root`` (resolved) with settings loaded for it (its own ``.codeask.toml`` plus the other
-        layers); returns its :class:`RootIndex` (the existing one when already added).
+        """Add ``root`` (absolute, as named: a symlinked root is not resolved, so citations use the
+        path the client opened) with settings loaded for it (its own ``.codeask.toml`` plus the other
+        layers); returns its :class:`RootIndex` (the existing one when already added, also under
+        another name of the same real folder).
 
         Raises:
             SettingsError: the root's settings are invalid.
             ValueError: the index folder would be inside the root.
         """
-        root = Path(root).resolve()
+        root = Path(os.path.abspath(root))
         with self._lock:
             if str(root) not in self.indexes:
+                real = root.resolve()
+                same = next((i for i in self.indexes.values() if i.real_root == real), None)
+                if same is not None:
+                    return same
                 self.indexes[str(root)] = RootIndex(root, self._load(root), embedder=None)
             return self.indexes[str(root)]
 
@@ -156,8 +216,13 @@ class Workspace:
         The index object is not closed here: an indexing or watcher thread may still be inside one of
         its writes; its SQLite connection closes when the last user drops it.
         """
+        named = Path(os.path.abspath(root))
         with self._lock:
-            self.indexes.pop(str(Path(root).resolve()), None)
+            if self.indexes.pop(str(named), None) is None:
+                real = named.resolve()
+                for key, index in list(self.indexes.items()):
+                    if index.real_root == real:
+                        del self.indexes[key]
 
     def root_for(self, path: Path | str) -> RootIndex | None:
         """The index whose root contains ``path`` (the deepest, for nested roots).
@@ -167,9 +232,10 @@ class Workspace:
         """
         indexes = list(self.indexes.values())
         for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
-            inside = [i for i in indexes if candidate == i.root or i.root in candidate.parents]
-            if inside:
-                return max(inside, key=lambda i: len(i.root.parts))
+            for attr in ("root", "real_root"):  # a symlinked root has two names
+                inside = [i for i in indexes if candidate == getattr(i, attr) or getattr(i, attr) in candidate.parents]
+                if inside:
+                    return max(inside, key=lambda i: len(getattr(i, attr).parts))
         return None
 
     def embedder(self) -> Embedder:
@@ -220,13 +286,18 @@ class Workspace:
         return total
 
     def status(self) -> dict[str, Any]:
-        """``{"files", "chunks_total", "vectors_pending", "index_dir", "embedding_model", "roots", "llm"}``.
+        """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
+        "embedding_model", "roots", "llm"}``.
 
-        ``index_dir`` is the first root's; ``roots`` lists each root's own status.
+        ``indexed``: every root has an index (a root never indexed creates nothing here);
+        ``read_only``: some root's index cannot be updated; ``index_dir`` is the first root's;
+        ``roots`` lists each root's own status.
         """
         roots = [index.status() for index in list(self.indexes.values())]
         llm = self.settings.resolved_llm()
         return {
+            "indexed": bool(roots) and all(r["indexed"] for r in roots),
+            "read_only": any(r["read_only"] for r in roots),
             "files": sum(r["files"] for r in roots),
             "chunks_total": sum(r["chunks_total"] for r in roots),
             "vectors_pending": sum(r["vectors_pending"] for r in roots),
@@ -238,9 +309,23 @@ class Workspace:
 
     # --------------------------------------------------------------------- ask
     def llm(self) -> LLM | None:
-        """The configured LLM client, or ``None`` (then ask returns ranked sources only)."""
+        """The configured LLM client, or ``None`` (then ask returns ranked sources only).
+
+        Raises:
+            LLMError: ``llm.provider`` names a provider explicitly (``--provider``, ``CODEASK_LLM``,
+                ``.codeask.toml``, editor settings) but neither its key nor a base URL is set: a
+                choice the user made never silently becomes "no LLM".
+        """
         resolved = self.settings.resolved_llm()
         if resolved is None:
+            provider = self.settings.llm.provider
+            if provider in ("openai", "anthropic"):
+                key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+                base = "OPENAI_BASE_URL" if provider == "openai" else "ANTHROPIC_BASE_URL"
+                raise LLMError(
+                    f"llm.provider is {provider} but no key is set: set {key} (or {base} for a local "
+                    f"server), or use --no-llm / --provider none"
+                )
             return None
         with self._lock:
             if self._llm is None or self._llm_key != resolved:
@@ -249,13 +334,27 @@ class Workspace:
             return self._llm
 
     def _targets(self) -> list[SearchTarget]:
-        return [SearchTarget(str(i.root), (lambda i=i: i.store)) for i in list(self.indexes.values())]
+        indexes = list(self.indexes.values())
+        labels = root_labels([str(i.root) for i in indexes])
+        return [SearchTarget(str(i.root), (lambda i=i: i.store), labels[str(i.root)]) for i in indexes]
+
+    def root_labels(self) -> dict[str, str]:
+        """``{root: label}`` naming each root in citation labels (:func:`~codeask.query.pipeline.root_labels`)."""
+        return root_labels(list(self.indexes))
 
     def _has_vectors(self) -> bool:
         return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
-    def build_pipeline(self, *, llm: LLM | None, stream: Callable[[str], None] | None = None) -> Pipeline:
+    def build_pipeline(
+        self,
+        *,
+        llm: LLM | None,
+        stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[Query], None] | None = None,
+        templates: Templates | None = None,
+    ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
+        ``templates`` (default: new from the settings) collects the warnings of refused overrides.
 
         Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
@@ -268,7 +367,7 @@ class Workspace:
             SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
         """
         s = self.settings
-        templates = Templates(s)
+        templates = templates or Templates(s)
         p = s.pipeline
         context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
         installed = available_steps()
@@ -317,7 +416,7 @@ class Workspace:
         if p.answer:
             answerer = step(p.answer, "answer")
         else:
-            answerer = SimpleAnswer(llm, templates, s, stream=stream) if llm is not None else NoLLMAnswer()
+            answerer = SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
         evaluators = [step(name, "evaluator") for name in p.evaluators]
         return Pipeline(
             query_transformers=query_transformers,
@@ -338,6 +437,7 @@ class Workspace:
         cancelled: Callable[[], bool] | None = None,
         progress: Callable[[str], None] | None = None,
         stream: Callable[[str], None] | None = None,
+        on_sources: Callable[[list[Source]], None] | None = None,
     ) -> Answer:
         """Answer ``question`` from the current index (callers update it first if they want).
 
@@ -346,27 +446,104 @@ class Workspace:
 
         Args:
             top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
+            cancelled: a ``() -> bool``, ``threading.Event`` or :class:`~codeask.llm.CancelToken`;
+                checked between steps and by every LLM call (which it aborts, closing the connection).
+            stream: gets the answer's text deltas as they arrive.
+            on_sources: gets the answer's sources just before the answer's LLM call.
+
             path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
 
+        Returns:
+            The :class:`Answer`; its ``index`` is :meth:`index_state` (what the answer stands on), and
+            with no document retrieved its text is :meth:`why_empty`.
+
         Raises:
+            QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
+            LLMError: an explicit ``llm.provider`` without a key (see :meth:`llm`).
             ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
-            Cancelled: ``cancelled()`` became true between steps.
+            Cancelled: cancelled between steps or during an LLM call.
             TemplateError, SettingsError: a broken template or setting.
         """
+        question = self.check_question(question)
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
         if path_glob:
             path_filter(path_glob)  # a bad glob fails here, before any LLM call
             options["path_glob"] = path_glob
         llm = None if no_llm else self.llm()
-        query = Query(question.strip(), options=options)
-        pipeline = self.build_pipeline(llm=llm, stream=stream)
+        query = Query(question, options=options)
+
+        def sources_ready(query: Query) -> None:
+            if on_sources is not None:
+                on_sources(Answer.from_query(query).sources)
+
+        templates = Templates(self.settings)
+        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready, templates=templates)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM
-            query = Query(question.strip(), options=options, errors=[str(exc)])
+            query = Query(question, options=options, errors=[str(exc)])
             query = self.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
         error = "; ".join(dict.fromkeys(query.errors)) or None
-        return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)
+        state = self.index_state()
+        if not query.documents:
+            query.answer = self.why_empty(state)
+        warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
+        return Answer.from_query(
+            query, llm=llm.describe() if llm is not None else None, error=error, warnings=warnings,
+            index=state.to_json(),
+        )
+
+    def check_question(self, question: str) -> str:
+        """``question`` stripped, once it is askable.
+
+        Raises:
+            QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``
+                characters (the message gives both numbers).
+        """
+        text = (question or "").strip()
+        if not text:
+            raise QuestionError("the question is empty")
+        limit = self.settings.retrieval.max_question_chars
+        if len(text) > limit:
+            raise QuestionError(
+                f"the question is {len(text):,} characters long; the limit is {limit:,} "
+                f"(retrieval.max_question_chars): ask about one thing, or quote less code"
+            )
+        return text
+
+    def index_state(self) -> IndexState:
+        """How far the indexes of all roots are (:class:`IndexState`); reads only counts."""
+        indexes = list(self.indexes.values())
+        files = sum(i.manifest.count() for i in indexes)
+        pending = sum(i.store.count_pending() for i in indexes)
+        if any(not i.searchable() for i in indexes):
+            state = "building"
+        elif pending:
+            state = "keyword-only"
+        else:
+            state = "ready"
+        return IndexState(state, files, pending)
+
+    def why_empty(self, state: IndexState) -> str:
+        """The answer text when nothing was retrieved: nothing indexable (with the skip reasons of the
+        last walk), an index still being built, or no match among the indexed files."""
+        if state.files_indexed == 0:
+            if state.state == "building":
+                return "Nothing is indexed yet: the first index of this workspace is still being built. Ask again in a moment."
+            skipped: dict[str, int] = {}
+            for index in list(self.indexes.values()):
+                for reason, count in index.last_skipped().items():
+                    skipped[reason] = skipped.get(reason, 0) + count
+            if skipped:
+                reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
+                return (
+                    f"Nothing in this workspace could be indexed: {sum(skipped.values())} files skipped "
+                    f"({reasons}); see 'What gets indexed' in the README."
+                )
+            return "Nothing in this workspace could be indexed: no files were found."
+        return (
+            f"No matching code was found for this question among the {state.files_indexed:,} indexed files."
+        )
 
     # ------------------------------------------------------- language server helpers
     def embed_pending(

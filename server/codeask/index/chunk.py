@@ -67,6 +67,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from codeask.imports import IMPORT_LOCK, load
 from codeask.lines import split_lines
 
 __all__ = ["Chunk", "language_for", "chunk_text", "TREE_SITTER_LANGUAGES", "KNOWN_EXTENSIONS", "KNOWN_FILENAMES"]
@@ -188,7 +189,7 @@ TREE_SITTER_LANGUAGES: dict[str, str] = {
     "objc": "objc", "dart": "dart", "zig": "zig", "groovy": "groovy",
 }
 
-_lang_lock = threading.Lock()
+_lang_lock = IMPORT_LOCK  # loading a grammar imports its Python binding: one lock for all first imports
 _languages: dict[str, object] = {}
 _broken: set[str] = set()
 _tls = threading.local()
@@ -206,8 +207,8 @@ def _parser_for(language: str):
     if parser is not None:
         return parser
     try:
-        from tree_sitter import Parser
-        from tree_sitter_language_pack import get_language
+        Parser = load("tree_sitter").Parser
+        get_language = load("tree_sitter_language_pack").get_language
 
         with _lang_lock:
             lang = _languages.get(ts_name)

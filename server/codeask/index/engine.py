@@ -2,11 +2,14 @@
 
 Phase 1 (``sync``) walks a root, reads and hashes only files whose size or mtime changed, chunks
 the changed ones and writes their rows with the full-text index: keyword search works as soon as it
-ends. A chunk whose embed hash already has a vector anywhere in the table gets it at once, so an
-edited function is the only chunk of its file that waits, and a moved file waits for nothing.
+ends. Vectors are content-addressed (``codeask.index.store``): a chunk whose embed hash already has a
+vector has it at once, so an edited function is the only chunk of its file that waits, and a moved
+file waits for nothing.
 
-Phase 2 (``embed_pending``) fills the remaining vectors in batches; retrieval meanwhile uses what
-exists (hybrid where vectors exist, keyword otherwise).
+Phase 2 (``embed_pending``) embeds the texts that have no vector yet and commits them every
+``index.embed_commit_rows`` texts or ``index.embed_commit_seconds`` seconds, whichever comes first, so
+any run longer than a few seconds makes durable progress; retrieval meanwhile uses what exists
+(hybrid where vectors exist, keyword otherwise). Chunk rows and the full-text index are not touched.
 
 Live updates (``update_paths``) re-check given files and embed their new chunks inline before the
 single commit, so a saved file is searchable by keyword and vector together.
@@ -14,6 +17,11 @@ single commit, so a saved file is searchable by keyword and vector together.
 Crash safety: see ``codeask.index.manifest``. One writer per index: an inter-process file lock
 (``write.lock``, released by the OS when its owner dies) around every write; a second process
 either waits (``index``) or reads without writing (``ask``).
+
+Nothing is created before the first write: opening a :class:`RootIndex` (``codeask status`` on a
+folder never indexed) makes no folder and loads no model. An index folder that exists but cannot
+be written (a read-only mount or folder) is read as it is: search works, every write raises
+:class:`IndexReadOnly`.
 """
 
 from __future__ import annotations
@@ -37,9 +45,11 @@ import filelock
 import numpy as np
 import platformdirs
 
+from codeask.imports import load
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
+from codeask.index.vectors import ReadOnlyCache, fill_vectors
 from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
 
@@ -50,16 +60,35 @@ if TYPE_CHECKING:
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
 # so the language server answers ``initialize`` without waiting for it.
 
-__all__ = ["RootIndex", "IndexStats", "Progress", "IndexLocked", "index_dir_for", "SCHEMA_VERSION"]
+__all__ = [
+    "RootIndex", "IndexStats", "Progress", "IndexLocked", "IndexReadOnly", "CacheDirError", "index_dir_for",
+    "cache_root", "SCHEMA_VERSION",
+]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 log = logging.getLogger(__name__)
-_EMBED_BATCH_ROWS = 256
+_EMBED_ROUND_TEXTS = 1024
+_EMBED_GROUP_TEXTS = 32
 _OPTIMIZE_ROWS = 2048
+
+
+class CacheDirError(RuntimeError):
+    """The index cache dir is a file, or cannot be created; the message names it as the cache dir
+    and where its value came from."""
 
 
 class IndexLocked(RuntimeError):
     """Another process holds the index's write lock; the message names its pid and command."""
+
+
+class IndexReadOnly(RuntimeError):
+    """The index cannot be written: its folder is read-only, or it cannot be created (the message
+    names the folder and the OS error)."""
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be created in ``folder`` (``access(2)``: also false on a read-only mount)."""
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 @dataclass
@@ -149,23 +178,46 @@ def index_dir_for(root: Path, settings: Settings) -> Path:
     return cache_root(settings) / f"{name}-{digest}"
 
 
+def _make_index_dir(index_dir: Path, settings: Settings) -> None:
+    """Create ``index_dir`` under the cache dir.
+
+    Raises:
+        CacheDirError: the cache dir (or a parent) is a file, or the folder cannot be created.
+    """
+    cache = cache_root(settings)
+    where = "CODEASK_CACHE_DIR or index.cache_dir" if settings.index.cache_dir else "the user cache dir"
+    if cache.exists() and not cache.is_dir():
+        raise CacheDirError(f"the cache dir {cache} ({where}) is a file, not a folder; point it at a folder")
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheDirError(
+            f"cannot create the cache dir {cache} ({where}): {exc.strerror or exc}; point it at a writable folder"
+        ) from exc
+
+
 class RootIndex:
     """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
 
     Args:
-        root: the workspace folder.
+        root: the workspace folder, kept as named (absolute, symlinks not resolved: ``root``);
+            ``real_root`` is its resolved path.
         settings: loaded settings (``index``, ``embedding`` sections are used).
         embedder: the embedding model; loaded lazily (shared per process) when ``None``.
     """
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
-        self.root = Path(root).resolve()
+        # The root as the client named it (a symlinked root stays the link: citations, URIs and
+        # Locations use it, so editors do not open a second tab for the same file); the index is
+        # keyed by its real path, which the symlink checks also use.
+        self.root = Path(os.path.abspath(root))
+        self.real_root = self.root.resolve()
         self.settings = settings
         self.index_dir = index_dir_for(self.root, settings)
-        if self.index_dir == self.root or self.root in self.index_dir.parents:
+        if self.index_dir == self.real_root or self.real_root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
-        self.index_dir.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
+        self._phase1_running = False
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._file_lock = filelock.FileLock(str(self.index_dir / "write.lock"))
@@ -173,14 +225,61 @@ class RootIndex:
         self._urgent = 0
         self._urgent_lock = threading.Lock()
         self.ignorer = Ignorer(self.root, settings.index)
-        self.manifest = Manifest(self.index_dir / "manifest.sqlite")
+        self._manifest: Manifest | None = None
+        self._open_lock = threading.Lock()
         self._store: Store | None = None
+        self._store_lock = threading.Lock()
         self._shared: SharedReader | None = None
-        #: Vectors taken from the shared cache by this object so far (see :meth:`_vectors`).
+        #: Vectors taken from the shared cache by this object so far (see :meth:`_fill_vectors`).
         self.chunks_shared = 0
-        (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
 
     # ------------------------------------------------------------ resources
+    @property
+    def manifest_path(self) -> Path:
+        """The index's ``manifest.sqlite``: the index exists when this file does."""
+        return self.index_dir / "manifest.sqlite"
+
+    def exists(self) -> bool:
+        """Whether this root was ever indexed (its manifest exists); creates nothing."""
+        return self.manifest_path.is_file()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the index exists but its folder cannot be written (it is then searched as it is)."""
+        return self.exists() and not _writable(self.index_dir)
+
+    def _create(self) -> None:
+        """Create the index folder (and ``root.txt``, naming the root for humans).
+
+        Raises:
+            CacheDirError: the cache dir is a file or cannot be created.
+            IndexReadOnly: the folder cannot be written (one line naming it and why).
+        """
+        _make_index_dir(self.index_dir, self.settings)  # CacheDirError names the cache dir
+        try:
+            (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise IndexReadOnly(
+                f"cannot create the index folder {self.index_dir}: {why}; set CODEASK_CACHE_DIR "
+                "(or index.cache_dir) to a writable folder"
+            ) from None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The per-file manifest, opened on first use: read-only for a read-only index; a new index
+        folder is created here (never by ``status`` on a folder not indexed, see :meth:`status`).
+
+        Raises:
+            IndexReadOnly: a new index folder cannot be created.
+        """
+        with self._open_lock:
+            if self._manifest is None:
+                if not self.exists():
+                    self._create()
+                self._manifest = Manifest(self.manifest_path, read_only=self.read_only)
+            return self._manifest
+
     @property
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use (shared per process, :func:`~codeask.index.embed.load_embedder`).
@@ -200,33 +299,55 @@ class RootIndex:
         Opening an index built with the configured model does not load the model (so ``status``
         and keyword search stay fast); a new index, or another model, loads it for its dimension.
         """
-        if self._store is None:
-            from codeask.index.store import Store
+        with self._store_lock:
+            if self._store is None:
+                self._store = self._open_store()
+            return self._store
 
-            model = self.settings.embedding.model
-            have = self.manifest.get_meta("index")
-            try:
-                meta = json.loads(have) if have else {}
-            except ValueError:
-                meta = {}
-            if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
-                dim = int(meta["dim"])
-            else:
-                dim = self.embedder.dim
-            want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
-            if have is not None and have != want:
-                # Another model or schema: vectors are not comparable, start over.
-                with self.writing(wait=True):
+    def _open_store(self) -> Store:
+        """Open (or, after a model or schema change, recreate) the tables; caller holds ``_store_lock``."""
+        Store = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
+
+        model = self.settings.embedding.model
+        have = self.manifest.get_meta("index")
+        try:
+            meta = json.loads(have) if have else {}
+        except ValueError:
+            meta = {}
+        if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
+            dim = int(meta["dim"])
+        else:
+            dim = self.embedder.dim
+        want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+        if have != want and self.manifest.read_only:
+            raise IndexReadOnly(
+                f"the index {self.index_dir} is read-only and was built for another embedding model or "
+                f"schema ({have}); it cannot be rebuilt"
+            )
+        if have is None:
+            self.manifest.set_meta("index", want)  # a new index: nothing to clear
+        elif have != want:
+            with self.writing(wait=True):
+                # Re-read under the write lock: another process (or another RootIndex of this
+                # folder) may have just done this; only the first one starts over.
+                have = self.manifest.get_meta("index")
+                if have != want:
+                    # Another model or schema: vectors are not comparable, start over.
                     self.manifest.clear()
                     shutil.rmtree(self.index_dir / "lance", ignore_errors=True)
-            self._store = Store(self.index_dir, dim)
-            if have != want:
-                self.manifest.set_meta("index", want)
-        return self._store
+                    self.manifest.set_meta("index", want)
+        store = Store(
+            self.index_dir,
+            dim,
+            keep_versions_minutes=self.settings.index.keep_versions_minutes,
+            ann_min_rows=self.settings.index.ann_min_rows,
+        )
+        return store
 
     def close(self) -> None:
-        """Close the manifest's SQLite connection."""
-        self.manifest.close()
+        """Close the manifest's SQLite connection (if it was opened)."""
+        if self._manifest is not None:
+            self._manifest.close()
 
     @contextmanager
     def writing(self, *, wait: bool = True, timeout: float | None = None):
@@ -238,7 +359,12 @@ class RootIndex:
 
         Raises:
             IndexLocked: the lock is held by another process (and ``wait`` is false or timed out).
+            IndexReadOnly: the index folder is read-only or cannot be created.
         """
+        if self.read_only:
+            raise IndexReadOnly(f"the index {self.index_dir} is read-only: it is searched as it is and cannot be updated")
+        if not self.exists():
+            self.manifest  # noqa: B018 - creates the index folder, or raises IndexReadOnly
         with self._write_lock:
             try:
                 self._file_lock.acquire(timeout=0)
@@ -300,6 +426,14 @@ class RootIndex:
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
+        self._phase1_running = True
+        try:
+            return self._sync(stats, store, started, progress, embed, should_stop, wait)
+        finally:
+            self._phase1_running = False
+
+    def _sync(self, stats, store, started, progress, embed, should_stop, wait) -> IndexStats:
+        stopped = False
         shared_before = self.chunks_shared
         with self.writing(wait=wait):
             self.ignorer.refresh()
@@ -314,15 +448,17 @@ class RootIndex:
                 f for f in result.files
                 if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
             ]
-            # Files gone from disk, plus rows a killed run left without a manifest entry.
-            gone = (set(known) - seen) | (store.paths() - seen)
+            # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
+            gone = (set(known) | self.manifest.dirty()) - seen
         batch_size = max(1, self.settings.index.write_batch_files)
         total = len(candidates)
         for start in range(0, total, batch_size):
             if should_stop and should_stop():
+                stopped = True
                 break
             with self.writing(wait=wait):
                 self._write_batch(candidates[start : start + batch_size], known, stats, skipped)
+                store.ensure_indexes()  # keyword search works from the first batch on
                 self._maybe_optimize()
             if progress:
                 done = min(total, start + batch_size)
@@ -340,7 +476,14 @@ class RootIndex:
         # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
         self._remove(sorted(gone), stats, unless_back=True)
         with self.writing(wait=wait):
-            store.ensure_fts_index()
+            # Fold phase 1's rows into the full-text index now: phase 2 never rewrites chunk rows,
+            # so keyword search is as fast while vectors are computed as after.
+            store.ensure_indexes()
+            if store.rows_since_optimize:
+                self._maybe_optimize(force=True)
+            if not stopped:
+                self.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+        self._phase1_running = False
         stats.files_skipped = dict(skipped)
         stats.seconds_to_searchable = time.monotonic() - started
         if embed:
@@ -370,9 +513,8 @@ class RootIndex:
             for start in range(0, len(paths), 500):
                 part = paths[start : start + 500]
                 self.manifest.forget(part)
-                before = store.count()
-                store.replace_files(part, [])
-                stats.chunks_deleted += before - store.count()
+                stats.chunks_deleted += store.replace_files(part, [])[1]
+                self.manifest.done(part)
             stats.files_removed += len(paths)
             stats.paths_removed.extend(paths)
 
@@ -420,61 +562,45 @@ class RootIndex:
             self._remove(drop, stats)
         if not records:
             return
-        from codeask.index.store import chunk_rows
+        from codeask.index.store import chunk_rows, embed_text
 
         all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-        rows = chunk_rows(all_chunks, store.dim)
-        reuse, embedded = self._vectors(rows, embed_missing=embed_now)
-        stats.chunks_embedded += embedded
-        for row in rows:
-            vec = reuse.get(row["embed_hash"])
-            if vec is not None:
-                row["vector"] = vec.tolist()
-                row["embedded"] = True
+        rows = chunk_rows(all_chunks)
+        if embed_now:
+            # Vectors first: when the rows become visible, their vectors already are.
+            new, embedded = self._fill_vectors({r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}, embed=embed_now)
+            store.put_vectors(new)
+            stats.chunks_embedded += embedded
         paths = [r.path for r in records]
         self.manifest.forget(paths)
-        before = store.count()
-        store.replace_files(paths, rows)
-        stats.chunks_deleted += max(0, before + len(rows) - store.count())
+        stats.chunks_deleted += store.replace_files(paths, rows)[1]
         self.manifest.record(records)
         stats.files_changed += len(records)
         stats.paths_changed.extend(paths)
 
-    def _vectors(
+    def _fill_vectors(
         self,
-        rows: list[dict],
+        texts: dict[str, str],
         *,
-        embed_missing: bool,
+        embed: bool,
         use_shared: bool = False,
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
-        """Vectors for ``rows`` (dicts with ``embed_hash``, ``symbol``, ``content``) by embed hash.
-
-        Vectors already stored for the same embed hash are reused; with ``embed_missing`` the others
-        are embedded, each distinct text once, after a lookup in the team's shared cache
-        (``shared.url``, one query per batch) when ``use_shared`` (phase 2; live edits are embedded
-        locally, without a network round trip). Returns ``({embed_hash: (dim,) float32}, texts embedded)``;
-        vectors taken from the shared cache are counted in ``self.chunks_shared``.
+        """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
+        with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
+        live edits are embedded locally, without a network round trip), then (with ``embed``) the
+        model. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
+        shared cache are counted in ``self.chunks_shared``.
 
         Raises:
             InterruptedError: ``should_stop()`` became true between embedding batches.
         """
-        from codeask.index.store import embed_text
-
-        reuse = self.store.vectors_for(r["embed_hash"] for r in rows)
-        missing: dict[str, str] = {}
-        if embed_missing:
-            for r in rows:
-                if r["embed_hash"] not in reuse:
-                    missing.setdefault(r["embed_hash"], embed_text(r["symbol"], r["content"]))
-        if missing and use_shared and (shared := self.shared) is not None:
-            got = shared.fetch(missing)
-            reuse.update(got)
-            self.chunks_shared += len(got)
-            missing = {h: t for h, t in missing.items() if h not in got}
-        if missing:
-            reuse.update(zip(missing.keys(), self.embedder.embed(list(missing.values()), should_stop=should_stop)))
-        return reuse, len(missing)
+        shared = self.shared if use_shared else None
+        caches = [ReadOnlyCache(shared.fetch)] if shared is not None else []
+        model = (lambda batch: self.embedder.embed(batch, should_stop=should_stop)) if embed else None
+        new, embedded = fill_vectors(texts, self.store, caches, model)
+        self.chunks_shared += len(new) - embedded
+        return new, embedded
 
     @property
     def shared(self) -> SharedReader | None:
@@ -495,16 +621,21 @@ class RootIndex:
             self._urgent += delta
 
     def _maybe_optimize(self, force: bool = False) -> None:
-        """Compact LanceDB, fold new rows into the full-text index and checkpoint the manifest.
+        """Compact LanceDB, fold new rows into its indexes, collect unused vectors, checkpoint the manifest.
 
-        Due every ``index.compact_every`` commits or 2,048 written rows (unindexed rows are scanned by
-        every keyword search, so they must not pile up during phase 2).
+        Due every ``index.compact_every`` commits or 2,048 inserted chunk rows (or 1/8 of the table,
+        if more): rows outside the full-text index are scanned by every keyword search, so they must
+        not pile up. Old versions
+        are kept for ``index.keep_versions_minutes`` (see ``codeask.index.store``).
         """
         store = self.store
         commits = store.commits_since_optimize
-        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= _OPTIMIZE_ROWS
+        # Rows due grow with the table (1/8 of it), so a cold index of a monorepo compacts a
+        # logarithmic number of times instead of rewriting its growing fragments every 2,048 rows.
+        rows_due = max(_OPTIMIZE_ROWS, store.count() // 8)
+        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= rows_due
         if commits and (force or due):
-            self.store.optimize()
+            store.optimize()
             self.manifest.checkpoint()
 
     # ---------------------------------------------------------------- phase 2
@@ -515,44 +646,69 @@ class RootIndex:
         should_stop: Callable[[], bool] | None = None,
         wait: bool = True,
     ) -> int:
-        """Fill missing vectors in batches of 256 rows (length-sorted within each); returns the number of texts embedded.
+        """Embed every text that has no vector yet; returns the number of texts embedded.
 
-        Releases the write lock between batches and yields to waiting live updates.
+        Texts are embedded in groups of 32 under the write lock (released between groups, and
+        waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
+        ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
+        longer than a few seconds always leaves durable progress (issue 18, item 6).
         """
         store = self.store
-        total = store.count_pending()
-        done = 0
-        embedded = 0
+        s = self.settings.index
+        total = store.count_pending(distinct=True)
+        done = embedded = 0
         started = time.monotonic()
-        while True:
-            if should_stop and should_stop():
+        buffer: dict[str, np.ndarray] = {}
+        last_commit = time.monotonic()
+
+        def commit() -> None:
+            nonlocal last_commit
+            if buffer:
+                with self.writing(wait=wait):
+                    store.put_vectors(buffer)
+                    self._maybe_optimize()
+                buffer.clear()
+            last_commit = time.monotonic()
+
+        stopped = False
+        while not stopped:
+            texts = store.pending_texts(_EMBED_ROUND_TEXTS)
+            todo = [h for h in texts if h not in buffer]
+            if not todo:
                 break
-            while self._urgent:
-                time.sleep(0.01)
-            with self.writing(wait=wait):
-                rows = store.pending(_EMBED_BATCH_ROWS)
-                if not rows:
+            for start in range(0, len(todo), _EMBED_GROUP_TEXTS):
+                if should_stop and should_stop():
+                    stopped = True
                     break
+                if self._urgent:
+                    commit()  # a live update may need these vectors
+                    while self._urgent:
+                        time.sleep(0.01)
+                group = {h: texts[h] for h in todo[start : start + _EMBED_GROUP_TEXTS]}
                 try:
-                    reuse, count = self._vectors(rows, embed_missing=True, use_shared=True, should_stop=should_stop)
-                except InterruptedError:  # stopped mid-batch: nothing of it is written
+                    with self.writing(wait=wait):
+                        new, count = self._fill_vectors(group, embed=True, use_shared=True, should_stop=should_stop)
+                except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
+                    stopped = True
                     break
+                buffer.update(new)
                 embedded += count
-                store.set_vectors([r["id"] for r in rows], np.stack([reuse[r["embed_hash"]] for r in rows]))
-                self._maybe_optimize()
-            done += len(rows)
-            if progress:
-                elapsed = time.monotonic() - started
-                total = max(total, done)
-                progress(
-                    Progress(
-                        "embed", done, total, f"{done}/{total} chunks embedded",
-                        elapsed / done * (total - done) if done else None,
+                done += len(group)
+                if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
+                    commit()
+                if progress:
+                    elapsed = time.monotonic() - started
+                    total = max(total, done)
+                    progress(
+                        Progress(
+                            "embed", done, total, f"{done}/{total} chunks embedded",
+                            elapsed / done * (total - done) if done else None,
+                        )
                     )
-                )
+        commit()
         if done and not (should_stop and should_stop()):
             with self.writing(wait=wait):
-                self._maybe_optimize(force=True)  # fold the last updated rows into the full-text index
+                self._maybe_optimize(force=True)
         return embedded
 
     # ------------------------------------------------------------ live updates
@@ -568,7 +724,7 @@ class RootIndex:
         rels: set[str] = set()
         rules_changed = False
         for p in abs_paths:
-            rel_s = self._relative(Path(p))
+            rel_s = self.relative(Path(p))
             if rel_s is None:
                 continue
             parent, _, name = rel_s.rpartition("/")
@@ -602,8 +758,8 @@ class RootIndex:
                         continue
                     entries.append(FileEntry(rel_s, abs_path, st.st_size, st.st_mtime_ns))
                 if gone:
-                    stored = self.store.paths()
-                    self._remove([g for g in gone if g in known or g in stored], stats)
+                    dirty = self.manifest.dirty()
+                    self._remove([g for g in gone if g in known or g in dirty], stats)
                 stats.files_seen = len(entries)
                 if entries:
                     self._write_batch(entries, known, stats, skipped, embed_now=True)
@@ -616,16 +772,23 @@ class RootIndex:
         stats.seconds = stats.seconds_to_searchable = time.monotonic() - started
         return stats
 
-    def _relative(self, path: Path) -> str | None:
-        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside."""
+    def relative(self, path: Path | str) -> str | None:
+        """``path`` relative to the root, POSIX (the link's own path, not its target); ``None`` outside.
+
+        A path under the root as named, or under its real path (a resolved path of a symlinked
+        root), both count."""
+        path = Path(path)
         path = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
         try:
             rel = path.relative_to(self.root)
         except ValueError:
-            try:  # reached through a symlinked root, e.g. an editor's unresolved path
-                rel = path.resolve().relative_to(self.root)
-            except (ValueError, OSError):
-                return None
+            try:  # the other name of a symlinked root
+                rel = path.relative_to(self.real_root)
+            except ValueError:
+                try:
+                    rel = path.resolve().relative_to(self.real_root)
+                except (ValueError, OSError):
+                    return None
         rel_s = rel.as_posix()
         return None if rel_s in (".", "") else rel_s
 
@@ -634,13 +797,16 @@ class RootIndex:
         is on and their target stays inside the root (else ``"outside_root"``)."""
         try:
             real = abs_path.resolve()
+            unlinked = self.real_root / abs_path.relative_to(self.root)
         except (OSError, RuntimeError):  # a loop
             return "symlink_loop"
-        if real == abs_path:
+        except ValueError:
+            unlinked = abs_path
+        if real == unlinked:
             return None
         if not self.settings.index.follow_symlinks:
             return "excluded"
-        return None if self.root in real.parents else "outside_root"
+        return None if self.real_root in real.parents else "outside_root"
 
     def _expand_dirs(self, rels: set[str]) -> set[str]:
         """Folders in ``rels`` become the files below them.
@@ -664,7 +830,7 @@ class RootIndex:
                     out.update(f"{rel_dir}/{name}" for name in filenames)
             elif not abs_path.exists() and not abs_path.is_symlink():
                 if indexed is None:
-                    indexed = set(self.manifest.all()) | self.store.paths()
+                    indexed = set(self.manifest.all()) | self.manifest.dirty()
                 prefix = rel_s + "/"
                 out.update({p for p in indexed if p.startswith(prefix)} or {rel_s})
             else:
@@ -672,16 +838,45 @@ class RootIndex:
         return out
 
     # ------------------------------------------------------------------ status
+    def searchable(self) -> bool:
+        """Whether a phase 1 (walk + keyword rows) has completed for this root and none is running in
+        this process. Indexes written before this was recorded count once they hold files."""
+        if self.manifest.get_meta("last_walk") is not None:
+            return True
+        return self.manifest.count() > 0 and not self._phase1_running
+
+    def last_skipped(self) -> dict[str, int]:
+        """``files_skipped`` of the last completed walk (``{reason: count}``; ``{}`` if none)."""
+        raw = self.manifest.get_meta("last_walk")
+        try:
+            return dict(json.loads(raw)["files_skipped"]) if raw else {}
+        except (ValueError, KeyError, TypeError):
+            return {}
+
     def status(self) -> dict:
-        """``{"root", "files", "chunks_total", "vectors_pending", "index_dir", "embedding_model",
-        "index_bytes"}`` (``index_bytes``: the index folder's size on disk)."""
-        store = self.store
-        return {
+        """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
+        "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).
+
+        A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
+        """
+        out = {
             "root": str(self.root),
-            "files": self.manifest.count(),
-            "chunks_total": store.count(),
-            "vectors_pending": store.count_pending(),
+            "indexed": self.exists(),
+            "read_only": self.read_only,
+            "files": 0,
+            "chunks_total": 0,
+            "vectors_pending": 0,
             "index_dir": str(self.index_dir),
             "embedding_model": self.settings.embedding.model,
-            "index_bytes": store.disk_bytes(),
+            "index_bytes": 0,
         }
+        if not out["indexed"]:
+            return out
+        store = self.store
+        out.update(
+            files=self.manifest.count(),
+            chunks_total=store.count(),
+            vectors_pending=store.count_pending(),
+            index_bytes=store.disk_bytes(),
+        )
+        return out

@@ -4,10 +4,14 @@ A SQLite file (``manifest.sqlite``, WAL mode) beside the LanceDB folder. Its inv
 a row only while the chunk rows for exactly that content are committed in LanceDB. The engine
 deletes a file's row *before* touching its chunks and writes it back *after* they are committed,
 so a process killed at any moment leaves the file unrecorded, and the next run re-indexes it.
+A file is also listed in ``dirty`` from before its chunks are touched until its new state is recorded,
+so a run that finds it gone from disk knows to delete rows a killed run committed for it, and the
+indexed paths never have to be read from the chunk table.
 
 Tables::
 
     files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER)
+    dirty(path TEXT PRIMARY KEY)                -- files whose chunks are being rewritten
     meta(key TEXT PRIMARY KEY, value TEXT)      -- embedding model, vector dimension, schema version
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +38,43 @@ class FileRecord:
     chunks: int
 
 
-class Manifest:
-    """Indexed files of one root. Thread-safe (one connection behind a lock)."""
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open ``path`` for reading only: ``mode=ro``, or ``immutable=1`` where SQLite cannot create the
+    WAL's shared-memory file beside it (a read-only mount or folder).
 
-    def __init__(self, path: Path):
+    Raises:
+        sqlite3.OperationalError: the file cannot be read at all.
+    """
+    uri = "file:" + urllib.parse.quote(str(Path(path).absolute()))
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False, timeout=30)
+        try:
+            db.execute("SELECT COUNT(*) FROM files").fetchone()
+            return db
+        except sqlite3.Error as exc:
+            db.close()
+            last = exc
+    assert last is not None
+    raise last
+
+
+class Manifest:
+    """Indexed files of one root. Thread-safe (one connection behind a lock).
+
+    Args:
+        path: the ``manifest.sqlite`` file (created unless ``read_only``).
+        read_only: open an existing manifest without writing anything (a read-only index folder);
+            the write methods then raise ``sqlite3.OperationalError``.
+    """
+
+    def __init__(self, path: Path, *, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         self._lock = threading.Lock()
+        if read_only:
+            self._db = _connect_read_only(self.path)
+            return
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -46,6 +82,7 @@ class Manifest:
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content_hash TEXT NOT NULL,"
             " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL)"
         )
+        self._db.execute("CREATE TABLE IF NOT EXISTS dirty (path TEXT PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.commit()
 
@@ -64,18 +101,33 @@ class Manifest:
         return FileRecord(*row) if row else None
 
     def forget(self, paths: Iterable[str]) -> None:
-        """Mark files as not indexed (committed before their chunks change)."""
+        """Mark files as not indexed and dirty (committed before their chunks change)."""
+        rows = [(p,) for p in paths]
         with self._lock:
-            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+            self._db.executemany("DELETE FROM files WHERE path = ?", rows)
+            self._db.executemany("INSERT OR IGNORE INTO dirty (path) VALUES (?)", rows)
             self._db.commit()
 
+    def done(self, paths: Iterable[str]) -> None:
+        """Files whose rows were deleted for good: no longer dirty."""
+        with self._lock:
+            self._db.executemany("DELETE FROM dirty WHERE path = ?", [(p,) for p in paths])
+            self._db.commit()
+
+    def dirty(self) -> set[str]:
+        """Files forgotten but not recorded or done since: a run was rewriting them (maybe killed)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT path FROM dirty").fetchall()}
+
     def record(self, records: Iterable[FileRecord]) -> None:
-        """Mark files as indexed (called only after their chunks are committed)."""
+        """Mark files as indexed and not dirty (called only after their chunks are committed)."""
+        records = list(records)
         with self._lock:
             self._db.executemany(
                 "INSERT OR REPLACE INTO files (path, content_hash, size, mtime_ns, chunks) VALUES (?, ?, ?, ?, ?)",
                 [(r.path, r.content_hash, r.size, r.mtime_ns, r.chunks) for r in records],
             )
+            self._db.executemany("DELETE FROM dirty WHERE path = ?", [(r.path,) for r in records])
             self._db.commit()
 
     def count(self) -> int:
@@ -99,10 +151,13 @@ class Manifest:
         """Forget every file (the ``meta`` table is kept); committed at once."""
         with self._lock:
             self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM dirty")
             self._db.commit()
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file and truncate it (bounds disk use)."""
+        if self.read_only:
+            return
         with self._lock:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 

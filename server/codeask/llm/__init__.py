@@ -3,28 +3,57 @@
     from codeask.llm import make_llm
     llm = make_llm(settings.resolved_llm(), settings.llm)
     llm.complete("Explain foo()", system="You answer questions about code.")
-    for delta in llm.stream("..."): ...
+    done = llm.generate("...", on_delta=print, cancel=token)   # a Completion
+    done.finish_reason, done.truncated, done.cut_reason()
     llm.structured("...", MyPydanticModel)
 
-Every failure is an :class:`LLMError` with one line naming provider, model and base URL.
+Every call is streamed, with a connect timeout, a time to first token and an idle gap between
+tokens (:mod:`codeask.llm.base`). Every failure is an :class:`LLMError` with one line naming
+provider, model and base URL. Cancellation: pass ``cancel=`` a :class:`CancelToken` (the LSP's
+``$/cancelRequest`` calls ``token.cancel()``), a ``threading.Event`` or a ``() -> bool``; the
+request is aborted, its connection closed, and the call raises :class:`Cancelled`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeask.llm.base import LLM, CancelToken, LLMCancelled, LLMError, cancel_scope
+from codeask.llm.base import (
+    LLM,
+    Cancelled,
+    CancelToken,
+    Completion,
+    ContextLengthError,
+    LLMCancelled,
+    LLMError,
+    TextStream,
+    cancel_scope,
+    estimate_tokens,
+)
 
 if TYPE_CHECKING:
     from codeask.settings import LLMSettings, ResolvedLLM
 
-__all__ = ["LLM", "LLMError", "LLMCancelled", "CancelToken", "cancel_scope", "make_llm"]
+__all__ = [
+    "LLM",
+    "LLMError",
+    "Cancelled",
+    "CancelToken",
+    "LLMCancelled",
+    "cancel_scope",
+    "Completion",
+    "ContextLengthError",
+    "TextStream",
+    "estimate_tokens",
+    "make_llm",
+]
 
 
 def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
-    """The adapter for ``resolved.provider`` (``openai`` or ``anthropic``), configured with the
-    SDK's own retries (``settings.max_retries``), per-request ``settings.timeout`` seconds,
-    ``settings.max_tokens`` and ``settings.temperature``.
+    """The adapter for ``resolved.provider`` (``openai`` or ``anthropic``), configured with
+    ``settings.max_retries`` (before the first byte only), ``settings.timeout`` (idle gap, seconds),
+    ``settings.connect_timeout``, ``settings.first_token_timeout``, ``settings.max_tokens`` and
+    ``settings.temperature``.
 
     Raises:
         LLMError: no LLM configured, an unknown provider, or no key and no base URL.
@@ -35,18 +64,19 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
         api_key=resolved.api_key or None,
         base_url=resolved.base_url or None,
         timeout=settings.timeout,
+        connect_timeout=settings.connect_timeout,
+        first_token_timeout=settings.first_token_timeout,
+        context_tokens=settings.context_tokens,
         max_retries=settings.max_retries,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
     )
+    from codeask.imports import load  # first imports of the SDKs under the one import lock
+
     if resolved.provider == "openai":
-        from codeask.llm.openai_llm import OpenAILLM
-
-        return OpenAILLM(resolved.model, **common)
+        return load("codeask.llm.openai_llm").OpenAILLM(resolved.model, **common)
     if resolved.provider == "anthropic":
-        from codeask.llm.anthropic_llm import AnthropicLLM
-
-        return AnthropicLLM(resolved.model, **common)
+        return load("codeask.llm.anthropic_llm").AnthropicLLM(resolved.model, **common)
     raise LLMError(
         f"unknown LLM provider {resolved.provider!r} for model {resolved.model!r}; "
         "expected 'openai' or 'anthropic'",

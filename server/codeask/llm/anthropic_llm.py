@@ -1,4 +1,5 @@
-"""Anthropic's messages API through the official sync ``anthropic`` client and its own retries."""
+"""Anthropic's messages API through the official sync ``anthropic`` client; every call is streamed and
+retried by :class:`~codeask.llm.base.BaseLLM` (only before the first byte)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import anthropic
 
 from codeask.llm.base import (
     BaseLLM,
+    CancelLike,
+    ContextLengthError,
     LLMError,
     M,
     cause_chain,
-    closing_on_cancel,
-    raise_if_cancelled,
+    before_connect,
+    http_client,
+    httpx_module,
+    mentions_context_overflow,
     schema_name,
     status_detail,
 )
@@ -25,10 +30,11 @@ _NO_KEY_PLACEHOLDER = "codeask-no-key"
 
 
 class AnthropicLLM(BaseLLM):
-    """An :class:`~codeask.llm.LLM` over ``/v1/messages``."""
+    """An :class:`~codeask.llm.LLM` over ``/v1/messages``, always streamed (see :mod:`codeask.llm.base`)."""
 
     provider = "anthropic"
     key_hint = "ANTHROPIC_API_KEY"
+    DEFAULT_HOSTED_CONTEXT = 200000  # every current Claude model
 
     def __init__(
         self,
@@ -40,61 +46,35 @@ class AnthropicLLM(BaseLLM):
         max_retries: int = 3,
         max_tokens: int = 1024,
         temperature: float | None = 0.0,
+        connect_timeout: float = 10.0,
+        first_token_timeout: float | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         super().__init__(
             model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
-            max_tokens=max_tokens, temperature=temperature,
+            max_tokens=max_tokens, temperature=temperature, connect_timeout=connect_timeout,
+            first_token_timeout=first_token_timeout, context_tokens=context_tokens,
         )
         # An explicit key and base URL: the SDK then reads no environment variable or profile.
+        self._httpx = httpx_module(anthropic.DefaultHttpxClient)
         self.client = anthropic.Anthropic(
             api_key=api_key or _NO_KEY_PLACEHOLDER,
             base_url=base_url or DEFAULT_ANTHROPIC_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
+            max_retries=0,  # codeask retries itself, and only before the first byte
+            http_client=http_client(anthropic.DefaultHttpxClient),
         )
 
     # --- public API ---------------------------------------------------------------------------
 
-    def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
-        """The whole answer text (the reply's text blocks joined); ``max_tokens`` defaults to the adapter's.
-
-        Raises:
-            LLMError: the request failed (SDK, HTTP or transport error).
-        """
-        message = self._create(prompt, system, max_tokens)
-        return "".join(
-            block.text for block in message.content if getattr(block, "type", None) == "text"
-        )
-
-    def stream(
-        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
-    ) -> Iterator[str]:
-        """The answer as text deltas (``content_block_delta`` events), in order.
-
-        Raises:
-            LLMError: the request or the stream failed (SDK, SSE ``error`` event or transport error).
-        """
-        stream = self._create(prompt, system, max_tokens, stream=True)
-        try:
-            with stream, closing_on_cancel(stream.response, self._error):
-                for event in stream:
-                    if getattr(event, "type", None) != "content_block_delta":
-                        continue
-                    delta = event.delta
-                    if getattr(delta, "type", None) == "text_delta" and delta.text:
-                        yield delta.text
-        except LLMError:
-            raise
-        except Exception as exc:  # SDK errors (incl. SSE "error" events), transport errors
-            raise self._convert(exc) from exc
-
-    def structured(self, prompt: str, schema: type[M], *, system: str | None = None) -> M:
+    def structured(self, prompt: str, schema: type[M], *, system: str | None = None, cancel: CancelLike = None) -> M:
         """An instance of ``schema`` from one forced tool call (tool named by :func:`schema_name`,
-        described by the schema's docstring, input schema from pydantic); a text-only reply is parsed as JSON.
+        described by the schema's docstring, input schema from pydantic), streamed; a text-only reply
+        is parsed as JSON.
 
         Raises:
-            LLMError: the request failed, the reply was cut off at ``max_tokens``, has neither a tool call
-                nor text, or does not validate against ``schema``.
+            LLMError: the request failed, the reply was cut off at ``max_tokens``, is empty, or does not
+                validate against ``schema``.
+            Cancelled: ``cancel`` said so.
         """
         name = schema_name(schema)
         tool = {
@@ -102,33 +82,13 @@ class AnthropicLLM(BaseLLM):
             "description": (schema.__doc__ or f"Record the {schema.__name__}.").strip()[:1000],
             "input_schema": schema.model_json_schema(),
         }
-        message = self._create(
-            prompt, system, None, tools=[tool], tool_choice={"type": "tool", "name": name}
-        )
-        for block in message.content:
-            if getattr(block, "type", None) == "tool_use" and block.name == name:
-                if message.stop_reason == "max_tokens":
-                    raise self._error(
-                        f"reply for {schema.__name__} was cut off at max_tokens={self.max_tokens}"
-                    )
-                return self._validate(schema, block.input)
-        text = "".join(b.text for b in message.content if getattr(b, "type", None) == "text")
-        if not text.strip():
-            raise self._error(f"reply has no {name} tool call")
+        extra = {"tools": [tool], "tool_choice": {"type": "tool", "name": name}}
+        text = self._structured_text(prompt, schema, system, cancel, extra)
         return self._validate(schema, text, raw=text)
 
-    # --- internals ----------------------------------------------------------------------------
+    # --- adapter hooks ------------------------------------------------------------------------
 
-    def _create(
-        self,
-        prompt: str,
-        system: str | None,
-        max_tokens: int | None,
-        *,
-        stream: bool = False,
-        **extra: Any,
-    ) -> Any:
-        raise_if_cancelled(self._error)
+    def _open(self, prompt: str, system: str | None, max_tokens: int | None, timeout: Any, **extra: Any) -> Any:
         for _ in range(2):
             kwargs: dict[str, Any] = dict(extra)
             if system:
@@ -142,7 +102,8 @@ class AnthropicLLM(BaseLLM):
                     model=self.model,
                     max_tokens=max_tokens or self.max_tokens,
                     messages=[{"role": "user", "content": prompt}],
-                    stream=stream,
+                    stream=True,
+                    timeout=timeout,
                     **kwargs,
                 )
             except anthropic.BadRequestError as exc:
@@ -150,26 +111,70 @@ class AnthropicLLM(BaseLLM):
                 if self._send_temperature and "temperature" in text:
                     self._send_temperature = False  # models that only take the default
                     continue
-                raise self._convert(exc) from exc
-            except Exception as exc:
-                raise self._convert(exc) from exc
+                raise
         raise self._error("the server refused every parameter combination")  # pragma: no cover
+
+    def _events(self, stream: Any) -> Iterator[tuple[str | None, str | None, int | None]]:
+        """Text deltas and tool-input JSON deltas as text; ``message_delta``'s stop reason mapped to
+        OpenAI's words (``end_turn``/``stop_sequence`` -> ``stop``, ``max_tokens`` -> ``length``,
+        ``tool_use`` -> ``tool_calls``, ``refusal`` -> ``content_filter``)."""
+        for event in stream:
+            kind = getattr(event, "type", None)
+            if kind == "message_start":
+                usage = getattr(getattr(event, "message", None), "usage", None)
+                yield None, None, getattr(usage, "input_tokens", None)
+            elif kind == "content_block_delta":
+                delta = event.delta
+                dtype = getattr(delta, "type", None)
+                if dtype == "text_delta":
+                    yield delta.text or None, None, None
+                elif dtype == "input_json_delta":
+                    yield delta.partial_json or None, None, None
+                else:
+                    yield None, None, None
+            elif kind == "message_delta":
+                reason = getattr(event.delta, "stop_reason", None)
+                yield None, _STOP_REASONS.get(reason, reason) if reason else None, None
+            else:
+                yield None, None, None
+
+    def _retryable(self, exc: BaseException) -> bool:
+        if isinstance(exc, anthropic.APIStatusError):
+            return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+        if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
+            return before_connect(exc)
+        return False
 
     def _convert(self, exc: BaseException) -> LLMError:
         if isinstance(exc, LLMError):
             return exc
         if isinstance(exc, anthropic.APITimeoutError):
-            return self._error(f"timed out after {self.timeout:g}s ({self.max_retries} retries)")
+            if before_connect(exc):
+                return self._error(f"cannot connect: timed out after {self.connect_timeout:g}s (llm.connect_timeout)")
+            return self._error(f"timed out reading the reply (llm.timeout {self.timeout:g}s)")
         if isinstance(exc, anthropic.APIConnectionError):
             cause = cause_chain(exc)
-            detail = f"cannot connect ({cause})" if cause else "cannot connect"
-            return self._error(f"{detail} after {self.max_retries} retries")
+            if before_connect(exc):
+                return self._error(f"cannot connect ({cause})" if cause else "cannot connect")
+            return self._error(f"the connection broke ({cause})" if cause else "the connection broke")
         if isinstance(exc, anthropic.APIStatusError):
             message = getattr(exc, "api_message", None) or _body_message(exc.body)
-            return self._error(status_detail(exc.status_code, message, exc.message), exc.status_code)
+            detail = status_detail(exc.status_code, message, exc.message)
+            cls = ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            return self._error(detail, exc.status_code, cls)
         if isinstance(exc, anthropic.APIError):
             return self._error(getattr(exc, "message", None) or str(exc))
         return self._error(f"{type(exc).__name__}: {exc}")
+
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
 
 
 def _body_message(body: object) -> str | None:

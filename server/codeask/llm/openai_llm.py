@@ -1,9 +1,11 @@
-"""OpenAI chat completions, and every OpenAI-compatible server (Ollama, vLLM, LM Studio, proxies)
-through ``base_url``. Uses the official sync ``openai`` client with its own retries."""
+"""OpenAI chat completions, and every OpenAI-compatible server (llama.cpp, Ollama, vLLM, LM Studio,
+proxies) through ``base_url``. Uses the official sync ``openai`` client; every call is streamed and
+retried by :class:`~codeask.llm.base.BaseLLM` (only before the first byte)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,11 +14,18 @@ import pydantic
 
 from codeask.llm.base import (
     BaseLLM,
+    CancelLike,
+    ContextLengthError,
     LLMError,
     M,
+    PassThrough,
     cause_chain,
-    closing_on_cancel,
-    raise_if_cancelled,
+    before_connect,
+    estimate_tokens,
+    is_local_url,
+    http_client,
+    httpx_module,
+    mentions_context_overflow,
     schema_name,
     status_detail,
 )
@@ -52,7 +61,7 @@ def _close_objects(node: Any) -> Any:
 
 
 class OpenAILLM(BaseLLM):
-    """An :class:`~codeask.llm.LLM` over ``/chat/completions``."""
+    """An :class:`~codeask.llm.LLM` over ``/chat/completions``, always streamed (see :mod:`codeask.llm.base`)."""
 
     provider = "openai"
     key_hint = "OPENAI_API_KEY"
@@ -67,123 +76,126 @@ class OpenAILLM(BaseLLM):
         max_retries: int = 3,
         max_tokens: int = 1024,
         temperature: float | None = 0.0,
+        connect_timeout: float = 10.0,
+        first_token_timeout: float | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         super().__init__(
             model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
-            max_tokens=max_tokens, temperature=temperature,
+            max_tokens=max_tokens, temperature=temperature, connect_timeout=connect_timeout,
+            first_token_timeout=first_token_timeout, context_tokens=context_tokens,
         )
+        self._tokenize_url: str | None = None  # llama.cpp's /tokenize, once /props answered
         # Parameters some models/servers refuse; learnt from 400 replies and then left out.
         self._token_param = "max_tokens"
         self._send_response_format = True
+        self._send_stream_options = True
+        self._httpx = httpx_module(openai.DefaultHttpxClient)
         self.client = openai.OpenAI(
             api_key=api_key or NO_KEY_PLACEHOLDER,
             base_url=base_url or DEFAULT_OPENAI_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
+            max_retries=0,  # codeask retries itself, and only before the first byte
+            http_client=http_client(openai.DefaultHttpxClient),
         )
 
     # --- public API ---------------------------------------------------------------------------
 
-    def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
-        """The first choice's text (``""`` when it has none); ``max_tokens`` defaults to the adapter's.
-
-        Raises:
-            LLMError: the request failed, the reply has no choices, or the model refused.
-        """
-        response = self._create(_messages(prompt, system), max_tokens)
-        if not response.choices:
-            raise self._error("reply has no choices")
-        message = response.choices[0].message
-        if getattr(message, "refusal", None):
-            raise self._error(f"refused: {message.refusal}")
-        return message.content or ""
-
-    def stream(
-        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
-    ) -> Iterator[str]:
-        """The answer as text deltas of the streamed chunks, in order.
-
-        Raises:
-            LLMError: the request or the stream failed (SDK or transport error).
-        """
-        stream = self._create(_messages(prompt, system), max_tokens, stream=True)
-        try:
-            with stream, closing_on_cancel(stream.response, self._error):
-                for chunk in stream:
-                    for choice in chunk.choices or ():
-                        text = getattr(choice.delta, "content", None) if choice.delta else None
-                        if text:
-                            yield text
-        except LLMError:
-            raise
-        except Exception as exc:  # SDK errors, and transport errors mid-stream
-            raise self._convert(exc) from exc
-
-    def structured(
-        self, prompt: str, schema: type[M], *, system: str | None = None
-    ) -> M:
+    def structured(self, prompt: str, schema: type[M], *, system: str | None = None, cancel: CancelLike = None) -> M:
         """An instance of ``schema``: asked with a strict ``json_schema`` response format, or, once a server
         rejects that (remembered per adapter), with the JSON schema in the system prompt.
 
         Raises:
-            LLMError: the request failed, no choices, a refusal, an empty reply, or a reply that does not
+            LLMError: the request failed, the reply was cut off (``max_tokens``) or empty, or it does not
                 validate against ``schema``.
+            Cancelled: ``cancel`` said so.
         """
         name = schema_name(schema)
-        messages = _messages(prompt, system)
-        response = None
         if self._send_response_format:
             response_format = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": strict_json_schema(schema), "strict": True},
             }
             try:
-                response = self._create(messages, None, response_format=response_format, convert=False)
-            except openai.BadRequestError as exc:
-                if not _mentions(exc, "response_format", "json_schema"):
-                    raise self._convert(exc) from exc
+                text = self._structured_text(prompt, schema, system, cancel, {"response_format": response_format})
+                return self._validate(schema, text, raw=text)
+            except _RefusedParameter:
                 self._send_response_format = False  # an older server: ask in words instead
-            except openai.OpenAIError as exc:
-                raise self._convert(exc) from exc
-        if response is None:
-            instruction = (
-                "Reply with only one JSON object, no prose, matching this JSON schema:\n"
-                + json.dumps(schema.model_json_schema())
-            )
-            system_text = f"{system}\n\n{instruction}" if system else instruction
-            response = self._create(_messages(prompt, system_text), None)
-        if not response.choices:
-            raise self._error("reply has no choices")
-        message = response.choices[0].message
-        if getattr(message, "refusal", None):
-            raise self._error(f"refused: {message.refusal}")
-        content = message.content or ""
-        if not content.strip():
-            raise self._error(f"empty reply where a {schema.__name__} JSON object was expected")
-        return self._validate(schema, content, raw=content)
+        instruction = (
+            "Reply with only one JSON object, no prose, matching this JSON schema:\n"
+            + json.dumps(schema.model_json_schema())
+        )
+        system_text = f"{system}\n\n{instruction}" if system else instruction
+        text = self._structured_text(prompt, schema, system_text, cancel, {})
+        return self._validate(schema, text, raw=text)
 
-    # --- internals ----------------------------------------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by llama.cpp's ``/tokenize`` (when the endpoint is llama.cpp), else
+        :func:`~codeask.llm.base.estimate_tokens`."""
+        self.context_tokens()  # discovery finds out whether /tokenize exists
+        if self._tokenize_url:
+            try:
+                with self._httpx.Client(timeout=self.connect_timeout + 20) as http:
+                    reply = http.post(self._tokenize_url, json={"content": text})
+                if reply.status_code == 200:
+                    return len(reply.json().get("tokens") or [])
+            except Exception:
+                pass
+        return estimate_tokens(text)
 
-    def _create(
-        self,
-        messages: list[dict[str, str]],
-        max_tokens: int | None,
-        *,
-        stream: bool = False,
-        convert: bool = True,
-        **extra: Any,
-    ) -> Any:
-        """``chat.completions.create``; drops/renames parameters the model refuses (``max_tokens``
-        vs ``max_completion_tokens``, a non-default ``temperature``) and retries once each."""
-        raise_if_cancelled(self._error)
-        for _ in range(3):
+    def _discover_context(self) -> int | None:
+        """The context of a local OpenAI-compatible server: llama.cpp ``GET /props``
+        (``default_generation_settings.n_ctx``), vLLM ``GET /v1/models`` (``max_model_len``), Ollama
+        ``POST /api/show`` (``num_ctx`` in ``parameters``). Hosted endpoints are not asked."""
+        if not self.base_url or not is_local_url(self.base_url):
+            return None
+        root = self.base_url.rstrip("/")
+        root = root[: -len("/v1")] if root.endswith("/v1") else root
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        with self._httpx.Client(timeout=self.connect_timeout, headers=headers) as http:
+            try:
+                reply = http.get(root + "/props")
+                if reply.status_code == 200:
+                    props = reply.json()
+                    n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
+                    if n_ctx:
+                        self._tokenize_url = root + "/tokenize"
+                        return int(n_ctx)
+            except Exception:
+                pass
+            try:
+                reply = http.get(self.base_url.rstrip("/") + "/models")
+                if reply.status_code == 200:
+                    for model in reply.json().get("data") or []:
+                        if model.get("max_model_len"):
+                            return int(model["max_model_len"])
+            except Exception:
+                pass
+            try:
+                reply = http.post(root + "/api/show", json={"model": self.model})
+                if reply.status_code == 200:
+                    match = re.search(r"num_ctx\s+(\d+)", reply.json().get("parameters") or "")
+                    return int(match.group(1)) if match else 2048  # Ollama's default num_ctx
+            except Exception:
+                pass
+        return None
+
+    # --- adapter hooks ------------------------------------------------------------------------
+
+    def _open(self, prompt: str, system: str | None, max_tokens: int | None, timeout: Any, **extra: Any) -> Any:
+        """``chat.completions.create(stream=True)``; drops/renames parameters the model refuses
+        (``max_tokens`` vs ``max_completion_tokens``, a non-default ``temperature``,
+        ``stream_options``) and tries again at once."""
+        messages = _messages(prompt, system)
+        for _ in range(4):
             kwargs: dict[str, Any] = dict(extra)
             kwargs[self._token_param] = max_tokens or self.max_tokens
             if self._send_temperature:
                 kwargs["temperature"] = self.temperature
+            if self._send_stream_options:
+                kwargs["stream_options"] = {"include_usage": True}
             try:
                 return self.client.chat.completions.create(
-                    model=self.model, messages=messages, stream=stream, **kwargs
+                    model=self.model, messages=messages, stream=True, timeout=timeout, **kwargs
                 )
             except openai.BadRequestError as exc:
                 if self._token_param == "max_tokens" and _mentions(exc, "max_completion_tokens"):
@@ -192,33 +204,59 @@ class OpenAILLM(BaseLLM):
                 if self._send_temperature and _mentions(exc, "temperature") and _param_is(exc, "temperature"):
                     self._send_temperature = False
                     continue
-                if not convert:
-                    raise
-                raise self._convert(exc) from exc
-            except openai.OpenAIError as exc:
-                if not convert:
-                    raise
-                raise self._convert(exc) from exc
+                if self._send_stream_options and _mentions(exc, "stream_options"):
+                    self._send_stream_options = False
+                    continue
+                if "response_format" in extra and _mentions(exc, "response_format", "json_schema"):
+                    raise _RefusedParameter(str(exc)) from exc
+                raise
         raise self._error("the server refused every parameter combination")  # pragma: no cover
+
+    def _events(self, stream: Any) -> Iterator[tuple[str | None, str | None, int | None]]:
+        for chunk in stream:
+            usage = getattr(chunk, "usage", None)
+            prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
+            if not chunk.choices:
+                yield None, None, prompt_tokens
+                continue
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta is not None and getattr(delta, "refusal", None):
+                    raise self._error(f"refused: {delta.refusal}")
+                text = getattr(delta, "content", None) if delta is not None else None
+                yield text or None, choice.finish_reason, prompt_tokens
+
+    def _retryable(self, exc: BaseException) -> bool:
+        if isinstance(exc, openai.APIStatusError):
+            return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+        if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+            return before_connect(exc)
+        return False
 
     def _convert(self, exc: BaseException) -> LLMError:
         if isinstance(exc, LLMError):
             return exc
         if isinstance(exc, openai.APITimeoutError):
-            return self._error(
-                f"timed out after {self.timeout:g}s ({self.max_retries} retries)"
-            )
+            if before_connect(exc):
+                return self._error(f"cannot connect: timed out after {self.connect_timeout:g}s (llm.connect_timeout)")
+            return self._error(f"timed out reading the reply (llm.timeout {self.timeout:g}s)")
         if isinstance(exc, openai.APIConnectionError):
             cause = cause_chain(exc)
-            detail = f"cannot connect ({cause})" if cause else "cannot connect"
-            return self._error(f"{detail} after {self.max_retries} retries")
+            if before_connect(exc):
+                return self._error(f"cannot connect ({cause})" if cause else "cannot connect")
+            return self._error(f"the connection broke ({cause})" if cause else "the connection broke")
         if isinstance(exc, openai.APIStatusError):
-            return self._error(
-                status_detail(exc.status_code, _provider_message(exc.body), exc.message), exc.status_code
-            )
+            message = _provider_message(exc.body)
+            detail = status_detail(exc.status_code, message, exc.message)
+            cls = ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            return self._error(detail, exc.status_code, cls)
         if isinstance(exc, openai.APIError):
             return self._error(getattr(exc, "message", None) or str(exc))
         return self._error(f"{type(exc).__name__}: {exc}")
+
+
+class _RefusedParameter(PassThrough):
+    """The server refused ``response_format``."""
 
 
 def _messages(prompt: str, system: str | None) -> list[dict[str, str]]:

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.uris import to_fs_path
 
 from codeask.lines import column_units, split_lines
-from codeask.query.pipeline import file_uri
+from codeask.uris import file_uri, uri_to_path
 
 __all__ = [
     "location",
@@ -24,7 +23,6 @@ __all__ = [
     "selection_lines",
     "settings_from",
     "source_locations",
-    "merge",
 ]
 
 
@@ -84,13 +82,6 @@ def _word_char(ch: str) -> bool:
     return ch == "_" or (ch.isascii() and ch.isalnum())
 
 
-def uri_to_path(uri: str) -> str | None:
-    """A ``file://`` URI -> an absolute path (``None`` for other schemes)."""
-    if not uri or not uri.startswith("file:"):
-        return None
-    return to_fs_path(uri)
-
-
 def selection_lines(rng: Any) -> tuple[int, int]:
     """An LSP Range (object or JSON) -> 1-based inclusive ``(start_line, end_line)``; a selection
     ending at character 0 of a later line does not include that line."""
@@ -114,14 +105,3 @@ def settings_from(value: Any) -> dict[str, Any]:
     if isinstance(inner, dict):
         return inner
     return dict(value)
-
-
-def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge: ``over`` wins, nested objects are merged."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out

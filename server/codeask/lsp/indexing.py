@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from codeask.index.engine import IndexLocked, IndexStats, Progress
+from codeask.imports import wait_preloaded
+from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
 
 __all__ = ["IndexScheduler", "IndexPhase"]
 
@@ -40,7 +41,8 @@ class IndexPhase:
 
     state: str = "not-indexed"
     """``not-indexed`` (nothing asked for yet), ``waiting`` (another process holds the lock),
-    ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``failed``, ``stopped``."""
+    ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``read-only`` (searched as it is),
+    ``failed``, ``stopped``."""
     message: str = "not indexed yet"
     done: int = 0
     total: int = 0
@@ -153,6 +155,7 @@ class IndexScheduler:
 
     # ------------------------------------------------------------------ thread
     def _loop(self) -> None:
+        wait_preloaded()  # never the first import of a heavy module here (codeask.imports)
         while True:
             self._wanted.wait()
             if self._stop.is_set():
@@ -161,6 +164,10 @@ class IndexScheduler:
             self._wanted.clear()
             try:
                 self._run()
+            except IndexReadOnly as exc:  # searched as it is: not an error of the index
+                self.phase = IndexPhase("read-only", str(exc))
+                self._keyword.set()
+                self._show(f"codeask: {exc}", False)
             except Exception as exc:
                 log.exception("indexing failed")
                 self.phase = IndexPhase("failed", f"indexing failed: {exc}")

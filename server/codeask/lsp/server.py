@@ -11,8 +11,9 @@ Commands (``workspace/executeCommand``):
   ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
 * ``codeask.reindex`` ``[]`` -> ``IndexStats.to_json()``;
-* ``codeask.status`` ``[]`` -> ``{"indexing", "files", "chunks_total", "vectors_pending",
-  "index_dir", "llm", ...}`` (answered from the last snapshot when the index is busy).
+* ``codeask.status`` ``[]`` -> ``{"indexing", "indexed", "read_only", "files", "chunks_total",
+  "vectors_pending", "index_dir", "llm", "watch": {"mode": "native" | "polling" | "off", "warning"}, ...}``
+  (answered from the last snapshot when the index is busy).
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codeask import __version__
+from codeask.imports import start_preload
 from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
 from codeask.lsp.convert import (
-    last_line, lsp_range, merge, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+    last_line, lsp_range, selection_lines, settings_from, source_locations, uri_to_path, word_at,
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
@@ -45,7 +47,7 @@ from codeask.lsp.work import Lane, Reporter, post
 from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
 from codeask.query.pipeline import Cancelled
 from codeask.settings import CONFIG_FILE
-from codeask.workspace import Workspace
+from codeask.workspace import Workspace, project_root_of
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
@@ -56,8 +58,8 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STATUS_WAIT = 0.03
 #: Concurrent asks / explains / reindexes (each holds a thread; more wait for a slot).
 REQUEST_SLOTS = 3
-#: Seconds ``shutdown`` waits for indexing and requests to stop (``exit`` must follow within 3 s).
-STOP_SECONDS = 2.0
+#: Seconds ``shutdown`` waits for indexing and requests to stop (then ``exit`` ends the process at once).
+STOP_SECONDS = 1.5
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
 #: Watched-file events are collected this long before one index update, seconds.
@@ -119,6 +121,7 @@ class CodeaskServer(LanguageServer):
         self._watched_roots: list[str] = []
         self._status: dict[str, Any] = {}
         self._status_task: asyncio.Task | None = None
+        self.no_folder_said = False
 
     # ------------------------------------------------------------ client
     def caps(self, *path: str) -> Any:
@@ -253,6 +256,7 @@ class CodeaskServer(LanguageServer):
             self.ws,
             on_update=lambda s: log.info("watcher: %d changed, %d removed", s.files_changed, s.files_removed),
             on_error=lambda exc: log.error("updating the index failed: %s", exc),
+            on_fallback=lambda warning: self.show(f"codeask: {warning}", lsp.MessageType.Warning),
         ).start()
 
     def wait_for_keywords(self, cancelled, progress) -> None:
@@ -284,7 +288,7 @@ class CodeaskServer(LanguageServer):
             await asyncio.sleep(_CHANGE_BATCH_SECONDS)
             paths, self._changed = sorted(self._changed), set()
             try:
-                stats = await self.updates.run(lambda: self.ws.update_paths(paths))
+                stats = await self.updates.run(lambda paths=paths: self.ws.update_paths(paths))
                 log.info("file events: %d changed, %d removed", stats.files_changed, stats.files_removed)
             except asyncio.CancelledError:
                 raise
@@ -328,6 +332,8 @@ class CodeaskServer(LanguageServer):
         llm = self.ws.settings.resolved_llm()
         out["llm"] = llm.describe() if llm else None
         out.update(sched)
+        watcher = self.watcher
+        out["watch"] = {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None
         return out
 
     # ------------------------------------------------------------- hover
@@ -360,6 +366,7 @@ def make_server() -> CodeaskServer:
         """Answer ``initialize``: create the :class:`Workspace` for the workspace folders (no index
         is opened and nothing heavy is imported here)."""
         ls.loop = asyncio.get_running_loop()
+        start_preload()  # heavy imports in one thread, before any worker needs them
         ls.init_settings = settings_from(params.initialization_options)
         uris = [f.uri for f in params.workspace_folders or []]
         if not uris and params.root_uri:
@@ -424,6 +431,27 @@ def make_server() -> CodeaskServer:
         if ls.scheduler.started:
             ls.scheduler.request()
 
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    @guard
+    async def did_open(ls: CodeaskServer, params: lsp.DidOpenTextDocumentParams):
+        """Handle ``textDocument/didOpen``: with no workspace folder (``rootUri`` null, single-file
+        mode), serve the opened file's project, or say once that no folder is open."""
+        if ls.ws is None or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
+            return
+        root = await ls.reads.run(lambda: project_root_of(path))
+        if root is None:
+            if not ls.no_folder_said:
+                ls.no_folder_said = True
+                ls.show(
+                    f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
+                    "file above it): open a folder to index it and ask questions", lsp.MessageType.Warning,
+                )
+            return
+        await ls.reads.run(lambda: ls.ws.add_root(root))
+        ls.show(f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
+                lsp.MessageType.Info)
+        ls.scheduler.request()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     @guard
     async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
@@ -447,7 +475,7 @@ def make_server() -> CodeaskServer:
     async def shutdown(ls: CodeaskServer, params: None):
         """Answer ``shutdown``: cancel requests, stop the watcher and the index thread in order."""
         ls.shutdown_received = True
-        await Lane("stop", 1).run(ls.stop_all)
+        await Lane("stop", 1, imports=False).run(ls.stop_all)
 
     @server.feature(lsp.EXIT)
     def exit_(ls: CodeaskServer, params: None):
@@ -455,13 +483,13 @@ def make_server() -> CodeaskServer:
         ls.stopping.set()
 
     @server.command("codeask.status")
-    @guard
+    @command_guard
     async def status(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.status``."""
         return await ls.status()
 
     @server.command("codeask.reindex")
-    @guard
+    @command_guard
     async def reindex(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.reindex``: index now (coalesced with a run
         under way) -> ``IndexStats.to_json()``."""
@@ -469,7 +497,7 @@ def make_server() -> CodeaskServer:
         return stats.to_json()
 
     @server.command("codeask.ask")
-    @guard
+    @command_guard
     async def ask(ls: CodeaskServer, *args):
         """Answer ``workspace/executeCommand`` ``codeask.ask`` (``ValueError`` without a question).
         Before the first index has its keyword phase, the ask starts indexing and waits for it."""
@@ -477,6 +505,8 @@ def make_server() -> CodeaskServer:
         question = str(opts.get("question") or "").strip()
         if not question:
             raise ValueError("codeask.ask: no question")
+        if not ls.ws.indexes:
+            raise ValueError("codeask.ask: no workspace folder is open: open a folder (or a file inside a project)")
         kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
         no_llm = bool(opts.get("no_llm"))
 
@@ -498,7 +528,7 @@ def make_server() -> CodeaskServer:
         return result
 
     @server.command("codeask.explain")
-    @guard
+    @command_guard
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
         """Answer ``workspace/executeCommand`` ``codeask.explain`` (waits for the keyword index too)."""
         path = uri_to_path(uri)
@@ -593,8 +623,14 @@ def make_server() -> CodeaskServer:
     return server
 
 
-def guard(fn):
-    """Log and show an unexpected error of a handler (the request then fails; the server lives)."""
+def guard(fn, *, command: bool = False):
+    """Log and show an unexpected error of a handler (the request then fails; the server lives).
+
+    A ``command`` handler cancelled as a task (only the event loop's teardown at the end of input does
+    that: ``$/cancelRequest`` stops a command's work through :meth:`CodeaskServer.cancel_request`)
+    returns ``None``: pygls runs commands inside its ``workspace/executeCommand`` generator, which
+    would log a cancelled task's ``CancelledError`` as an error with a traceback.
+    """
     name = fn.__name__
 
     if asyncio.iscoroutinefunction(fn):
@@ -603,7 +639,12 @@ def guard(fn):
         async def guarded(ls, *args, **kwargs):
             try:
                 return await fn(ls, *args, **kwargs)
-            except (asyncio.CancelledError, Cancelled):
+            except asyncio.CancelledError:
+                if command:
+                    log.info("%s cancelled: the server is stopping", name)
+                    return None
+                raise
+            except Cancelled:
                 raise
             except Exception as exc:
                 log.exception("%s failed", name)
@@ -622,6 +663,11 @@ def guard(fn):
                 raise
 
     return guarded
+
+
+def command_guard(fn):
+    """:func:`guard` for a ``workspace/executeCommand`` handler."""
+    return guard(fn, command=True)
 
 
 def quiet(fn):

@@ -21,20 +21,23 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
-
-import hashlib
 
 import jinja2
 import jinja2.sandbox
 
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
-from codeask.llm import LLM, LLMError
+from codeask.llm import LLM, ContextLengthError, LLMError
+from codeask.query.budget import Budget, budget_for, fit_documents
+from codeask.query.citations import check_citations
 from codeask.query.pipeline import Document, Query
-from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
+from codeask.uris import markdown_link
+from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError, TemplateOutsideRoot
 
 __all__ = [
     "Templates",
@@ -45,6 +48,8 @@ __all__ = [
     "Source",
     "render_documents",
     "safe_documents",
+    "scrub",
+    "Withheld",
     "fence",
     "NOTHING_FOUND",
 ]
@@ -73,14 +78,23 @@ def sandbox() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
 class Templates:
     """The named Jinja2 templates, defaults overridden by ``settings.templates``.
 
+    An override the sandbox refuses (an unsafe attribute, ``include``/``import``/``extends``) is a
+    settings error: the message naming the template is added to :attr:`warnings` and the built-in
+    template renders instead, so a hostile ``.codeask.toml`` can neither run code nor stop answers.
+
     Raises:
-        SettingsError: an unknown name in ``[templates]`` or an unreadable ``@path``.
+        SettingsError: an unknown name in ``[templates]`` or an unreadable / out-of-root ``@path``.
         TemplateError: a template with a syntax error (at load) or a missing key (at render).
     """
 
     def __init__(self, settings: Settings | None = None):
         self._env = sandbox()
         self._templates: dict[str, jinja2.Template] = {}
+        self._overridden: set[str] = set()
+        self.warnings: list[str] = []
+        """One line per refused override, e.g. ``templates.answer: unsafe template refused by the
+        sandbox: access to attribute '__class__' of 'str' object is unsafe; the built-in template
+        was used``."""
         overrides = dict(settings.templates) if settings else {}
         for name in overrides:
             if name not in TEMPLATE_NAMES:
@@ -88,9 +102,15 @@ class Templates:
                     f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}"
                 )
         for name in TEMPLATE_NAMES:
-            source = settings.template_source(name) if settings and name in overrides else None
+            try:
+                source = settings.template_source(name) if settings and name in overrides else None
+            except TemplateOutsideRoot as exc:  # never read; the built-in is used
+                self.warnings.append(f"{exc}; the built-in template was used")
+                source = None
             if source is None:
-                source = resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+                source = _builtin(name)
+            else:
+                self._overridden.add(name)
             try:
                 self._templates[name] = self._env.from_string(source)
             except jinja2.TemplateSyntaxError as exc:
@@ -101,7 +121,7 @@ class Templates:
         """The system message of every LLM call (``codeask/templates/system.j2``): the instructions,
         and that text between :func:`fence` markers is untrusted data. Not overridable by settings,
         so a workspace cannot remove it."""
-        return resources.files("codeask.templates").joinpath("system.j2").read_text("utf-8").strip()
+        return _builtin("system").strip()
 
     def render(self, name: str, **context: Any) -> str:
         """Render template ``name`` with ``context``.
@@ -111,6 +131,19 @@ class Templates:
             UnsafeTemplateError: the template broke out of the sandbox's rules (also a
                 :class:`~codeask.settings.SettingsError`).
         """
+        try:
+            return self._render(name, **context)
+        except UnsafeTemplateError as exc:
+            if name not in self._overridden:
+                raise
+            line = f"{exc}; the built-in template was used"
+            if line not in self.warnings:
+                self.warnings.append(line)
+            self._templates[name] = self._env.from_string(_builtin(name))
+            self._overridden.discard(name)
+            return self._render(name, **context)
+
+    def _render(self, name: str, **context: Any) -> str:
         try:
             return self._templates[name].render(**context)
         except jinja2.sandbox.SecurityError as exc:
@@ -132,6 +165,10 @@ class Templates:
 
 
 
+def _builtin(name: str) -> str:
+    return resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+
+
 def fence(text: str) -> str:
     """``text`` (repository text bound for a prompt) between ``<untrusted-data id="...">`` and
     ``</untrusted-data id="...">`` lines, which the system message (:attr:`Templates.system`)
@@ -142,77 +179,195 @@ def fence(text: str) -> str:
 
 
 def render_documents(templates: Templates, documents: list[Document]) -> str:
-    """Each document through the ``document`` template, :func:`fence`-d as untrusted data (outside
-    the template, so an override cannot drop it), joined with ``---`` lines."""
+    """Each document through the ``document`` template (``metadata.n`` is its 1-based number, what an
+    answer cites as ``[n]``), :func:`fence`-d as untrusted data (outside the template, so an override
+    cannot drop it), joined with ``---`` lines."""
     rendered = [
-        fence(templates.render("document", content=d.content, metadata=d.metadata).strip("\n")) for d in documents
+        fence(templates.render("document", content=d.content, metadata={**d.metadata, "n": i}).strip("\n"))
+        for i, d in enumerate(documents, 1)
     ]
     return "\n---\n".join(rendered)
 
 
-def safe_documents(documents: list[Document], settings: Settings) -> list[Document]:
-    """``documents`` without secret files (``index.secret_patterns``), whatever the index holds.
+@dataclass(frozen=True)
+class Withheld:
+    """Repository text kept from the LLM: ``path`` (relative to ``root``) and 1-based ``start_line``
+    / ``end_line`` of the document, ``action`` ``"withheld"`` (not sent at all) or ``"redacted"``
+    (the listed ``lines`` replaced), and ``reason``: ``"secret file"`` (``index.secret_patterns``),
+    ``"outside the workspace"``, or ``"credentials: <kinds>"`` (:mod:`codeask.query.secrets`)."""
 
-    The walker never indexes a secret, but a pattern added after indexing, or an index written by
-    another settings file, could still hold one: everything that leaves the process (LLM prompts,
-    the Ragas export) goes through this filter.
+    path: str
+    root: str
+    start_line: int
+    end_line: int
+    action: str
+    reason: str
+    lines: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a plain dict (``lines`` as a list)."""
+        out = asdict(self)
+        out["lines"] = list(self.lines)
+        return out
+
+
+def _note(withheld: list[Withheld] | None, entry: Withheld) -> None:
+    if withheld is not None and entry not in withheld:
+        withheld.append(entry)
+
+
+def scrub(document: Document, settings: Settings, withheld: list[Withheld] | None = None) -> Document | None:
+    """``document`` as it may be sent to an LLM: ``None`` for a secret file (by name) or text holding a
+    private key block, a copy with each line holding a credential redacted, or ``document`` itself.
+    What was kept back is appended to ``withheld``. With ``llm.scan_secrets = false`` (trusted
+    settings only) just the file-name check applies."""
+    if is_secret(document.path, settings.index):
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", "secret file"))
+        return None
+    if not settings.llm.scan_secrets:
+        return document
+    from codeask.query.secrets import redact, scan
+
+    found = scan(document.content, document.path)
+    if not found.findings:
+        return document
+    reason = f"credentials: {', '.join(found.kinds)}"
+    if found.whole:
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", reason))
+        return None
+    lines = tuple(sorted({document.start_line + f.line - 1 for f in found.findings}))
+    _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "redacted", reason, lines))
+    return replace(document, content=redact(document.content, found))
+
+
+def safe_documents(
+    documents: list[Document], settings: Settings, withheld: list[Withheld] | None = None
+) -> list[Document]:
+    """``documents`` as they may leave the process: each through :func:`scrub` (secret files and
+    private keys dropped, credential lines redacted), whatever the index holds.
+
+    The walker never indexes a secret file, but a pattern added after indexing, or an index written
+    by another settings file, could still hold one, and a token can sit in any file: everything that
+    leaves the process (LLM prompts, the summary, the eval judge, the Ragas export) goes through this
+    filter. What was kept back is appended to ``withheld`` (the answer's ``"withheld"`` metadata).
     """
-    return [d for d in documents if not is_secret(d.path, settings.index)]
+    out = []
+    for d in documents:
+        clean = scrub(d, settings, withheld)
+        if clean is not None:
+            out.append(clean)
+    return out
 
 
 class SimpleAnswer:
-    """Answers with one LLM call (``answer`` template); no call when nothing was retrieved.
+    """Answers with one streamed LLM call (``answer`` template); no call when nothing was retrieved.
 
-    When the call fails, the error is recorded on ``query.errors`` and the answer is the ranked
-    sources (:class:`NoLLMAnswer`).
+    When the call fails before any text, the error is recorded on ``query.errors`` and the answer is
+    the ranked sources (:class:`NoLLMAnswer`). An answer that was cut off (``max_tokens``, a stream
+    without its final event, a stream that broke) keeps its text; ``query.finish_reason`` and
+    ``query.cut_reason`` say how it ended. A cancellation (``query.cancel``) aborts the call and
+    raises :class:`~codeask.query.pipeline.Cancelled`.
     """
 
     name = "answer"
 
-    def __init__(self, llm: LLM, templates: Templates, settings: Settings, *, stream=None):
+    def __init__(self, llm: LLM, templates: Templates, settings: Settings, *, stream=None, on_sources=None):
         self.llm = llm
         self.templates = templates
         self.settings = settings
         self.stream = stream
         """Optional ``callable(delta: str)``: the answer is streamed to it as it arrives."""
+        self.on_sources = on_sources
+        """Optional ``callable(query)``: called with the final documents just before the LLM call, so a
+        caller can show where to look whatever the LLM then does."""
 
-    def prompt(self, query: Query) -> str:
-        """The ``answer`` template rendered for ``query``: ``documents`` is the rendered documents (secret
-        files dropped), or ``query.current`` once a response transformer replaced it.
+    def prompt(self, query: Query, documents: list[Document] | None = None) -> str:
+        """The ``answer`` template rendered for ``query``: ``documents`` (default: the query's, secret
+        files dropped) numbered and rendered, or ``query.current`` once a response transformer
+        replaced it. ``wants_code`` tells the template whether the question asks for code.
 
         Raises:
             TemplateError: the template reads a missing key.
         """
         if query.response_transformed:
-            documents = query.current
+            rendered = query.current
         else:
-            documents = render_documents(self.templates, safe_documents(query.documents, self.settings))
+            if documents is None:
+                documents = safe_documents(query.documents, self.settings, query.withheld)
+            rendered = render_documents(self.templates, documents)
         return self.templates.render(
             "answer",
             question=query.original,
             original=query.original,
             current=query.current,
-            documents=documents,
+            documents=rendered,
+            wants_code=wants_code(query.original),
         )
+
+    def fit(self, query: Query, documents: list[Document] | None = None) -> tuple[str, list[Document], Budget]:
+        """The prompt fitted to the model's context (:mod:`codeask.query.budget`), the documents it
+        holds (numbered ``[1]..[n]`` in this order) and the budget."""
+        budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
+        if query.response_transformed:
+            return self.prompt(query), list(query.documents), budget
+        if documents is None:
+            documents = safe_documents(query.documents, self.settings, query.withheld)
+        per_doc = self.settings.llm.tokens_per_document
+        system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
+        docs, prompt, _ = fit_documents(
+            documents,
+            lambda ds: self.prompt(query, ds),
+            self.llm.count_tokens,
+            budget.prompt - system,
+            max_documents=max(1, budget.prompt // per_doc),
+        )
+        return prompt, docs, budget
 
     def __call__(self, query: Query) -> Query:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
-        prompt = self.prompt(query)
-        try:
-            # Always streamed: a cancelled ask closes the stream (codeask.llm.CancelToken).
-            parts = []
-            for delta in self.llm.stream(prompt, system=self.templates.system, max_tokens=self.settings.llm.max_tokens):
-                parts.append(delta)
-                if self.stream is not None:
-                    self.stream(delta)
-            text = "".join(parts)
-        except LLMError as exc:  # the sources are still worth returning
-            query.errors.append(str(exc))
-            return NoLLMAnswer()(query)
-        query.answered(self.name, text.strip(), llm=True, model=self.llm.describe(), prompt_chars=len(prompt))
+        prompt, documents, budget = self.fit(query)
+        if self.on_sources is not None:
+            self.on_sources(query)
+        retried = False
+        while True:
+            try:
+                done = self.llm.generate(
+                    prompt, system=self.templates.system, max_tokens=budget.reply, on_delta=self.stream,
+                    cancel=query.cancel,
+                )
+                break
+            except ContextLengthError as exc:  # the count was off: once more with half the documents
+                if retried or len(documents) <= 1 or query.response_transformed:
+                    query.errors.append(str(exc))
+                    return NoLLMAnswer()(query)
+                retried = True
+                prompt, documents, budget = self.fit(query, documents[: max(1, len(documents) // 2)])
+            except LLMError as exc:  # the sources are still worth returning
+                query.errors.append(str(exc))
+                return NoLLMAnswer()(query)
+        query.prompt_documents = documents
+        query.finish_reason = done.finish_reason
+        query.cut_reason = done.cut_reason()
+        query.answered(
+            self.name, done.text.strip(), llm=True, model=self.llm.describe(), prompt_chars=len(prompt),
+            finish_reason=done.finish_reason, tokens=done.tokens, prompt_tokens=done.prompt_tokens,
+            first_token_seconds=done.first_token_seconds, documents_sent=len(documents),
+            context_tokens=budget.context, retried_with_fewer=retried,
+        )
         return query
+
+
+_WANTS_CODE = re.compile(
+    r"\b(example|snippet|sample|show me|write|implement|code for|how (do|can|would|should) i (use|call|write))\b",
+    re.IGNORECASE,
+)
+
+
+def wants_code(question: str) -> bool:
+    """Whether the question asks for code (an example, a snippet, how to call or write something)."""
+    return bool(_WANTS_CODE.search(question))
 
 
 class NoLLMAnswer:
@@ -224,11 +379,12 @@ class NoLLMAnswer:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
-        lines = [f"Most relevant code for: *{query.original.strip().splitlines()[0]}*", ""]
+        first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
+        lines = [f"Most relevant code for: *{first.strip()}*", ""]
         for i, d in enumerate(query.documents, 1):
-            label = f"{d.path}:{d.start_line}-{d.end_line}"
+            label = f"{d.label}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
-            lines.append(f"{i}. [{label}]({d.uri}){symbol}")
+            lines.append(f"{i}. {markdown_link(label, d.uri)}{symbol}")
             content_lines = split_lines(d.content)
             snippet = content_lines[:_SNIPPET_LINES]
             fence = "````" if any("```" in s for s in snippet) else "```"
@@ -244,7 +400,9 @@ class NoLLMAnswer:
 @dataclass
 class Source:
     """One cited location: ``path`` relative to ``root``, 1-based inclusive lines, ``uri``
-    ``file:///abs/path#Lstart-Lend``, fused (or rerank) ``score``, and the chunk ``content``."""
+    ``file:///abs/path#Lstart-Lend``, fused (or rerank) ``score``, the chunk ``content``, and the
+    ``label`` shown for it (``path``, prefixed by the root's name when the workspace has several
+    roots: ``work/app/src/app.py`` and ``forks/app/src/app.py`` when two roots are named ``app``)."""
 
     path: str
     uri: str
@@ -254,11 +412,14 @@ class Source:
     symbol: str
     score: float
     content: str
+    label: str = ""
 
     @classmethod
     def from_document(cls, d: Document) -> Source:
         """The source of ``d``, its score rounded to 6 decimals."""
-        return cls(d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content)
+        return cls(
+            d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content, d.label
+        )
 
 
 @dataclass
@@ -276,18 +437,48 @@ class Answer:
     sources: list[Source] = field(default_factory=list)
     llm: str | None = None
     error: str | None = None
+    finish_reason: str | None = None
+    """How the answer's LLM call ended: ``stop``, ``length`` (``max_tokens``), ``incomplete`` (the
+    stream ended without its final event), ``error`` (it broke); ``None`` without an LLM answer."""
+    truncated: bool = False
+    """Whether the answer text is cut off (any finish reason but ``stop``)."""
+    cut_reason: str | None = None
+    """Why it is cut off, in words (``None`` when complete)."""
+    citations: float | None = None
+    """Share in ``[0, 1]`` of the answer's paragraphs citing at least one existing document ``[n]``;
+    ``None`` without an LLM answer."""
+    invalid_citations: list[int] = field(default_factory=list)
+    """``[n]`` the answer cited that name no document (removed from the markdown)."""
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    """The documents the LLM saw, numbered as the answer cites them:
+    ``{"n", "path", "start_line", "end_line", "uri"}`` (empty without an LLM answer)."""
+    withheld: list[Withheld] = field(default_factory=list)
+    """Repository text kept from the LLM for this answer (secret files, credential lines)."""
+    warnings: list[str] = field(default_factory=list)
+    """Settings warnings: workspace values that were ignored, templates the sandbox refused."""
+    index: dict[str, Any] | None = None
+    """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
+    the answer stands on (:class:`codeask.workspace.IndexState`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The fields as a plain dict (sources as dicts); ``error`` is left out when ``None``."""
+        """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason`` and ``citations`` are
+        left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
-        if out["error"] is None:
-            del out["error"]
+        out["withheld"] = [w.to_json() for w in self.withheld]
+        for key in ("error", "cut_reason", "citations"):
+            if out[key] is None:
+                del out[key]
         return out
 
     @classmethod
-    def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
-        """The answer of ``query``: one source per distinct file (its first document), and ``error``, when
-        given, appended to the text as a ``> **LLM error:**`` line."""
+    def from_query(
+        cls, query: Query, *, llm: str | None = None, error: str | None = None, warnings: list[str] | None = None,
+        index: dict[str, Any] | None = None,
+    ) -> Answer:
+        """The answer of ``query``: one source per distinct file (its first document). The markdown adds
+        ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
+        ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
+        ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
         sources: list[Source] = []
         seen: set[tuple[str, str]] = set()
         for d in query.documents:
@@ -295,23 +486,75 @@ class Answer:
                 continue
             seen.add(d.key())
             sources.append(Source.from_document(d))
-        text = query.answer or ""
-        if error:
-            text = (text + "\n\n" if text else "") + f"> **LLM error:** {error}"
-        return cls(
+        body = query.answer or ""
+        text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
+        citations = invalid = None
+        numbered: list[dict[str, Any]] = []
+        if query.prompt_documents is not None and body:
+            check = check_citations(body, query.prompt_documents)
+            body, citations, invalid = check.markdown, check.share, check.invalid
+            numbered = [
+                {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
+                for i, d in enumerate(query.prompt_documents, 1)
+            ]
+        answer = cls(
             question=query.original,
             answer=text,
-            markdown=markdown(text, sources),
+            markdown="",
             subquestions=list(query.subquestions),
             sources=sources,
             llm=llm,
             error=error,
+            finish_reason=query.finish_reason,
+            truncated=query.cut_reason is not None,
+            cut_reason=query.cut_reason,
+            citations=citations,
+            invalid_citations=invalid or [],
+            documents=numbered,
+            withheld=list(query.withheld),
+            warnings=list(warnings or []),
+            index=index,
         )
+        answer.markdown = body + answer.footer()
+        return answer
+
+    def footer(self) -> str:
+        """What the markdown shows after the answer's own text: the cut-off line, the LLM error line,
+        then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
+        notes = []
+        if note := index_note(self.index):
+            notes.append(note)
+        if self.truncated:
+            notes.append(f"> **Answer cut off** ({self.cut_reason}).")
+        if self.error:
+            notes.append(f"> **LLM error:** {self.error}")
+        if self.invalid_citations:
+            shown = ", ".join(f"[{n}]" for n in self.invalid_citations)
+            notes.append(f"> Citations to sources that do not exist were removed: {shown}.")
+        out = "".join("\n\n" + n for n in notes)
+        return markdown(out, self.sources) if self.sources else out
+
+
+def index_note(index: dict[str, Any] | None) -> str:
+    """One markdown line saying what an answer from a not-``ready`` index misses; ``""`` when ready."""
+    if not index or index.get("state") == "ready":
+        return ""
+    if index["state"] == "building":
+        return (
+            f"> **Index:** still being built ({index['files_indexed']:,} files so far): "
+            "code not indexed yet cannot be found; ask again when indexing ends."
+        )
+    return (
+        f"> **Index:** keyword search only for now: {index['vectors_pending']:,} chunks still wait for "
+        "their vectors, so results may miss code that uses other words than the question."
+    )
 
 
 def markdown(text: str, sources: list[Source]) -> str:
     """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
     if not sources:
         return text
-    links = "\n".join(f"{i}. [{s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1))
+    links = "\n".join(
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
+    )
     return f"{text}\n\nSources:\n{links}\n"

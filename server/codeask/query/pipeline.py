@@ -22,8 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
 
+from codeask.uris import file_uri
+
+from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
 
 __all__ = [
@@ -35,19 +37,31 @@ __all__ = [
     "Step",
     "Evaluator",
     "file_uri",
+    "root_labels",
 ]
 
 
-class Cancelled(Exception):
-    """The caller cancelled the query (LSP ``$/cancelRequest``) between two steps."""
+def root_labels(roots: Sequence[str | Path]) -> dict[str, str]:
+    """What names each root in citation labels: ``{root: label}``.
 
-
-def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int | None = None) -> str:
-    """``file:///abs/path#L10-L20`` (1-based lines); the path is percent-encoded."""
-    uri = "file://" + quote(Path(abs_path).as_posix(), safe="/:@-._~!$&'()*+,;=")
-    if start_line is not None:
-        uri += f"#L{start_line}" + (f"-L{end_line}" if end_line is not None else "")
-    return uri
+    One root: ``""`` (labels are the workspace-relative path). Several roots: the root's folder
+    name, or, for roots that share a name (``~/work/app`` and ``~/forks/app``), the shortest tail
+    of its path that no other root ends with (``work/app``, ``forks/app``).
+    """
+    keys = [str(r) for r in roots]
+    if len(keys) < 2:
+        return {k: "" for k in keys}
+    parts = {k: tuple(p for p in Path(k).parts if p not in ("/", "\\")) for k in keys}
+    out: dict[str, str] = {}
+    for key in keys:
+        mine = parts[key]
+        tail = mine
+        for n in range(1, len(mine) + 1):
+            tail = mine[-n:]
+            if not any(other != key and parts[other][-n:] == tail for other in keys):
+                break
+        out[key] = "/".join(tail) or key
+    return out
 
 
 @dataclass
@@ -55,7 +69,8 @@ class Document:
     """One retrieved chunk.
 
     ``path`` is relative to ``root`` (POSIX); lines are 1-based inclusive; ``score`` is the fused
-    retrieval score (or the rerank score after a rerank), higher is better.
+    retrieval score (or the rerank score after a rerank), higher is better; ``root_label`` names the
+    root in labels when the workspace has several (:func:`root_labels`).
     """
 
     path: str
@@ -67,6 +82,12 @@ class Document:
     content: str
     score: float = 0.0
     id: str = ""
+    root_label: str = ""
+
+    @property
+    def label(self) -> str:
+        """``path``, prefixed by ``root_label/`` in a workspace of several roots (``app/src/x.py``)."""
+        return f"{self.root_label}/{self.path}" if self.root_label else self.path
 
     @property
     def abs_path(self) -> str:
@@ -80,9 +101,11 @@ class Document:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        """What templates see as ``metadata``: path, root, uri, start_line, end_line, symbol, language."""
+        """What templates see as ``metadata``: path, label, root, uri, start_line, end_line, symbol,
+        language, score (``label`` is ``path`` with the root's name when roots are several)."""
         return {
             "path": self.path,
+            "label": self.label,
             "root": self.root,
             "uri": self.uri,
             "start_line": self.start_line,
@@ -137,7 +160,21 @@ class Query:
     answer: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    withheld: list[Any] = field(default_factory=list)
+    """:class:`~codeask.query.answer.Withheld` entries: repository text kept from the LLM."""
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
+    cancel: Any = field(default=None, repr=False, compare=False)
+    """What :meth:`Pipeline.run` got as ``cancelled`` (a ``() -> bool``, ``threading.Event`` or
+    :class:`~codeask.llm.CancelToken`); steps pass it to their LLM calls as ``cancel=``, so a
+    cancellation aborts a running call (its connection is closed) instead of waiting for it."""
+    finish_reason: str | None = None
+    """How the answer's LLM call ended (``stop``, ``length``, ``incomplete``, ``error``); ``None``
+    without an LLM answer."""
+    cut_reason: str | None = None
+    """Why the answer is cut off (``None`` when complete), in words for the reader."""
+    prompt_documents: list[Document] | None = None
+    """The documents the answer's prompt held, in their numbered order (``[1]`` is the first); what
+    the answer's ``[n]`` citations refer to. ``None`` without an LLM answer."""
     parts: QuestionParts | None = None
 
     def __post_init__(self) -> None:
@@ -239,14 +276,18 @@ class Pipeline:
     ) -> Query:
         """Run every step on ``query`` and return it answered.
 
+        ``cancelled`` is also handed to the steps (``query.cancel``) for their LLM calls.
+
         Raises:
-            Cancelled: ``cancelled()`` returned true between steps.
+            Cancelled: ``cancelled()`` returned true between steps or during an LLM call.
             Exception: whatever a step raises (template errors, ``LLMError``), unchanged.
         """
+        if cancelled is not None:
+            query.cancel = cancelled
 
         def step(s: Step) -> None:
             nonlocal query
-            if cancelled is not None and cancelled():
+            if cancelled is not None and is_cancelled(cancelled):
                 raise Cancelled(f"cancelled before {s.name}")
             if progress is not None:
                 progress(s.name)

@@ -22,6 +22,7 @@ model is a :class:`RerankModelError` that says how to provide one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -30,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from codeask.imports import load
 from codeask.query.pipeline import Document, Query, Step
 from codeask.query.steps.one_per_file import OnePerFile
 from codeask.settings import Settings, SettingsError
@@ -72,7 +74,7 @@ class CrossEncoder:
 
     def __init__(self, model: str | None, *, batch_size: int = 8, threads: int | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from fastembed.rerank.cross_encoder import TextCrossEncoder
+        TextCrossEncoder = load("fastembed.rerank.cross_encoder").TextCrossEncoder
 
         self.batch_size = max(1, int(batch_size))
         self._lock = threading.Lock()
@@ -212,9 +214,7 @@ class Rerank:
         kept = []
         for i in order:
             d = documents[i]
-            kept.append(
-                Document(d.path, d.root, d.start_line, d.end_line, d.symbol, d.language, d.content, scores[i], d.id)
-            )
+            kept.append(dataclasses.replace(d, score=scores[i]))
         kept_set = set(order)
         query.reordered(
             self.name,

