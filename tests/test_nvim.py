@@ -67,10 +67,10 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     from codeask import __version__
 
     assert result["server_version"] == __version__
-    assert result["status"]["files"] == 5  # the 4 sample files and .codeask.toml
+    assert result["status"]["files"] == 4  # the 4 sample files (.codeask.toml is codeask's own: never indexed)
     health = result["health"]
     assert "OK server found" in health and f"OK server version {__version__}" in health, health
-    assert "OK index ready: 5 files" in health and "ERROR" not in health, health
+    assert "OK index ready: 4 files" in health and "ERROR" not in health, health
     ask = result["result"]
     assert ask["sources"] and len(ask["locations"]) == len(ask["sources"])
     assert result["ask_error"] is None

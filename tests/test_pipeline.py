@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codeask.index.store import Hit
-from codeask.query.answer import NOTHING_FOUND, Answer, Templates, TemplateError, render_documents
+from codeask.query.answer import Answer, Templates, TemplateError, render_documents
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps import OnePerFile, parse_subquestions
 from codeask.query.steps.retrieve import fuse
@@ -118,7 +118,10 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     assert answer.sources, "the sample workspace has matching code"
     for n, source in enumerate(answer.sources, 1):
         assert f"### [{n}] {source.path}:" in answer_prompt
-    assert answer.markdown.startswith("FAKE ANSWER\n\nSources:\n")
+    # indexed without vectors: the markdown says so between the answer and the sources
+    assert answer.index == {"state": "keyword-only", "files_indexed": 4, "vectors_pending": answer.index["vectors_pending"]}
+    assert answer.markdown.startswith("FAKE ANSWER\n\n> **Index:** keyword search only")
+    assert "\n\nSources:\n1. [" in answer.markdown
     assert answer.citations == 0.0 and answer.finish_reason == "stop" and not answer.truncated
     assert answer.llm.startswith(provider)
 
@@ -130,7 +133,7 @@ def test_empty_workspace_makes_no_answer_call(tmp_path, fake_llm):
     ws.index()
     answer = ws.ask("Where is the main loop?")
     assert answer.sources == []
-    assert answer.answer == NOTHING_FOUND
+    assert answer.answer.startswith("Nothing in this workspace could be indexed: no files were found")
     assert not any("Snippets" in p for p in fake_llm.prompts())
 
 

@@ -109,11 +109,23 @@ def test_unsafe_templates_are_refused_by_the_sandbox(sample_workspace, llm_env, 
 
     monkeypatch.chdir(sample_workspace)
     write_config(sample_workspace, f'[llm]\nnum_subquestions = 0\n\n[templates]\nanswer = "{ESCAPES[name]}"\n')
-    assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "templates.answer" in err[0]
+    assert main(["ask", str(sample_workspace), "How is shipping priced?", "--json"]) == 0
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if "templates.answer" in line]
+    assert len(err) == 1 and "built-in template" in err[0]
     assert not (sample_workspace / "MARKER").exists()
-    assert llm_env.prompts() == []
+    out = json.loads(captured.out)
+    assert out["answer"] == "FAKE ANSWER" and out["warnings"] == [err[0].removeprefix("codeask: warning: ")]
+    assert "## Snippets" in llm_env.user_prompts()[-1]  # the built-in answer template rendered instead
+
+
+def test_unsafe_template_fails_when_not_an_override():
+    from codeask.query.answer import UnsafeTemplateError, sandbox
+
+    with pytest.raises(Exception) as info:
+        sandbox().from_string("{{ x.__class__ }}").render(x="")
+    assert "unsafe" in str(info.value)
+    assert issubclass(UnsafeTemplateError, SettingsError)
 
 
 def test_no_plain_jinja_environment_in_the_server():

@@ -111,8 +111,9 @@ def test_codeaskignore(tmp_path: Path, settings: IndexSettings) -> None:
 
     result = walk(tmp_path, settings)
 
-    assert paths(result) == [".codeaskignore", ".gitignore", "generated/api.py", "src/app.py"]
-    assert result.skipped == collections.Counter({"ignored": 2})
+    # .codeaskignore is codeask's own file: never indexed (nor .codeask.toml)
+    assert paths(result) == [".gitignore", "generated/api.py", "src/app.py"]
+    assert result.skipped == collections.Counter({"ignored": 2, "excluded": 1})
 
 
 def test_default_excludes(tmp_path: Path, settings: IndexSettings) -> None:
@@ -177,8 +178,10 @@ def test_user_ignore_files_re_include_default_excludes(tmp_path: Path, settings:
 
     result = walk(tmp_path, settings)
 
-    assert paths(result) == [".codeaskignore", ".gitignore", "build/gen/api.py", "node_modules/local-lib/index.js"]
-    assert result.skipped == collections.Counter({"excluded": 1, "secret": 1, "ignored": 1})
+    assert paths(result) == [".gitignore", "build/gen/api.py", "node_modules/local-lib/index.js"]
+    # excluded: .git/ and .codeaskignore (codeask's own file)
+    assert result.skipped == collections.Counter({"excluded": 2, "secret": 1, "ignored": 1})
+    assert Ignorer(tmp_path, settings).reason(".codeaskignore") == "excluded"
     ign = Ignorer(tmp_path, settings)
     assert ign.reason("build/gen/api.py") is None
     assert ign.reason("node_modules/local-lib/index.js") is None

@@ -56,6 +56,7 @@ from pydantic_core import PydanticUndefined
 __all__ = [
     "Settings",
     "TRUSTED_ONLY",
+    "TemplateOutsideRoot",
     "ADD_ONLY",
     "trusted_only",
     "add_only",
@@ -258,6 +259,10 @@ class SettingsError(ValueError):
     """A settings file or value is invalid; the message names the file and the key."""
 
 
+class TemplateOutsideRoot(SettingsError):
+    """An ``@path`` template that is absolute, has a ``..`` part or leads out of the root by a symlink."""
+
+
 _TRUST = "codeask_trust"
 
 
@@ -325,6 +330,11 @@ class LLMSettings(_Section):
     temperature: float = 0.0
     num_subquestions: int = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    scan_secrets: bool = trusted_only(True)
+    """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
+    one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
+    send_outside_roots: bool = trusted_only(False)
+    """Let explain / hover send code of a file outside every workspace folder to the LLM."""
 
 
 class EmbeddingSettings(_Section):
@@ -403,6 +413,9 @@ class RetrievalSettings(_Section):
     downweight_factor: float = 0.5
     """Fused score multiplier for downweighted paths."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    max_question_chars: int = Field(default=4000, ge=1)
+    """Longest question accepted, characters (about a page of text); a longer one is refused with
+    an error instead of being embedded, searched and sent to the LLM."""
 
 
 class RerankSettings(_Section):
@@ -546,18 +559,18 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
 
     Raises:
-        SettingsError: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
+        TemplateOutsideRoot: ``rel`` is absolute, has a ``..`` part, or resolves (through symlinks)
             outside ``root``; the message names ``templates.<name>``.
     """
     pure = Path(rel.replace("\\", "/"))
     if pure.is_absolute() or rel.startswith(("/", "\\")) or ".." in pure.parts or pure.drive:
-        raise SettingsError(
+        raise TemplateOutsideRoot(
             f"templates.{name}: @{rel} must be a path inside the workspace root (no absolute path, no '..')"
         )
     real_root = root.resolve()
     path = (real_root / pure).resolve()
     if not path.is_relative_to(real_root):
-        raise SettingsError(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
+        raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
 
 

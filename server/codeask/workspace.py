@@ -11,6 +11,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,31 @@ from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
 from codeask.settings import Settings, load_settings
 
-__all__ = ["Workspace", "project_root_of", "VCS_MARKERS"]
+
+@dataclass(frozen=True)
+class IndexState:
+    """What an answer stands on, the ``"index"`` object of every ask result.
+
+    ``state``: ``"building"`` (the first keyword index of some root has not finished: files are
+    missing), ``"keyword-only"`` (``vectors_pending`` chunks still wait for vectors, so dense
+    retrieval sees only part of the code) or ``"ready"``. ``files_indexed``: files in the index.
+    """
+
+    state: str
+    files_indexed: int
+    vectors_pending: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"state", "files_indexed", "vectors_pending"}``."""
+        return asdict(self)
+
+
+__all__ = ["Workspace", "QuestionError", "IndexState", "project_root_of", "VCS_MARKERS"]
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
+    (the CLI reports it as a usage error, exit code 2)."""
 
 #: Entries that make a folder a version-controlled project root.
 VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
@@ -80,6 +105,8 @@ class Workspace:
     Raises:
         SettingsError: a ``.codeask.toml`` or a value is invalid.
         FileNotFoundError: a root does not exist.
+        NotADirectoryError: a root is a file.
+        CacheDirError: the index cache dir is a file or cannot be created.
     """
 
     def __init__(
@@ -99,6 +126,10 @@ class Workspace:
         self._llm_key: object = None
         roots = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
         for root in roots:
+            if root.is_file():
+                raise NotADirectoryError(
+                    f"not a folder: {root} is a file; give the workspace folder that holds it ({root.parent})"
+                )
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
         self.settings = self._load(roots[0] if roots else None)
@@ -278,9 +309,23 @@ class Workspace:
 
     # --------------------------------------------------------------------- ask
     def llm(self) -> LLM | None:
-        """The configured LLM client, or ``None`` (then ask returns ranked sources only)."""
+        """The configured LLM client, or ``None`` (then ask returns ranked sources only).
+
+        Raises:
+            LLMError: ``llm.provider`` names a provider explicitly (``--provider``, ``CODEASK_LLM``,
+                ``.codeask.toml``, editor settings) but neither its key nor a base URL is set: a
+                choice the user made never silently becomes "no LLM".
+        """
         resolved = self.settings.resolved_llm()
         if resolved is None:
+            provider = self.settings.llm.provider
+            if provider in ("openai", "anthropic"):
+                key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+                base = "OPENAI_BASE_URL" if provider == "openai" else "ANTHROPIC_BASE_URL"
+                raise LLMError(
+                    f"llm.provider is {provider} but no key is set: set {key} (or {base} for a local "
+                    f"server), or use --no-llm / --provider none"
+                )
             return None
         with self._lock:
             if self._llm is None or self._llm_key != resolved:
@@ -306,8 +351,10 @@ class Workspace:
         llm: LLM | None,
         stream: Callable[[str], None] | None = None,
         on_sources: Callable[[Query], None] | None = None,
+        templates: Templates | None = None,
     ) -> Pipeline:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
+        ``templates`` (default: new from the settings) collects the warnings of refused overrides.
 
         Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
         -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
@@ -320,7 +367,7 @@ class Workspace:
             SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
         """
         s = self.settings
-        templates = Templates(s)
+        templates = templates or Templates(s)
         p = s.pipeline
         context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
         installed = available_steps()
@@ -406,30 +453,97 @@ class Workspace:
 
             path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
 
+        Returns:
+            The :class:`Answer`; its ``index`` is :meth:`index_state` (what the answer stands on), and
+            with no document retrieved its text is :meth:`why_empty`.
+
         Raises:
+            QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
+            LLMError: an explicit ``llm.provider`` without a key (see :meth:`llm`).
             ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
             Cancelled: cancelled between steps or during an LLM call.
             TemplateError, SettingsError: a broken template or setting.
         """
+        question = self.check_question(question)
         options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
         if path_glob:
             path_filter(path_glob)  # a bad glob fails here, before any LLM call
             options["path_glob"] = path_glob
         llm = None if no_llm else self.llm()
-        query = Query(question.strip(), options=options)
+        query = Query(question, options=options)
 
         def sources_ready(query: Query) -> None:
             if on_sources is not None:
                 on_sources(Answer.from_query(query).sources)
 
-        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready)
+        templates = Templates(self.settings)
+        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready, templates=templates)
         try:
             query = pipeline.run(query, cancelled=cancelled, progress=progress)
         except LLMError as exc:  # a custom step let it through: answer without the LLM
-            query = Query(question.strip(), options=options, errors=[str(exc)])
+            query = Query(question, options=options, errors=[str(exc)])
             query = self.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
         error = "; ".join(dict.fromkeys(query.errors)) or None
-        return Answer.from_query(query, llm=llm.describe() if llm is not None else None, error=error)
+        state = self.index_state()
+        if not query.documents:
+            query.answer = self.why_empty(state)
+        warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
+        return Answer.from_query(
+            query, llm=llm.describe() if llm is not None else None, error=error, warnings=warnings,
+            index=state.to_json(),
+        )
+
+    def check_question(self, question: str) -> str:
+        """``question`` stripped, once it is askable.
+
+        Raises:
+            QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``
+                characters (the message gives both numbers).
+        """
+        text = (question or "").strip()
+        if not text:
+            raise QuestionError("the question is empty")
+        limit = self.settings.retrieval.max_question_chars
+        if len(text) > limit:
+            raise QuestionError(
+                f"the question is {len(text):,} characters long; the limit is {limit:,} "
+                f"(retrieval.max_question_chars): ask about one thing, or quote less code"
+            )
+        return text
+
+    def index_state(self) -> IndexState:
+        """How far the indexes of all roots are (:class:`IndexState`); reads only counts."""
+        indexes = list(self.indexes.values())
+        files = sum(i.manifest.count() for i in indexes)
+        pending = sum(i.store.count_pending() for i in indexes)
+        if any(not i.searchable() for i in indexes):
+            state = "building"
+        elif pending:
+            state = "keyword-only"
+        else:
+            state = "ready"
+        return IndexState(state, files, pending)
+
+    def why_empty(self, state: IndexState) -> str:
+        """The answer text when nothing was retrieved: nothing indexable (with the skip reasons of the
+        last walk), an index still being built, or no match among the indexed files."""
+        if state.files_indexed == 0:
+            if state.state == "building":
+                return "Nothing is indexed yet: the first index of this workspace is still being built. Ask again in a moment."
+            skipped: dict[str, int] = {}
+            for index in list(self.indexes.values()):
+                for reason, count in index.last_skipped().items():
+                    skipped[reason] = skipped.get(reason, 0) + count
+            if skipped:
+                reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
+                return (
+                    f"Nothing in this workspace could be indexed: {sum(skipped.values())} files skipped "
+                    f"({reasons}); see 'What gets indexed' in the README."
+                )
+            return "Nothing in this workspace could be indexed: no files were found."
+        return (
+            f"No matching code was found for this question among the {state.files_indexed:,} indexed files."
+        )
 
     # ------------------------------------------------------- language server helpers
     def embed_pending(

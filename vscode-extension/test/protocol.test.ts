@@ -27,13 +27,19 @@ import {
   createProtocolConnection,
   StreamMessageReader,
   StreamMessageWriter,
+  Trace,
 } from 'vscode-languageserver-protocol/node';
+import { configurationItem, serverEnv, userScopeSettings } from '../src/settings';
 
 const SKIP = process.env.CODEASK_SKIP_PROTOCOL_TEST === '1';
 const PYTHON = process.env.CODEASK_PYTHON || 'python3';
 const INDEX_TIMEOUT_MS = 120_000;
 /** This repository's server sources (vscode-extension/out/test -> ../../../server). */
 const REPO_SERVER = join(__dirname, '..', '..', '..', 'server');
+/** A stored API key: it must reach the server's environment and never appear in the LSP trace. */
+const CANARY_KEY = 'sk-codeask-trace-canary-6f2d9e';
+/** The user's settings as VS Code returns them, with a key someone typed into settings.json. */
+const USER_SETTINGS = { llm: { provider: 'none', apiKey: 'sk-codeask-typed-canary-41b7' }, retrieval: { topK: 20 } };
 
 interface Status {
   indexing: boolean;
@@ -72,6 +78,7 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
   let exited: Promise<never>;
   let init: InitializeResult | undefined;
   const progress: unknown[] = [];
+  const trace: string[] = [];
 
   /** Rejects with the server's stderr when the process dies first. */
   function guarded<T>(what: string, p: Promise<T>): Promise<T> {
@@ -122,8 +129,9 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
 
   // Starting the server is a test (not a hook) so that a missing server counts as failed tests.
   it('starts `python -m codeask serve` and initializes it', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, CODEASK_CACHE_DIR: cacheDir, PYTHONUNBUFFERED: '1' };
-    delete env.OPENAI_API_KEY;
+    const base: NodeJS.ProcessEnv = { ...process.env, CODEASK_CACHE_DIR: cacheDir, PYTHONUNBUFFERED: '1' };
+    delete base.OPENAI_API_KEY;
+    const env = serverEnv(base, { openai: CANARY_KEY }, true); // as the extension starts the server
     delete env.ANTHROPIC_API_KEY;
     delete env.CODEASK_LLM;
     delete env.CODEASK_MODEL;
@@ -149,9 +157,8 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
 
     const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
     connection = conn;
-    conn.onRequest(ConfigurationRequest.type, (params) =>
-      params.items.map((item) => (item.section === 'codeask' ? { llm: { provider: 'none' } } : null)),
-    );
+    // As the extension answers (configurationItem), with `codeask.trace.server = verbose` on.
+    conn.onRequest(ConfigurationRequest.type, (params) => params.items.map((item) => configurationItem(item.section, USER_SETTINGS) ?? null));
     conn.onRequest(WorkDoneProgressCreateRequest.type, (params) => {
       conn.onProgress(WorkDoneProgress.type, params.token, (value) => progress.push(value));
       return null;
@@ -161,6 +168,7 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
     conn.onRequest(ShowMessageRequest.type, () => null);
     conn.onError(() => undefined);
     conn.listen();
+    await conn.trace(Trace.Verbose, { log: (message: unknown, data?: string) => trace.push(`${typeof message === 'string' ? message : JSON.stringify(message)} ${data ?? ''}`) });
 
     const rootUri = pathToFileURL(workspace).href;
     init = await guarded(
@@ -170,7 +178,7 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
         clientInfo: { name: 'codeask-vscode-protocol-test' },
         rootUri,
         workspaceFolders: [{ uri: rootUri, name: 'ws' }],
-        initializationOptions: { llm: { provider: 'none' } },
+        initializationOptions: userScopeSettings((key) => (key === 'llm.provider' ? { globalValue: 'none' } : undefined), true),
         capabilities: {
           workspace: { configuration: true, workspaceFolders: true, didChangeConfiguration: { dynamicRegistration: true } },
           window: { workDoneProgress: true },
@@ -260,5 +268,13 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
     }
     assert.equal(typeof status.chunks_total, 'number');
     assert.notEqual(status.index_state, 'not-indexed');
+  });
+
+  it('a verbose trace of the whole session holds no API key', () => {
+    assert.ok(trace.length > 5, 'the session was traced');
+    const text = trace.join('\n');
+    assert.match(text, /initializationOptions/);
+    assert.match(text, /workspace\/configuration/);
+    assert.ok(!text.includes(CANARY_KEY) && !text.includes('sk-codeask-typed-canary-41b7'), 'a key is in the trace');
   });
 });

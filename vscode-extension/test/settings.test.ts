@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   CONTRIBUTED_KEYS,
+  TRUSTED_ONLY_KEYS,
   configurationItem,
-  keyForProvider,
   maskKey,
   pruneEmpty,
   secretKey,
   serverEnv,
   toServerSettings,
+  userScopeSettings,
   withoutDefaults,
 } from '../src/settings';
 
@@ -36,8 +37,8 @@ describe('indexOnStartup and hover.llm', () => {
     assert.ok(CONTRIBUTED_KEYS.includes('indexOnStartup') && CONTRIBUTED_KEYS.includes('hover.llm'));
   });
   it('answer a workspace/configuration item for codeask.hover', () => {
-    assert.deepEqual(configurationItem('codeask.hover', { hover: { llm: true } }, {}), { llm: true });
-    assert.equal(configurationItem('codeask.indexOnStartup', { indexOnStartup: 'always' }, {}), 'always');
+    assert.deepEqual(configurationItem('codeask.hover', { hover: { llm: true } }), { llm: true });
+    assert.equal(configurationItem('codeask.indexOnStartup', { indexOnStartup: 'always' }), 'always');
   });
 });
 
@@ -58,25 +59,14 @@ describe('toServerSettings', () => {
     assert.deepEqual(s.llm, { provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'http://localhost:11434/v1' });
     assert.deepEqual(s.index, { extraExclude: ['vendor/**'] });
   });
-  it('adds the stored key of the chosen provider as llm.apiKey', () => {
-    const keys = { openai: 'sk-open', anthropic: 'sk-ant' };
-    const anthropic = toServerSettings({ llm: { provider: 'anthropic' } }, keys).llm as Record<string, unknown>;
-    assert.equal(anthropic.apiKey, 'sk-ant');
-    assert.equal(anthropic.openaiApiKey, 'sk-open');
-    assert.equal(anthropic.anthropicApiKey, 'sk-ant');
-    assert.equal((toServerSettings({ llm: { provider: 'openai' } }, keys).llm as any).apiKey, 'sk-open');
-    assert.equal((toServerSettings({}, { anthropic: 'sk-ant' }).llm as any).apiKey, 'sk-ant');
-    assert.equal((toServerSettings({}, keys).llm as any).apiKey, 'sk-open');
-  });
-  it('sends no key with provider none, and ignores keys typed into settings.json', () => {
-    assert.deepEqual(toServerSettings({ llm: { provider: 'none' } }, { openai: 'sk' }), { llm: { provider: 'none' } });
-    assert.deepEqual(toServerSettings({ llm: { provider: 'openai', apiKey: 'leak', openaiApiKey: 'leak' } }), {
+  it('ignores keys typed into settings.json', () => {
+    assert.deepEqual(toServerSettings({ llm: { provider: 'openai', apiKey: 'leak', openaiApiKey: 'leak', anthropicApiKey: 'x' } }), {
       llm: { provider: 'openai' },
     });
   });
   it('does not modify its input', () => {
     const raw = JSON.parse(JSON.stringify(DEFAULTS));
-    toServerSettings(raw, { openai: 'sk' });
+    toServerSettings(raw);
     assert.deepEqual(raw, DEFAULTS);
   });
   it('tolerates garbage', () => {
@@ -102,13 +92,50 @@ describe('withoutDefaults', () => {
 
 describe('configurationItem', () => {
   it('answers the codeask section and its subsections, and nothing else', () => {
-    const keys = { openai: 'sk' };
-    assert.deepEqual(configurationItem('codeask', DEFAULTS, keys), toServerSettings(DEFAULTS, keys));
-    assert.deepEqual(configurationItem('codeask.retrieval', DEFAULTS, keys), { topK: 20, maxFiles: 8 });
-    assert.equal(configurationItem('codeask.llm.apiKey', DEFAULTS, keys), 'sk');
-    assert.equal(configurationItem('codeask.nothing', DEFAULTS, keys), null);
-    assert.equal(configurationItem('python', DEFAULTS, keys), undefined);
-    assert.equal(configurationItem(undefined, DEFAULTS, keys), undefined);
+    assert.deepEqual(configurationItem('codeask', DEFAULTS), toServerSettings(DEFAULTS));
+    assert.deepEqual(configurationItem('codeask.retrieval', DEFAULTS), { topK: 20, maxFiles: 8 });
+    assert.equal(configurationItem('codeask.nothing', DEFAULTS), null);
+    assert.equal(configurationItem('python', DEFAULTS), undefined);
+    assert.equal(configurationItem(undefined, DEFAULTS), undefined);
+  });
+});
+
+describe('workspace trust and keys', () => {
+  // user scope sets provider and model; the workspace (a repository's .vscode/settings.json) sets an endpoint
+  const inspect = (key: string) =>
+    ({
+      'llm.provider': { globalValue: 'openai', workspaceValue: 'anthropic' },
+      'llm.baseUrl': { workspaceValue: 'http://attacker.example/v1' },
+      'llm.model': { globalValue: 'gpt-x' },
+      serverPath: { workspaceValue: '/tmp/evil' },
+      'retrieval.topK': { globalValue: 7 },
+    })[key] as { globalValue?: unknown } | undefined;
+
+  it('initializationOptions hold user-scope values only', () => {
+    assert.deepEqual(userScopeSettings(inspect, true), { llm: { provider: 'openai', model: 'gpt-x' }, retrieval: { topK: 7 } });
+  });
+  it('an untrusted workspace gets no LLM until it is trusted', () => {
+    assert.deepEqual(userScopeSettings(inspect, false), { llm: { provider: 'none', model: 'gpt-x' }, retrieval: { topK: 7 } });
+    assert.deepEqual(serverEnv({ PATH: '/bin' }, { openai: 'sk-o' }, false), { PATH: '/bin' });
+  });
+  it('declares the endpoint settings as restricted configurations', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+    const restricted: string[] = pkg.capabilities.untrustedWorkspaces.restrictedConfigurations;
+    assert.deepEqual([...restricted].sort(), TRUSTED_ONLY_KEYS.map((k) => `codeask.${k}`).sort());
+  });
+  it('no LSP payload carries a key, stored or typed into settings.json (what a verbose trace would show)', () => {
+    const keys = { openai: 'sk-canary-openai-1234', anthropic: 'sk-canary-anthropic-5678' };
+    const typed = { ...DEFAULTS, llm: { provider: 'openai', apiKey: 'sk-canary-typed-9999' } };
+    const payloads = [
+      userScopeSettings((k) => (k === 'llm.provider' ? { globalValue: 'openai' } : undefined), true),
+      toServerSettings(typed),
+      configurationItem('codeask', typed),
+      configurationItem('codeask.llm', typed),
+      configurationItem('codeask.llm.apiKey', typed),
+    ];
+    const trace = JSON.stringify(payloads);
+    for (const secret of [...Object.values(keys), 'sk-canary-typed-9999']) assert.ok(!trace.includes(secret), trace);
+    assert.equal(serverEnv({}, keys, true).OPENAI_API_KEY, keys.openai); // the one way in
   });
 });
 
@@ -116,11 +143,6 @@ describe('keys', () => {
   it('stores keys per provider', () => {
     assert.equal(secretKey('openai'), 'codeask.apiKey.openai');
     assert.equal(secretKey('anthropic'), 'codeask.apiKey.anthropic');
-  });
-  it('picks the key like the server does for auto', () => {
-    assert.equal(keyForProvider('auto', { anthropic: 'a' }), 'a');
-    assert.equal(keyForProvider('auto', { openai: 'o', anthropic: 'a' }), 'o');
-    assert.equal(keyForProvider('none', { openai: 'o' }), undefined);
   });
   it('puts the keys in the server environment without touching the base', () => {
     const base = { PATH: '/bin' };

@@ -7,9 +7,22 @@ dataset as JSON for the Python ragas toolkit, and scores file retrieval (recall@
 with ``--judge-model``, faithfulness / answer recall / context recall.
 """
 
-from codeask.eval.metrics import RetrievalScores, distinct_files, file_recall_at_k, reciprocal_rank
-from codeask.eval.questions import EvalQuestion, load_questions
-from codeask.eval.ragas import Ragas
+
+import importlib
+
+# Names are imported on first use, so that ``codeask --help`` (which adds the ``eval`` subcommand
+# from codeask.eval.cli) does not import the evaluation code with its templates and YAML.
+_WHERE = {
+    "RetrievalScores": "metrics", "distinct_files": "metrics", "file_recall_at_k": "metrics",
+    "reciprocal_rank": "metrics", "EvalQuestion": "questions", "load_questions": "questions", "Ragas": "ragas",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"codeask.eval.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'codeask.eval' has no attribute {name!r}")
+
 
 __all__ = [
     "EvalQuestion",

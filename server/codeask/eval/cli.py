@@ -128,6 +128,9 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         except LLMError as exc:
             errors[question] = str(exc)
 
+    from codeask.imports import preload
+
+    preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
     with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
         list(pool.map(run_one, [q.question for q in questions]))
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codeask.imports import load
 from codeask.settings import EmbeddingSettings
 
 __all__ = ["Embedder", "EmbeddingError", "BUILTIN_MODEL", "load_embedder"]
@@ -44,7 +45,7 @@ def _register_builtin() -> None:
     with _register_lock:
         if _registered:
             return
-        from fastembed import TextEmbedding
+        TextEmbedding = load("fastembed").TextEmbedding
         from fastembed.common.model_description import ModelSource, PoolingType
 
         try:
@@ -81,7 +82,7 @@ class Embedder:
         self.name = settings.model
         self._lock = threading.Lock()
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from fastembed import TextEmbedding
+        TextEmbedding = load("fastembed").TextEmbedding
 
         extra: dict = {"threads": settings.threads}
         if settings.providers:

@@ -45,6 +45,7 @@ import filelock
 import numpy as np
 import platformdirs
 
+from codeask.imports import load
 from codeask.index.chunk import chunk_text
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
@@ -60,7 +61,8 @@ if TYPE_CHECKING:
 # so the language server answers ``initialize`` without waiting for it.
 
 __all__ = [
-    "RootIndex", "IndexStats", "Progress", "IndexLocked", "IndexReadOnly", "index_dir_for", "SCHEMA_VERSION",
+    "RootIndex", "IndexStats", "Progress", "IndexLocked", "IndexReadOnly", "CacheDirError", "index_dir_for",
+    "cache_root", "SCHEMA_VERSION",
 ]
 
 SCHEMA_VERSION = "2"
@@ -68,6 +70,11 @@ log = logging.getLogger(__name__)
 _EMBED_ROUND_TEXTS = 1024
 _EMBED_GROUP_TEXTS = 32
 _OPTIMIZE_ROWS = 2048
+
+
+class CacheDirError(RuntimeError):
+    """The index cache dir is a file, or cannot be created; the message names it as the cache dir
+    and where its value came from."""
 
 
 class IndexLocked(RuntimeError):
@@ -171,6 +178,24 @@ def index_dir_for(root: Path, settings: Settings) -> Path:
     return cache_root(settings) / f"{name}-{digest}"
 
 
+def _make_index_dir(index_dir: Path, settings: Settings) -> None:
+    """Create ``index_dir`` under the cache dir.
+
+    Raises:
+        CacheDirError: the cache dir (or a parent) is a file, or the folder cannot be created.
+    """
+    cache = cache_root(settings)
+    where = "CODEASK_CACHE_DIR or index.cache_dir" if settings.index.cache_dir else "the user cache dir"
+    if cache.exists() and not cache.is_dir():
+        raise CacheDirError(f"the cache dir {cache} ({where}) is a file, not a folder; point it at a folder")
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheDirError(
+            f"cannot create the cache dir {cache} ({where}): {exc.strerror or exc}; point it at a writable folder"
+        ) from exc
+
+
 class RootIndex:
     """The index of one workspace root: walk -> chunk -> rows, incremental and crash-safe.
 
@@ -192,6 +217,7 @@ class RootIndex:
         if self.index_dir == self.real_root or self.real_root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
         self._embedder = embedder
+        self._phase1_running = False
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._file_lock = filelock.FileLock(str(self.index_dir / "write.lock"))
@@ -226,10 +252,11 @@ class RootIndex:
         """Create the index folder (and ``root.txt``, naming the root for humans).
 
         Raises:
-            IndexReadOnly: the folder cannot be created or written (one line naming it and why).
+            CacheDirError: the cache dir is a file or cannot be created.
+            IndexReadOnly: the folder cannot be written (one line naming it and why).
         """
+        _make_index_dir(self.index_dir, self.settings)  # CacheDirError names the cache dir
         try:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
             (self.index_dir / "root.txt").write_text(str(self.root) + "\n", encoding="utf-8")
         except OSError as exc:
             why = exc.strerror or type(exc).__name__
@@ -279,7 +306,7 @@ class RootIndex:
 
     def _open_store(self) -> Store:
         """Open (or, after a model or schema change, recreate) the tables; caller holds ``_store_lock``."""
-        from codeask.index.store import Store
+        Store = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
 
         model = self.settings.embedding.model
         have = self.manifest.get_meta("index")
@@ -399,6 +426,14 @@ class RootIndex:
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
+        self._phase1_running = True
+        try:
+            return self._sync(stats, store, started, progress, embed, should_stop, wait)
+        finally:
+            self._phase1_running = False
+
+    def _sync(self, stats, store, started, progress, embed, should_stop, wait) -> IndexStats:
+        stopped = False
         shared_before = self.chunks_shared
         with self.writing(wait=wait):
             self.ignorer.refresh()
@@ -419,6 +454,7 @@ class RootIndex:
         total = len(candidates)
         for start in range(0, total, batch_size):
             if should_stop and should_stop():
+                stopped = True
                 break
             with self.writing(wait=wait):
                 self._write_batch(candidates[start : start + batch_size], known, stats, skipped)
@@ -445,6 +481,9 @@ class RootIndex:
             store.ensure_indexes()
             if store.rows_since_optimize:
                 self._maybe_optimize(force=True)
+            if not stopped:
+                self.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+        self._phase1_running = False
         stats.files_skipped = dict(skipped)
         stats.seconds_to_searchable = time.monotonic() - started
         if embed:
@@ -799,6 +838,21 @@ class RootIndex:
         return out
 
     # ------------------------------------------------------------------ status
+    def searchable(self) -> bool:
+        """Whether a phase 1 (walk + keyword rows) has completed for this root and none is running in
+        this process. Indexes written before this was recorded count once they hold files."""
+        if self.manifest.get_meta("last_walk") is not None:
+            return True
+        return self.manifest.count() > 0 and not self._phase1_running
+
+    def last_skipped(self) -> dict[str, int]:
+        """``files_skipped`` of the last completed walk (``{reason: count}``; ``{}`` if none)."""
+        raw = self.manifest.get_meta("last_walk")
+        try:
+            return dict(json.loads(raw)["files_skipped"]) if raw else {}
+        except (ValueError, KeyError, TypeError):
+            return {}
+
     def status(self) -> dict:
         """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
         "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).

@@ -24,7 +24,8 @@ Skip reasons:
 
 ``ignored``            matched a ``.gitignore`` / ``.codeaskignore`` pattern
 ``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...),
-                       or a build-output folder (see below)
+                       a build-output folder (see below), or one of
+                       codeask's own files (``.codeask.toml``, ``.codeaskignore``)
 ``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
 ``binary``             NUL byte in the first 8 KiB
 ``too_large``          more than ``max_file_bytes`` bytes
@@ -250,6 +251,9 @@ def is_secret(rel_path: str, settings: IndexSettings) -> bool:
     return _spec_matches_path_or_parent(_secret_spec(settings), rel, is_dir)
 
 
+#: codeask's own files (settings and ignore rules), never indexed whatever ``index.exclude`` says.
+OWN_FILES = frozenset({".codeask.toml", CODEASKIGNORE})
+
 # (prefix length of the folder holding the .gitignore, its spec), outermost first
 _Chain = tuple[tuple[int, GitIgnoreSpec], ...]
 
@@ -336,6 +340,8 @@ class Ignorer:
         if self._secret is not None and self._secret.match_file(path):
             return "secret", False
         if self._never is not None and self._never.match_file(path):
+            return "excluded", False
+        if not is_dir and rel.rpartition("/")[2] in OWN_FILES:
             return "excluded", False
         include = codeask.check_file(path).include if codeask is not None else None
         if include is None:

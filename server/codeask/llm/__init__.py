@@ -71,14 +71,12 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
     )
+    from codeask.imports import load  # first imports of the SDKs under the one import lock
+
     if resolved.provider == "openai":
-        from codeask.llm.openai_llm import OpenAILLM
-
-        return OpenAILLM(resolved.model, **common)
+        return load("codeask.llm.openai_llm").OpenAILLM(resolved.model, **common)
     if resolved.provider == "anthropic":
-        from codeask.llm.anthropic_llm import AnthropicLLM
-
-        return AnthropicLLM(resolved.model, **common)
+        return load("codeask.llm.anthropic_llm").AnthropicLLM(resolved.model, **common)
     raise LLMError(
         f"unknown LLM provider {resolved.provider!r} for model {resolved.model!r}; "
         "expected 'openai' or 'anthropic'",

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.uris import to_fs_path
 
 from codeask.lines import column_units, split_lines
-from codeask.query.pipeline import file_uri
+from codeask.uris import file_uri, uri_to_path
 
 __all__ = [
     "location",
@@ -81,13 +80,6 @@ def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16
 
 def _word_char(ch: str) -> bool:
     return ch == "_" or (ch.isascii() and ch.isalnum())
-
-
-def uri_to_path(uri: str) -> str | None:
-    """A ``file://`` URI -> an absolute path (``None`` for other schemes)."""
-    if not uri or not uri.startswith("file:"):
-        return None
-    return to_fs_path(uri)
 
 
 def selection_lines(rng: Any) -> tuple[int, int]:

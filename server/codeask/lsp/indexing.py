@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codeask.imports import wait_preloaded
 from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
 
 __all__ = ["IndexScheduler", "IndexPhase"]
@@ -154,6 +155,7 @@ class IndexScheduler:
 
     # ------------------------------------------------------------------ thread
     def _loop(self) -> None:
+        wait_preloaded()  # never the first import of a heavy module here (codeask.imports)
         while True:
             self._wanted.wait()
             if self._stop.is_set():

@@ -34,6 +34,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codeask import __version__
+from codeask.imports import start_preload
 from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
@@ -365,6 +366,7 @@ def make_server() -> CodeaskServer:
         """Answer ``initialize``: create the :class:`Workspace` for the workspace folders (no index
         is opened and nothing heavy is imported here)."""
         ls.loop = asyncio.get_running_loop()
+        start_preload()  # heavy imports in one thread, before any worker needs them
         ls.init_settings = settings_from(params.initialization_options)
         uris = [f.uri for f in params.workspace_folders or []]
         if not uris and params.root_uri:
@@ -473,7 +475,7 @@ def make_server() -> CodeaskServer:
     async def shutdown(ls: CodeaskServer, params: None):
         """Answer ``shutdown``: cancel requests, stop the watcher and the index thread in order."""
         ls.shutdown_received = True
-        await Lane("stop", 1).run(ls.stop_all)
+        await Lane("stop", 1, imports=False).run(ls.stop_all)
 
     @server.feature(lsp.EXIT)
     def exit_(ls: CodeaskServer, params: None):

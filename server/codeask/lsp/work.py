@@ -19,6 +19,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from codeask.imports import wait_preloaded
+
 __all__ = ["Lane", "Reporter", "post"]
 
 log = logging.getLogger(__name__)
@@ -52,11 +54,14 @@ class Lane:
     Args:
         name: thread name prefix (``codeask-<name>``), shown in logs.
         size: slots (>= 1).
+        imports: wait for the heavy-module preload (:mod:`codeask.imports`) before each call
+            (``False`` for work that imports nothing heavy, e.g. shutdown).
     """
 
-    def __init__(self, name: str, size: int):
+    def __init__(self, name: str, size: int, *, imports: bool = True):
         self.name = name
         self.size = max(1, size)
+        self.imports = imports
         self._slots: asyncio.Semaphore | None = None
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
@@ -83,6 +88,8 @@ class Lane:
 
         def work() -> None:
             try:
+                if self.imports:
+                    wait_preloaded()  # never the first import of a heavy module in a worker (codeask.imports)
                 value = fn()
             except BaseException as exc:  # handed to the awaiting coroutine
                 post(loop, _settle, fut, None, exc)

@@ -21,12 +21,11 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
-
-import hashlib
 
 import jinja2
 import jinja2.sandbox
@@ -37,7 +36,8 @@ from codeask.llm import LLM, ContextLengthError, LLMError
 from codeask.query.budget import Budget, budget_for, fit_documents
 from codeask.query.citations import check_citations
 from codeask.query.pipeline import Document, Query
-from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError
+from codeask.uris import markdown_link
+from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError, TemplateOutsideRoot
 
 __all__ = [
     "Templates",
@@ -48,6 +48,8 @@ __all__ = [
     "Source",
     "render_documents",
     "safe_documents",
+    "scrub",
+    "Withheld",
     "fence",
     "NOTHING_FOUND",
 ]
@@ -76,14 +78,23 @@ def sandbox() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
 class Templates:
     """The named Jinja2 templates, defaults overridden by ``settings.templates``.
 
+    An override the sandbox refuses (an unsafe attribute, ``include``/``import``/``extends``) is a
+    settings error: the message naming the template is added to :attr:`warnings` and the built-in
+    template renders instead, so a hostile ``.codeask.toml`` can neither run code nor stop answers.
+
     Raises:
-        SettingsError: an unknown name in ``[templates]`` or an unreadable ``@path``.
+        SettingsError: an unknown name in ``[templates]`` or an unreadable / out-of-root ``@path``.
         TemplateError: a template with a syntax error (at load) or a missing key (at render).
     """
 
     def __init__(self, settings: Settings | None = None):
         self._env = sandbox()
         self._templates: dict[str, jinja2.Template] = {}
+        self._overridden: set[str] = set()
+        self.warnings: list[str] = []
+        """One line per refused override, e.g. ``templates.answer: unsafe template refused by the
+        sandbox: access to attribute '__class__' of 'str' object is unsafe; the built-in template
+        was used``."""
         overrides = dict(settings.templates) if settings else {}
         for name in overrides:
             if name not in TEMPLATE_NAMES:
@@ -91,9 +102,15 @@ class Templates:
                     f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}"
                 )
         for name in TEMPLATE_NAMES:
-            source = settings.template_source(name) if settings and name in overrides else None
+            try:
+                source = settings.template_source(name) if settings and name in overrides else None
+            except TemplateOutsideRoot as exc:  # never read; the built-in is used
+                self.warnings.append(f"{exc}; the built-in template was used")
+                source = None
             if source is None:
-                source = resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
+                source = _builtin(name)
+            else:
+                self._overridden.add(name)
             try:
                 self._templates[name] = self._env.from_string(source)
             except jinja2.TemplateSyntaxError as exc:
@@ -104,7 +121,7 @@ class Templates:
         """The system message of every LLM call (``codeask/templates/system.j2``): the instructions,
         and that text between :func:`fence` markers is untrusted data. Not overridable by settings,
         so a workspace cannot remove it."""
-        return resources.files("codeask.templates").joinpath("system.j2").read_text("utf-8").strip()
+        return _builtin("system").strip()
 
     def render(self, name: str, **context: Any) -> str:
         """Render template ``name`` with ``context``.
@@ -114,6 +131,19 @@ class Templates:
             UnsafeTemplateError: the template broke out of the sandbox's rules (also a
                 :class:`~codeask.settings.SettingsError`).
         """
+        try:
+            return self._render(name, **context)
+        except UnsafeTemplateError as exc:
+            if name not in self._overridden:
+                raise
+            line = f"{exc}; the built-in template was used"
+            if line not in self.warnings:
+                self.warnings.append(line)
+            self._templates[name] = self._env.from_string(_builtin(name))
+            self._overridden.discard(name)
+            return self._render(name, **context)
+
+    def _render(self, name: str, **context: Any) -> str:
         try:
             return self._templates[name].render(**context)
         except jinja2.sandbox.SecurityError as exc:
@@ -133,6 +163,10 @@ class Templates:
         except jinja2.TemplateError as exc:
             raise TemplateError(f"template {name!r}: {exc}") from exc
 
+
+
+def _builtin(name: str) -> str:
+    return resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
 
 
 def fence(text: str) -> str:
@@ -155,14 +189,74 @@ def render_documents(templates: Templates, documents: list[Document]) -> str:
     return "\n---\n".join(rendered)
 
 
-def safe_documents(documents: list[Document], settings: Settings) -> list[Document]:
-    """``documents`` without secret files (``index.secret_patterns``), whatever the index holds.
+@dataclass(frozen=True)
+class Withheld:
+    """Repository text kept from the LLM: ``path`` (relative to ``root``) and 1-based ``start_line``
+    / ``end_line`` of the document, ``action`` ``"withheld"`` (not sent at all) or ``"redacted"``
+    (the listed ``lines`` replaced), and ``reason``: ``"secret file"`` (``index.secret_patterns``),
+    ``"outside the workspace"``, or ``"credentials: <kinds>"`` (:mod:`codeask.query.secrets`)."""
 
-    The walker never indexes a secret, but a pattern added after indexing, or an index written by
-    another settings file, could still hold one: everything that leaves the process (LLM prompts,
-    the Ragas export) goes through this filter.
+    path: str
+    root: str
+    start_line: int
+    end_line: int
+    action: str
+    reason: str
+    lines: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a plain dict (``lines`` as a list)."""
+        out = asdict(self)
+        out["lines"] = list(self.lines)
+        return out
+
+
+def _note(withheld: list[Withheld] | None, entry: Withheld) -> None:
+    if withheld is not None and entry not in withheld:
+        withheld.append(entry)
+
+
+def scrub(document: Document, settings: Settings, withheld: list[Withheld] | None = None) -> Document | None:
+    """``document`` as it may be sent to an LLM: ``None`` for a secret file (by name) or text holding a
+    private key block, a copy with each line holding a credential redacted, or ``document`` itself.
+    What was kept back is appended to ``withheld``. With ``llm.scan_secrets = false`` (trusted
+    settings only) just the file-name check applies."""
+    if is_secret(document.path, settings.index):
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", "secret file"))
+        return None
+    if not settings.llm.scan_secrets:
+        return document
+    from codeask.query.secrets import redact, scan
+
+    found = scan(document.content, document.path)
+    if not found.findings:
+        return document
+    reason = f"credentials: {', '.join(found.kinds)}"
+    if found.whole:
+        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", reason))
+        return None
+    lines = tuple(sorted({document.start_line + f.line - 1 for f in found.findings}))
+    _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "redacted", reason, lines))
+    return replace(document, content=redact(document.content, found))
+
+
+def safe_documents(
+    documents: list[Document], settings: Settings, withheld: list[Withheld] | None = None
+) -> list[Document]:
+    """``documents`` as they may leave the process: each through :func:`scrub` (secret files and
+    private keys dropped, credential lines redacted), whatever the index holds.
+
+    The walker never indexes a secret file, but a pattern added after indexing, or an index written
+    by another settings file, could still hold one, and a token can sit in any file: everything that
+    leaves the process (LLM prompts, the summary, the eval judge, the Ragas export) goes through this
+    filter. What was kept back is appended to ``withheld`` (the answer's ``"withheld"`` metadata).
     """
-    return [d for d in documents if not is_secret(d.path, settings.index)]
+    out = []
+    for d in documents:
+        clean = scrub(d, settings, withheld)
+        if clean is not None:
+            out.append(clean)
+    return out
 
 
 class SimpleAnswer:
@@ -199,7 +293,7 @@ class SimpleAnswer:
             rendered = query.current
         else:
             if documents is None:
-                documents = safe_documents(query.documents, self.settings)
+                documents = safe_documents(query.documents, self.settings, query.withheld)
             rendered = render_documents(self.templates, documents)
         return self.templates.render(
             "answer",
@@ -217,7 +311,7 @@ class SimpleAnswer:
         if query.response_transformed:
             return self.prompt(query), list(query.documents), budget
         if documents is None:
-            documents = safe_documents(query.documents, self.settings)
+            documents = safe_documents(query.documents, self.settings, query.withheld)
         per_doc = self.settings.llm.tokens_per_document
         system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
         docs, prompt, _ = fit_documents(
@@ -285,11 +379,12 @@ class NoLLMAnswer:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
-        lines = [f"Most relevant code for: *{query.original.strip().splitlines()[0]}*", ""]
+        first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
+        lines = [f"Most relevant code for: *{first.strip()}*", ""]
         for i, d in enumerate(query.documents, 1):
             label = f"{d.label}:{d.start_line}-{d.end_line}"
             symbol = f" `{d.symbol}`" if d.symbol else ""
-            lines.append(f"{i}. [{label}]({d.uri}){symbol}")
+            lines.append(f"{i}. {markdown_link(label, d.uri)}{symbol}")
             content_lines = split_lines(d.content)
             snippet = content_lines[:_SNIPPET_LINES]
             fence = "````" if any("```" in s for s in snippet) else "```"
@@ -357,21 +452,33 @@ class Answer:
     documents: list[dict[str, Any]] = field(default_factory=list)
     """The documents the LLM saw, numbered as the answer cites them:
     ``{"n", "path", "start_line", "end_line", "uri"}`` (empty without an LLM answer)."""
+    withheld: list[Withheld] = field(default_factory=list)
+    """Repository text kept from the LLM for this answer (secret files, credential lines)."""
+    warnings: list[str] = field(default_factory=list)
+    """Settings warnings: workspace values that were ignored, templates the sandbox refused."""
+    index: dict[str, Any] | None = None
+    """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
+    the answer stands on (:class:`codeask.workspace.IndexState`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason`` and ``citations`` are
         left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
+        out["withheld"] = [w.to_json() for w in self.withheld]
         for key in ("error", "cut_reason", "citations"):
             if out[key] is None:
                 del out[key]
         return out
 
     @classmethod
-    def from_query(cls, query: Query, *, llm: str | None = None, error: str | None = None) -> Answer:
+    def from_query(
+        cls, query: Query, *, llm: str | None = None, error: str | None = None, warnings: list[str] | None = None,
+        index: dict[str, Any] | None = None,
+    ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document). The markdown adds
-        ``> **Answer cut off** (reason).`` when the answer is cut off and ``> **LLM error:** ...`` when
-        ``error`` is given (``answer`` has the error line too, not the cut-off line)."""
+        ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
+        ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
+        ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
         sources: list[Source] = []
         seen: set[tuple[str, str]] = set()
         for d in query.documents:
@@ -404,6 +511,9 @@ class Answer:
             citations=citations,
             invalid_citations=invalid or [],
             documents=numbered,
+            withheld=list(query.withheld),
+            warnings=list(warnings or []),
+            index=index,
         )
         answer.markdown = body + answer.footer()
         return answer
@@ -412,6 +522,8 @@ class Answer:
         """What the markdown shows after the answer's own text: the cut-off line, the LLM error line,
         then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
         notes = []
+        if note := index_note(self.index):
+            notes.append(note)
         if self.truncated:
             notes.append(f"> **Answer cut off** ({self.cut_reason}).")
         if self.error:
@@ -423,11 +535,26 @@ class Answer:
         return markdown(out, self.sources) if self.sources else out
 
 
+def index_note(index: dict[str, Any] | None) -> str:
+    """One markdown line saying what an answer from a not-``ready`` index misses; ``""`` when ready."""
+    if not index or index.get("state") == "ready":
+        return ""
+    if index["state"] == "building":
+        return (
+            f"> **Index:** still being built ({index['files_indexed']:,} files so far): "
+            "code not indexed yet cannot be found; ask again when indexing ends."
+        )
+    return (
+        f"> **Index:** keyword search only for now: {index['vectors_pending']:,} chunks still wait for "
+        "their vectors, so results may miss code that uses other words than the question."
+    )
+
+
 def markdown(text: str, sources: list[Source]) -> str:
     """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
     if not sources:
         return text
     links = "\n".join(
-        f"{i}. [{s.label or s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1)
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
     )
     return f"{text}\n\nSources:\n{links}\n"

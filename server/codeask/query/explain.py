@@ -34,9 +34,10 @@ from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Source, Templates, fence, render_documents
+from codeask.query.answer import Source, Templates, Withheld, fence, render_documents, safe_documents
 from codeask.query.pipeline import Cancelled, Document
 from codeask.query.steps.retrieve import fuse
+from codeask.uris import markdown_link
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
@@ -88,13 +89,20 @@ class Explanation:
     llm: str | None = None
     error: str | None = None
     cached: bool = False
+    withheld: list[Withheld] = field(default_factory=list)
+    """Text kept from the LLM (the selection or related code: secret files, credential lines)."""
+    warnings: list[str] = field(default_factory=list)
+    """Settings warnings: ignored workspace values, templates the sandbox refused."""
 
     def to_json(self) -> dict[str, Any]:
-        """``{"markdown", "sources", "llm"}``, plus ``error`` when set (``cached`` is left out)."""
+        """``{"markdown", "sources", "llm", "withheld"}``, plus ``error`` when set (``cached`` is left
+        out)."""
         out = {
             "markdown": self.markdown,
             "sources": [asdict(s) for s in self.sources],
             "llm": self.llm,
+            "withheld": [w.to_json() for w in self.withheld],
+            "warnings": list(self.warnings),
         }
         if self.error:
             out["error"] = self.error
@@ -248,7 +256,7 @@ def related_markdown(span: Span, documents: list[Document]) -> str:
     lines = [f"Related code for {head} (`{span.label}`):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. [{d.label}:{d.start_line}-{d.end_line}]({d.uri}){symbol}")
+        lines.append(f"{i}. {markdown_link(f'{d.label}:{d.start_line}-{d.end_line}', d.uri)}{symbol}")
     return "\n".join(lines)
 
 
@@ -287,20 +295,26 @@ def withheld_reason(workspace, span: Span) -> str | None:
     """Why ``span`` must not be sent to an LLM, or ``None``.
 
     Inside a root, a file the walker would not index (a secret, ignored by ``.gitignore`` /
-    ``.codeaskignore``, or a default exclude) is withheld. Outside every root (no ignore rules
-    apply), the secret patterns are matched against the whole absolute path, so ``~/.env`` or
-    ``~/.aws/credentials`` are withheld too.
+    ``.codeaskignore``, or a default exclude) is withheld. A file outside every root is withheld
+    unless the trusted setting ``llm.send_outside_roots`` allows it; even then the secret patterns
+    are matched against its whole absolute path, so ``~/.env`` or ``~/.aws/credentials`` stay home.
     """
     if span.path and span.root:
         index = workspace.indexes.get(span.root)
         reason = index.ignorer.reason(span.path) if index is not None else None
         if reason is None and is_secret(span.path, workspace.settings.index):
             reason = "secret"
-    else:
-        reason = "secret" if is_secret(Path(span.abs_path).as_posix().lstrip("/"), workspace.settings.index) else None
-    return {None: None, "secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}.get(
-        reason, reason
-    )
+    elif is_secret(Path(span.abs_path).as_posix().lstrip("/"), workspace.settings.index):
+        reason = "secret"
+    elif not workspace.settings.llm.send_outside_roots:
+        reason = "outside"
+    return {
+        None: None,
+        "secret": "a secret file",
+        "ignored": "an ignored file",
+        "excluded": "an excluded file",
+        "outside": "a file outside every workspace folder (set llm.send_outside_roots in trusted settings to allow it)",
+    }.get(reason, reason)
 
 
 def explain(
@@ -333,6 +347,7 @@ def explain(
     step("retrieve")
     documents = related(workspace, span)
     sources = [Source.from_document(d) for d in documents]
+    withheld: list[Withheld] = []
     error: str | None = None
     if no_llm:
         llm = None
@@ -341,17 +356,28 @@ def explain(
             llm = workspace.llm()
         except LLMError as exc:
             error = str(exc)
-    withheld = withheld_reason(workspace, span)
-    if llm is None or withheld:
+    reason = withheld_reason(workspace, span)
+    if llm is None or reason:
         markdown = related_markdown(span, documents)
         if error:
             markdown += f"\n\n> **LLM error:** {error}"
-        elif withheld and llm is not None:
-            markdown += f"\n\n> Not sent to the LLM: {withheld}."
-        return Explanation(markdown, sources, llm=None, error=error)
+        elif reason and llm is not None:
+            markdown += f"\n\n> Not sent to the LLM: {reason}."
+            withheld.append(Withheld(span.path or span.abs_path, span.root, span.start_line, span.end_line, "withheld", reason))
+        return Explanation(markdown, sources, llm=None, error=error, withheld=withheld)
+    selection = Document(
+        path=span.path or Path(span.abs_path).name, root=span.root, start_line=span.start_line,
+        end_line=span.end_line, symbol=span.symbol, language=span.language, content=span.text,
+    )
+    clean = safe_documents([selection], workspace.settings, withheld)
+    if not clean:  # a private key: nothing of it goes out
+        markdown = related_markdown(span, documents) + "\n\n> Not sent to the LLM: it holds credentials."
+        return Explanation(markdown, sources, llm=None, withheld=withheld)
+    selection = clean[0]
+    documents = safe_documents(documents, workspace.settings, withheld)
     key = ExplainCache.key(span, brief, llm.describe())
     if cache is not None and (hit := cache.get(key)) is not None:
-        return Explanation(hit.markdown, sources, llm=hit.llm, cached=True)
+        return Explanation(hit.markdown, sources, llm=hit.llm, cached=True, withheld=hit.withheld)
     step("explain")
     templates = Templates(workspace.settings)
     prompt = templates.render(
@@ -361,7 +387,7 @@ def explain(
         end_line=span.end_line,
         symbol=span.symbol,
         language=span.language,
-        selection=fence(span.text),
+        selection=fence(selection.content),
         documents=render_documents(templates, documents),
         brief=brief,
     )
@@ -372,12 +398,13 @@ def explain(
         ).strip()
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
-        return Explanation(markdown, sources, llm=llm.describe(), error=str(exc))
+        return Explanation(markdown, sources, llm=llm.describe(), error=str(exc), withheld=withheld)
     links = "\n".join(
-        f"{i}. [{s.label or s.path}:{s.start_line}-{s.end_line}]({s.uri})" for i, s in enumerate(sources, 1)
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
     )
     markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
-    result = Explanation(markdown, sources, llm=llm.describe())
+    warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
+    result = Explanation(markdown, sources, llm=llm.describe(), withheld=withheld, warnings=warnings)
     if cache is not None:
         cache.put(key, result)
     return result

@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+
+from codeask.uris import file_uri
 
 from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
@@ -38,14 +39,6 @@ __all__ = [
     "file_uri",
     "root_labels",
 ]
-
-
-def file_uri(abs_path: str | Path, start_line: int | None = None, end_line: int | None = None) -> str:
-    """``file:///abs/path#L10-L20`` (1-based lines); the path is percent-encoded."""
-    uri = "file://" + quote(Path(abs_path).as_posix(), safe="/:@-._~!$&'()*+,;=")
-    if start_line is not None:
-        uri += f"#L{start_line}" + (f"-L{end_line}" if end_line is not None else "")
-    return uri
 
 
 def root_labels(roots: Sequence[str | Path]) -> dict[str, str]:
@@ -167,6 +160,8 @@ class Query:
     answer: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    withheld: list[Any] = field(default_factory=list)
+    """:class:`~codeask.query.answer.Withheld` entries: repository text kept from the LLM."""
     """LLM failures a step recovered from (the query went on without that step's LLM call)."""
     cancel: Any = field(default=None, repr=False, compare=False)
     """What :meth:`Pipeline.run` got as ``cancelled`` (a ``() -> bool``, ``threading.Event`` or

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from codeask.imports import IMPORT_LOCK, load
 from codeask.index.chunking.languages import TREE_SITTER_LANGUAGES
 from codeask.index.chunking.packing import Atom, Ctx, Span, pack, window_atoms
 
@@ -36,7 +37,7 @@ __all__ = ["code_chunks", "parser_for"]
 # tree-sitter nodes are typed ``Any`` here: the bindings ship no stable stubs for Node.
 Node = Any
 
-_lang_lock = threading.Lock()
+_lang_lock = IMPORT_LOCK  # loading a grammar imports its Python binding: one lock for all first imports
 _languages: dict[str, object] = {}
 _broken: set[str] = set()
 _tls = threading.local()
@@ -54,8 +55,8 @@ def parser_for(language: str) -> Any:
     if parser is not None:
         return parser
     try:
-        from tree_sitter import Parser
-        from tree_sitter_language_pack import get_language
+        Parser = load("tree_sitter").Parser
+        get_language = load("tree_sitter_language_pack").get_language
 
         with _lang_lock:
             lang = _languages.get(ts_name)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from codeask.imports import load
 from codeask.query.pipeline import Document, Query, Step
 from codeask.query.steps.one_per_file import OnePerFile
 from codeask.settings import Settings, SettingsError
@@ -73,7 +74,7 @@ class CrossEncoder:
 
     def __init__(self, model: str | None, *, batch_size: int = 8, threads: int | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from fastembed.rerank.cross_encoder import TextCrossEncoder
+        TextCrossEncoder = load("fastembed.rerank.cross_encoder").TextCrossEncoder
 
         self.batch_size = max(1, int(batch_size))
         self._lock = threading.Lock()

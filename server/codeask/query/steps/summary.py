@@ -43,7 +43,7 @@ class Summary:
         """The ``summary`` template rendered with ``question`` and ``documents`` (``{"content",
         "metadata"}`` each; default the query's, secret files dropped).
         Raises :class:`~codeask.query.answer.TemplateError`."""
-        docs = safe_documents(query.documents, self.settings) if documents is None else documents
+        docs = safe_documents(query.documents, self.settings, query.withheld) if documents is None else documents
         return self.templates.render(
             "summary",
             question=query.original,
@@ -54,7 +54,7 @@ class Summary:
         """The prompt with as many documents as fit the model's context (budget as for the answer)."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
         _, prompt, _ = fit_documents(
-            safe_documents(query.documents, self.settings),
+            safe_documents(query.documents, self.settings, query.withheld),
             lambda ds: self.prompt(query, ds),
             self.llm.count_tokens,
             budget.prompt,

@@ -1,0 +1,158 @@
+"""Every bad input to the CLI is one ``codeask`` line on stderr and an exit code (2 usage, 1 failure),
+never a traceback; and an answer says what it stands on (the ``"index"`` state, why it is empty)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import codeask
+
+
+def one_line(proc, code: int) -> str:
+    """The single stderr line of a failed run, after checking the exit code and that no traceback leaked."""
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_empty_or_blank_question_is_a_usage_error(sample_workspace, question):
+    line = one_line(codeask("ask", str(sample_workspace), question, "--no-llm", check=False), 2)
+    assert "question is empty" in line
+
+
+def test_question_over_the_limit_is_refused_before_indexing(sample_workspace, isolated_env):
+    proc = codeask("ask", str(sample_workspace), "why?" * 5000, "--no-llm", check=False)
+    line = one_line(proc, 2)
+    assert "20,000 characters" in line and "4,000" in line and "retrieval.max_question_chars" in line
+    assert proc.stdout == ""
+    assert not any(isolated_env.glob("*/lance")), "nothing was indexed for a refused question"
+    (sample_workspace / ".codeask.toml").write_text("[retrieval]\nmax_question_chars = 30000\n", encoding="utf-8")
+    assert codeask("ask", str(sample_workspace), "why?" * 5000, "--no-llm", check=False).returncode == 0
+
+
+def test_cache_dir_that_is_a_file(sample_workspace, tmp_path):
+    afile = tmp_path / "cache-file"
+    afile.write_text("not a folder", encoding="utf-8")
+    for command in (["index", str(sample_workspace)], ["ask", str(sample_workspace), "coupons", "--no-llm"]):
+        line = one_line(codeask(*command, env={"CODEASK_CACHE_DIR": str(afile)}, check=False), 1)
+        assert f"the cache dir {afile}" in line and "CODEASK_CACHE_DIR" in line and "is a file" in line
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+def test_cache_dir_that_cannot_be_created(sample_workspace, tmp_path, where):
+    if where == "under-a-file":
+        (tmp_path / "f").write_text("x", encoding="utf-8")
+        cache = tmp_path / "f" / "cache"
+    else:
+        cache = Path("/proc/codeask-cache")  # not creatable, even by root
+    line = one_line(codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_CACHE_DIR": str(cache)}, check=False), 1)
+    assert f"cannot create the cache dir {cache}" in line and "CODEASK_CACHE_DIR" in line
+
+
+def test_a_file_given_as_the_folder(sample_workspace):
+    file = sample_workspace / "src/shop/cart.py"
+    for command in (["ask", str(file), "coupons"], ["index", str(file)], ["status", str(file)]):
+        line = one_line(codeask(*command, check=False), 1)
+        assert f"not a folder: {file} is a file" in line and str(file.parent) in line
+
+
+def test_missing_folder(tmp_path):
+    line = one_line(codeask("status", str(tmp_path / "missing"), check=False), 1)
+    assert "workspace folder not found" in line
+
+
+@pytest.mark.parametrize("provider,variable", [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+def test_explicit_provider_without_a_key_is_an_error(sample_workspace, isolated_env, provider, variable):
+    proc = codeask("ask", str(sample_workspace), "coupons", "--provider", provider, check=False)
+    line = one_line(proc, 1)
+    assert f"llm.provider is {provider}" in line and variable in line
+    assert proc.stdout == "", "no silent answer without the LLM"
+    assert not any(isolated_env.glob("*/lance")), "it fails before indexing"
+    proc = codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_LLM": provider}, check=False)
+    assert f"llm.provider is {provider}" in one_line(proc, 1)
+    # --no-llm asks for no LLM: the provider setting does not matter then
+    assert codeask("ask", str(sample_workspace), "coupons", "--provider", provider, "--no-llm").returncode == 0
+
+
+def test_a_broken_lancedb_table_is_named(sample_workspace, isolated_env):
+    codeask("index", str(sample_workspace), "--no-embed")
+    status = json.loads(codeask("status", str(sample_workspace), "--json").stdout)
+    data = list(Path(status["index_dir"]).glob("lance/*.lance/data/*.lance"))
+    assert data
+    for f in data:
+        f.write_bytes(b"garbage")
+    proc = codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--no-update", check=False)
+    line = one_line(proc, 1)
+    assert str(sample_workspace) in line and status["index_dir"] in line and "codeask clean" in line
+
+
+def test_a_broken_manifest_names_the_index(sample_workspace):
+    codeask("index", str(sample_workspace), "--no-embed")
+    index_dir = Path(json.loads(codeask("status", str(sample_workspace), "--json").stdout)["index_dir"])
+    (index_dir / "manifest.sqlite").unlink()
+    (index_dir / "manifest.sqlite").mkdir()  # SQLite cannot open it now
+    line = one_line(codeask("ask", str(sample_workspace), "coupons", "--no-llm", check=False), 1)
+    assert str(index_dir) in line and str(sample_workspace) in line and "codeask clean" in line
+
+
+def test_codeask_own_files_are_not_indexed(sample_workspace):
+    (sample_workspace / ".codeask.toml").write_text("[retrieval]\ntop_k = 20\n", encoding="utf-8")
+    (sample_workspace / ".codeaskignore").write_text("*.log\n", encoding="utf-8")
+    (sample_workspace / "sub").mkdir()
+    (sample_workspace / "sub/.codeask.toml").write_text("[retrieval]\nmax_files = 3\n", encoding="utf-8")
+    stats = json.loads(codeask("index", str(sample_workspace), "--json", "--no-embed").stdout)
+    assert not [p for p in stats["paths_changed"] if p.rpartition("/")[2] in (".codeask.toml", ".codeaskignore")]
+    assert stats["files_skipped"].get("excluded", 0) >= 3
+    out = json.loads(codeask("ask", str(sample_workspace), "retrieval top_k max_files", "--no-llm", "--json").stdout)
+    assert all(not s["path"].endswith((".codeask.toml", ".codeaskignore")) for s in out["sources"])
+
+
+def test_an_empty_folder_says_nothing_was_indexable(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = json.loads(codeask("ask", str(empty), "where is the main loop?", "--no-llm", "--json").stdout)
+    assert out["sources"] == [] and "no files were found" in out["answer"]
+    assert out["index"]["files_indexed"] == 0
+
+
+def test_a_binary_only_folder_says_how_many_files_were_skipped_and_why(tmp_path):
+    root = tmp_path / "blobs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"b{i}.dat").write_bytes(b"\x00\x01\x02" * 100)
+    (root / ".env").write_text("TOKEN=x\n", encoding="utf-8")
+    out = json.loads(codeask("ask", str(root), "where is the main loop?", "--no-llm", "--json").stdout)
+    assert out["sources"] == []
+    assert "4 files skipped" in out["answer"] and "binary 3" in out["answer"] and "secret 1" in out["answer"]
+    plain = codeask("ask", str(root), "where is the main loop?", "--no-llm").stdout
+    assert "binary 3" in plain
+
+
+def test_no_match_says_how_many_files_were_searched(tmp_path):
+    root = tmp_path / "one"
+    root.mkdir()
+    (root / "a.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    codeask("index", str(root), "--no-embed")
+    # keyword-only index, a question with no word in common: the dense side has no vectors to match
+    out = json.loads(codeask("ask", str(root), "zzyzx qwertyuiop", "--no-llm", "--json", "--no-update").stdout)
+    assert out["index"] == {"state": "keyword-only", "files_indexed": 1, "vectors_pending": 1}
+    assert out["sources"] == [] and "among the 1 indexed files" in out["answer"]
+    assert "> **Index:** keyword search only" in out["markdown"]
+
+
+def test_every_ask_result_carries_the_index_state(sample_workspace):
+    codeask("index", str(sample_workspace), "--no-embed")
+    out = json.loads(codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--json", "--no-update").stdout)
+    assert out["index"]["state"] == "keyword-only" and out["index"]["vectors_pending"] > 0
+    assert out["index"]["files_indexed"] == 4
+    assert "keyword search only" in out["markdown"]
+    text = codeask("ask", str(sample_workspace), "coupons", "--no-llm").stdout
+    assert "> **Index:**" not in text  # ask brought it up to date: ready, no note
+    out = json.loads(codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--json").stdout)
+    assert out["index"] == {"state": "ready", "files_indexed": 4, "vectors_pending": 0}
