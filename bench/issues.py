@@ -36,6 +36,11 @@ from codeask.workspace import Workspace  # noqa: E402
 ISSUES_DIR = Path(__file__).resolve().parent / "issues"
 
 
+def _first_rank(files: list[str], gold: list[str]) -> int | None:
+    """1-based rank of the first gold file among ``files``, or ``None``."""
+    return next((i for i, f in enumerate(files, 1) if f in gold), None)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="+", default=["requests", "flask", "pytest", "sphinx"])
@@ -58,6 +63,8 @@ def main() -> int:
             ranked["codeask"][r["id"]] = ranked_files(ws, r["query"])
         for r, files in zip(group, bm25_file_baseline(root, [r["query"] for r in group])):
             ranked["bm25-file"][r["id"]] = files
+            ranks = {v: _first_rank(ranked[v][r["id"]], r["gold_files"]) for v in ranked}
+            print(f"{r['id']:16} {pin:18} first gold rank: {ranks}", flush=True)
 
     results: dict[str, dict] = {}
     for name in [*args.sets, "all"]:

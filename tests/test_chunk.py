@@ -1,4 +1,4 @@
-"""Tests for codeask.index.chunk (line-range chunking of workspace files)."""
+"""Tests for codeask.index.chunking (line-range chunking of workspace files)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from codeask.index.chunk import Chunk, chunk_text, language_for
+from codeask.index.chunking import Chunk, chunk_text, language_for
 
 
 def editor_lines(text: str) -> list[str]:

@@ -16,22 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codeask.console import CLIError, positive_int, stderr_console
+
 __all__ = ["main", "build_parser"]
-
-
-class CLIError(Exception):
-    """A failure reported as one line on stderr, exit code 1."""
-
-
-def positive_int(value: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
-    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,15 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     from codeask.eval.cli import add_eval_parser
     from codeask.publish import add_publish_parser
 
-    add_eval_parser(sub)
+    add_eval_parser(sub, progress=IndexProgress)
     add_publish_parser(sub)
     return parser
 
 
-def _console():
-    from rich.console import Console
-
-    return Console(stderr=True)
+_console = stderr_console
 
 
 class IndexProgress:

@@ -55,7 +55,7 @@ class PublishStats:
 
 def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int, int]:
     """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``."""
-    from codeask.index.chunk import chunk_text
+    from codeask.index.chunking import chunk_text
     from codeask.index.store import embed_hash, embed_text
     from codeask.index.walk import Ignorer, read_text, walk
 
@@ -161,7 +161,7 @@ def add_publish_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handler(args) -> int:
-    from codeask.cli import CLIError
+    from codeask.console import CLIError
 
     try:
         shard = Shard.parse(args.shard)

@@ -586,19 +586,26 @@ class ResolvedLLM:
     def describe(self) -> str:
         """``provider:model``, then ``at <base_url>`` when a base URL is set (never the key, nor a
         ``user:password@`` in the URL)."""
-        where = f" at {_without_userinfo(self.base_url)}" if self.base_url else ""
+        where = f" at {safe_url(self.base_url)}" if self.base_url else ""
         return f"{self.provider}:{self.model}{where}"
 
 
-def _without_userinfo(url: str) -> str:
+def safe_url(url: str | None) -> str | None:
+    """``url`` without any ``user:password@`` part, for messages and logs (the one URL scrubber:
+    :mod:`codeask.llm` uses it too). Host and port stay as written (``[::1]:8080`` included); a URL
+    that does not parse is returned as is; ``None`` and ``""`` are returned unchanged."""
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
+    if not url:
         return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")

@@ -16,12 +16,21 @@ unless ``--top-k`` is given; LLM runs keep ``retrieval.top_k`` (the contexts are
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import functools
 import json
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
+
+from codeask.console import positive_int
+
+#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.cli.IndexProgress`).
+ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
 
 __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
 
@@ -29,12 +38,12 @@ __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
 NO_LLM_TOP_K = 50
 
 
-def add_eval_parser(subparsers) -> argparse.ArgumentParser:
+def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argparse.ArgumentParser:
     """Add the ``eval`` subcommand to ``subparsers`` (an argparse sub-parsers action) and return its parser.
 
-    Defaults: ``--out ragas.json``, ``--concurrency 4``, ``--rank-from retrieved``.
+    Defaults: ``--out ragas.json``, ``--concurrency 4``, ``--rank-from retrieved``. ``progress`` shows
+    the indexing before the questions run (see :func:`run_eval`); :mod:`codeask.cli` passes its own.
     """
-    from codeask.cli import positive_int as _positive
 
     p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")
     p.add_argument("path", type=Path, help="workspace folder")
@@ -46,17 +55,17 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--judge-model", metavar="M", help="score answers with this LLM (the configured provider)")
     p.add_argument("--no-llm", action="store_true", help="no LLM: retrieval only, ranked sources as answers")
     p.add_argument("--json", action="store_true", help="print the scores as one JSON object")
-    p.add_argument("--top-k", type=_positive, help="chunks retrieved per question")
-    p.add_argument("--max-files", type=_positive, help="files kept for the answer, one chunk each")
-    p.add_argument("--concurrency", type=_positive, default=4, help="questions run at once (default 4)")
+    p.add_argument("--top-k", type=positive_int, help="chunks retrieved per question")
+    p.add_argument("--max-files", type=positive_int, help="files kept for the answer, one chunk each")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="questions run at once (default 4)")
     p.add_argument("--rank-from", choices=["retrieved", "final"], default="retrieved",
                    help="rank files from the retrieved documents (default) or those the answer saw")
-    p.set_defaults(handler=_handler)
+    p.set_defaults(handler=functools.partial(_handler, progress=progress))
     return p
 
 
-def _handler(args) -> int:
-    result = run_eval(args)
+def _handler(args, progress: ProgressFactory | None = None) -> int:
+    result = run_eval(args, progress)
     return result["exit_code"]
 
 
@@ -74,8 +83,12 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def run_eval(args) -> dict[str, Any]:
-    """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``)."""
+def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
+    """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``).
+
+    ``progress(enabled)`` is a context manager yielding the indexing progress callback (e.g.
+    :class:`codeask.cli.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
+    """
     from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
     from codeask.eval.ragas import Ragas
@@ -97,10 +110,8 @@ def run_eval(args) -> dict[str, Any]:
             )
         judge_llm = make_llm(dataclasses.replace(resolved, model=args.judge_model), settings.llm)
 
-    from codeask.cli import IndexProgress
-
-    with IndexProgress(not args.json) as progress:
-        ws.index(progress=progress)
+    with progress(not args.json) if progress is not None else contextlib.nullcontext() as report:
+        ws.index(progress=report)
 
     llm = None if args.no_llm else ws.llm()
     top_k = args.top_k or (max(settings.retrieval.top_k, NO_LLM_TOP_K) if llm is None else None)

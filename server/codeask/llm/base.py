@@ -38,9 +38,11 @@ from contextlib import contextmanager
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, Union, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pydantic
+
+from codeask.settings import safe_url  # re-exported: the adapters import it from here
 
 __all__ = [
     "LLM",
@@ -301,20 +303,6 @@ class LLM(Protocol):
 
 
 # --- helpers shared by the adapters ---------------------------------------------------------
-
-
-def safe_url(url: str | None) -> str | None:
-    """``url`` without any ``user:password@`` part (never shown in messages)."""
-    if not url:
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def one_line(text: str, limit: int = 500) -> str:
