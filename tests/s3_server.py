@@ -22,6 +22,17 @@ ACCESS_KEY = "codeask-test"
 SECRET_KEY = "codeask-test-secret"
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the test process dies (Linux ``PR_SET_PDEATHSIG``),
+    so a killed test run leaves no server behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as s:
@@ -99,7 +110,9 @@ class S3Server:
             *(f"-{name}={port}" for name, port in ports.items()),
         ]
         log = open(self.folder / "weed.log", "ab")
-        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
+        )
         log.close()
         deadline = time.monotonic() + timeout
         last: Exception | None = None
