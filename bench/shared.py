@@ -61,6 +61,10 @@ def main() -> int:
         "--skip-baseline", action="store_true",
         help="skip step 1 (the cold index without the cache; bench/index.py measures it)",
     )
+    parser.add_argument(
+        "--keep-index", type=Path,
+        help="build the with-cache index in this cache dir and keep it (e.g. for bench/mcp_search.py)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     src = fetch_sdist(args.sdist)
@@ -69,9 +73,7 @@ def main() -> int:
     try:
         os.environ.update(server.env())
         url = server.url("bench")
-        ci, dev = work / "ci" / src.name, work / "dev" / src.name
-        shutil.copytree(src, ci)
-        shutil.copytree(src, dev)
+        ci = dev = src  # read-only use: publishing and indexing never write into the folder
 
         without = (
             {k: None for k in ("seconds_to_searchable", "seconds_to_all_vectors", "chunks_total",
@@ -89,7 +91,7 @@ def main() -> int:
         publish_seconds = round(time.monotonic() - started, 2)
         print(f"publish: {pub.keys_embedded} vectors in {publish_seconds} s", flush=True)
 
-        with_cache = _index(dev, work / "cache-dev", url)
+        with_cache = _index(dev, args.keep_index or (work / "cache-dev"), url)
         result = {
             "sdist": args.sdist,
             "without_cache": without,
