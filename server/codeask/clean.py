@@ -30,7 +30,12 @@ class IndexFolder:
 
     def to_json(self) -> dict:
         """``{"index_dir", "root", "root_exists", "bytes"}``."""
-        return {"index_dir": str(self.index_dir), "root": self.root, "root_exists": self.root_exists, "bytes": self.bytes}
+        return {
+            "index_dir": str(self.index_dir),
+            "root": self.root,
+            "root_exists": self.root_exists,
+            "bytes": self.bytes,
+        }
 
 
 def folder_bytes(folder: Path) -> int:

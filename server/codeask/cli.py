@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codeask.console import CLIError, positive_int, stderr_console
 
@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
     p.add_argument("--no-embed", action="store_true", help="phase 1 only: keyword-searchable, vectors pending")
-    p.add_argument("--no-wait", action="store_true", help="fail instead of waiting when another process writes the index")
+    p.add_argument(
+        "--no-wait", action="store_true", help="fail instead of waiting when another process writes the index"
+    )
 
     p = sub.add_parser("ask", help="ask a question about a workspace folder")
     p.add_argument("path", type=Path, help="workspace folder")
@@ -53,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", help="explain lines of a file, grounded in related code of the workspace")
     p.add_argument("path", type=Path, help="workspace folder")
-    p.add_argument("target", metavar="FILE[:START[-END]]", help="the file (relative to the folder or absolute) and 1-based lines")
+    p.add_argument(
+        "target", metavar="FILE[:START[-END]]", help="the file (relative to the folder or absolute) and 1-based lines"
+    )
     p.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: the related code only")
     p.add_argument("--brief", action="store_true", help="a short explanation (as in hover)")
@@ -74,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
 
     p = sub.add_parser(
-        "clean", help="list the indexes in the cache dir with their sizes, or remove some",
+        "clean",
+        help="list the indexes in the cache dir with their sizes, or remove some",
         description="Without options: list every index (workspace folder, size) and remove nothing.",
     )
     p.add_argument("path", nargs="*", type=Path, help="remove the index of these workspace folders")
@@ -83,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser(
-        "doctor", help="check Python, packages, the model, the cache dir, the LLM and the index; print fixes",
+        "doctor",
+        help="check Python, packages, the model, the cache dir, the LLM and the index; print fixes",
     )
     p.add_argument("path", nargs="*", type=Path, help="workspace folders whose index to check")
     p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
@@ -109,7 +115,10 @@ class IndexProgress:
     ``codeask progress: embedding chunks: 512/3,000 (17%), 41.2 chunks/s, ETA 60 s``.
     """
 
-    _UNITS = {"index": ("indexing files", "files"), "embed": ("embedding chunks", "chunks")}
+    _UNITS: ClassVar[dict[str, tuple[str, str]]] = {
+        "index": ("indexing files", "files"),
+        "embed": ("embedding chunks", "chunks"),
+    }
 
     def __init__(self, enabled: bool, *, interval: float | None = None):
         self.enabled = enabled
@@ -132,8 +141,12 @@ class IndexProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                console=_console(), transient=True,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=_console(),
+                transient=True,
             )
             self._bar.__enter__()
         return self
@@ -256,7 +269,7 @@ def _cmd_index(args) -> int:
 
     ws = _workspace(args.path)
     for index in ws.indexes.values():
-        index.store  # open the tables (imports LanceDB): start-up, not indexing
+        _ = index.store  # open the tables (imports LanceDB): start-up, not indexing
     startup = startup_seconds()
     try:
         with IndexProgress(not args.json) as progress:
@@ -294,7 +307,10 @@ def _ask_resident(args) -> int | None:
     if resolved is None and not args.no_llm and settings.llm.provider != "auto":
         return None  # an explicit provider without a key: the in-process path reports it
     request = {
-        "question": args.question, "top_k": args.top_k, "max_files": args.max_files, "no_llm": args.no_llm,
+        "question": args.question,
+        "top_k": args.top_k,
+        "max_files": args.max_files,
+        "no_llm": args.no_llm,
         "llm": resolved.describe() if resolved is not None else None,
     }
     reply = ask_resident(root, request)
@@ -315,7 +331,7 @@ def _ask_resident(args) -> int | None:
 
 
 def _cmd_ask(args) -> int:
-    from codeask.index.engine import IndexLocked, IndexReadOnly
+    from codeask.index.engine import IndexLocked
 
     served = _ask_resident(args)
     if served is not None:
@@ -332,7 +348,8 @@ def _cmd_ask(args) -> int:
     if index.read_only:
         console.print(
             f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
-            "(it cannot be updated)", highlight=False,
+            "(it cannot be updated)",
+            highlight=False,
         )
     elif not args.no_update:
         try:
@@ -353,12 +370,18 @@ def _cmd_ask(args) -> int:
             print(f"Sources (the answer follows):\n{lines}", file=sys.stderr, flush=True)
 
     if tty:
+
         def stream(delta: str) -> None:
             streamed.append(delta)
             sys.stdout.write(delta)
             sys.stdout.flush()
+
     answer = ws.ask(
-        args.question, top_k=args.top_k, max_files=args.max_files, no_llm=args.no_llm, stream=stream,
+        args.question,
+        top_k=args.top_k,
+        max_files=args.max_files,
+        no_llm=args.no_llm,
+        stream=stream,
         on_sources=show_sources,
     )
     if args.json:
@@ -464,7 +487,9 @@ def _cmd_watch(args) -> int:
         except OSError as exc:
             console.print(f"[yellow]note:[/] not answering asks for other processes: {exc}", highlight=False)
     answering = "; `codeask ask` on this folder is answered here" if asks else ""
-    console.print(f"indexed {stats.files_seen} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False)
+    console.print(
+        f"indexed {stats.files_seen} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False
+    )
 
     def on_update(stats) -> None:
         if args.json:

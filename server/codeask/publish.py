@@ -84,7 +84,7 @@ def publish(
     url: str,
     settings: Settings,
     *,
-    shard: Shard = Shard(),
+    shard: Shard | None = None,
     with_text: bool = False,
     compact: bool = False,
     progress=None,
@@ -95,7 +95,7 @@ def publish(
         root: the workspace folder, or ``None`` for ``--compact`` alone.
         url: ``s3://bucket/prefix`` (or a local folder).
         settings: trusted settings (embedding model, index rules, ``shared.retention_days``).
-        shard: the part of the key space this publisher embeds.
+        shard: the part of the key space this publisher embeds (``None``: all of it).
         with_text: store the embedded text beside each vector (off by default: no code leaves).
         compact: dedupe, expire and compact the table after publishing.
         progress: ``progress(done, total)`` after each appended batch, or ``None``.
@@ -107,6 +107,7 @@ def publish(
     from codeask.index.embed import load_embedder
 
     started = time.monotonic()
+    shard = shard or Shard()
     emb = settings.embedding
     mid = model_id(emb.model, emb.max_tokens)
     stats = PublishStats(url=url, model=mid, shard=f"{shard.index}/{shard.count}")
@@ -151,9 +152,13 @@ def add_publish_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("path", nargs="?", type=Path, help="workspace folder (optional with --compact)")
-    p.add_argument("--to", metavar="URL", help="the cache, e.g. s3://bucket/prefix (default: CODEASK_SHARED_CACHE / shared.url)")
+    p.add_argument(
+        "--to", metavar="URL", help="the cache, e.g. s3://bucket/prefix (default: CODEASK_SHARED_CACHE / shared.url)"
+    )
     p.add_argument("--shard", default="0/1", metavar="I/N", help="publish only keys whose hash modulo N is I (0-based)")
-    p.add_argument("--with-text", action="store_true", help="also store the embedded text (off by default: only vectors leave)")
+    p.add_argument(
+        "--with-text", action="store_true", help="also store the embedded text (off by default: only vectors leave)"
+    )
     p.add_argument("--compact", action="store_true", help="remove duplicate and expired keys, compact the table")
     p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
     p.set_defaults(handler=_handler)
@@ -184,8 +189,15 @@ def _handler(args) -> int:
     def progress(done: int, total: int) -> None:
         print(f"codeask: published {done}/{total} vectors", file=sys.stderr, flush=True)
 
-    stats = publish(root, url, settings, shard=shard, with_text=args.with_text, compact=args.compact,
-                    progress=None if args.json else progress)
+    stats = publish(
+        root,
+        url,
+        settings,
+        shard=shard,
+        with_text=args.with_text,
+        compact=args.compact,
+        progress=None if args.json else progress,
+    )
     if args.json:
         print(json.dumps(asdict(stats)))
     else:
@@ -196,6 +208,8 @@ def _handler(args) -> int:
         )
         if stats.compacted is not None:
             c = stats.compacted
-            print(f"compacted: {c['rows']} rows, {c['duplicates_removed']} duplicates and "
-                  f"{c['expired_removed']} expired keys removed")
+            print(
+                f"compacted: {c['rows']} rows, {c['duplicates_removed']} duplicates and "
+                f"{c['expired_removed']} expired keys removed"
+            )
     return 0

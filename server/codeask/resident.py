@@ -96,7 +96,9 @@ class AskServer:
             if have != request.get("llm"):
                 return {"ok": False, "kind": "mismatch", "error": f"this watch answers with {have}"}
             answer = ws.ask(
-                str(request.get("question") or ""), top_k=request.get("top_k"), max_files=request.get("max_files"),
+                str(request.get("question") or ""),
+                top_k=request.get("top_k"),
+                max_files=request.get("max_files"),
                 no_llm=no_llm,
             )
             return {"ok": True, "answer": answer.to_json()}

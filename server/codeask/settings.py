@@ -281,9 +281,7 @@ def add_only(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True)
 
 
 class LLMSettings(_Section):
@@ -506,9 +504,7 @@ class Settings(_Section):
         llm = self.llm
         provider = llm.provider
         if provider == "auto":
-            if llm.api_key and not (llm.openai_api_key or llm.anthropic_api_key):
-                provider = "openai"
-            elif llm.openai_api_key:
+            if (llm.api_key and not (llm.openai_api_key or llm.anthropic_api_key)) or llm.openai_api_key:
                 provider = "openai"
             elif llm.anthropic_api_key:
                 provider = "anthropic"
@@ -866,9 +862,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         sources = ", ".join(name for name, layer in layers if layer)
         raise SettingsError(f"invalid settings ({sources}): {problems}") from exc
     settings.root = str(root) if root is not None else None

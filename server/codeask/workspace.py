@@ -19,9 +19,9 @@ from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
+from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
-from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
@@ -52,6 +52,7 @@ __all__ = ["Workspace", "QuestionError", "IndexState", "project_root_of", "VCS_M
 class QuestionError(ValueError):
     """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
     (the CLI reports it as a usage error, exit code 2)."""
+
 
 #: Entries that make a folder a version-controlled project root.
 VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
@@ -416,7 +417,11 @@ class Workspace:
         if p.answer:
             answerer = step(p.answer, "answer")
         else:
-            answerer = SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
+            answerer = (
+                SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources)
+                if llm is not None
+                else NoLLMAnswer()
+            )
         evaluators = [step(name, "evaluator") for name in p.evaluators]
         return Pipeline(
             query_transformers=query_transformers,
@@ -489,7 +494,10 @@ class Workspace:
             query.answer = self.why_empty(state)
         warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
         return Answer.from_query(
-            query, llm=llm.describe() if llm is not None else None, error=error, warnings=warnings,
+            query,
+            llm=llm.describe() if llm is not None else None,
+            error=error,
+            warnings=warnings,
             index=state.to_json(),
         )
 
@@ -541,9 +549,7 @@ class Workspace:
                     f"({reasons}); see 'What gets indexed' in the README."
                 )
             return "Nothing in this workspace could be indexed: no files were found."
-        return (
-            f"No matching code was found for this question among the {state.files_indexed:,} indexed files."
-        )
+        return f"No matching code was found for this question among the {state.files_indexed:,} indexed files."
 
     # ------------------------------------------------------- language server helpers
     def embed_pending(

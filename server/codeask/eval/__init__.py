@@ -7,14 +7,18 @@ dataset as JSON for the Python ragas toolkit, and scores file retrieval (recall@
 with ``--judge-model``, faithfulness / answer recall / context recall.
 """
 
-
 import importlib
 
 # Names are imported on first use, so that ``codeask --help`` (which adds the ``eval`` subcommand
 # from codeask.eval.cli) does not import the evaluation code with its templates and YAML.
 _WHERE = {
-    "RetrievalScores": "metrics", "distinct_files": "metrics", "file_recall_at_k": "metrics",
-    "reciprocal_rank": "metrics", "EvalQuestion": "questions", "load_questions": "questions", "Ragas": "ragas",
+    "RetrievalScores": "metrics",
+    "distinct_files": "metrics",
+    "file_recall_at_k": "metrics",
+    "reciprocal_rank": "metrics",
+    "EvalQuestion": "questions",
+    "load_questions": "questions",
+    "Ragas": "ragas",
 }
 
 

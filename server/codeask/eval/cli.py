@@ -47,10 +47,20 @@ def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argp
 
     p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")
     p.add_argument("path", type=Path, help="workspace folder")
-    p.add_argument("--questions", required=True, type=Path, metavar="FILE",
-                   help="JSON array, JSONL or YAML rows: question (or query), ground_truth, expected_files (or gold_files)")
-    p.add_argument("--out", type=Path, default=Path("ragas.json"), metavar="FILE",
-                   help="where to write the Ragas dataset (default ragas.json)")
+    p.add_argument(
+        "--questions",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="JSON array, JSONL or YAML rows: question (or query), ground_truth, expected_files (or gold_files)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("ragas.json"),
+        metavar="FILE",
+        help="where to write the Ragas dataset (default ragas.json)",
+    )
     p.add_argument("--record-ground-truth", action="store_true", help="copy each answer into its ground_truth")
     p.add_argument("--judge-model", metavar="M", help="score answers with this LLM (the configured provider)")
     p.add_argument("--no-llm", action="store_true", help="no LLM: retrieval only, ranked sources as answers")
@@ -58,8 +68,12 @@ def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argp
     p.add_argument("--top-k", type=positive_int, help="chunks retrieved per question")
     p.add_argument("--max-files", type=positive_int, help="files kept for the answer, one chunk each")
     p.add_argument("--concurrency", type=positive_int, default=4, help="questions run at once (default 4)")
-    p.add_argument("--rank-from", choices=["retrieved", "final"], default="retrieved",
-                   help="rank files from the retrieved documents (default) or those the answer saw")
+    p.add_argument(
+        "--rank-from",
+        choices=["retrieved", "final"],
+        default="retrieved",
+        help="rank files from the retrieved documents (default) or those the answer saw",
+    )
     p.set_defaults(handler=functools.partial(_handler, progress=progress))
     return p
 

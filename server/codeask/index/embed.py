@@ -168,7 +168,11 @@ def load_embedder(settings: EmbeddingSettings) -> Embedder:
         EmbeddingError: the model's files are not available offline.
     """
     key = (
-        settings.model, settings.model_path, settings.max_tokens, settings.batch_size, settings.threads,
+        settings.model,
+        settings.model_path,
+        settings.max_tokens,
+        settings.batch_size,
+        settings.threads,
         tuple(settings.providers or ()),
     )
     with _cache_lock:

@@ -61,8 +61,15 @@ if TYPE_CHECKING:
 # so the language server answers ``initialize`` without waiting for it.
 
 __all__ = [
-    "RootIndex", "IndexStats", "Progress", "IndexLocked", "IndexReadOnly", "CacheDirError", "index_dir_for",
-    "cache_root", "SCHEMA_VERSION",
+    "RootIndex",
+    "IndexStats",
+    "Progress",
+    "IndexLocked",
+    "IndexReadOnly",
+    "CacheDirError",
+    "index_dir_for",
+    "cache_root",
+    "SCHEMA_VERSION",
 ]
 
 SCHEMA_VERSION = "2"
@@ -362,7 +369,9 @@ class RootIndex:
             IndexReadOnly: the index folder is read-only or cannot be created.
         """
         if self.read_only:
-            raise IndexReadOnly(f"the index {self.index_dir} is read-only: it is searched as it is and cannot be updated")
+            raise IndexReadOnly(
+                f"the index {self.index_dir} is read-only: it is searched as it is and cannot be updated"
+            )
         if not self.exists():
             self.manifest  # noqa: B018 - creates the index folder, or raises IndexReadOnly
         with self._write_lock:
@@ -445,7 +454,8 @@ class RootIndex:
             known = self.manifest.all()
             seen = {f.path for f in result.files}
             candidates = [
-                f for f in result.files
+                f
+                for f in result.files
                 if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
             ]
             # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
@@ -465,7 +475,10 @@ class RootIndex:
                 elapsed = time.monotonic() - started
                 progress(
                     Progress(
-                        "index", done, total, f"{done}/{total} files",
+                        "index",
+                        done,
+                        total,
+                        f"{done}/{total} files",
                         elapsed / done * (total - done) if done else None,
                     )
                 )
@@ -507,9 +520,7 @@ class RootIndex:
         store = self.store
         with self.writing():
             if unless_back:
-                paths = [
-                    p for p in paths if not ((self.root / p).is_file() and self.ignorer.reason(p) is None)
-                ]
+                paths = [p for p in paths if not ((self.root / p).is_file() and self.ignorer.reason(p) is None)]
             for start in range(0, len(paths), 500):
                 part = paths[start : start + 500]
                 self.manifest.forget(part)
@@ -568,7 +579,9 @@ class RootIndex:
         rows = chunk_rows(all_chunks)
         if embed_now:
             # Vectors first: when the rows become visible, their vectors already are.
-            new, embedded = self._fill_vectors({r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}, embed=embed_now)
+            new, embedded = self._fill_vectors(
+                {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}, embed=embed_now
+            )
             store.put_vectors(new)
             stats.chunks_embedded += embedded
         paths = [r.path for r in records]
@@ -701,7 +714,10 @@ class RootIndex:
                     total = max(total, done)
                     progress(
                         Progress(
-                            "embed", done, total, f"{done}/{total} chunks embedded",
+                            "embed",
+                            done,
+                            total,
+                            f"{done}/{total} chunks embedded",
                             elapsed / done * (total - done) if done else None,
                         )
                     )
@@ -824,9 +840,7 @@ class RootIndex:
                     continue
                 for dirpath, dirnames, filenames in os.walk(abs_path):
                     rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-                    dirnames[:] = [
-                        d for d in dirnames if self.ignorer.reason(f"{rel_dir}/{d}", is_dir=True) is None
-                    ]
+                    dirnames[:] = [d for d in dirnames if self.ignorer.reason(f"{rel_dir}/{d}", is_dir=True) is None]
                     out.update(f"{rel_dir}/{name}" for name in filenames)
             elif not abs_path.exists() and not abs_path.is_symlink():
                 if indexed is None:

@@ -153,7 +153,9 @@ class SharedVectorCache:
             opts = self.options if self.url.startswith(("s3://", "s3a://", "gs://", "az://")) else None
             try:
                 # Strong consistency: every read sees other publishers' latest commit.
-                self._db = lancedb.connect(self.url, storage_options=opts, read_consistency_interval=_timedelta(seconds=0))
+                self._db = lancedb.connect(
+                    self.url, storage_options=opts, read_consistency_interval=_timedelta(seconds=0)
+                )
             except Exception as exc:
                 raise SharedCacheError(f"cannot open the shared cache {self.url}: {_one_line(exc)}") from exc
         return self._db

@@ -70,13 +70,13 @@ from typing import TypeVar
 
 os.environ.setdefault("LANCE_LOG", "error")
 
-import lancedb  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-from lancedb.index import FTS, BTree, IvfSq  # noqa: E402
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from lancedb.index import FTS, BTree, IvfSq
 
-from codeask.index.chunk import Chunk  # noqa: E402
+from codeask.index.chunk import Chunk
 
 __all__ = ["Store", "Hit", "embed_text", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
 
@@ -142,10 +142,7 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[dict]:
     rows = []
     for c in chunks:
         ehash = embed_hash(embed_text(c.symbol, c.content))
-        words = " ".join(
-            w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_"))))
-            if w
-        )
+        words = " ".join(w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_")))) if w)
         rows.append(
             {
                 "id": hashlib.sha256(
@@ -280,7 +277,7 @@ class Store:
             for table in (self._chunks, self._vectors):
                 try:
                     table.checkout_latest()
-                except Exception:  # noqa: BLE001 - the retry below reports what matters
+                except Exception:
                     pass
             return fn()
 
@@ -347,7 +344,9 @@ class Store:
         for part in _batches(wanted):
             where = _in_clause("embed_hash", part)
             tbl = self._read(
-                lambda: self._vectors.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
+                lambda where=where: (
+                    self._vectors.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
+                )
             )
             if tbl.num_rows:
                 found.update(zip(tbl["embed_hash"].to_pylist(), _matrix(tbl["vector"], self.dim)))
@@ -479,7 +478,13 @@ class Store:
         for part in _batches(hashes):
             where = _in_clause("embed_hash", part)
             tbl = self._read(
-                lambda: self._chunks.search().where(where).select(["embed_hash", "symbol", "content"]).limit(None).to_arrow()
+                lambda where=where: (
+                    self._chunks.search()
+                    .where(where)
+                    .select(["embed_hash", "symbol", "content"])
+                    .limit(None)
+                    .to_arrow()
+                )
             )
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):
                 texts.setdefault(h, embed_text(symbol, content))
@@ -488,7 +493,9 @@ class Store:
     def paths(self) -> set[str]:
         """Every path that has rows: a full scan of ``path``, for checks and tools (the engine reads
         indexed paths from its manifest)."""
-        return set(self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist())
+        return set(
+            self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist()
+        )
 
     def rows_for_path(self, path: str) -> list[dict]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
@@ -503,10 +510,12 @@ class Store:
         if not query.strip() or not self.count() or "text" not in self._indices(TABLE):
             return []
         rows = self._read(
-            lambda: self._chunks.search(query, query_type="fts", fts_columns="text")
-            .select([*_HIT_COLUMNS, "_score"])
-            .limit(limit)
-            .to_list()
+            lambda: (
+                self._chunks.search(query, query_type="fts", fts_columns="text")
+                .select([*_HIT_COLUMNS, "_score"])
+                .limit(limit)
+                .to_list()
+            )
         )
         return [_hit(r, float(r["_score"])) for r in rows]
 
@@ -519,11 +528,13 @@ class Store:
         if not nearest:
             return []
         rows = self._read(
-            lambda: self._chunks.search()
-            .where(_in_clause("embed_hash", list(nearest)))
-            .select([*_HIT_COLUMNS, "embed_hash"])
-            .limit(None)
-            .to_list()
+            lambda: (
+                self._chunks.search()
+                .where(_in_clause("embed_hash", list(nearest)))
+                .select([*_HIT_COLUMNS, "embed_hash"])
+                .limit(None)
+                .to_list()
+            )
         )
         rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
         return [_hit(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]

@@ -100,9 +100,24 @@ NEVER_WALKED = (".git/", ".hg/", ".svn/", ".jj/", ".codeask/")
 #: Files that mark a project root: a build-output folder name beside one of them is build output.
 PROJECT_MARKERS = frozenset(
     {
-        "pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "pom.xml",
-        "build.gradle", "build.gradle.kts", "CMakeLists.txt", "meson.build", "composer.json", "Gemfile",
-        "mix.exs", "pubspec.yaml", "Package.swift", "build.sbt", "deno.json",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "package.json",
+        "Cargo.toml",
+        "go.mod",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "CMakeLists.txt",
+        "meson.build",
+        "composer.json",
+        "Gemfile",
+        "mix.exs",
+        "pubspec.yaml",
+        "Package.swift",
+        "build.sbt",
+        "deno.json",
     }
 )
 #: Files that make a folder a source package rather than build output.
@@ -165,12 +180,12 @@ def _compile(lines: Iterable[str]) -> GitIgnoreSpec | None:
         return None
     try:
         return GitIgnoreSpec.from_lines(lines)
-    except Exception:  # noqa: BLE001 - a bad pattern; keep the good ones
+    except Exception:
         good = []
         for line in lines:
             try:
                 GitIgnoreSpec.from_lines([line])
-            except Exception:  # noqa: BLE001
+            except Exception:
                 continue
             good.append(line)
         return GitIgnoreSpec.from_lines(good) if good else None
@@ -331,9 +346,7 @@ class Ignorer:
 
     # -- matching -------------------------------------------------------------------------
 
-    def _decide(
-        self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None
-    ) -> tuple[str | None, bool]:
+    def _decide(self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None) -> tuple[str | None, bool]:
         """``(reason, re_included)`` for ``rel`` itself, its parent folders being known not to be
         skipped; ``re_included``: a user's ``!pattern`` matched it (no default exclude applies)."""
         path = rel + "/" if is_dir else rel
@@ -355,9 +368,7 @@ class Ignorer:
             return "excluded", False
         return None, False
 
-    def _entry_reason(
-        self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None
-    ) -> str | None:
+    def _entry_reason(self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None) -> str | None:
         """Reason for ``rel`` itself from its path (build-output folders are decided by the caller)."""
         return self._decide(rel, is_dir, chain, codeask)[0]
 
@@ -516,9 +527,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                         output = project and name in outputs and not re_included
                         heapq.heappush(deferred, (rel, entry.path, real, chain, output))
                     elif stat.S_ISREG(st.st_mode):
-                        linked_files.append(
-                            (FileEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns), real)
-                        )
+                        linked_files.append((FileEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns), real))
                     else:
                         skipped["unreadable"] += 1
                     continue

@@ -78,8 +78,7 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
     if resolved.provider == "anthropic":
         return load("codeask.llm.anthropic_llm").AnthropicLLM(resolved.model, **common)
     raise LLMError(
-        f"unknown LLM provider {resolved.provider!r} for model {resolved.model!r}; "
-        "expected 'openai' or 'anthropic'",
+        f"unknown LLM provider {resolved.provider!r} for model {resolved.model!r}; expected 'openai' or 'anthropic'",
         provider=resolved.provider,
         model=resolved.model,
     )

@@ -14,8 +14,8 @@ from codeask.llm.base import (
     ContextLengthError,
     LLMError,
     M,
-    cause_chain,
     before_connect,
+    cause_chain,
     http_client,
     httpx_module,
     mentions_context_overflow,
@@ -51,9 +51,16 @@ class AnthropicLLM(BaseLLM):
         context_tokens: int | None = None,
     ) -> None:
         super().__init__(
-            model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
-            max_tokens=max_tokens, temperature=temperature, connect_timeout=connect_timeout,
-            first_token_timeout=first_token_timeout, context_tokens=context_tokens,
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            connect_timeout=connect_timeout,
+            first_token_timeout=first_token_timeout,
+            context_tokens=context_tokens,
         )
         # An explicit key and base URL: the SDK then reads no environment variable or profile.
         self._httpx = httpx_module(anthropic.DefaultHttpxClient)
@@ -160,7 +167,9 @@ class AnthropicLLM(BaseLLM):
         if isinstance(exc, anthropic.APIStatusError):
             message = getattr(exc, "api_message", None) or _body_message(exc.body)
             detail = status_detail(exc.status_code, message, exc.message)
-            cls = ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            cls = (
+                ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            )
             return self._error(detail, exc.status_code, cls)
         if isinstance(exc, anthropic.APIError):
             return self._error(getattr(exc, "message", None) or str(exc))

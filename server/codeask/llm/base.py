@@ -28,16 +28,15 @@ its final event) or ``error`` (the stream broke after some text; ``error`` says 
 from __future__ import annotations
 
 import contextvars
-import contextvars
 import json
 import re
 import socket
 import threading
 import time
-from contextlib import contextmanager
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, Union, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 import pydantic
@@ -175,7 +174,7 @@ LLMCancelled = Cancelled
 
 
 #: What ``cancel=`` accepts: a :class:`CancelToken`, a ``threading.Event``, or ``() -> bool``.
-CancelLike = Union[CancelToken, threading.Event, Callable[[], bool], None]
+CancelLike = CancelToken | threading.Event | Callable[[], bool] | None
 
 
 def is_cancelled(cancel: CancelLike) -> bool:
@@ -289,9 +288,7 @@ class LLM(Protocol):
         """The whole answer text."""
         ...
 
-    def stream(
-        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
-    ) -> Iterator[str]:
+    def stream(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> Iterator[str]:
         """The answer as text deltas, in order; their concatenation is the answer."""
         ...
 
@@ -690,7 +687,10 @@ class BaseLLM:
             except Exception as exc:
                 if guard.reason == "cancelled":
                     raise Cancelled("cancelled while the LLM was answering") from exc
-                detail = self._abort_detail(guard, first_token, prompt_tokens) or self._convert(exc).message.split(": ", 1)[-1]
+                detail = (
+                    self._abort_detail(guard, first_token, prompt_tokens)
+                    or self._convert(exc).message.split(": ", 1)[-1]
+                )
                 if not completion.tokens:
                     raise self._error(detail) from exc
                 completion.finish_reason = "error"
@@ -730,7 +730,9 @@ class BaseLLM:
     ) -> Any:
         httpx = self._httpx
         read = max(first_token, self.timeout) + 30.0  # a backstop: the watchdog acts first
-        timeout = httpx.Timeout(connect=self.connect_timeout, read=read, write=max(self.timeout, 60.0), pool=self.connect_timeout)
+        timeout = httpx.Timeout(
+            connect=self.connect_timeout, read=read, write=max(self.timeout, 60.0), pool=self.connect_timeout
+        )
         attempt = 0
         while True:
             _current.guard = guard
@@ -798,7 +800,12 @@ class BaseLLM:
         )
 
     def _structured_text(
-        self, prompt: str, schema: type[pydantic.BaseModel], system: str | None, cancel: CancelLike, extra: dict[str, Any]
+        self,
+        prompt: str,
+        schema: type[pydantic.BaseModel],
+        system: str | None,
+        cancel: CancelLike,
+        extra: dict[str, Any],
     ) -> str:
         """The streamed reply text of a structured call; an error when it was cut off or is empty."""
         run = self._run(prompt, system, None, cancel, extra)
@@ -810,8 +817,7 @@ class BaseLLM:
                 break
         if completion.truncated:
             raise self._error(
-                f"reply for {schema.__name__} was cut off ({completion.cut_reason()}; "
-                f"max_tokens={self.max_tokens})"
+                f"reply for {schema.__name__} was cut off ({completion.cut_reason()}; max_tokens={self.max_tokens})"
             )
         if not completion.text.strip():
             raise self._error(f"empty reply where a {schema.__name__} JSON object was expected")
@@ -828,8 +834,7 @@ class BaseLLM:
         except ValueError as exc:  # includes pydantic.ValidationError
             if isinstance(exc, pydantic.ValidationError):
                 problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
-                    for err in exc.errors()[:5]
+                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()[:5]
                 )
             else:
                 problems = str(exc)
@@ -837,7 +842,6 @@ class BaseLLM:
             raise self._error(
                 f"reply does not match {schema.__name__}: {problems} (reply: {one_line(shown, 200)})"
             ) from exc
-
 
 
 class TextStream:
@@ -876,8 +880,16 @@ def guard_tokens(prompt: str, system: str | None) -> int:
     return estimate_tokens((system or "") + prompt)
 
 
-_CONTEXT_WORDS = ("context size", "context length", "context window", "maximum context", "prompt is too long",
-                  "too many tokens", "exceeds the available context", "n_ctx")
+_CONTEXT_WORDS = (
+    "context size",
+    "context length",
+    "context window",
+    "maximum context",
+    "prompt is too long",
+    "too many tokens",
+    "exceeds the available context",
+    "n_ctx",
+)
 
 
 def mentions_context_overflow(text: str) -> bool:

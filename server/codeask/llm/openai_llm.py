@@ -19,12 +19,12 @@ from codeask.llm.base import (
     LLMError,
     M,
     PassThrough,
-    cause_chain,
     before_connect,
+    cause_chain,
     estimate_tokens,
-    is_local_url,
     http_client,
     httpx_module,
+    is_local_url,
     mentions_context_overflow,
     schema_name,
     status_detail,
@@ -81,9 +81,16 @@ class OpenAILLM(BaseLLM):
         context_tokens: int | None = None,
     ) -> None:
         super().__init__(
-            model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
-            max_tokens=max_tokens, temperature=temperature, connect_timeout=connect_timeout,
-            first_token_timeout=first_token_timeout, context_tokens=context_tokens,
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            connect_timeout=connect_timeout,
+            first_token_timeout=first_token_timeout,
+            context_tokens=context_tokens,
         )
         self._tokenize_url: str | None = None  # llama.cpp's /tokenize, once /props answered
         # Parameters some models/servers refuse; learnt from 400 replies and then left out.
@@ -120,9 +127,8 @@ class OpenAILLM(BaseLLM):
                 return self._validate(schema, text, raw=text)
             except _RefusedParameter:
                 self._send_response_format = False  # an older server: ask in words instead
-        instruction = (
-            "Reply with only one JSON object, no prose, matching this JSON schema:\n"
-            + json.dumps(schema.model_json_schema())
+        instruction = "Reply with only one JSON object, no prose, matching this JSON schema:\n" + json.dumps(
+            schema.model_json_schema()
         )
         system_text = f"{system}\n\n{instruction}" if system else instruction
         text = self._structured_text(prompt, schema, system_text, cancel, {})
@@ -248,7 +254,9 @@ class OpenAILLM(BaseLLM):
         if isinstance(exc, openai.APIStatusError):
             message = _provider_message(exc.body)
             detail = status_detail(exc.status_code, message, exc.message)
-            cls = ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            cls = (
+                ContextLengthError if exc.status_code in (400, 413) and mentions_context_overflow(detail) else LLMError
+            )
             return self._error(detail, exc.status_code, cls)
         if isinstance(exc, openai.APIError):
             return self._error(getattr(exc, "message", None) or str(exc))

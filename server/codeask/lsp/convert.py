@@ -46,15 +46,16 @@ def location(
 ) -> lsp.Location:
     """An LSP Location: ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range whose end
     character counts ``encoding`` code units."""
-    return lsp.Location(uri=file_uri(Path(root) / path), range=lsp_range(start_line, end_line, last_line(content), encoding))
+    return lsp.Location(
+        uri=file_uri(Path(root) / path), range=lsp_range(start_line, end_line, last_line(content), encoding)
+    )
 
 
 def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-16") -> list[lsp.Location]:
     """Locations of ``Answer.to_json()["sources"]`` items, same order; ``encoding``: the negotiated
     position encoding."""
     return [
-        location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", ""), encoding)
-        for s in sources
+        location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", ""), encoding) for s in sources
     ]
 
 

@@ -39,7 +39,13 @@ from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
 from codeask.lsp.convert import (
-    last_line, lsp_range, selection_lines, settings_from, source_locations, uri_to_path, word_at,
+    last_line,
+    lsp_range,
+    selection_lines,
+    settings_from,
+    source_locations,
+    uri_to_path,
+    word_at,
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
@@ -214,7 +220,10 @@ class CodeaskServer(LanguageServer):
                 log.warning("workspace/configuration failed: %s", exc)
         elif pushed is not None:
             scoped = settings_from(pushed)
-        if await self.reads.run(lambda: self.ws.reconfigure(dict(self.init_settings), scoped)) and self.scheduler.started:
+        if (
+            await self.reads.run(lambda: self.ws.reconfigure(dict(self.init_settings), scoped))
+            and self.scheduler.started
+        ):
             self.scheduler.request()
         self.show_settings_warnings()
 
@@ -400,7 +409,9 @@ def make_server() -> CodeaskServer:
             ls.show(f"codeask: settings: {exc}")
         if ls.caps("workspace", "did_change_watched_files", "dynamic_registration"):
             options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers_for(ls.ws))
-            reg = lsp.Registration(id="codeask-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+            reg = lsp.Registration(
+                id="codeask-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+            )
             try:
                 await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[reg]))
                 ls.client_watches = True
@@ -444,12 +455,15 @@ def make_server() -> CodeaskServer:
                 ls.no_folder_said = True
                 ls.show(
                     f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
-                    "file above it): open a folder to index it and ask questions", lsp.MessageType.Warning,
+                    "file above it): open a folder to index it and ask questions",
+                    lsp.MessageType.Warning,
                 )
             return
         await ls.reads.run(lambda: ls.ws.add_root(root))
-        ls.show(f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
-                lsp.MessageType.Info)
+        ls.show(
+            f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
+            lsp.MessageType.Info,
+        )
         ls.scheduler.request()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -588,7 +602,9 @@ def make_server() -> CodeaskServer:
             span = enclosing_chunk(ls.ws, path, pos.line + 1, text=text)
             if span is None or cancelled():
                 return None
-            return span, explain(ls.ws, span, brief=True, llm=llm, no_llm=llm is None, cancelled=cancelled, cache=ls.cache)
+            return span, explain(
+                ls.ws, span, brief=True, llm=llm, no_llm=llm is None, cancelled=cancelled, cache=ls.cache
+            )
 
         try:
             got = await ls.run_request(None, run, lane=ls.hovers, token=token)
@@ -617,7 +633,9 @@ def make_server() -> CodeaskServer:
         only = params.context.only
         if r.start == r.end or (only and not any(lsp.CodeActionKind.Refactor.startswith(k) for k in only)):
             return None
-        command = lsp.Command(title="Explain selection", command="codeask.explain", arguments=[params.text_document.uri, r])
+        command = lsp.Command(
+            title="Explain selection", command="codeask.explain", arguments=[params.text_document.uri, r]
+        )
         return [lsp.CodeAction(title="Explain selection", kind=lsp.CodeActionKind.Refactor, command=command)]
 
     return server
@@ -697,7 +715,9 @@ def run(tcp: str | None = None) -> NoReturn:
     runtime) takes 2-3 s on this machine and aborts with a signal when a thread is still inside
     native code; nothing is left to flush by then (every commit is atomic, logs are flushed).
     """
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     logging.getLogger("codeask").setLevel(logging.INFO)
     # Indexing threads run Python code (chunking, row building): hand the GIL back to the event
     # loop sooner than the default 5 ms so that requests stay fast while indexing.

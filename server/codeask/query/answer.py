@@ -36,8 +36,8 @@ from codeask.llm import LLM, ContextLengthError, LLMError
 from codeask.query.budget import Budget, budget_for, fit_documents
 from codeask.query.citations import check_citations
 from codeask.query.pipeline import Document, Query
-from codeask.uris import markdown_link
 from codeask.settings import TEMPLATE_NAMES, Settings, SettingsError, TemplateOutsideRoot
+from codeask.uris import markdown_link
 
 __all__ = [
     "Templates",
@@ -98,9 +98,7 @@ class Templates:
         overrides = dict(settings.templates) if settings else {}
         for name in overrides:
             if name not in TEMPLATE_NAMES:
-                raise SettingsError(
-                    f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}"
-                )
+                raise SettingsError(f"templates.{name}: unknown template name; known: {', '.join(TEMPLATE_NAMES)}")
         for name in TEMPLATE_NAMES:
             try:
                 source = settings.template_source(name) if settings and name in overrides else None
@@ -164,7 +162,6 @@ class Templates:
             raise TemplateError(f"template {name!r}: {exc}") from exc
 
 
-
 def _builtin(name: str) -> str:
     return resources.files("codeask.templates").joinpath(f"{name}.j2").read_text("utf-8")
 
@@ -222,7 +219,10 @@ def scrub(document: Document, settings: Settings, withheld: list[Withheld] | Non
     What was kept back is appended to ``withheld``. With ``llm.scan_secrets = false`` (trusted
     settings only) just the file-name check applies."""
     if is_secret(document.path, settings.index):
-        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", "secret file"))
+        _note(
+            withheld,
+            Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", "secret file"),
+        )
         return None
     if not settings.llm.scan_secrets:
         return document
@@ -233,10 +233,15 @@ def scrub(document: Document, settings: Settings, withheld: list[Withheld] | Non
         return document
     reason = f"credentials: {', '.join(found.kinds)}"
     if found.whole:
-        _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", reason))
+        _note(
+            withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "withheld", reason)
+        )
         return None
     lines = tuple(sorted({document.start_line + f.line - 1 for f in found.findings}))
-    _note(withheld, Withheld(document.path, document.root, document.start_line, document.end_line, "redacted", reason, lines))
+    _note(
+        withheld,
+        Withheld(document.path, document.root, document.start_line, document.end_line, "redacted", reason, lines),
+    )
     return replace(document, content=redact(document.content, found))
 
 
@@ -334,7 +339,10 @@ class SimpleAnswer:
         while True:
             try:
                 done = self.llm.generate(
-                    prompt, system=self.templates.system, max_tokens=budget.reply, on_delta=self.stream,
+                    prompt,
+                    system=self.templates.system,
+                    max_tokens=budget.reply,
+                    on_delta=self.stream,
                     cancel=query.cancel,
                 )
                 break
@@ -351,10 +359,18 @@ class SimpleAnswer:
         query.finish_reason = done.finish_reason
         query.cut_reason = done.cut_reason()
         query.answered(
-            self.name, done.text.strip(), llm=True, model=self.llm.describe(), prompt_chars=len(prompt),
-            finish_reason=done.finish_reason, tokens=done.tokens, prompt_tokens=done.prompt_tokens,
-            first_token_seconds=done.first_token_seconds, documents_sent=len(documents),
-            context_tokens=budget.context, retried_with_fewer=retried,
+            self.name,
+            done.text.strip(),
+            llm=True,
+            model=self.llm.describe(),
+            prompt_chars=len(prompt),
+            finish_reason=done.finish_reason,
+            tokens=done.tokens,
+            prompt_tokens=done.prompt_tokens,
+            first_token_seconds=done.first_token_seconds,
+            documents_sent=len(documents),
+            context_tokens=budget.context,
+            retried_with_fewer=retried,
         )
         return query
 
@@ -472,7 +488,12 @@ class Answer:
 
     @classmethod
     def from_query(
-        cls, query: Query, *, llm: str | None = None, error: str | None = None, warnings: list[str] | None = None,
+        cls,
+        query: Query,
+        *,
+        llm: str | None = None,
+        error: str | None = None,
+        warnings: list[str] | None = None,
         index: dict[str, Any] | None = None,
     ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document). The markdown adds
@@ -555,6 +576,7 @@ def markdown(text: str, sources: list[Source]) -> str:
     if not sources:
         return text
     links = "\n".join(
-        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
+        for i, s in enumerate(sources, 1)
     )
     return f"{text}\n\nSources:\n{links}\n"

@@ -45,13 +45,65 @@ if TYPE_CHECKING:
 __all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache", "withheld_reason"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMMON = set(keyword.kwlist) | set(keyword.softkwlist) | {
-    "self", "cls", "None", "True", "False", "print", "len", "str", "int", "dict", "list", "set",
-    "tuple", "range", "return", "const", "let", "var", "function", "this", "new", "null",
-    "undefined", "true", "false", "void", "public", "private", "static", "func", "err", "nil",
-    "fn", "mut", "impl", "pub", "use", "the", "and", "for", "args", "kwargs", "isinstance",
-    "super", "object", "type", "bool", "float", "sum", "min", "max", "enumerate", "zip",
-}
+_COMMON = (
+    set(keyword.kwlist)
+    | set(keyword.softkwlist)
+    | {
+        "self",
+        "cls",
+        "None",
+        "True",
+        "False",
+        "print",
+        "len",
+        "str",
+        "int",
+        "dict",
+        "list",
+        "set",
+        "tuple",
+        "range",
+        "return",
+        "const",
+        "let",
+        "var",
+        "function",
+        "this",
+        "new",
+        "null",
+        "undefined",
+        "true",
+        "false",
+        "void",
+        "public",
+        "private",
+        "static",
+        "func",
+        "err",
+        "nil",
+        "fn",
+        "mut",
+        "impl",
+        "pub",
+        "use",
+        "the",
+        "and",
+        "for",
+        "args",
+        "kwargs",
+        "isinstance",
+        "super",
+        "object",
+        "type",
+        "bool",
+        "float",
+        "sum",
+        "min",
+        "max",
+        "enumerate",
+        "zip",
+    }
+)
 _MAX_IDENTS = 8
 _PER_SEARCH = 20
 _MAX_RELATED = 6
@@ -147,8 +199,13 @@ def make_span(workspace, abs_path: str, start_line: int, end_line: int, *, text:
         start_line, end_line = end_line, start_line
     selection = _lines(source, start_line, end_line)
     span = Span(
-        path=rel, root=str(index.root) if index else "", abs_path=abs_path,
-        start_line=start_line, end_line=end_line, text=selection, language=language_for(abs_path),
+        path=rel,
+        root=str(index.root) if index else "",
+        abs_path=abs_path,
+        start_line=start_line,
+        end_line=end_line,
+        text=selection,
+        language=language_for(abs_path),
         root_label=workspace.root_labels().get(str(index.root), "") if index is not None else "",
     )
     if index is not None:
@@ -227,7 +284,12 @@ def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Documen
     def own(root: str, hit: Hit) -> bool:
         if hit.id in span.own_ids:
             return True
-        return root == span.root and hit.path == span.path and hit.start_line <= span.end_line and hit.end_line >= span.start_line
+        return (
+            root == span.root
+            and hit.path == span.path
+            and hit.start_line <= span.end_line
+            and hit.end_line >= span.start_line
+        )
 
     rankings = [(w, r, [h for h in hits if not own(r, h)]) for w, r, hits in rankings]
     s = workspace.settings
@@ -239,8 +301,16 @@ def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Documen
             continue
         docs.append(
             Document(
-                path=hit.path, root=root, start_line=hit.start_line, end_line=hit.end_line, symbol=hit.symbol,
-                language=hit.language, content=hit.content, score=score, id=hit.id, root_label=labels.get(root, ""),
+                path=hit.path,
+                root=root,
+                start_line=hit.start_line,
+                end_line=hit.end_line,
+                symbol=hit.symbol,
+                language=hit.language,
+                content=hit.content,
+                score=score,
+                id=hit.id,
+                root_label=labels.get(root, ""),
             )
         )
         if len(docs) >= limit:
@@ -363,11 +433,18 @@ def explain(
             markdown += f"\n\n> **LLM error:** {error}"
         elif reason and llm is not None:
             markdown += f"\n\n> Not sent to the LLM: {reason}."
-            withheld.append(Withheld(span.path or span.abs_path, span.root, span.start_line, span.end_line, "withheld", reason))
+            withheld.append(
+                Withheld(span.path or span.abs_path, span.root, span.start_line, span.end_line, "withheld", reason)
+            )
         return Explanation(markdown, sources, llm=None, error=error, withheld=withheld)
     selection = Document(
-        path=span.path or Path(span.abs_path).name, root=span.root, start_line=span.start_line,
-        end_line=span.end_line, symbol=span.symbol, language=span.language, content=span.text,
+        path=span.path or Path(span.abs_path).name,
+        root=span.root,
+        start_line=span.start_line,
+        end_line=span.end_line,
+        symbol=span.symbol,
+        language=span.language,
+        content=span.text,
     )
     clean = safe_documents([selection], workspace.settings, withheld)
     if not clean:  # a private key: nothing of it goes out
@@ -400,7 +477,8 @@ def explain(
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc), withheld=withheld)
     links = "\n".join(
-        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}" for i, s in enumerate(sources, 1)
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
+        for i, s in enumerate(sources, 1)
     )
     markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))

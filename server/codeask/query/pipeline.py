@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from codeask.uris import file_uri
-
 from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
+from codeask.uris import file_uri
 
 __all__ = [
     "Document",

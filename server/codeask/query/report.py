@@ -220,7 +220,9 @@ def parse_question(question: str) -> QuestionParts:
             continue
         m = _JS_FRAME.match(line)
         if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), (m["func"] or "").removeprefix("async "), "javascript"))
+            add_frame(
+                Frame(_clean_path(m["path"]), int(m["line"]), (m["func"] or "").removeprefix("async "), "javascript")
+            )
             dropped += 1
             continue
         m = _GO_FILE.match(line)

@@ -67,9 +67,7 @@ def _configure() -> None:
 
     settings = get_settings()
     if not settings.plugins:
-        settings.configure_plugins(
-            [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()]
-        )
+        settings.configure_plugins([{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()])
 
 
 def _scratch() -> Path:

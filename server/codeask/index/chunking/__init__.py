@@ -120,9 +120,7 @@ def _valid(ranges: list[Span], n: int) -> bool:
     return expect == n
 
 
-def chunk_text(
-    path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: int = 3000
-) -> list[Chunk]:
+def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: int = 3000) -> list[Chunk]:
     """Split ``text`` (the content of ``path``) into line-range chunks.
 
     The language comes from :func:`language_for`.  Code in a tree-sitter

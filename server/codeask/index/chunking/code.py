@@ -75,69 +75,141 @@ def parser_for(language: str) -> Any:
 _DEF_TYPES = frozenset(
     {
         # python / starlark
-        "function_definition", "class_definition", "decorated_definition",
+        "function_definition",
+        "class_definition",
+        "decorated_definition",
         # javascript / typescript
-        "function_declaration", "generator_function_declaration", "class_declaration",
-        "abstract_class_declaration", "method_definition", "interface_declaration",
-        "type_alias_declaration", "enum_declaration", "internal_module", "module",
-        "function_signature", "abstract_method_signature", "export_statement",
-        "lexical_declaration", "variable_declaration",
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "method_definition",
+        "interface_declaration",
+        "type_alias_declaration",
+        "enum_declaration",
+        "internal_module",
+        "module",
+        "function_signature",
+        "abstract_method_signature",
+        "export_statement",
+        "lexical_declaration",
+        "variable_declaration",
         # go
-        "method_declaration", "type_declaration",
+        "method_declaration",
+        "type_declaration",
         # rust
-        "function_item", "struct_item", "enum_item", "union_item", "impl_item", "trait_item",
-        "mod_item", "macro_definition", "function_signature_item",
+        "function_item",
+        "struct_item",
+        "enum_item",
+        "union_item",
+        "impl_item",
+        "trait_item",
+        "mod_item",
+        "macro_definition",
+        "function_signature_item",
         # java / c# / kotlin / scala / swift / dart
-        "record_declaration", "constructor_declaration", "annotation_type_declaration",
-        "struct_declaration", "namespace_declaration", "file_scoped_namespace_declaration",
-        "property_declaration", "object_declaration", "companion_object",
-        "object_definition", "trait_definition", "protocol_declaration",
-        "extension_declaration", "destructor_declaration", "operator_declaration",
-        "delegate_declaration", "event_declaration", "indexer_declaration",
-        "secondary_constructor", "class_specifier_declaration", "mixin_declaration",
+        "record_declaration",
+        "constructor_declaration",
+        "annotation_type_declaration",
+        "struct_declaration",
+        "namespace_declaration",
+        "file_scoped_namespace_declaration",
+        "property_declaration",
+        "object_declaration",
+        "companion_object",
+        "object_definition",
+        "trait_definition",
+        "protocol_declaration",
+        "extension_declaration",
+        "destructor_declaration",
+        "operator_declaration",
+        "delegate_declaration",
+        "event_declaration",
+        "indexer_declaration",
+        "secondary_constructor",
+        "class_specifier_declaration",
+        "mixin_declaration",
         # c / c++
-        "struct_specifier", "class_specifier", "union_specifier", "enum_specifier",
-        "namespace_definition", "template_declaration", "type_definition",
+        "struct_specifier",
+        "class_specifier",
+        "union_specifier",
+        "enum_specifier",
+        "namespace_definition",
+        "template_declaration",
+        "type_definition",
         # ruby
-        "class", "singleton_class", "method", "singleton_method",
+        "class",
+        "singleton_class",
+        "method",
+        "singleton_method",
         # php
         "trait_declaration",  # (and namespace_definition, listed under c / c++)
         # lua / bash
-        "local_function", "function_definition_statement",
+        "local_function",
+        "function_definition_statement",
     }
 )
 
 # Wrappers whose symbol (and body) is that of an inner definition.
 _WRAPPERS = frozenset(
-    {"decorated_definition", "export_statement", "template_declaration", "lexical_declaration",
-     "variable_declaration"}
+    {"decorated_definition", "export_statement", "template_declaration", "lexical_declaration", "variable_declaration"}
 )
 
 # Children flattened into their parent when a node is expanded.
 _CONTAINERS = frozenset(
     {
-        "block", "body_statement", "class_body", "declaration_list", "field_declaration_list",
-        "compound_statement", "statement_block", "statement_list", "interface_body",
-        "enum_body", "enum_class_body", "object_type", "function_body", "template_body",
-        "do_block", "block_body", "enum_member_declaration_list", "enum_variant_list",
-        "annotation_type_body", "record_body", "constructor_body", "protocol_body",
+        "block",
+        "body_statement",
+        "class_body",
+        "declaration_list",
+        "field_declaration_list",
+        "compound_statement",
+        "statement_block",
+        "statement_list",
+        "interface_body",
+        "enum_body",
+        "enum_class_body",
+        "object_type",
+        "function_body",
+        "template_body",
+        "do_block",
+        "block_body",
+        "enum_member_declaration_list",
+        "enum_variant_list",
+        "annotation_type_body",
+        "record_body",
+        "constructor_body",
+        "protocol_body",
         "suite",
     }
 )
 
 _IDENT_TYPES = frozenset(
     {
-        "identifier", "simple_identifier", "type_identifier", "constant", "name",
-        "field_identifier", "property_identifier", "namespace_identifier",
-        "qualified_identifier", "scoped_identifier", "scoped_type_identifier",
-        "scope_resolution", "dot_index_expression", "method_index_expression",
-        "word", "destructor_name", "operator_name", "qualified_name", "private_property_identifier",
+        "identifier",
+        "simple_identifier",
+        "type_identifier",
+        "constant",
+        "name",
+        "field_identifier",
+        "property_identifier",
+        "namespace_identifier",
+        "qualified_identifier",
+        "scoped_identifier",
+        "scoped_type_identifier",
+        "scope_resolution",
+        "dot_index_expression",
+        "method_index_expression",
+        "word",
+        "destructor_name",
+        "operator_name",
+        "qualified_name",
+        "private_property_identifier",
     }
 )
 
 _VALUE_DEFS = frozenset(
-    {"arrow_function", "function_expression", "function", "class", "generator_function",
-     "class_expression"}
+    {"arrow_function", "function_expression", "function", "class", "generator_function", "class_expression"}
 )
 
 
@@ -228,6 +300,7 @@ def _is_comment(node: Node) -> bool:
     t = node.type
     return "comment" in t or t in ("attribute_item", "decorator", "annotation")
 
+
 @dataclass(slots=True)
 class _Item:
     """Sibling nodes sharing rows (or a comment run merged into the definition below it)."""
@@ -255,9 +328,7 @@ def _expand_children(node: Node) -> list[Node]:
     stack = [(c, False) for c in reversed(node.named_children)]
     while stack:
         child, inner = stack.pop()
-        if child.named_child_count and (
-            child.type in _CONTAINERS or (body is not None and child.id == body.id)
-        ):
+        if child.named_child_count and (child.type in _CONTAINERS or (body is not None and child.id == body.id)):
             stack.extend((c, True) for c in reversed(child.named_children))
         else:
             if inner and first_inner is None:
@@ -268,9 +339,7 @@ def _expand_children(node: Node) -> list[Node]:
     return out[first_inner:] if first_inner else out
 
 
-def _code_atoms(
-    ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, header_claim: str | None
-) -> list[Atom]:
+def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, header_claim: str | None) -> list[Atom]:
     """Atoms tiling rows lo..hi from sibling nodes ``children``."""
     items: list[_Item] = []
     for child in children:
@@ -296,12 +365,7 @@ def _code_atoms(
     # attach comment runs directly above a definition
     merged: list[_Item] = []
     for it in reversed(items):
-        if (
-            merged
-            and it.comment_only
-            and merged[-1].def_node is not None
-            and merged[-1].start == it.end + 1
-        ):
+        if merged and it.comment_only and merged[-1].def_node is not None and merged[-1].start == it.end + 1:
             nxt = merged[-1]
             nxt.start = it.start
             nxt.nodes = it.nodes + nxt.nodes

@@ -70,9 +70,7 @@ def markdown_headings(lines: Sequence[str]) -> list[Heading]:
             out.append(Heading(i - 1, 1 if m.group(1)[0] == "=" else 2, lines[i - 1].strip()))
             prev_para = False
             continue
-        prev_para = not line.startswith(("    ", "\t")) and not line.lstrip().startswith(
-            (">", "|", "<")
-        )
+        prev_para = not line.startswith(("    ", "\t")) and not line.lstrip().startswith((">", "|", "<"))
     return out
 
 
@@ -121,8 +119,13 @@ def rst_headings(lines: Sequence[str]) -> list[Heading]:
 
 
 def _section_atoms(
-    ctx: Ctx, heads: list[Heading], lo: int, hi: int, scope: str,
-    header_claim: str | None, depth: int,
+    ctx: Ctx,
+    heads: list[Heading],
+    lo: int,
+    hi: int,
+    scope: str,
+    header_claim: str | None,
+    depth: int,
 ) -> list[Atom]:
     """Atoms tiling rows lo..hi given the headings inside (all deeper than ``depth``)."""
     if not heads:

@@ -116,8 +116,7 @@ def pack(ctx: Ctx, atoms: Sequence[Atom]) -> list[Span]:
             if atom.sticky:
                 a = cur[0].start
                 if ctx.fits(a, atom.end) or (
-                    atom.end - a < ctx.chunk_lines + _slack(ctx.chunk_lines)
-                    and ctx.chars(a, atom.end) <= ctx.max_chars
+                    atom.end - a < ctx.chunk_lines + _slack(ctx.chunk_lines) and ctx.chars(a, atom.end) <= ctx.max_chars
                 ):
                     cur.append(atom)
                     continue
@@ -140,23 +139,14 @@ def _merge_fragments(ctx: Ctx, groups: list[Span]) -> list[Span]:
     tiny = max(2, ctx.chunk_lines // 10)
 
     def compatible(frag: str, other: str) -> bool:
-        return (
-            not frag
-            or frag == other
-            or other.startswith(frag + ".")
-            or other.startswith(frag + " > ")
-        )
+        return not frag or frag == other or other.startswith(frag + ".") or other.startswith(frag + " > ")
 
     out: list[Span] = []
     i = 0
     while i < len(groups):
         a, b, sym = groups[i]
         if b - a + 1 < tiny and len(groups) > 1:
-            if (
-                i + 1 < len(groups)
-                and compatible(sym, groups[i + 1].symbol)
-                and ctx.fits(a, groups[i + 1].end)
-            ):
+            if i + 1 < len(groups) and compatible(sym, groups[i + 1].symbol) and ctx.fits(a, groups[i + 1].end):
                 groups[i + 1] = Span(a, groups[i + 1].end, groups[i + 1].symbol)
                 i += 1
                 continue

@@ -196,13 +196,9 @@ def literal_pattern(literal: str) -> tuple[re.Pattern[str] | None, tuple[str, ..
     if len(pieces) > MAX_PLACEHOLDERS + 1:
         whole = None
     else:
-        whole = re.compile(
-            r"[^\n]*?".join(r"\s+".join(re.escape(w) for w in piece.split()) for piece in pieces), re.I
-        )
+        whole = re.compile(r"[^\n]*?".join(r"\s+".join(re.escape(w) for w in piece.split()) for piece in pieces), re.I)
     long_pieces = tuple(
-        " ".join(p.split()).lower()
-        for p in pieces
-        if len(p.strip()) >= MIN_PIECE_CHARS and len(_WORDS.findall(p)) >= 3
+        " ".join(p.split()).lower() for p in pieces if len(p.strip()) >= MIN_PIECE_CHARS and len(_WORDS.findall(p)) >= 3
     )
     return whole, long_pieces, fixed_chars
 

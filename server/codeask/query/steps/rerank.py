@@ -147,7 +147,10 @@ def load_cross_encoder(model: str | None, batch_size: int = 8) -> CrossEncoder:
     Raises:
         RerankModelError: the model is not available offline.
     """
-    key = (str(Path(model).expanduser().resolve()) if model and Path(model).expanduser().is_dir() else model, batch_size)
+    key = (
+        str(Path(model).expanduser().resolve()) if model and Path(model).expanduser().is_dir() else model,
+        batch_size,
+    )
     with _cache_lock:
         encoder = _cache.get(key)
         if encoder is None:

@@ -46,9 +46,7 @@ class GenerateSubquestions:
         self.num_questions = num_questions
 
     def __call__(self, query: Query) -> Query:
-        prompt = self.templates.render(
-            "subquestions", question=query.original, num_questions=self.num_questions
-        )
+        prompt = self.templates.render("subquestions", question=query.original, num_questions=self.num_questions)
         try:
             reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel)
         except LLMError as exc:  # search with the original question alone
