@@ -125,7 +125,7 @@ def test_cache_folder_that_cannot_be_created_is_one_line(tmp_path):
     blocker.write_text("a file where the cache folder should be\n", encoding="utf-8")
     env = {"CODEASK_CACHE_DIR": str(blocker / "cache")}
     line = one_clean_line(codeask("index", str(root), env=env, check=False))
-    assert "cannot create the index folder" in line and str(blocker) in line
+    assert "cannot create the cache dir" in line and str(blocker) in line  # the message of issue 14
     proc = codeask("status", str(root), "--json", env=env)  # status still answers: not indexed
     assert json.loads(proc.stdout)["indexed"] is False
 
