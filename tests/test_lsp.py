@@ -415,9 +415,14 @@ def _pct(values: list[float], p: float) -> float:
 
 
 @pytest.mark.slow
-async def test_requests_status_latency_while_indexing(requests_copy):
+async def test_requests_status_latency_while_indexing(requests_copy, tmp_path):
     root, env = requests_copy
+    env = {**env, "CODEASK_CACHE_DIR": str(tmp_path / "cold")}  # a cold index, whatever ran before
     async with session(root, env=env) as client:
+        for _ in range(1200):  # indexing starts once the server has loaded its modules
+            if (await cmd(client, "codeask.status"))["indexing"]:
+                break
+            await asyncio.sleep(0.1)
         latencies: list[float] = []
         seen_indexing = 0
         keyword_answer = None

@@ -82,7 +82,7 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     assert {q["filename"] for q in result["qf"][:2]} >= {str(sample_workspace / "src/shop/pricing.py")}
     assert result["floats"] >= 1  # the markdown answer in a floating window
     assert result["qf2_first"] == str(sample_workspace / "src/shop/shipping.py")
-    assert any(n.startswith("codeask: 5 files") for n in result["notes"]), result["notes"]
+    assert any(n.startswith("codeask: 4 files") for n in result["notes"]), result["notes"]
     assert any(n.startswith("codeask: re-indexed") for n in result["notes"]), result["notes"]
     assert result["hover"] and "pricing.py" in result["hover"]
 
