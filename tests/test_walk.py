@@ -218,6 +218,10 @@ def test_secrets(tmp_path: Path) -> None:
     assert not is_secret("app.py", settings)
     assert not is_secret("ops/prod.vault", IndexSettings())
     assert not is_secret("src/environment.py", settings)
+    for code in ("server/query/secrets.py", "src/credentials.py", "lib/secrets.ts"):  # code, not data
+        assert not is_secret(code, settings), code
+    for data in ("deploy/secrets.yaml", "credentials.ini", "conf/secrets.json", "app/credentials.toml"):
+        assert is_secret(data, settings), data
     ign = Ignorer(tmp_path, settings)
     assert ign.reason(".env") == "secret"
     assert ign.reason("home/.ssh/known_hosts") == "secret"

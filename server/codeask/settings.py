@@ -78,7 +78,9 @@ USER_CONFIG_FILE = "codeask.toml"
 USER_CONFIG_ENV = "CODEASK_CONFIG_DIR"
 
 #: Files that may hold credentials. They are never read, indexed or sent to an LLM.
-#: gitignore syntax; extend with ``index.extra_secret_patterns``.
+#: gitignore syntax; extend with ``index.extra_secret_patterns``. Names like ``secrets``/``credentials``
+#: match data-file extensions only: ``secrets.py`` is source code (a module that *handles* secrets),
+#: and credentials inside code are caught by the content scan before any LLM call.
 DEFAULT_SECRET_PATTERNS: list[str] = [
     ".env",
     ".env.*",
@@ -105,9 +107,29 @@ DEFAULT_SECRET_PATTERNS: list[str] = [
     ".htpasswd",
     ".git-credentials",
     "credentials",
-    "credentials.*",
+    "credentials.json",
+    "credentials.yaml",
+    "credentials.yml",
+    "credentials.toml",
+    "credentials.ini",
+    "credentials.cfg",
+    "credentials.conf",
+    "credentials.env",
+    "credentials.txt",
+    "credentials.xml",
+    "credentials.properties",
     "*credentials*.json",
-    "secrets.*",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "secrets.ini",
+    "secrets.cfg",
+    "secrets.conf",
+    "secrets.env",
+    "secrets.txt",
+    "secrets.xml",
+    "secrets.properties",
     "*.secret",
     "*.secrets",
     "service-account*.json",
