@@ -433,6 +433,10 @@ class RetrievalSettings(_Section):
     downweight_factor: float = 0.5
     """Fused score multiplier for downweighted paths."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    spans_per_file: int = Field(default=3, ge=1, le=10)
+    """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
+    top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
+    Bounded, and the token budget drops added spans first, so a workspace may set it."""
     max_question_chars: int = Field(default=4000, ge=1)
     """Longest question accepted, characters (about a page of text); a longer one is refused with
     an error instead of being embedded, searched and sent to the LLM."""

@@ -25,6 +25,7 @@ from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
+from codeask.query.steps.widen import Widen
 from codeask.settings import Settings, load_settings
 
 
@@ -357,8 +358,8 @@ class Workspace:
         """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
         ``templates`` (default: new from the settings) collects the warnings of refused overrides.
 
-        Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
-        -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
+        Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [widen]
+        -> [summary] -> answer (``widen`` while ``retrieval.spans_per_file`` > 1). ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
         ``embed``), replaces the response-transformer chain, the answer generator, and adds
         evaluators (entry-point group ``codeask.steps``, see docs/pipeline.md). With rerank in the
         chain, retrieval returns at least ``2 * rerank.top_k`` chunks and ``one_per_file`` keeps at
@@ -385,6 +386,9 @@ class Workspace:
             if name == "rerank" and not _overridden(name):
                 options.setdefault("max_files", s.retrieval.max_files)
                 return Rerank(templates=templates, settings=s, **options)
+            if name == "widen" and not _overridden(name):
+                options.setdefault("spans_per_file", s.retrieval.spans_per_file)
+                return Widen(**options)
             if name == "summary" and not _overridden(name):
                 return Summary(llm, templates, s) if llm is not None else None
             return load_step(name, kind=kind, options=options, **context)
@@ -401,6 +405,7 @@ class Workspace:
             names = list(p.response_transformers)
         else:
             names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
+            names += ["widen"] if s.retrieval.spans_per_file > 1 else []
         if s.summary.enabled and "summary" not in names:
             names.append("summary")
         response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
