@@ -305,7 +305,9 @@ async def test_without_llm_or_progress_capability(sample_workspace):
         result = await hover(client, cart, "apply_discount(subtotal")
         assert result is not None
         value = result.contents.value
-        assert "Related code" in value and f"]({uri(sample_workspace / 'src/shop/pricing.py')}#L" in value
+        # apply_discount's definition (pricing.py) is what is explained; its caller is related code
+        assert value.startswith("Related code for **apply_discount** (`src/shop/pricing.py:6-9`)")
+        assert f"]({uri(sample_workspace / 'src/shop/cart.py')}#L" in value
         out = await cmd(client, "codeask.ask", "shipping cost")
         assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
 

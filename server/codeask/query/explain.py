@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunk import chunk_text, language_for
 from codeask.index.chunking.symbols import Definition, definitions
@@ -35,6 +35,10 @@ from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, Rela
 from codeask.query.steps.related import RelatedRetrieve, identifiers
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget
 from codeask.uris import markdown_link
+
+if TYPE_CHECKING:  # the engine and the store import LanceDB; explain only passes them on
+    from codeask.index.engine import RootIndex
+    from codeask.index.store import Store
 
 __all__ = [
     "Explanation",
@@ -363,6 +367,10 @@ def withheld_reason(workspace, span: Span) -> str | None:
 # ------------------------------------------------------------------------------------ the pipeline
 
 
+def _store_of(index: RootIndex) -> Callable[[], Store]:
+    return lambda: index.store
+
+
 def explain_pipeline(
     workspace, *, llm: LLM | None, brief: bool, templates: Templates, cache: ExplainCache | None = None
 ) -> Pipeline:
@@ -377,7 +385,7 @@ def explain_pipeline(
     labels = workspace.root_labels()
 
     def targets() -> list[SearchTarget]:
-        return [SearchTarget(str(i.root), (lambda i=i: i.store), labels.get(str(i.root), "")) for i in indexes]
+        return [SearchTarget(str(i.root), _store_of(i), labels.get(str(i.root), "")) for i in indexes]
 
     def has_vectors() -> bool:
         return any(i.store.has_vectors() for i in indexes)

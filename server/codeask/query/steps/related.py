@@ -154,8 +154,8 @@ class RelatedRetrieve:
             store = target.store()
             for ident in idents:
                 hits = store.keyword_search(ident, self.per_search)
-                hits.sort(key=lambda h, ident=ident: 0 if h.symbol.rsplit(".", 1)[-1] == ident else 1)
-                rankings.append((1.0, target.root, hits))
+                named = [h for h in hits if h.symbol.rsplit(".", 1)[-1] == ident]  # its definition first
+                rankings.append((1.0, target.root, named + [h for h in hits if h not in named]))
             if usage:
                 rankings.append((1.0, target.root, store.keyword_search(usage, self.per_search)))
             if vector is not None:
