@@ -350,6 +350,13 @@ class LLMSettings(_Section):
     temperature: float = 0.0
     num_subquestions: int = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    subquestion_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
+    """Cosine similarity (of the embedding model's vectors) from which a generated search query is
+    a paraphrase of the question or of an earlier query, and is dropped. 0.8 lies between what the
+    built-in all-MiniLM-L6-v2 gives paraphrases (0.83-0.99 against the question or each other) and
+    queries that add identifiers or behaviour (0.31-0.64 against the question, up to 0.78 between
+    two queries naming the same function), measured on the pairs in ``tests/test_subquestions.py``;
+    another embedding model may need another value. 1.0 drops only exact repeats."""
     scan_secrets: bool = trusted_only(True)
     """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
     one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""

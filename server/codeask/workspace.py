@@ -395,7 +395,15 @@ class Workspace:
 
         query_transformers: list = []
         if llm is not None and s.llm.num_subquestions > 0:
-            query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
+            query_transformers.append(
+                GenerateSubquestions(
+                    llm,
+                    templates,
+                    s.llm.num_subquestions,
+                    embedder=self.embedder,
+                    max_similarity=s.llm.subquestion_similarity,
+                )
+            )
         for name in p.query_transformers:
             query_transformers.append(step(name, "query transformer"))
         query_transformers.append(ParseQuestion())
