@@ -49,8 +49,8 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "explain-index"))
 
-    from codeask.index.chunking.symbols import definitions
     from codeask.index.chunking.languages import language_for
+    from codeask.index.chunking.symbols import definitions
     from codeask.query import explain as ex
     from codeask.query.steps.retrieve import HybridRetrieve
     from codeask.workspace import Workspace
