@@ -184,20 +184,7 @@ class RelatedRetrieve:
             if per_file.get(key, 0) >= self.per_file:
                 continue
             per_file[key] = per_file.get(key, 0) + 1
-            documents.append(
-                Document(
-                    path=hit.path,
-                    root=root,
-                    start_line=hit.start_line,
-                    end_line=hit.end_line,
-                    symbol=hit.symbol,
-                    language=hit.language,
-                    content=hit.content,
-                    score=score,
-                    id=hit.id,
-                    root_label=labels.get(root, ""),
-                )
-            )
+            documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
             if len(documents) >= self.limit:
                 break
         query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
