@@ -168,9 +168,11 @@ def test_hover_span_is_the_method_under_the_cursor(redirects):
     line, _ = line_col(CLIENT, "mixin.rebuild_proxies")
     span = symbol_span(ws, str(redirects / "src/shop/client.py"), line, "rebuild_proxies")
     assert span.path == "src/shop/redirects.py" and span.symbol == "RedirectMixin.rebuild_proxies"
-    # a local name: the function around it
+    # a local name, or a keyword-like one: the function around it
     line, _ = line_col(REDIRECTS, "scheme = prepared")
     assert symbol_span(ws, path, line, "scheme").symbol == "RedirectMixin.rebuild_proxies"
+    line, _ = line_col(REDIRECTS, "self.rebuild_auth(prepared")
+    assert symbol_span(ws, path, line, "self").symbol == "RedirectMixin.resolve_redirects"
 
 
 def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake_llm):

@@ -30,12 +30,12 @@ from codeask.settings import IndexSettings, RetrievalSettings
 if TYPE_CHECKING:
     from codeask.index.store import Hit
 
-__all__ = ["RelatedRetrieve", "identifiers"]
+__all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Names too common to say anything about a selection: Python keywords and builtins, and the
 #: keywords of the other tree-sitter languages that read like identifiers.
-_COMMON = (
+COMMON_NAMES = (
     set(keyword.kwlist)
     | set(keyword.softkwlist)
     | set(
@@ -105,7 +105,7 @@ def identifiers(text: str, limit: int = 8) -> list[str]:
     order: dict[str, int] = {}
     for i, m in enumerate(_IDENT.finditer(text)):
         word = m.group(0)
-        if word in _COMMON or len(word) < 3:
+        if word in COMMON_NAMES or len(word) < 3:
             continue
         counts[word] = counts.get(word, 0) + 1
         order.setdefault(word, i)
