@@ -38,11 +38,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import EVAL_DIR, SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
-
 from codeask.eval.metrics import RetrievalScores, distinct_files  # noqa: E402
 from codeask.query.pipeline import Query  # noqa: E402
 from codeask.workspace import Workspace  # noqa: E402
+from common import EVAL_DIR, SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 
 
 def function_ranges(source: str) -> dict[str, list[tuple[int, int]]]:

@@ -47,9 +47,14 @@ def enclosing_function(lines: list[str], index: int) -> str | None:
             indent = len(m.group(1))
             if indent == 0:
                 break
-        elif lines[i].strip() and not lines[i].startswith((" ", "\t")) and indent > 0 and not m:
-            if not lines[i].lstrip().startswith(("#", "@", ")", "]", "}", '"', "'")):
-                break  # module-level statement above: not inside a definition
+        elif (
+            lines[i].strip()
+            and not lines[i].startswith((" ", "\t"))
+            and indent > 0
+            and not m
+            and not lines[i].lstrip().startswith(("#", "@", ")", "]", "}", '"', "'"))
+        ):
+            break  # module-level statement above: not inside a definition
     if not chain or chain[0][0] != "def":
         return None
     return ".".join(name for _, name in reversed(chain))
@@ -80,7 +85,9 @@ def main() -> int:
     parser.add_argument("--repo", required=True)
     parser.add_argument("--set", required=True)
     args = parser.parse_args()
-    for raw in open(args.set, encoding="utf-8"):
+    with open(args.set, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for raw in lines:
         if not raw.strip():
             continue
         row = json.loads(raw)
@@ -88,7 +95,7 @@ def main() -> int:
         gold: dict[str, list[str]] = {}
         for gold_file in row["gold_files"]:
             tail = gold_file.removeprefix("src/")
-            match = [p for p in changed if p == gold_file or p == tail or p.endswith("/" + tail)]
+            match = [p for p in changed if p in (gold_file, tail) or p.endswith("/" + tail)]
             names: set[str] = set()
             for path in match:
                 names |= changed_functions(args.repo, row["commit"], path)
