@@ -574,7 +574,7 @@ def _cmd_clean(args) -> int:
     return 1 if failed else 0
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -651,6 +651,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "doctor": _cmd_doctor,
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
+    if handler is None:  # argparse requires a subcommand, and every subcommand has a handler
+        parser.error(f"unknown command: {args.command}")
     if args.command == "ask" and not (args.question or "").strip():
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices["ask"].error("the question is empty")

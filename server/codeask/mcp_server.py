@@ -28,6 +28,7 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -146,7 +147,7 @@ class CodeaskMCP:
         SettingsError: a root's ``.codeask.toml`` is invalid.
     """
 
-    def __init__(self, roots: list[Path | str], *, env: dict[str, str] | None = None):
+    def __init__(self, roots: Sequence[Path | str], *, env: dict[str, str] | None = None):
         self.ws = Workspace(roots, env=env)
         self.roots = list(self.ws.indexes)
         self.state = "indexing"
@@ -575,12 +576,12 @@ def run(paths: list[Path], http: str | None = None) -> int:
         FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
-    host = port = None
+    host, port = "127.0.0.1", 0
     if http:
-        host, _, port_s = http.rpartition(":")
+        named, _, port_s = http.rpartition(":")
         if not port_s.isdigit():
             raise ValueError(f"--http wants HOST:PORT, got {http!r}")
-        host, port = host or "127.0.0.1", int(port_s)
+        host, port = named or host, int(port_s)
     engine = CodeaskMCP(paths).start()
     server = make_server(engine)
     try:

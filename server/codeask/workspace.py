@@ -17,10 +17,11 @@ from typing import Any
 
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.index.store import Store
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
-from codeask.query.pipeline import Pipeline, Query, root_labels
+from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
@@ -125,16 +126,16 @@ class Workspace:
         self.indexes: dict[str, RootIndex] = {}
         self._llm: LLM | None = None
         self._llm_key: object = None
-        roots = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
-        for root in roots:
+        folders = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
+        for root in folders:
             if root.is_file():
                 raise NotADirectoryError(
                     f"not a folder: {root} is a file; give the workspace folder that holds it ({root.parent})"
                 )
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
-        self.settings = self._load(roots[0] if roots else None)
-        for root in roots:
+        self.settings = self._load(folders[0] if folders else None)
+        for root in folders:
             self.add_root(root)
 
     # ---------------------------------------------------------------- settings
@@ -337,7 +338,7 @@ class Workspace:
     def _targets(self) -> list[SearchTarget]:
         indexes = list(self.indexes.values())
         labels = root_labels([str(i.root) for i in indexes])
-        return [SearchTarget(str(i.root), (lambda i=i: i.store), labels[str(i.root)]) for i in indexes]
+        return [SearchTarget(str(i.root), _store_of(i), labels[str(i.root)]) for i in indexes]
 
     def root_labels(self) -> dict[str, str]:
         """``{root: label}`` naming each root in citation labels (:func:`~codeask.query.pipeline.root_labels`)."""
@@ -405,7 +406,7 @@ class Workspace:
             names.append("summary")
         response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
 
-        retriever = HybridRetrieve(self._targets, s.retrieval)
+        retriever: Step = HybridRetrieve(self._targets, s.retrieval)
         rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
         if rerank is not None:
             retriever = RetrieveAtLeast(retriever, 2 * rerank.top_k, s.retrieval.top_k)
@@ -470,7 +471,10 @@ class Workspace:
             TemplateError, SettingsError: a broken template or setting.
         """
         question = self.check_question(question)
-        options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
+        options: dict[str, Any] = {
+            "top_k": _positive_option("top_k", top_k),
+            "max_files": _positive_option("max_files", max_files),
+        }
         if path_glob:
             path_filter(path_glob)  # a bad glob fails here, before any LLM call
             options["path_glob"] = path_glob
@@ -568,3 +572,8 @@ class Workspace:
     def vectors_pending(self) -> int:
         """Chunks still waiting for a vector, over every root."""
         return sum(index.store.count_pending() for index in list(self.indexes.values()))
+
+
+def _store_of(index: RootIndex) -> Callable[[], Store]:
+    """A callable returning ``index.store`` when called (opened lazily, by the retriever)."""
+    return lambda: index.store

@@ -169,7 +169,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         ragas.record_answers_as_ground_truth()
     rows = {r["question"]: r for r in ragas.rows()}
 
-    judge_summary = None
+    judge_summary: dict[str, float | str | None] | None = None
     if judge_llm is not None:
         from codeask.eval.judge import Judge
 

@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 os.environ.setdefault("LANCE_LOG", "error")
 
@@ -75,6 +75,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lancedb.index import FTS, BTree, IvfSq
+from lancedb.query import LanceVectorQueryBuilder
 
 from codeask.index.chunk import Chunk
 
@@ -265,6 +266,10 @@ class Store:
         self._cache: dict[str, tuple[object, object]] = {}
 
     # ------------------------------------------------------------- internals
+    def _select(self, table: lancedb.table.Table, where: str, columns: list[str]) -> pa.Table:
+        """The ``columns`` of every row of ``table`` matching the SQL filter ``where`` (read by :meth:`_read`)."""
+        return self._read(lambda: table.search().where(where).select(columns).limit(None).to_arrow())
+
     def _read(self, fn: Callable[[], T]) -> T:
         """Run the read ``fn``; when it hits a file of a version cleaned up meanwhile, once more on
         the latest version."""
@@ -342,12 +347,7 @@ class Store:
         wanted = sorted(set(embed_hashes))
         found: dict[str, np.ndarray] = {}
         for part in _batches(wanted):
-            where = _in_clause("embed_hash", part)
-            tbl = self._read(
-                lambda where=where: (
-                    self._vectors.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
-                )
-            )
+            tbl = self._select(self._vectors, _in_clause("embed_hash", part), ["embed_hash", "vector"])
             if tbl.num_rows:
                 found.update(zip(tbl["embed_hash"].to_pylist(), _matrix(tbl["vector"], self.dim)))
         return found
@@ -476,16 +476,7 @@ class Store:
         hashes = self._pending()[1][:limit]
         texts: dict[str, str] = {}
         for part in _batches(hashes):
-            where = _in_clause("embed_hash", part)
-            tbl = self._read(
-                lambda where=where: (
-                    self._chunks.search()
-                    .where(where)
-                    .select(["embed_hash", "symbol", "content"])
-                    .limit(None)
-                    .to_arrow()
-                )
-            )
+            tbl = self._select(self._chunks, _in_clause("embed_hash", part), ["embed_hash", "symbol", "content"])
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):
                 texts.setdefault(h, embed_text(symbol, content))
         return texts
@@ -547,7 +538,9 @@ class Store:
         def run() -> pa.Table:
             # Vectors are L2-normalized: LanceDB's "dot" distance, 1 - x.y, is the cosine distance
             # without normalizing every stored vector per query (about 2x faster exact search).
-            q = self._vectors.search(query, vector_column_name="vector").distance_type("dot")
+            # search() is typed as the base builder; with a query vector it is the vector builder.
+            q = cast(LanceVectorQueryBuilder, self._vectors.search(query, vector_column_name="vector"))
+            q = q.distance_type("dot")
             if exact:
                 q = q.bypass_vector_index()
             elif self._indices(VECTORS).get("vector"):

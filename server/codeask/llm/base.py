@@ -274,7 +274,8 @@ def first_token_seconds(prompt_tokens: int, *, base: float, local: bool) -> floa
 class LLM(Protocol):
     """A chat model: one prompt in, text (whole, streamed) or a validated pydantic object out.
 
-    All methods raise :class:`LLMError` on any failure.
+    The interface the query steps use (:class:`BaseLLM` implements it for both providers). All
+    calls raise :class:`LLMError` on any failure and :class:`Cancelled` when ``cancel`` says so.
     """
 
     provider: str
@@ -284,17 +285,39 @@ class LLM(Protocol):
         """``provider:model``, e.g. ``openai:gpt-4o-mini``."""
         ...
 
-    def complete(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> str:
+    def context_tokens(self) -> int:
+        """The model's context window, tokens."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` (the endpoint's tokenizer, else :func:`estimate_tokens`)."""
+        ...
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        cancel: CancelLike = None,
+    ) -> Completion:
+        """One streamed call; each text delta goes to ``on_delta``; returns the :class:`Completion`."""
+        ...
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None, cancel: CancelLike = None
+    ) -> str:
         """The whole answer text."""
         ...
 
-    def stream(self, prompt: str, *, system: str | None = None, max_tokens: int | None = None) -> Iterator[str]:
+    def stream(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None, cancel: CancelLike = None
+    ) -> Iterator[str]:
         """The answer as text deltas, in order; their concatenation is the answer."""
         ...
 
-    def structured(
-        self, prompt: str, schema: type[pydantic.BaseModel], *, system: str | None = None
-    ) -> pydantic.BaseModel:
+    def structured(self, prompt: str, schema: type[M], *, system: str | None = None, cancel: CancelLike = None) -> M:
         """An instance of ``schema`` produced by the model and validated."""
         ...
 
@@ -405,7 +428,7 @@ def http_client(client_class: type) -> Any:
     transport = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
-    if backend is not None:  # httpcore >= 1.0; without it aborts still close the response
+    if pool is not None and backend is not None:  # httpcore >= 1.0; without it aborts still close the response
         pool._network_backend = _RecordingBackend(backend)
     return client_class(transport=transport)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import openai
 import pydantic
+from openai.types.chat import ChatCompletionMessageParam
 
 from codeask.llm.base import (
     BaseLLM,
@@ -267,8 +268,8 @@ class _RefusedParameter(PassThrough):
     """The server refused ``response_format``."""
 
 
-def _messages(prompt: str, system: str | None) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": system}] if system else []
+def _messages(prompt: str, system: str | None) -> list[ChatCompletionMessageParam]:
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": prompt})
     return messages
 

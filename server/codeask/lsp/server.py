@@ -104,14 +104,14 @@ class CodeaskServer(LanguageServer):
             protocol_cls=CodeaskProtocol,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
         )
-        self.ws: Workspace | None = None
+        self._ws: Workspace | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_settings: dict[str, Any] = {}
         self._warned: set[str] = set()
         self.stopping = threading.Event()
         self.shutdown_received = False
         self.cache = ExplainCache()
-        self.scheduler: IndexScheduler | None = None
+        self._scheduler: IndexScheduler | None = None
         self.watcher: Watcher | None = None
         self.client_watches = False
         self.requests = Lane("request", REQUEST_SLOTS)
@@ -128,6 +128,42 @@ class CodeaskServer(LanguageServer):
         self._status: dict[str, Any] = {}
         self._status_task: asyncio.Task | None = None
         self.no_folder_said = False
+
+    # ------------------------------------------------------ the engine
+    @property
+    def ready(self) -> bool:
+        """True once ``initialize`` has created the workspace and its index scheduler."""
+        return self._ws is not None and self._scheduler is not None
+
+    @property
+    def ws(self) -> Workspace:
+        """The :class:`Workspace` (created by ``initialize``).
+
+        Raises:
+            RuntimeError: before ``initialize``.
+        """
+        if self._ws is None:
+            raise RuntimeError("the server is not initialized")
+        return self._ws
+
+    @ws.setter
+    def ws(self, workspace: Workspace) -> None:
+        self._ws = workspace
+
+    @property
+    def scheduler(self) -> IndexScheduler:
+        """The :class:`IndexScheduler` of the workspace (created by ``initialize``).
+
+        Raises:
+            RuntimeError: before ``initialize``.
+        """
+        if self._scheduler is None:
+            raise RuntimeError("the server is not initialized")
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, scheduler: IndexScheduler) -> None:
+        self._scheduler = scheduler
 
     # ------------------------------------------------------------ client
     def caps(self, *path: str) -> Any:
@@ -229,7 +265,7 @@ class CodeaskServer(LanguageServer):
 
     def show_settings_warnings(self) -> None:
         """Show each settings warning (an ignored workspace value) once per session."""
-        for line in self.ws.warnings if self.ws else []:
+        for line in self.ws.warnings if self.ready else []:
             if line not in self._warned:
                 self._warned.add(line)
                 log.warning("settings: %s", line)
@@ -297,7 +333,7 @@ class CodeaskServer(LanguageServer):
             await asyncio.sleep(_CHANGE_BATCH_SECONDS)
             paths, self._changed = sorted(self._changed), set()
             try:
-                stats = await self.updates.run(lambda paths=paths: self.ws.update_paths(paths))
+                stats = await self.updates.run(functools.partial(self.ws.update_paths, paths))
                 log.info("file events: %d changed, %d removed", stats.files_changed, stats.files_removed)
             except asyncio.CancelledError:
                 raise
@@ -316,7 +352,7 @@ class CodeaskServer(LanguageServer):
         deadline = time.monotonic() + timeout
         if self.watcher is not None:
             self.watcher.stop(timeout)
-        done = self.scheduler.stop(max(0.0, deadline - time.monotonic())) if self.scheduler else True
+        done = self.scheduler.stop(max(0.0, deadline - time.monotonic())) if self.ready else True
         for lane in (self.requests, self.hovers, self.updates, self.reads):
             done = lane.join(max(0.0, deadline - time.monotonic())) and done
         return done
@@ -327,7 +363,7 @@ class CodeaskServer(LanguageServer):
         snapshot (answered within ~30 ms). Before anything was indexed, no index is opened."""
         sched = self.scheduler.snapshot()
         if not self.scheduler.started and not self.scheduler.keyword_ready():
-            out = {"files": 0, "chunks_total": 0, "vectors_pending": 0, "index_dir": None, "roots": []}
+            out: dict[str, Any] = {"files": 0, "chunks_total": 0, "vectors_pending": 0, "index_dir": None, "roots": []}
         else:
             if self._status_task is None or self._status_task.done():
                 self._status_task = asyncio.ensure_future(self.reads.run(self.ws.status))
@@ -359,7 +395,7 @@ class CodeaskServer(LanguageServer):
         """The path of a document hovers are offered for: a ``file:`` URI inside a root, in a
         language codeask chunks by syntax, not ignored; else ``None``."""
         path = uri_to_path(uri)
-        if path is None or self.ws is None or language_for(path) not in TREE_SITTER_LANGUAGES:
+        if path is None or not self.ready or language_for(path) not in TREE_SITTER_LANGUAGES:
             return None
         return path if is_relevant(self.ws, os.path.abspath(path)) else None
 
@@ -435,10 +471,10 @@ def make_server() -> CodeaskServer:
         workspace was indexed already)."""
         for folder in params.event.removed:
             if path := uri_to_path(folder.uri):
-                await ls.reads.run(lambda path=path: ls.ws.remove_root(path))
+                await ls.reads.run(functools.partial(ls.ws.remove_root, path))
         for folder in params.event.added:
             if (path := uri_to_path(folder.uri)) and Path(path).is_dir():
-                await ls.reads.run(lambda path=path: ls.ws.add_root(path))
+                await ls.reads.run(functools.partial(ls.ws.add_root, path))
         if ls.scheduler.started:
             ls.scheduler.request()
 
@@ -447,7 +483,7 @@ def make_server() -> CodeaskServer:
     async def did_open(ls: CodeaskServer, params: lsp.DidOpenTextDocumentParams):
         """Handle ``textDocument/didOpen``: with no workspace folder (``rootUri`` null, single-file
         mode), serve the opened file's project, or say once that no folder is open."""
-        if ls.ws is None or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
+        if not ls.ready or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
             return
         root = await ls.reads.run(lambda: project_root_of(path))
         if root is None:
@@ -568,7 +604,7 @@ def make_server() -> CodeaskServer:
     async def hover(ls: CodeaskServer, params: lsp.HoverParams):
         """Answer ``textDocument/hover``: the related code of the chunk under an identifier (links, no
         LLM), or with ``hover.llm`` a short LLM explanation; ``None`` outside indexed code."""
-        if ls.ws is None or ls.stopping.is_set() or not ls.ws.settings.hover.enabled:
+        if not ls.ready or ls.stopping.is_set() or not ls.ws.settings.hover.enabled:
             return None
         uri, pos = params.text_document.uri, params.position
         path = ls.hover_target(uri)
