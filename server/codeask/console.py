@@ -23,18 +23,18 @@ class CLIError(Exception):
 
 
 def positive_int(value: str) -> int:
-    """argparse type: an integer >= 1.
+    """argparse type of every count flag: :func:`codeask.settings.as_positive_int` (digits only,
+    at least 1).
 
     Raises ``argparse.ArgumentTypeError`` (argparse turns it into a usage error, exit code 2) for
-    text that is not an integer or an integer below 1.
+    anything else (``abc``, ``0``, ``-3``, ``+5``, ``1_000``).
     """
+    from codeask.settings import as_positive_int
+
     try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
-    return n
+        return as_positive_int("the value", value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def stderr_console() -> Console:

@@ -383,7 +383,7 @@ class CodeaskMCP:
             vectors_pending=status["vectors_pending"],
             embedding_model=status["embedding_model"],
             llm=status["llm"],
-            roots=status["roots"],
+            roots=[dict(root) for root in status["roots"]],
         )
 
     # ------------------------------------------------------------- resources

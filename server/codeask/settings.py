@@ -23,7 +23,10 @@ retrieval and answers, *add* exclude and secret patterns, and set templates. A k
 :func:`trusted_only` (endpoints, keys, provider, cache dir, model names and paths, pipeline entry
 points; :data:`TRUSTED_ONLY` lists them) is dropped from an untrusted layer with one warning
 (:attr:`Settings.warnings`) naming the key and where to set it. A list marked :func:`add_only`
-given by an untrusted layer is added to the trusted value instead of replacing it.
+given by an untrusted layer is added to the trusted value instead of replacing it. A value of an
+untrusted layer that the model rejects (an unknown key, a wrong type, a number out of range such
+as ``retrieval.top_k = 0``) is dropped the same way, with one warning naming the key; in a
+trusted layer it is an error (:class:`SettingsError`, naming the key).
 
 An example ``.codeask.toml``::
 
@@ -49,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticUndefined
 
@@ -347,8 +350,9 @@ class LLMSettings(_Section):
     """How many prompt tokens one document is planned at: the answer gets at most
     ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
     small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
-    temperature: float = 0.0
-    num_subquestions: int = 3
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
+    num_subquestions: NonNegativeInt = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
     scan_secrets: bool = trusted_only(True)
     """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
@@ -366,13 +370,13 @@ class EmbeddingSettings(_Section):
     ``model_path`` or fastembed's cache."""
     model_path: str | None = trusted_only(None)
     """Local folder with the model's ONNX and tokenizer files (fastembed ``specific_model_path``)."""
-    batch_size: int = 4
+    batch_size: PositiveInt = 4
     """Chunks per ONNX call. Texts are length-sorted first, so small batches lose no speed
     (4 and 8 both ~44 chunks/s here) while the peak memory grows with the batch (batch 64 peaks
     at 8.5 GB RSS, batch 8 at ~0.58 GB, batch 4 at ~0.43 GB for the model alone)."""
-    max_tokens: int = 256
+    max_tokens: PositiveInt = 256
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
-    threads: int | None = None
+    threads: int | None = Field(default=None, gt=0)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
@@ -385,9 +389,9 @@ class IndexSettings(_Section):
 
     cache_dir: str | None = trusted_only(None)
     """Where indexes live; ``None`` = the platform user cache dir (``platformdirs``)."""
-    max_file_bytes: int = 1024 * 1024
+    max_file_bytes: PositiveInt = 1024 * 1024
     """Files larger than this are skipped (``too_large``)."""
-    max_line_length: int = 1000
+    max_line_length: PositiveInt = 1000
     """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
     extra_exclude: list[str] = Field(default_factory=list)
@@ -398,20 +402,20 @@ class IndexSettings(_Section):
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
     """Symlinks inside the root are followed once; links leaving the root and loops are skipped."""
-    chunk_lines: int = 60
+    chunk_lines: PositiveInt = 60
     """Target chunk size in lines; larger definitions are split at inner definitions or windows."""
-    max_chunk_chars: int = 3000
+    max_chunk_chars: PositiveInt = 3000
     """Hard cap on chunk size, characters."""
-    write_batch_files: int = 200
+    write_batch_files: PositiveInt = 200
     """Files per LanceDB commit in phase 1."""
-    compact_every: int = 50
+    compact_every: PositiveInt = 50
     """Run LanceDB compaction (and old-version cleanup) after this many commits."""
     keep_versions_minutes: float = Field(default=10.0, ge=0)
     """Old LanceDB versions are deleted at compaction only once older than this, so readers in
     other threads and processes never lose the files of the version they are reading."""
-    ann_min_rows: int = Field(default=50_000, ge=1)
+    ann_min_rows: PositiveInt = 50_000
     """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
-    embed_commit_rows: int = Field(default=256, ge=1)
+    embed_commit_rows: PositiveInt = 256
     """Phase 2 commits its vectors every this many texts..."""
     embed_commit_seconds: float = Field(default=5.0, ge=0)
     """...or every this many seconds, whichever comes first."""
@@ -420,20 +424,20 @@ class IndexSettings(_Section):
 class RetrievalSettings(_Section):
     """How chunks are found for a question."""
 
-    top_k: int = 20
+    top_k: PositiveInt = 20
     """Chunks kept after fusion."""
-    max_files: int = 8
+    max_files: PositiveInt = 8
     """Files kept by the one-per-file filter."""
-    candidates: int = 100
+    candidates: PositiveInt = 100
     """Chunks fetched from each ranking (keyword, dense) before fusion."""
-    rrf_k: int = 60
+    rrf_k: NonNegativeInt = 60
     """Reciprocal rank fusion constant: score = sum 1 / (rrf_k + rank)."""
     downweight: bool = True
     """Rank tests, docs, changelogs and examples below implementation files."""
-    downweight_factor: float = 0.5
-    """Fused score multiplier for downweighted paths."""
+    downweight_factor: float = Field(default=0.5, ge=0, le=1)
+    """Fused score multiplier for downweighted paths, 0 to 1."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
-    max_question_chars: int = Field(default=4000, ge=1)
+    max_question_chars: PositiveInt = 4000
     """Longest question accepted, characters (about a page of text); a longer one is refused with
     an error instead of being embedded, searched and sent to the LLM."""
 
@@ -445,9 +449,10 @@ class RerankSettings(_Section):
     model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
-    top_k: int = 10
+    top_k: PositiveInt = 10
     """Documents kept after rerank; retrieval fetches at least twice as many."""
-    batch_size: int = 8
+    batch_size: PositiveInt = 8
+    """Query-document pairs per cross-encoder call."""
 
 
 class SummarySettings(_Section):
@@ -571,6 +576,30 @@ class Settings(_Section):
                 reason = getattr(exc, "strerror", None) or str(exc)
                 raise SettingsError(f"templates.{name}: cannot read {path}: {reason}") from exc
         return text
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def as_positive_int(name: str, value: object) -> int:
+    """``value`` as an integer >= 1: an ``int`` (not a ``bool``) or a string of ASCII digits
+    (surrounding whitespace ignored). The one check for counts given per call: CLI flags
+    (``--top-k``, ``--max-files``, ``--concurrency``), :meth:`~codeask.workspace.Workspace.ask`'s
+    ``top_k``/``max_files`` and the editor's ``codeask.ask`` options. ``"+5"``, ``"1_000"``,
+    ``2.0`` and ``True`` are refused.
+
+    Raises:
+        ValueError: ``"<name> must be a positive integer, got <value>"``.
+    """
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        number = int(value.strip())
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        number = 0
+    if number < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
 
 
 def template_path(name: str, rel: str, root: Path) -> Path:
@@ -811,7 +840,41 @@ def restrict_untrusted(
             else:
                 kept[key] = sub
         out[section] = kept
+    return _drop_invalid(out, source, warnings)
+
+
+def _drop_invalid(layer: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+    """``layer`` without the values :class:`Settings` rejects (unknown keys, wrong types, numbers
+    out of range such as ``retrieval.top_k = 0``), one warning each naming the key: a bad value
+    in an untrusted layer falls back to the trusted layers' value instead of failing the workspace.
+    Each key is validated alone (no setting depends on another)."""
+    out: dict[str, Any] = {}
+    for section, value in layer.items():
+        if not isinstance(value, Mapping):
+            if (problem := _invalid({section: value})) is None:
+                out[section] = value
+            else:
+                warnings.append(f"{source}: ignored `{section}` ({problem})")
+            continue
+        kept: dict[str, Any] = {}
+        for key, sub in value.items():
+            if sub is None or (problem := _invalid({section: {key: sub}})) is None:
+                kept[key] = sub
+            else:
+                warnings.append(f"{source}: ignored `{section}.{key} = {sub!r}` ({problem})")
+        out[section] = kept
     return out
+
+
+def _invalid(data: dict[str, Any]) -> str | None:
+    """Why :class:`Settings` rejects ``data`` (pydantic's message, e.g. "Input should be greater
+    than 0"), or ``None`` when it is valid."""
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"]
+        return "unknown setting" if msg == "Extra inputs are not permitted" else msg
+    return None
 
 
 def _append_extras(merged: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,10 +13,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.index.records import RootStatus
 from codeask.index.store import Store
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
@@ -26,7 +27,7 @@ from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
-from codeask.settings import Settings, load_settings
+from codeask.settings import Settings, as_positive_int, load_settings
 
 
 @dataclass(frozen=True)
@@ -79,20 +80,31 @@ def project_root_of(path: Path | str) -> Path | None:
     return None
 
 
+class WorkspaceStatus(TypedDict):
+    """:meth:`Workspace.status`: the roots' :class:`~codeask.index.records.RootStatus` summed
+    (``indexed`` when every root has an index, ``read_only`` when any cannot be updated), the first
+    root's ``index_dir`` (``None`` without roots), the embedding model, the LLM as
+    ``provider:model`` (``None`` without one) and each root's own status."""
+
+    indexed: bool
+    read_only: bool
+    files: int
+    chunks_total: int
+    vectors_pending: int
+    index_dir: str | None
+    embedding_model: str
+    llm: str | None
+    roots: list[RootStatus]
+
+
 def _positive_option(name: str, value: Any) -> int | None:
-    """``value`` as a positive int, or ``None`` when not given.
+    """``value`` as a positive int (:func:`~codeask.settings.as_positive_int`), or ``None`` when
+    not given.
 
     Raises:
         ValueError: naming the option, for anything else (``"abc"``, ``0``, ``-3``, ``2.5``).
     """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    number = int(value)
-    if number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return number
+    return None if value is None else as_positive_int(name, value)
 
 
 class Workspace:
@@ -287,7 +299,7 @@ class Workspace:
             total = total.merge(self.indexes[root].update_paths(group))
         return total
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> WorkspaceStatus:
         """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
         "embedding_model", "roots", "llm"}``.
 

@@ -145,7 +145,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     from codeask.imports import preload
 
     preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
-    with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         list(pool.map(run_one, [q.question for q in questions]))
 
     retrieval = RetrievalScores()
@@ -186,7 +186,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
                 errors[q.question] = f"judge: {exc}"
                 return None
 
-        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
             judged = list(pool.map(score_one, questions))
         for item, scores in zip(per_question, judged):
             item["judge"] = scores

@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 os.environ.setdefault("LANCE_LOG", "error")
 
@@ -78,6 +78,7 @@ from lancedb.index import FTS, BTree, IvfSq
 from lancedb.query import LanceVectorQueryBuilder
 
 from codeask.index.chunk import Chunk
+from codeask.index.records import ChunkRow, StoredRow
 
 __all__ = ["Store", "Hit", "embed_text", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
 
@@ -138,9 +139,9 @@ def _path_words(path: str) -> str:
     return " ".join(_split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
 
-def chunk_rows(chunks: Sequence[Chunk]) -> list[dict]:
+def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
     """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
-    rows = []
+    rows: list[ChunkRow] = []
     for c in chunks:
         ehash = embed_hash(embed_text(c.symbol, c.content))
         words = " ".join(w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_")))) if w)
@@ -307,7 +308,7 @@ class Store:
         )
 
     # ---------------------------------------------------------------- writes
-    def replace_files(self, paths: Iterable[str], rows: Sequence[dict]) -> tuple[int, int]:
+    def replace_files(self, paths: Iterable[str], rows: Sequence[ChunkRow]) -> tuple[int, int]:
         """Make ``rows`` (from :func:`chunk_rows`) the only rows of ``paths``: one commit per 500 paths.
 
         Rows already stored with the same ``id`` (an unchanged chunk) are kept as they are, new ones
@@ -317,7 +318,7 @@ class Store:
         Returns:
             ``(rows inserted, rows deleted)``.
         """
-        by_path: dict[str, list[dict]] = {}
+        by_path: dict[str, list[ChunkRow]] = {}
         for row in rows:
             by_path.setdefault(row["path"], []).append(row)
         paths = sorted(set(paths) | set(by_path))
@@ -388,7 +389,7 @@ class Store:
             vectors = self._cached("vector_count", self._vectors.version, self._vectors.count_rows)
             if vectors and "embed_hash" not in have:
                 self._vectors.create_index("embed_hash", config=BTree(), replace=True)
-            if vectors >= max(1, self.ann_min_rows) and "vector" not in have:
+            if vectors >= self.ann_min_rows and "vector" not in have:
                 self._vectors.create_index(
                     "vector",
                     config=IvfSq(distance_type="dot", num_partitions=_partitions(vectors)),
@@ -488,11 +489,11 @@ class Store:
             self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist()
         )
 
-    def rows_for_path(self, path: str) -> list[dict]:
+    def rows_for_path(self, path: str) -> list[StoredRow]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
         where = f"path = {_sql_str(path)}"
         rows = self._read(lambda: self._chunks.search().where(where).select(_HIT_COLUMNS).limit(None).to_list())
-        return sorted(rows, key=lambda r: r["start_line"])
+        return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the _HIT_COLUMNS
 
     def keyword_search(self, question: str, limit: int) -> list[Hit]:
         """BM25 full-text search over ``text``; best first; ``[]`` for a question with no words or
@@ -580,7 +581,8 @@ class Store:
         return total
 
 
-def _hit(row: dict, score: float) -> Hit:
+def _hit(row: Mapping[str, Any], score: float) -> Hit:
+    """A :class:`Hit` from a LanceDB result row (its :data:`_HIT_COLUMNS`) and its score."""
     return Hit(
         id=row["id"],
         path=row["path"],

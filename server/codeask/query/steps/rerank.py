@@ -76,7 +76,7 @@ class CrossEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         TextCrossEncoder = load("fastembed.rerank.cross_encoder").TextCrossEncoder
 
-        self.batch_size = max(1, int(batch_size))
+        self.batch_size = batch_size
         self._lock = threading.Lock()
         name = model or DEFAULT_RERANK_MODEL
         folder = Path(name).expanduser()
