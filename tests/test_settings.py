@@ -266,7 +266,7 @@ COUNTS_BAD = ["0", "-3", "+5", "1_000", "2.0", "abc", "", 0, -1, 2.0, True, None
 @pytest.mark.parametrize(("value", "expected"), COUNTS_OK)
 def test_positive_int_accepts_digits_and_ints(value, expected):
     from codeask.console import positive_int
-    from codeask.settings import as_positive_int
+    from codeask.counts import as_positive_int
 
     assert as_positive_int("top_k", value) == expected
     if isinstance(value, str):
@@ -278,7 +278,7 @@ def test_positive_int_refuses_the_same_values_everywhere(tmp_path, value):
     import argparse
 
     from codeask.console import positive_int
-    from codeask.settings import as_positive_int
+    from codeask.counts import as_positive_int
     from codeask.workspace import Workspace
 
     with pytest.raises(ValueError, match="top_k must be a positive integer"):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from codeask.counts import as_positive_int
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -23,14 +25,12 @@ class CLIError(Exception):
 
 
 def positive_int(value: str) -> int:
-    """argparse type of every count flag: :func:`codeask.settings.as_positive_int` (digits only,
+    """argparse type of every count flag: :func:`codeask.counts.as_positive_int` (digits only,
     at least 1).
 
     Raises ``argparse.ArgumentTypeError`` (argparse turns it into a usage error, exit code 2) for
     anything else (``abc``, ``0``, ``-3``, ``+5``, ``1_000``).
     """
-    from codeask.settings import as_positive_int
-
     try:
         return as_positive_int("the value", value)
     except ValueError as exc:

@@ -578,30 +578,6 @@ class Settings(_Section):
         return text
 
 
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def as_positive_int(name: str, value: object) -> int:
-    """``value`` as an integer >= 1: an ``int`` (not a ``bool``) or a string of ASCII digits
-    (surrounding whitespace ignored). The one check for counts given per call: CLI flags
-    (``--top-k``, ``--max-files``, ``--concurrency``), :meth:`~codeask.workspace.Workspace.ask`'s
-    ``top_k``/``max_files`` and the editor's ``codeask.ask`` options. ``"+5"``, ``"1_000"``,
-    ``2.0`` and ``True`` are refused.
-
-    Raises:
-        ValueError: ``"<name> must be a positive integer, got <value>"``.
-    """
-    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        number = int(value.strip())
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    else:
-        number = 0
-    if number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return number
-
-
 def template_path(name: str, rel: str, root: Path) -> Path:
     """The file of an ``@rel`` template of workspace ``root``, checked to lie inside it.
 

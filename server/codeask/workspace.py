@@ -15,19 +15,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from codeask.counts import as_positive_int
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.index.records import RootStatus
 from codeask.index.store import Store
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
+from codeask.query.answer import NoLLMAnswer, SimpleAnswer
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
+from codeask.query.result import Answer, Source
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.steps.summary import Summary
-from codeask.settings import Settings, as_positive_int, load_settings
+from codeask.query.templates import Templates
+from codeask.settings import Settings, load_settings
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class WorkspaceStatus(TypedDict):
 
 
 def _positive_option(name: str, value: Any) -> int | None:
-    """``value`` as a positive int (:func:`~codeask.settings.as_positive_int`), or ``None`` when
+    """``value`` as a positive int (:func:`~codeask.counts.as_positive_int`), or ``None`` when
     not given.
 
     Raises:

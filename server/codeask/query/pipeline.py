@@ -167,7 +167,7 @@ class Query:
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     withheld: list[Any] = field(default_factory=list)
-    """:class:`~codeask.query.answer.Withheld` entries: repository text kept from the LLM."""
+    """:class:`~codeask.query.result.Withheld` entries: repository text kept from the LLM."""
     cancel: Any = field(default=None, repr=False, compare=False)
     """What :meth:`Pipeline.run` got as ``cancelled`` (a ``() -> bool``, ``threading.Event`` or
     :class:`~codeask.llm.CancelToken`); steps pass it to their LLM calls as ``cancel=``, so a

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
+from codeask.query.templates import Templates
 
 __all__ = ["GenerateSubquestions", "parse_subquestions"]
 
