@@ -13,23 +13,11 @@ import openai
 import pydantic
 from openai.types.chat import ChatCompletionMessageParam
 
-from codeask.llm.base import (
-    BaseLLM,
-    CancelLike,
-    ContextLengthError,
-    LLMError,
-    M,
-    PassThrough,
-    before_connect,
-    cause_chain,
-    estimate_tokens,
-    http_client,
-    httpx_module,
-    is_local_url,
-    mentions_context_overflow,
-    schema_name,
-    status_detail,
-)
+from codeask.llm.base import BaseLLM
+from codeask.llm.cancel import CancelLike
+from codeask.llm.protocol import ContextLengthError, LLMError, M, PassThrough, estimate_tokens, is_local_url
+from codeask.llm.shared import before_connect, cause_chain, mentions_context_overflow, schema_name, status_detail
+from codeask.llm.watchdog import http_client, httpx_module
 
 __all__ = ["OpenAILLM", "DEFAULT_OPENAI_BASE_URL", "NO_KEY_PLACEHOLDER"]
 

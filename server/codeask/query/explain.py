@@ -34,11 +34,10 @@ from codeask.index.chunk import chunk_text, language_for
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import safe_documents
+from codeask.query.answer import Source, Templates, Withheld, fence, render_documents, safe_documents
 from codeask.query.pipeline import Cancelled, Document
-from codeask.query.result import Source, Withheld, source_link, source_list
 from codeask.query.steps.retrieve import fuse
-from codeask.query.templates import Templates, fence, render_documents
+from codeask.uris import markdown_link
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
@@ -327,7 +326,7 @@ def related_markdown(span: Span, documents: list[Document]) -> str:
     lines = [f"Related code for {head} (`{span.label}`):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}")
+        lines.append(f"{i}. {markdown_link(f'{d.label}:{d.start_line}-{d.end_line}', d.uri)}{symbol}")
     return "\n".join(lines)
 
 
@@ -477,7 +476,10 @@ def explain(
     except LLMError as exc:
         markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
         return Explanation(markdown, sources, llm=llm.describe(), error=str(exc), withheld=withheld)
-    links = source_list(sources)
+    links = "\n".join(
+        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
+        for i, s in enumerate(sources, 1)
+    )
     markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
     result = Explanation(markdown, sources, llm=llm.describe(), withheld=withheld, warnings=warnings)

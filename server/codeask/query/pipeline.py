@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
+from codeask.llm.cancel import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
 from codeask.uris import file_uri
 
