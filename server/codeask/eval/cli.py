@@ -29,7 +29,7 @@ from typing import Any
 
 from codeask.console import positive_int
 
-#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.cli.IndexProgress`).
+#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.console.IndexProgress`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
 
 __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
@@ -101,7 +101,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``).
 
     ``progress(enabled)`` is a context manager yielding the indexing progress callback (e.g.
-    :class:`codeask.cli.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
+    :class:`codeask.console.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
     """
     from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
