@@ -47,7 +47,7 @@ def positive_int(value: str) -> int:
     anything else (``abc``, ``0``, ``-3``, ``+5``, ``1_000``).
     """
     try:
-        return as_positive_int("the value", value)
+        return as_positive_int(None, value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

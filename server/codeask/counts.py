@@ -10,10 +10,10 @@ import re
 
 __all__ = ["as_positive_int"]
 
-_DIGITS = re.compile(r"[0-9]+")
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
-def as_positive_int(name: str, value: object) -> int:
+def as_positive_int(name: str | None, value: object) -> int:
     """``value`` as an integer >= 1: an ``int`` (not a ``bool``) or a string of ASCII digits
     (surrounding whitespace ignored). The one check for counts given per call: CLI flags
     (``--top-k``, ``--max-files``, ``--concurrency``), :meth:`~codeask.workspace.Workspace.ask`'s
@@ -21,14 +21,16 @@ def as_positive_int(name: str, value: object) -> int:
     ``2.0`` and ``True`` are refused.
 
     Raises:
-        ValueError: ``"<name> must be a positive integer, got <value>"``.
+        ValueError: ``"<name>: not an integer (digits only): '+5'"`` or ``"<name>: must be at least
+            1: 0"`` (without ``<name>: `` when ``name`` is ``None``: argparse names the flag itself).
     """
-    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+    prefix = f"{name}: " if name else ""
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         number = int(value.strip())
     elif isinstance(value, int) and not isinstance(value, bool):
         number = value
     else:
-        number = 0
+        raise ValueError(f"{prefix}not an integer (digits only): {value!r}")
     if number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{prefix}must be at least 1: {number}")
     return number

@@ -49,10 +49,11 @@ from codeask.lsp.convert import (
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane, Reporter, post
+from codeask.projects import project_root_of
 from codeask.query.explain import ExplainCache, explain, make_span, symbol_span
 from codeask.query.pipeline import Cancelled
 from codeask.settings import CONFIG_FILE
-from codeask.workspace import Workspace, project_root_of
+from codeask.workspace import Workspace
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
