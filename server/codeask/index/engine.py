@@ -46,7 +46,7 @@ import numpy as np
 import platformdirs
 
 from codeask.imports import load
-from codeask.index.chunk import chunk_text
+from codeask.index.chunk import chunk_file
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
 from codeask.index.records import RootStatus
@@ -560,12 +560,7 @@ class RootIndex:
             if old is not None and old.content_hash == got.content_hash:
                 touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
                 continue
-            chunks = chunk_text(
-                entry.path,
-                got.text,
-                chunk_lines=self.settings.index.chunk_lines,
-                max_chunk_chars=self.settings.index.max_chunk_chars,
-            )
+            chunks = chunk_file(entry.path, got.text, self.settings.index)
             chunks_by_path[entry.path] = chunks
             records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
         if touch:

@@ -176,6 +176,21 @@ class Hit:
     content: str
     score: float
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], score: float) -> Hit:
+        """The hit of a stored chunk row (a :class:`~codeask.index.records.StoredRow`, or a LanceDB
+        result row holding its columns) with rank ``score``."""
+        return cls(
+            id=row["id"],
+            path=row["path"],
+            language=row["language"],
+            start_line=int(row["start_line"]),
+            end_line=int(row["end_line"]),
+            symbol=row["symbol"],
+            content=row["content"],
+            score=score,
+        )
+
 
 _HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
 
@@ -509,7 +524,7 @@ class Store:
                 .to_list()
             )
         )
-        return [_hit(r, float(r["_score"])) for r in rows]
+        return [Hit.from_row(r, float(r["_score"])) for r in rows]
 
     def vector_search(self, vector: np.ndarray, limit: int) -> list[Hit]:
         """Cosine search: the nearest vectors (ANN with refinement above ``ann_min_rows``, else
@@ -529,7 +544,7 @@ class Store:
             )
         )
         rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
-        return [_hit(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
+        return [Hit.from_row(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
 
     def nearest_hashes(self, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
         """The ``limit`` stored vectors nearest to ``vector`` (``(dim,)`` float32):
@@ -579,17 +594,3 @@ class Store:
                 except OSError:
                     pass
         return total
-
-
-def _hit(row: Mapping[str, Any], score: float) -> Hit:
-    """A :class:`Hit` from a LanceDB result row (its :data:`_HIT_COLUMNS`) and its score."""
-    return Hit(
-        id=row["id"],
-        path=row["path"],
-        language=row["language"],
-        start_line=int(row["start_line"]),
-        end_line=int(row["end_line"]),
-        symbol=row["symbol"],
-        content=row["content"],
-        score=score,
-    )

@@ -122,18 +122,7 @@ def frame_ranking(store: Store, frames: Sequence[Frame], *, max_frames: int = 20
             if row is None or row["id"] in seen:
                 continue
             seen.add(row["id"])
-            ranking.append(
-                Hit(
-                    id=row["id"],
-                    path=row["path"],
-                    language=row["language"],
-                    start_line=int(row["start_line"]),
-                    end_line=int(row["end_line"]),
-                    symbol=row["symbol"],
-                    content=row["content"],
-                    score=1.0 / (len(ranking) + 1),
-                )
-            )
+            ranking.append(Hit.from_row(row, 1.0 / (len(ranking) + 1)))
     return ranking
 
 
