@@ -168,9 +168,11 @@ def test_hover_span_is_the_method_under_the_cursor(redirects):
     line, _ = line_col(CLIENT, "mixin.rebuild_proxies")
     span = symbol_span(ws, str(redirects / "src/shop/client.py"), line, "rebuild_proxies")
     assert span.path == "src/shop/redirects.py" and span.symbol == "RedirectMixin.rebuild_proxies"
-    # a local name: the function around it
+    # a local name, or a keyword-like one: the function around it
     line, _ = line_col(REDIRECTS, "scheme = prepared")
     assert symbol_span(ws, path, line, "scheme").symbol == "RedirectMixin.rebuild_proxies"
+    line, _ = line_col(REDIRECTS, "self.rebuild_auth(prepared")
+    assert symbol_span(ws, path, line, "self").symbol == "RedirectMixin.resolve_redirects"
 
 
 def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake_llm):
@@ -300,3 +302,22 @@ def test_explain_cache_is_an_lru():
     assert cache.get("a") is replies["a"]  # now the most recently used
     cache.put("c", replies["c"])
     assert cache.get("b") is None and cache.get("a") is replies["a"] and cache.get("c") is replies["c"]
+
+
+def test_cli_explain_json_reports_a_cut_off_explanation(sample_workspace, llm_env, capsys):
+    import json
+
+    from codeask.cli import main
+
+    llm_env.reply_with("Sums the items. Then applies the coupon and retu")
+    llm_env.stream_script = {"end": "length"}
+    assert main(["explain", str(sample_workspace), "src/shop/cart.py:16-19", "--json", "--brief"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["markdown"].startswith(f"Sums the items.{CUT_MARK}") and out["truncated"]
+    assert out["finish_reason"] == "length" and out["selection"]["symbol"] == "Cart.total"
+    assert "codeask: explanation cut off (" in captured.err
+    llm_env.reset()
+    assert main(["explain", str(sample_workspace), "src/shop/cart.py:16-19", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["finish_reason"] == "stop" and not out["truncated"] and "cut_reason" not in out

@@ -230,10 +230,14 @@ def _cmd_explain(args) -> int:
     for line in result.warnings:
         if line not in ws.warnings:
             print(f"codeask: warning: {line}", file=sys.stderr)
+    status = 0
+    if result.truncated:  # as for ask: a cut-off explanation is not a success
+        print(f"codeask: explanation cut off ({result.cut_reason})", file=sys.stderr)
+        status = 1
     if result.error:
         print(f"codeask: {result.error}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    return status
 
 
 def _cmd_status(args) -> int:

@@ -32,7 +32,7 @@ from codeask.query.pipeline import Pipeline, Query
 from codeask.query.result import Source, Withheld, source_list
 from codeask.query.steps.embed import EmbedQuery
 from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, RelatedList
-from codeask.query.steps.related import RelatedRetrieve, identifiers
+from codeask.query.steps.related import COMMON_NAMES, RelatedRetrieve, identifiers
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget
 from codeask.query.templates import Templates
 
@@ -327,7 +327,8 @@ def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | N
             return n
 
         return _definition_span(workspace, abs_path, max(named, key=shared), source)
-    elsewhere = _indexed_definition(workspace, word) if len(word) > 2 else None
+    common = len(word) < 3 or word in COMMON_NAMES  # self, len, return: no definition to look for
+    elsewhere = None if common else _indexed_definition(workspace, word)
     if elsewhere is not None:
         return elsewhere
     if around:
