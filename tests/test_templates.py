@@ -82,7 +82,8 @@ def test_editor_settings_override_templates(sample_workspace, fake_llm):
     ws.index(embed=False)
     answer = ws.ask("shipping cost")
     assert answer.answer == "FAKE ANSWER"
-    assert fake_llm.user_prompts() == ["SUBQ shipping cost x1", "EDITOR shipping cost"]
+    # num_questions: how many queries the model is asked to write (twice those kept: paraphrases are dropped)
+    assert fake_llm.user_prompts() == ["SUBQ shipping cost x2", "EDITOR shipping cost"]
 
 
 def test_every_template_name_can_be_overridden(sample_workspace):

@@ -6,6 +6,11 @@ thread pool (``--concurrency``, default 4) with a :class:`~codeask.eval.ragas.Ra
 attached, write the dataset (``--out``, default ``ragas.json``) in the order of the questions
 file, then print the scores (a table, or one JSON object with ``--json``).
 
+With ``--judge-model`` each answer is scored by :class:`~codeask.eval.judge.Judge`; a judge reply
+that fails (cut off, not the expected JSON) makes that row an error (``"error": "judge: ..."``, a
+stderr line, exit code 1), left out of the means, never a score. ``"judge"`` in the JSON names the
+judge ``model`` and counts the rows ``scored`` and the judge ``errors``; the table prints them.
+
 Retrieval metrics (rows with ``expected_files``/``gold_files``) rank the DISTINCT files of the
 documents as retrieved, before ``one_per_file`` caps them at ``max_files`` and before rerank
 (``--rank-from final`` ranks the documents the answer saw instead, e.g. to measure rerank). So
@@ -194,6 +199,8 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         keys = ("faithfulness", "answer_recall", "context_recall")
         judge_summary = {k: _mean([s[k] for s in judged if s]) for k in keys}
         judge_summary["model"] = judge_llm.describe()
+        judge_summary["scored"] = sum(1 for s in judged if s)
+        judge_summary["errors"] = sum(1 for e in errors.values() if e.startswith("judge: "))
 
     out = Path(args.out)
     if out.parent and not out.parent.exists():
@@ -258,4 +265,10 @@ def _print_table(summary: dict[str, Any], judged: bool) -> None:
     table.add_row(*mean, style="bold")
     console.print(table)
     console.print()
+    if judged:
+        j = summary["judge"]
+        line = f"Judge: {j['model']}; {j['scored']} of {summary['questions']} answers scored"
+        if j["errors"]:
+            line += f"; {j['errors']} judge errors (listed below), left out of the means"
+        console.print(line, highlight=False, markup=False)
     console.print(f"RAGAS dataset written to {summary['out']}", highlight=False)

@@ -50,7 +50,8 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 def extract_json_object(text: str) -> Any:
     """The first JSON object (or array) in ``text``: the whole text, a fenced block, or the
-    first balanced ``{...}`` that parses. Raises ``ValueError`` when there is none."""
+    first ``{...}`` in the prose, which must parse: an object inside a broken one (a reply cut off
+    mid-object) is never taken for the reply. Raises ``ValueError`` when there is none."""
     stripped = text.strip()
     if stripped:
         try:
@@ -68,6 +69,8 @@ def extract_json_object(text: str) -> Any:
             try:
                 value, _ = decoder.raw_decode(text, i)
             except ValueError:
+                if ch == "{":  # a broken (cut-off) object: never fall back to an object inside it
+                    raise ValueError("the reply's JSON object does not parse (cut off or malformed)") from None
                 continue
             if isinstance(value, dict) or (ch == "[" and isinstance(value, list) and value):
                 return value

@@ -19,7 +19,7 @@ from dataclasses import replace
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, ContextLengthError, LLMError
-from codeask.query.budget import Budget, budget_for, fit_documents
+from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents
 from codeask.query.pipeline import Document, Query
 from codeask.query.result import Answer, Source, Withheld, markdown, source_link
 from codeask.query.templates import TemplateError, Templates, UnsafeTemplateError, fence, render_documents, sandbox
@@ -192,7 +192,10 @@ class SimpleAnswer:
                     query.errors.append(str(exc))
                     return NoLLMAnswer()(query)
                 retried = True
-                prompt, documents, budget = self.fit(query, documents[: max(1, len(documents) // 2)])
+                fewer = list(documents)
+                while len(fewer) > max(1, len(documents) // 2):
+                    drop_lowest(fewer)  # added spans first, then the lowest-ranked files
+                prompt, documents, budget = self.fit(query, fewer)
             except LLMError as exc:  # the sources are still worth returning
                 query.errors.append(str(exc))
                 return NoLLMAnswer()(query)

@@ -1,5 +1,6 @@
 """How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
-retrieve -> one_per_file -> [rerank] -> [summary] -> answer, with the ``[pipeline]`` custom steps
+retrieve -> one_per_file -> [rerank] -> [widen] -> [summary] -> answer (``widen`` while
+``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
 (entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
 """
 
@@ -17,6 +18,7 @@ from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
+from codeask.query.steps.widen import Widen
 from codeask.query.templates import Templates
 from codeask.settings import Settings
 
@@ -71,13 +73,24 @@ def build_ask_pipeline(
         if name == "rerank" and not _overridden(name):
             options.setdefault("max_files", s.retrieval.max_files)
             return Rerank(templates=templates, settings=s, **options)
+        if name == "widen" and not _overridden(name):
+            options.setdefault("spans_per_file", s.retrieval.spans_per_file)
+            return Widen(**options)
         if name == "summary" and not _overridden(name):
             return Summary(llm, templates, s) if llm is not None else None
         return load_step(name, kind=kind, options=options, **context)
 
     query_transformers: list = []
     if llm is not None and s.llm.num_subquestions > 0:
-        query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
+        query_transformers.append(
+            GenerateSubquestions(
+                llm,
+                templates,
+                s.llm.num_subquestions,
+                embedder=embedder,
+                max_similarity=s.llm.subquestion_similarity,
+            )
+        )
     for name in p.query_transformers:
         query_transformers.append(step(name, "query transformer"))
     query_transformers.append(ParseQuestion())
@@ -87,6 +100,7 @@ def build_ask_pipeline(
         names = list(p.response_transformers)
     else:
         names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
+        names += ["widen"] if s.retrieval.spans_per_file > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")
     response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]

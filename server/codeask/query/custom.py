@@ -43,6 +43,7 @@ BUILTIN_STEPS: dict[str, str] = {
     "one_per_file": "codeask.query.steps.one_per_file:OnePerFile",
     "rerank": "codeask.query.steps.rerank:Rerank",
     "summary": "codeask.query.steps.summary:Summary",
+    "widen": "codeask.query.steps.widen:Widen",
 }
 
 _CONTEXT = ("llm", "templates", "settings", "workspace")

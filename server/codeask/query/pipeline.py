@@ -82,6 +82,9 @@ class Document:
     score: float = 0.0
     id: str = ""
     root_label: str = ""
+    extra: bool = False
+    """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
+    the token budget drops these first."""
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:

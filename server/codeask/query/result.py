@@ -25,10 +25,15 @@ def source_link(label: str, start_line: int, end_line: int, uri: str) -> str:
 
 
 def source_list(sources: Sequence[Source]) -> str:
-    """``1. [label:start-end](uri)`` lines, one per source, in order (``""`` for none)."""
-    return "\n".join(
-        f"{i}. {source_link(s.label or s.path, s.start_line, s.end_line, s.uri)}" for i, s in enumerate(sources, 1)
-    )
+    """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
+    file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
+
+    def line(s: Source) -> str:
+        first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri)
+        more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"]) for x in s.spans[1:]]
+        return ", ".join([first, *more])
+
+    return "\n".join(f"{i}. {line(s)}" for i, s in enumerate(sources, 1))
 
 
 @dataclass(frozen=True)
@@ -69,12 +74,30 @@ class Source:
     score: float
     content: str
     label: str = ""
+    spans: list[dict[str, Any]] = field(default_factory=list)
+    """Every span of this file the answer drew on, the best (this source's own lines) first, then
+    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content"}``
+    (1-based inclusive lines, each with its own link)."""
 
     @classmethod
-    def from_document(cls, d: Document) -> Source:
-        """The source of ``d``, its score rounded to 6 decimals."""
+    def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
+        """The source of ``d`` (its file's best span), with ``more`` spans of the same file after it
+        in ``spans``; the score rounded to 6 decimals."""
+        spans = [
+            {"start_line": x.start_line, "end_line": x.end_line, "uri": x.uri, "symbol": x.symbol, "content": x.content}
+            for x in [d, *(more or [])]
+        ]
         return cls(
-            d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content, d.label
+            d.path,
+            d.uri,
+            d.root,
+            d.start_line,
+            d.end_line,
+            d.symbol,
+            round(float(d.score), 6),
+            d.content,
+            d.label,
+            spans,
         )
 
 
@@ -136,17 +159,15 @@ class Answer:
         warnings: list[str] | None = None,
         index: dict[str, Any] | None = None,
     ) -> Answer:
-        """The answer of ``query``: one source per distinct file (its first document). The markdown adds
+        """The answer of ``query``: one source per distinct file (its first document, with the file's
+        other documents as ``spans``). The markdown adds
         ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
         ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
         ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
-        sources: list[Source] = []
-        seen: set[tuple[str, str]] = set()
+        by_file: dict[tuple[str, str], list[Document]] = {}
         for d in query.documents:
-            if d.key() in seen:
-                continue
-            seen.add(d.key())
-            sources.append(Source.from_document(d))
+            by_file.setdefault(d.key(), []).append(d)
+        sources = [Source.from_document(spans[0], spans[1:]) for spans in by_file.values()]
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
         citations = invalid = None
@@ -212,7 +233,8 @@ def index_note(index: dict[str, Any] | None) -> str:
 
 
 def markdown(text: str, sources: list[Source]) -> str:
-    """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
+    """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links, one
+    line per file; a file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
     if not sources:
         return text
     return f"{text}\n\nSources:\n{source_list(sources)}\n"

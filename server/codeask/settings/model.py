@@ -118,6 +118,13 @@ class LLMSettings(_Section):
     """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
     num_subquestions: NonNegativeInt = 3
     """Follow-up questions generated per ask (the original question is always kept)."""
+    subquestion_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
+    """Cosine similarity (of the embedding model's vectors) from which a generated search query is
+    a paraphrase of the question or of an earlier query, and is dropped. 0.8 lies between what the
+    built-in all-MiniLM-L6-v2 gives paraphrases (0.83-0.99 against the question or each other) and
+    queries that add identifiers or behaviour (0.31-0.64 against the question, up to 0.78 between
+    two queries naming the same function), measured on the pairs in ``tests/test_subquestions.py``;
+    another embedding model may need another value. 1.0 drops only exact repeats."""
     scan_secrets: bool = trusted_only(True)
     """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
     one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
@@ -201,6 +208,10 @@ class RetrievalSettings(_Section):
     downweight_factor: float = Field(default=0.5, ge=0, le=1)
     """Fused score multiplier for downweighted paths, 0 to 1."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    spans_per_file: int = Field(default=3, ge=1, le=10)
+    """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
+    top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
+    Bounded, and the token budget drops added spans first, so a workspace may set it."""
     max_question_chars: PositiveInt = 4000
     """Longest question accepted, characters (about a page of text); a longer one is refused with
     an error instead of being embedded, searched and sent to the LLM."""
