@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
+from codeask.query.templates import Templates
 from tests.fake_llm import request_text
 
 SUMMARY = "SUMMARY: shipping_cost lives in src/shop/shipping.py"

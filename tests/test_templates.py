@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from codeask.query.answer import Templates
+from codeask.query.templates import Templates
 from codeask.settings import SettingsError, load_settings
 
 
@@ -121,7 +121,7 @@ def test_unsafe_templates_are_refused_by_the_sandbox(sample_workspace, llm_env, 
 
 
 def test_unsafe_template_fails_when_not_an_override():
-    from codeask.query.answer import UnsafeTemplateError, sandbox
+    from codeask.query.templates import UnsafeTemplateError, sandbox
 
     with pytest.raises(Exception) as info:
         sandbox().from_string("{{ x.__class__ }}").render(x="")

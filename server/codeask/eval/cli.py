@@ -34,7 +34,7 @@ from typing import Any
 
 from codeask.console import folder_arg, positive_int
 
-#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.cli.IndexProgress`).
+#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.console.IndexProgress`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
 
 __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
@@ -106,7 +106,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``).
 
     ``progress(enabled)`` is a context manager yielding the indexing progress callback (e.g.
-    :class:`codeask.cli.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
+    :class:`codeask.console.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
     """
     from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
@@ -150,7 +150,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     from codeask.imports import preload
 
     preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
-    with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         list(pool.map(run_one, [q.question for q in questions]))
 
     retrieval = RetrievalScores()
@@ -174,7 +174,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         ragas.record_answers_as_ground_truth()
     rows = {r["question"]: r for r in ragas.rows()}
 
-    judge_summary = None
+    judge_summary: dict[str, float | str | None] | None = None
     if judge_llm is not None:
         from codeask.eval.judge import Judge
 
@@ -191,7 +191,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
                 errors[q.question] = f"judge: {exc}"
                 return None
 
-        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
             judged = list(pool.map(score_one, questions))
         for item, scores in zip(per_question, judged):
             item["judge"] = scores

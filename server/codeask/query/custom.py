@@ -27,6 +27,7 @@ Unknown names are a :class:`~codeask.settings.SettingsError` that lists the avai
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -99,7 +100,7 @@ def load_step(name: str, *, kind: str = "step", options: dict[str, Any] | None =
     else:
         try:
             sig = inspect.signature(factory)
-            params = sig.parameters
+            params: Mapping[str, inspect.Parameter] = sig.parameters
             var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         except (TypeError, ValueError):
             params, var_kw = {}, True

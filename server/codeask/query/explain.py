@@ -20,15 +20,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Source, Templates, Withheld
 from codeask.query.custom import load_step
 from codeask.query.pipeline import Pipeline, Query
+from codeask.query.result import Source, Withheld, source_list
 from codeask.query.span import Span, enclosing_chunk, make_span, symbol_span, withheld_reason
 from codeask.query.steps.embed import EmbedQuery
 from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, RelatedList
 from codeask.query.steps.related import RelatedRetrieve, identifiers
 from codeask.query.steps.retrieve import SearchTarget
-from codeask.uris import markdown_link
+from codeask.query.templates import Templates
 
 if TYPE_CHECKING:  # the engine and the store import LanceDB; explain only passes them on
     from codeask.index.engine import RootIndex
@@ -113,10 +113,7 @@ class Explanation:
         if data.get("llm"):
             if query.cut_reason and not brief:
                 markdown += f"\n\n> **Answer cut off** ({query.cut_reason})."
-            links = "\n".join(
-                f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
-                for i, s in enumerate(sources, 1)
-            )
+            links = source_list(sources)
             markdown = f"{markdown}\n\nRelated:\n{links}\n" if links else markdown
         return cls(
             markdown,

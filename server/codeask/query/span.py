@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeask.index.chunk import chunk_text, language_for
+from codeask.index.chunk import chunk_file, language_for
 from codeask.index.chunking.symbols import Definition, definitions
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
@@ -78,7 +78,7 @@ def _rows(index, rel: str) -> list[dict]:
 
 def _chunk_at(abs_path: str, text: str, line: int, workspace):
     s = workspace.settings.index
-    for chunk in chunk_text(Path(abs_path).name, text, chunk_lines=s.chunk_lines, max_chunk_chars=s.max_chunk_chars):
+    for chunk in chunk_file(Path(abs_path).name, text, s):
         if chunk.start_line <= line <= chunk.end_line:
             return chunk
     return None

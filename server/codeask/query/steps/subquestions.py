@@ -17,8 +17,8 @@ import numpy as np
 
 from codeask.index.embed import Embedder, EmbeddingError
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
+from codeask.query.templates import Templates
 
 __all__ = ["GenerateSubquestions", "distinct_queries", "parse_subquestions"]
 
