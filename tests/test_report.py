@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
 from codeask.index.store import Hit
@@ -294,6 +295,37 @@ def test_template_shaped_question_puts_the_source_first(tmp_path):
     # the non-code files are down-weighted, not excluded: a question naming one still finds it
     assert _ranked(ws, "What changed in the ChangeLog for tabcheck 1.4.0?")[0] == "ChangeLog"
     assert _ranked(ws, "which checks does .pylintrc disable?")[0] == ".pylintrc"
+
+
+CLI_TRACE = """tabcheck crashes on a folder
+
+Traceback (most recent call last):
+  File "/home/me/.venv/bin/tabcheck", line 8, in <module>
+    sys.exit(main())
+  File "/home/me/.venv/lib/python3.12/site-packages/tabcheck/cli.py", line 9, in main
+    with open(name, encoding="utf-8") as fh:
+IsADirectoryError: [Errno 21] Is a directory: 'src'
+"""
+
+
+def test_report_evidence_setting_turns_the_reading_of_reports_off(tmp_path):
+    root = _write(tmp_path / "tabcheck", TEMPLATE_PROJECT)
+    Workspace([root]).index()
+
+    def run(flags):
+        return Workspace([root], flags=flags).build_pipeline(llm=None).run(Query(CLI_TRACE))
+
+    on = run({})
+    assert [f.path for f in on.parts.frames][0].endswith("site-packages/tabcheck/cli.py")
+    assert on.search_texts[0] != CLI_TRACE  # frame lines and the source under them left the search text
+    retrieve = next(e for e in on.history if e.step == "retrieve")
+    assert retrieve.data["frame_hits"] >= 1
+    assert on.retrieved_documents[0].path == "src/tabcheck/cli.py"
+
+    off = run({"retrieval.report_evidence": False})
+    assert off.parts is None and off.search_texts == [CLI_TRACE]
+    retrieve = next(e for e in off.history if e.step == "retrieve")
+    assert retrieve.data["frame_hits"] == 0 and retrieve.data["literal_hits"] == 0
 
 
 @pytest.fixture(scope="module")

@@ -433,6 +433,11 @@ class RetrievalSettings(_Section):
     downweight_factor: float = 0.5
     """Fused score multiplier for downweighted paths."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    report_evidence: bool = True
+    """Read a question shaped like a bug report (:mod:`codeask.query.report`): search its prose
+    without stack frames and issue-template boilerplate, and rank the files its frames point at,
+    the code whose string literals print its messages, and files it names. Off: the question is
+    searched as written, with keyword, dense and identifier rankings only."""
     max_question_chars: int = Field(default=4000, ge=1)
     """Longest question accepted, characters (about a page of text); a longer one is refused with
     an error instead of being embedded, searched and sent to the LLM."""

@@ -394,7 +394,8 @@ class Workspace:
             query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
         for name in p.query_transformers:
             query_transformers.append(step(name, "query transformer"))
-        query_transformers.append(ParseQuestion())
+        if s.retrieval.report_evidence:
+            query_transformers.append(ParseQuestion())
         query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
 
         if p.response_transformers:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import pathspec
 
 from codeask.query.pipeline import Document, Query
-from codeask.query.report import parse_question
+from codeask.query.report import QuestionParts, parse_question
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.settings import RetrievalSettings
 
@@ -210,7 +210,11 @@ class HybridRetrieve:
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
         rankings: list[tuple[float, str, list[Hit]]] = []
-        parts = query.parts if query.parts is not None else parse_question(query.original)
+        evidence_on = self.settings.report_evidence
+        if not evidence_on:
+            parts = QuestionParts(search_text=query.original)
+        else:
+            parts = query.parts if query.parts is not None else parse_question(query.original)
         identifiers = code_identifiers(parts.search_text)
         downweighted = self.downweighted_for(query.original)
         evidence = {"frame_hits": 0, "literal_hits": 0}
@@ -229,12 +233,12 @@ class HybridRetrieve:
                     pool.extend(dense)
             if identifiers:
                 rankings.append((1.0, target.root, identifier_ranking(pool, identifiers)))
-            named = named_file_ranking(pool, parts.search_text)
+            named = named_file_ranking(pool, parts.search_text) if evidence_on else []
             if named:
                 rankings.append((1.0, target.root, named))
             for message in parts.messages[: self.message_searches]:
                 pool.extend(_kept(store.keyword_search(message, candidates // 2), only))
-            literals = literal_ranking(pool, query.original, downweighted)
+            literals = literal_ranking(pool, query.original, downweighted) if evidence_on else []
             if literals:
                 rankings.append((self.evidence_weight, target.root, literals))
                 evidence["literal_hits"] += len(literals)
