@@ -15,9 +15,9 @@ identifier rankings (each fused with reciprocal rank fusion):
   part, so the code that emits a message outranks the docs, tests and changelogs that show it.
 
 The literal index is the candidate pool itself (the chunks the keyword searches for the question
-and for each message returned): measured on the issue-style set in ``bench/issues``, the pool
-already holds the emitting chunk whenever the message is in the question, and it needs no second
-full-text column in the store.
+and for each message returned), so it needs no second full-text column in the store; the price is
+that a literal no such search returns is not found. A separate literal index was not built or
+compared (``bench/issues.py`` measures the whole of this module against ``report_evidence = false``).
 """
 
 from __future__ import annotations
