@@ -83,6 +83,22 @@ class Document:
     id: str = ""
     root_label: str = ""
 
+    @classmethod
+    def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
+        """The document of a search hit (:class:`codeask.index.store.Hit`) of ``root`` scored ``score``."""
+        return cls(
+            path=hit.path,
+            root=root,
+            start_line=hit.start_line,
+            end_line=hit.end_line,
+            symbol=hit.symbol,
+            language=hit.language,
+            content=hit.content,
+            score=score,
+            id=hit.id,
+            root_label=root_label,
+        )
+
     @property
     def label(self) -> str:
         """``path``, prefixed by ``root_label/`` in a workspace of several roots (``app/src/x.py``)."""

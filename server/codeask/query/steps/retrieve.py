@@ -266,21 +266,7 @@ class HybridRetrieve:
             factor=self.settings.downweight_factor,
         )[:top_k]
         labels = {t.root: t.label for t in targets}
-        documents = [
-            Document(
-                path=hit.path,
-                root=root,
-                root_label=labels.get(root, ""),
-                start_line=hit.start_line,
-                end_line=hit.end_line,
-                symbol=hit.symbol,
-                language=hit.language,
-                content=hit.content,
-                score=score,
-                id=hit.id,
-            )
-            for score, _, root, hit in fused
-        ]
+        documents = [Document.from_hit(hit, root, score, labels.get(root, "")) for score, _, root, hit in fused]
         query.retrieved(
             self.name,
             documents,
