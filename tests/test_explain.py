@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -265,7 +267,7 @@ def test_a_long_selection_is_capped_to_the_model_context(sample_workspace, fake_
     assert result.error is None and result.markdown.startswith("FAKE ANSWER")
     assert result.selection_cut and result.to_json()["selection_cut"]
     prompt = fake_llm.prompts()[-1]
-    assert "Only the first lines of the code are shown" in prompt
+    assert "(Only the first lines of the code are shown here" in prompt
     assert "total_0 =" in prompt and "total_399 =" not in prompt
     assert len(prompt) // 3 < 2048  # the calibrated estimate codeask budgets with
 
@@ -321,3 +323,28 @@ def test_cli_explain_json_reports_a_cut_off_explanation(sample_workspace, llm_en
     assert main(["explain", str(sample_workspace), "src/shop/cart.py:16-19", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["finish_reason"] == "stop" and not out["truncated"] and "cut_reason" not in out
+
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+@pytest.mark.parametrize("brief", [True, False])
+def test_explain_prompt_snapshot(brief):
+    """The built-in explain prompt for a fixed span and documents: a template change is a reviewed
+    diff (regenerate with CODEASK_UPDATE_SNAPSHOTS=1)."""
+    from codeask.query.answer import Templates
+    from codeask.query.explain import Span
+    from codeask.query.pipeline import Document, Query
+    from codeask.query.steps.explain_answer import ExplainAnswer
+
+    span = Span("src/shop/redirects.py", "/ws", "/ws/src/shop/redirects.py", 12, 15,
+                "\n".join(REDIRECTS.splitlines()[11:15]),
+                symbol="RedirectMixin.rebuild_proxies", language="python", definition=True)
+    docs = [Document("src/shop/client.py", "/ws", 4, 5, "next_hop", "python", "\n".join(CLIENT.splitlines()[3:5]))]
+    selection = Document(span.path, span.root, 12, 14, span.symbol, "python", "\n".join(span.text.splitlines()[:3]))
+    step = ExplainAnswer(None, Templates(None), None, brief=brief)
+    prompt = step.prompt(Query("explain", options={"selection": span}), selection, docs, cut=not brief)
+    snapshot = SNAPSHOTS / f"explain-{'brief' if brief else 'full'}.txt"
+    if os.environ.get("CODEASK_UPDATE_SNAPSHOTS"):
+        snapshot.write_text(prompt, encoding="utf-8")
+    assert prompt == snapshot.read_text(encoding="utf-8")

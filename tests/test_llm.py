@@ -245,6 +245,8 @@ def test_extract_json_object() -> None:
     assert extract_json_object("```json\n{\"a\": 2}\n```") == {"a": 2}
     with pytest.raises(ValueError):
         extract_json_object("no json here")
+    with pytest.raises(ValueError, match="cut off"):  # never an inner object of a cut-off reply
+        extract_json_object('{"verdicts": [{"claim": "a", "supported": false}, {"claim": "b')
 
 
 # --- streamed calls: finish reasons, broken streams, timeouts, cancellation -------------------

@@ -39,16 +39,17 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import filelock
 import numpy as np
 import platformdirs
 
 from codeask.imports import load
-from codeask.index.chunk import chunk_text
+from codeask.index.chunk import chunk_file
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.manifest import FileRecord, Manifest
+from codeask.index.records import RootStatus
 from codeask.index.vectors import ReadOnlyCache, fill_vectors
 from codeask.index.walk import FileEntry, FileText, Ignorer, read_text, walk
 from codeask.settings import Settings
@@ -106,7 +107,7 @@ class Progress:
     until a rate is known.
     """
 
-    phase: str
+    phase: Literal["scan", "index", "embed"]
     done: int
     total: int
     message: str = ""
@@ -460,7 +461,7 @@ class RootIndex:
             ]
             # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
             gone = (set(known) | self.manifest.dirty()) - seen
-        batch_size = max(1, self.settings.index.write_batch_files)
+        batch_size = self.settings.index.write_batch_files
         total = len(candidates)
         for start in range(0, total, batch_size):
             if should_stop and should_stop():
@@ -559,12 +560,7 @@ class RootIndex:
             if old is not None and old.content_hash == got.content_hash:
                 touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
                 continue
-            chunks = chunk_text(
-                entry.path,
-                got.text,
-                chunk_lines=self.settings.index.chunk_lines,
-                max_chunk_chars=self.settings.index.max_chunk_chars,
-            )
+            chunks = chunk_file(entry.path, got.text, self.settings.index)
             chunks_by_path[entry.path] = chunks
             records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
         if touch:
@@ -867,13 +863,13 @@ class RootIndex:
         except (ValueError, KeyError, TypeError):
             return {}
 
-    def status(self) -> dict:
+    def status(self) -> RootStatus:
         """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
         "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).
 
         A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
         """
-        out = {
+        out: RootStatus = {
             "root": str(self.root),
             "indexed": self.exists(),
             "read_only": self.read_only,
@@ -887,10 +883,8 @@ class RootIndex:
         if not out["indexed"]:
             return out
         store = self.store
-        out.update(
-            files=self.manifest.count(),
-            chunks_total=store.count(),
-            vectors_pending=store.count_pending(),
-            index_bytes=store.disk_bytes(),
-        )
+        out["files"] = self.manifest.count()
+        out["chunks_total"] = store.count()
+        out["vectors_pending"] = store.count_pending()
+        out["index_bytes"] = store.disk_bytes()
         return out

@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 os.environ.setdefault("LANCE_LOG", "error")
 
@@ -75,8 +75,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lancedb.index import FTS, BTree, IvfSq
+from lancedb.query import LanceVectorQueryBuilder
 
 from codeask.index.chunk import Chunk
+from codeask.index.records import ChunkRow, StoredRow
 
 __all__ = ["Store", "Hit", "embed_text", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
 
@@ -137,9 +139,9 @@ def _path_words(path: str) -> str:
     return " ".join(_split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
 
-def chunk_rows(chunks: Sequence[Chunk]) -> list[dict]:
+def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
     """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
-    rows = []
+    rows: list[ChunkRow] = []
     for c in chunks:
         ehash = embed_hash(embed_text(c.symbol, c.content))
         words = " ".join(w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_")))) if w)
@@ -173,6 +175,21 @@ class Hit:
     symbol: str
     content: str
     score: float
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], score: float) -> Hit:
+        """The hit of a stored chunk row (a :class:`~codeask.index.records.StoredRow`, or a LanceDB
+        result row holding its columns) with rank ``score``."""
+        return cls(
+            id=row["id"],
+            path=row["path"],
+            language=row["language"],
+            start_line=int(row["start_line"]),
+            end_line=int(row["end_line"]),
+            symbol=row["symbol"],
+            content=row["content"],
+            score=score,
+        )
 
 
 _HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
@@ -265,6 +282,10 @@ class Store:
         self._cache: dict[str, tuple[object, object]] = {}
 
     # ------------------------------------------------------------- internals
+    def _select(self, table: lancedb.table.Table, where: str, columns: list[str]) -> pa.Table:
+        """The ``columns`` of every row of ``table`` matching the SQL filter ``where`` (read by :meth:`_read`)."""
+        return self._read(lambda: table.search().where(where).select(columns).limit(None).to_arrow())
+
     def _read(self, fn: Callable[[], T]) -> T:
         """Run the read ``fn``; when it hits a file of a version cleaned up meanwhile, once more on
         the latest version."""
@@ -302,7 +323,7 @@ class Store:
         )
 
     # ---------------------------------------------------------------- writes
-    def replace_files(self, paths: Iterable[str], rows: Sequence[dict]) -> tuple[int, int]:
+    def replace_files(self, paths: Iterable[str], rows: Sequence[ChunkRow]) -> tuple[int, int]:
         """Make ``rows`` (from :func:`chunk_rows`) the only rows of ``paths``: one commit per 500 paths.
 
         Rows already stored with the same ``id`` (an unchanged chunk) are kept as they are, new ones
@@ -312,7 +333,7 @@ class Store:
         Returns:
             ``(rows inserted, rows deleted)``.
         """
-        by_path: dict[str, list[dict]] = {}
+        by_path: dict[str, list[ChunkRow]] = {}
         for row in rows:
             by_path.setdefault(row["path"], []).append(row)
         paths = sorted(set(paths) | set(by_path))
@@ -342,12 +363,7 @@ class Store:
         wanted = sorted(set(embed_hashes))
         found: dict[str, np.ndarray] = {}
         for part in _batches(wanted):
-            where = _in_clause("embed_hash", part)
-            tbl = self._read(
-                lambda where=where: (
-                    self._vectors.search().where(where).select(["embed_hash", "vector"]).limit(None).to_arrow()
-                )
-            )
+            tbl = self._select(self._vectors, _in_clause("embed_hash", part), ["embed_hash", "vector"])
             if tbl.num_rows:
                 found.update(zip(tbl["embed_hash"].to_pylist(), _matrix(tbl["vector"], self.dim)))
         return found
@@ -388,7 +404,7 @@ class Store:
             vectors = self._cached("vector_count", self._vectors.version, self._vectors.count_rows)
             if vectors and "embed_hash" not in have:
                 self._vectors.create_index("embed_hash", config=BTree(), replace=True)
-            if vectors >= max(1, self.ann_min_rows) and "vector" not in have:
+            if vectors >= self.ann_min_rows and "vector" not in have:
                 self._vectors.create_index(
                     "vector",
                     config=IvfSq(distance_type="dot", num_partitions=_partitions(vectors)),
@@ -476,16 +492,7 @@ class Store:
         hashes = self._pending()[1][:limit]
         texts: dict[str, str] = {}
         for part in _batches(hashes):
-            where = _in_clause("embed_hash", part)
-            tbl = self._read(
-                lambda where=where: (
-                    self._chunks.search()
-                    .where(where)
-                    .select(["embed_hash", "symbol", "content"])
-                    .limit(None)
-                    .to_arrow()
-                )
-            )
+            tbl = self._select(self._chunks, _in_clause("embed_hash", part), ["embed_hash", "symbol", "content"])
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):
                 texts.setdefault(h, embed_text(symbol, content))
         return texts
@@ -497,11 +504,11 @@ class Store:
             self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist()
         )
 
-    def rows_for_path(self, path: str) -> list[dict]:
+    def rows_for_path(self, path: str) -> list[StoredRow]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
         where = f"path = {_sql_str(path)}"
         rows = self._read(lambda: self._chunks.search().where(where).select(_HIT_COLUMNS).limit(None).to_list())
-        return sorted(rows, key=lambda r: r["start_line"])
+        return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the _HIT_COLUMNS
 
     def keyword_search(self, question: str, limit: int) -> list[Hit]:
         """BM25 full-text search over ``text``; best first; ``[]`` for a question with no words or
@@ -517,7 +524,7 @@ class Store:
                 .to_list()
             )
         )
-        return [_hit(r, float(r["_score"])) for r in rows]
+        return [Hit.from_row(r, float(r["_score"])) for r in rows]
 
     def vector_search(self, vector: np.ndarray, limit: int) -> list[Hit]:
         """Cosine search: the nearest vectors (ANN with refinement above ``ann_min_rows``, else
@@ -537,7 +544,7 @@ class Store:
             )
         )
         rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
-        return [_hit(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
+        return [Hit.from_row(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
 
     def nearest_hashes(self, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
         """The ``limit`` stored vectors nearest to ``vector`` (``(dim,)`` float32):
@@ -547,7 +554,9 @@ class Store:
         def run() -> pa.Table:
             # Vectors are L2-normalized: LanceDB's "dot" distance, 1 - x.y, is the cosine distance
             # without normalizing every stored vector per query (about 2x faster exact search).
-            q = self._vectors.search(query, vector_column_name="vector").distance_type("dot")
+            # search() is typed as the base builder; with a query vector it is the vector builder.
+            q = cast(LanceVectorQueryBuilder, self._vectors.search(query, vector_column_name="vector"))
+            q = q.distance_type("dot")
             if exact:
                 q = q.bypass_vector_index()
             elif self._indices(VECTORS).get("vector"):
@@ -585,16 +594,3 @@ class Store:
                 except OSError:
                     pass
         return total
-
-
-def _hit(row: dict, score: float) -> Hit:
-    return Hit(
-        id=row["id"],
-        path=row["path"],
-        language=row["language"],
-        start_line=int(row["start_line"]),
-        end_line=int(row["end_line"]),
-        symbol=row["symbol"],
-        content=row["content"],
-        score=score,
-    )
