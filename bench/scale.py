@@ -4,6 +4,7 @@ Usage::
 
     python bench/scale.py                          # 1,000,000 chunks from copies of sphinx==9.0.4
     python bench/scale.py --chunks 100000 --keep DIR
+    python bench/scale.py --chunks 100000 --keep DIR --reuse   # measure again, no rebuild
 
 How the monorepo is made (minutes, not hours, on a 2-core machine):
 
@@ -256,20 +257,37 @@ def main() -> int:
     parser.add_argument("--exact-queries", type=int, default=20, help="questions for ANN recall vs exact")
     parser.add_argument("--keep", type=Path, help="build here and keep it (default: a temp dir, removed)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --keep: measure the index already built there (build numbers from the last result)",
+    )
+    parser.add_argument("--build-only", action="store_true", help="build (with --keep) and measure nothing")
     args = parser.parse_args()
     if args.chunks < 1 or args.real_vectors < 1:
         parser.error("--chunks and --real-vectors must be positive")
+    if (args.reuse or args.build_only) and args.keep is None:
+        parser.error("--reuse and --build-only need --keep DIR")
     base = fetch_sdist(args.sdist)
     work = args.keep or Path(tempfile.mkdtemp(prefix="codeask-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ["CODEASK_CACHE_DIR"] = str(work / "cache")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     root = work / "monorepo"
-    try:
-        result = build(base, root, args.chunks, args.real_vectors, args.noise, args.seed)
-        from codeask.index.engine import index_dir_for
-        from codeask.settings import load_settings
+    from codeask.index.engine import index_dir_for
+    from codeask.settings import load_settings
 
+    built = work / "build.json"
+    try:
+        if args.reuse and built.is_file() and (index_dir_for(root, load_settings(root)) / "manifest.sqlite").is_file():
+            result = json.loads(built.read_text(encoding="utf-8"))
+            result["build_reused"] = True
+        else:
+            result = build(base, root, args.chunks, args.real_vectors, args.noise, args.seed)
+            built.write_text(json.dumps(result), encoding="utf-8")
+        if args.build_only:
+            print(json.dumps(result))
+            return 0
         result["index_bytes"] = sum(
             f.stat().st_size for f in index_dir_for(root, load_settings(root)).rglob("*") if f.is_file()
         )

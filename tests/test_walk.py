@@ -320,7 +320,7 @@ def test_latin1_decoded_with_replacement(tmp_path: Path, settings: IndexSettings
 def test_empty_file(tmp_path: Path, settings: IndexSettings) -> None:
     p = write(tmp_path, "__init__.py", "")
     result = walk(tmp_path, settings)
-    assert result.files == [FileEntry("__init__.py", p, 0, p.stat().st_mtime_ns)]
+    assert result.files == [FileEntry("__init__.py", str(p), 0, p.stat().st_mtime_ns)]
     got = read_text(p, settings)
     assert got == FileText(text="", content_hash=hashlib.sha256(b"").hexdigest(), size=0)
 
@@ -329,7 +329,7 @@ def test_deleted_between_walk_and_read(tmp_path: Path, settings: IndexSettings) 
     write(tmp_path, "gone.py")
     result = walk(tmp_path, settings)
     (entry,) = result.files
-    entry.abs_path.unlink()
+    Path(entry.abs_path).unlink()
     assert read_text(entry.abs_path, settings) == "vanished"
 
 
@@ -348,10 +348,10 @@ def test_walk_result_shape(tmp_path: Path, settings: IndexSettings) -> None:
     assert paths(result) == sorted(["src/requests/sessions.py", "b.py", "A.py"])
     entry = result.files[-1]
     assert entry.path == "src/requests/sessions.py"
-    assert entry.abs_path == tmp_path / "src" / "requests" / "sessions.py"
-    assert entry.abs_path.is_absolute()
+    assert entry.abs_path == str(tmp_path / "src" / "requests" / "sessions.py")
+    assert os.path.isabs(entry.abs_path)
     assert entry.size == 6
-    assert entry.mtime_ns == entry.abs_path.stat().st_mtime_ns
+    assert entry.mtime_ns == os.stat(entry.abs_path).st_mtime_ns
     assert result.skipped == collections.Counter()
     assert set(result.skipped) <= set(SKIP_REASONS)
 
@@ -405,7 +405,7 @@ def test_symlink_inside_root_followed_once(tmp_path: Path, settings: IndexSettin
     result = walk(tmp_path, settings)
     assert paths(result) == ["entry.js", "lib/core.py", "vendored/index.js"]
     vendored = next(f for f in result.files if f.path == "vendored/index.js")
-    assert vendored.abs_path == tmp_path / "vendored" / "index.js"  # keeps the link path
+    assert vendored.abs_path == str(tmp_path / "vendored" / "index.js")  # keeps the link path
     assert result.skipped == collections.Counter({"excluded": 1, "symlink_loop": 3})
 
 

@@ -772,7 +772,7 @@ class RootIndex:
                     except OSError:
                         gone.append(rel_s)
                         continue
-                    entries.append(FileEntry(rel_s, abs_path, st.st_size, st.st_mtime_ns))
+                    entries.append(FileEntry(rel_s, str(abs_path), st.st_size, st.st_mtime_ns))
                 if gone:
                     dirty = self.manifest.dirty()
                     self._remove([g for g in gone if g in known or g in dirty], stats)
