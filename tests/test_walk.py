@@ -15,6 +15,7 @@ from codeask.index.walk import (
     FileEntry,
     FileText,
     Ignorer,
+    entry_for,
     is_secret,
     read_text,
     walk,
@@ -519,3 +520,39 @@ def test_hundred_thousand_files(fast_tmp: Path, settings: IndexSettings) -> None
 
     assert len(result.files) == n_dirs * per_dir + 3  # + 2 .gitignore + keep.log
     assert result.skipped == collections.Counter({"ignored": 1})
+
+
+@pytest.mark.parametrize("follow", [True, False])
+def test_entry_for_agrees_with_walk_on_every_path(tmp_path: Path, follow: bool) -> None:
+    """Live updates check one path with entry_for: it indexes exactly the files walk lists."""
+    settings = IndexSettings(follow_symlinks=follow)
+    root = tmp_path / "root"
+    write(root, ".gitignore", "*.log\nbuild/\n")
+    write(root, "src/app.py")
+    write(root, "src/debug.log", "log\n")
+    write(root, "src/.env", "KEY=1\n")
+    write(root, "node_modules/x/index.js")
+    write(root, "dist/bundle.js")
+    write(root, "pyproject.toml", "[project]\n")
+    write(root, "docs/guide.md", "# Guide\n")
+    write(tmp_path / "outside", "secret.py")
+    os.symlink(tmp_path / "outside", root / "linked_out")
+    os.symlink(root / "docs", root / "docs_link")
+    os.symlink("app.py", root / "src" / "alias.py")
+    os.symlink("missing.py", root / "broken.py")
+    listed = {f.path for f in walk(root, settings).files}
+    candidates = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            candidates.add(name if rel_dir == "." else f"{rel_dir}/{name}")
+    ign = Ignorer(root, settings)
+    by_entry = {rel for rel in candidates if isinstance(entry_for(root, rel, settings, ign), FileEntry)}
+    # walk lists a file reached twice (a link to a file already listed) once, under its real path
+    assert by_entry - listed <= {"src/alias.py", "docs_link/guide.md"}
+    assert listed <= by_entry
+    assert "src/app.py" in by_entry and "src/.env" not in by_entry and "src/debug.log" not in by_entry
+    assert entry_for(root, "linked_out/secret.py", settings, ign) == ("outside_root" if follow else "excluded")
+    assert entry_for(root, "broken.py", settings, ign) == "vanished"
+    assert entry_for(root, "src/.env", settings, ign) == "secret"
+    assert entry_for(root, "dist/bundle.js", settings, ign) == "excluded"

@@ -67,6 +67,7 @@ __all__ = [
     "FileText",
     "Ignorer",
     "walk",
+    "entry_for",
     "read_text",
     "PROJECT_MARKERS",
     "NEVER_WALKED",
@@ -277,6 +278,51 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
         files.append(entry_)
     files.sort(key=lambda f: f.path)
     return WalkResult(files=files, skipped=skipped)
+
+
+def entry_for(root: Path, rel: str, settings: IndexSettings, ignorer: Ignorer) -> FileEntry | str:
+    """One path checked by the rules :func:`walk` applies (live updates and file events use it).
+
+    Args:
+        root: the workspace folder as named; ``rel``: a workspace-relative POSIX path below it.
+        settings: its ``IndexSettings``; ignorer: its :class:`Ignorer`.
+
+    Returns:
+        the file's :class:`FileEntry`, or why it is not indexed: ``"secret"``, ``"ignored"``,
+        ``"excluded"`` (also a symlink with ``follow_symlinks`` off, as :func:`walk` passes over it),
+        ``"outside_root"`` (a link whose real target leaves the root's real path),
+        ``"symlink_loop"``, ``"vanished"`` (gone, or a folder), ``"permission_denied"``,
+        ``"unreadable"`` (not a regular file, or a name that is not UTF-8). Never raises.
+    """
+    settings = _index_settings(settings)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "unreadable"
+    reason = ignorer.reason(rel)
+    if reason is not None:
+        return reason
+    root_abs = os.path.abspath(os.fspath(root))
+    abs_path = os.path.join(root_abs, *rel.split("/"))
+    try:
+        root_real = os.path.realpath(root_abs, strict=True)
+        real = os.path.realpath(abs_path, strict=True)
+    except OSError as exc:
+        return _oserror_reason(exc)
+    if real != os.path.join(root_real, *rel.split("/")):  # a link in the path
+        if not settings.follow_symlinks:
+            return "excluded"
+        if not _is_inside(real, root_real):
+            return "outside_root"
+    try:
+        st = os.stat(abs_path)
+    except OSError as exc:
+        return _oserror_reason(exc)
+    if stat.S_ISDIR(st.st_mode):
+        return "vanished"
+    if not stat.S_ISREG(st.st_mode):
+        return "unreadable"
+    return FileEntry(rel, abs_path, st.st_size, st.st_mtime_ns)
 
 
 def _minified(text: str, max_line_length: int) -> bool:
