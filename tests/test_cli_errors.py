@@ -15,7 +15,7 @@ def one_line(proc, code: int) -> str:
     """The single stderr line of a failed run, after checking the exit code and that no traceback leaked."""
     assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stderr
     return lines[0]
 
@@ -24,6 +24,24 @@ def one_line(proc, code: int) -> str:
 def test_empty_or_blank_question_is_a_usage_error(sample_workspace, question):
     line = one_line(codeask("ask", str(sample_workspace), question, "--no-llm", check=False), 2)
     assert "question is empty" in line
+
+
+@pytest.mark.parametrize("command", ["ask", "index", "status", "eval"])
+def test_empty_folder_argument_is_a_usage_error(tmp_path, command):
+    """``Path("")`` is the current folder: an empty folder argument must not index where the shell is."""
+    extra = {"ask": ["coupons"], "eval": ["--questions", "q.json"]}.get(command, [])
+    proc = codeask(command, "", *extra, cwd=tmp_path, check=False)
+    line = one_line(proc, 2)
+    assert line.startswith(f"codeask {command}: error:") and "folder argument is empty" in line
+    assert f"codeask {command} --help" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_usage_errors_are_one_line_naming_the_help(sample_workspace):
+    line = one_line(codeask("ask", str(sample_workspace), "x", "--top-k", "0", check=False), 2)
+    assert line == "codeask ask: error: argument --top-k: must be at least 1: 0 (codeask ask --help shows the usage)"
+    line = one_line(codeask("frobnicate", check=False), 2)
+    assert line.startswith("codeask: error: argument COMMAND: invalid choice: 'frobnicate'")
 
 
 def test_question_over_the_limit_is_refused_before_indexing(sample_workspace, isolated_env):

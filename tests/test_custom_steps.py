@@ -116,6 +116,12 @@ def test_query_transformer_answer_and_evaluator_by_name(sample_workspace, tmp_pa
     import codeask_test_plugin_mod as plugin
 
     assert [r[0] for r in plugin.RECORDED] == ["retrieved", "answered"]
+    # explain runs through the same Pipeline: the evaluators see it too
+    from codeask.query.explain import explain, make_span
+
+    explain(ws, make_span(ws, str(sample_workspace / "src/shop/cart.py"), 16, 19), no_llm=True)
+    assert [r[0] for r in plugin.RECORDED[2:]] == ["retrieved", "answered"]
+    assert plugin.RECORDED[2][1] == "explain src/shop/cart.py:16-19" and plugin.RECORDED[2][2] > 0
     q = ws.build_pipeline(llm=None).run(Query("shipping cost"))
     assert q.search_texts == ["shipping cost", "SHIPPING COST"]
     assert [e.step for e in q.history][:3] == ["shout", "parse_question", "embed"]

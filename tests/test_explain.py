@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from codeask.query.explain import ExplainCache, enclosing_chunk, explain, identifiers, make_span, related
+from codeask.llm import CancelToken
+from codeask.query.explain import ExplainCache, enclosing_chunk, explain, identifiers, make_span, symbol_span
+from codeask.query.pipeline import Cancelled
+from codeask.query.steps.explain_answer import BRIEF_REPLY_TOKENS, CUT_MARK, CachedReply, cut_at_sentence
 from codeask.workspace import Workspace
+
+
+#: Seconds before a wait is a hang (never a speed goal).
+HANG = 60
+
+
+def wait_until(condition, timeout: float = HANG) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -27,9 +44,8 @@ def test_span_related_excludes_own_chunk(indexed, sample_workspace):
     line = cart.read_text().splitlines().index("        return apply_discount(subtotal, coupon)") + 1
     span = make_span(indexed, str(cart), line - 1, line)
     assert span.path == "src/shop/cart.py" and "return apply_discount" in span.text and span.own_ids
-    docs = related(indexed, span)
+    docs = explain(indexed, span, no_llm=True).sources
     assert docs[0].path == "src/shop/pricing.py" and docs[0].symbol == "apply_discount"
-    assert all(d.id not in span.own_ids for d in docs)
     assert all(not (d.path == span.path and d.start_line <= line <= d.end_line) for d in docs)
 
 
@@ -80,3 +96,207 @@ def test_selection_lines_are_editor_lines(indexed, sample_workspace):
     assert span.text == "def paged_fee():\n    return 1"
     hovered = enclosing_chunk(indexed, str(shipping), 4, text=buffer)
     assert hovered is not None and hovered.end_line == 4 and "# a\u2028b" in hovered.text
+
+
+# ------------------------------------------------------------------------------------------------
+# the symbol under the cursor, ranking like ask, budget, honest endings, cancellation
+
+REDIRECTS = '''"""Redirect handling."""
+
+
+class RedirectMixin:
+    """Rebuilds a request for the next hop of a redirect."""
+
+    def rebuild_auth(self, prepared, response):
+        """Drop the Authorization header when the redirect leaves the original host."""
+        if "Authorization" in prepared.headers and leaves_host(prepared.url, response.url):
+            del prepared.headers["Authorization"]
+
+    def rebuild_proxies(self, prepared, proxies):
+        """Pick the proxy for the new URL from the environment and ``proxies``."""
+        scheme = prepared.url.split(":", 1)[0]
+        return proxies.get(scheme) or environment_proxy(scheme)
+
+    def resolve_redirects(self, response, prepared):
+        """Follow redirects one hop at a time."""
+        self.rebuild_auth(prepared, response)
+        prepared.proxies = self.rebuild_proxies(prepared, {})
+        return prepared
+'''
+
+CLIENT = '''from shop.redirects import RedirectMixin
+
+
+def next_hop(mixin, prepared):
+    return mixin.rebuild_proxies(prepared, {"https": "http://proxy:3128"})
+'''
+
+
+def selection_of(prompt: str) -> str:
+    """The code block of an explain prompt (between ``File:`` and the constraints)."""
+    return prompt.split("File:", 1)[1].split("## Constraints", 1)[0]
+
+
+def line_col(text: str, needle: str) -> tuple[int, int]:
+    """1-based line and 0-based column of the first ``needle``."""
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i, line.index(needle)
+    raise AssertionError(needle)
+
+
+@pytest.fixture
+def redirects(sample_workspace):
+    (sample_workspace / "src/shop/redirects.py").write_text(REDIRECTS)
+    (sample_workspace / "src/shop/client.py").write_text(CLIENT)
+    return sample_workspace
+
+
+def test_hover_span_is_the_method_under_the_cursor(redirects):
+    ws = Workspace([redirects])
+    ws.index()
+    path = str(redirects / "src/shop/redirects.py")
+    chunk = enclosing_chunk(ws, path, line_col(REDIRECTS, "def rebuild_proxies")[0])
+    assert "def rebuild_auth" in chunk.text  # the chunk holds both methods: not what a hover explains
+    for needle in ("def rebuild_proxies", "self.rebuild_proxies("):  # its name, a call in the same class
+        line, _ = line_col(REDIRECTS, needle)
+        span = symbol_span(ws, path, line, "rebuild_proxies")
+        assert (span.symbol, span.definition) == ("RedirectMixin.rebuild_proxies", True)
+        assert span.text.lstrip().startswith("def rebuild_proxies") and "rebuild_auth" not in span.text
+        assert (span.start_line, span.end_line) == (12, 15)
+    # a call in another file: the definition found through the index
+    line, _ = line_col(CLIENT, "mixin.rebuild_proxies")
+    span = symbol_span(ws, str(redirects / "src/shop/client.py"), line, "rebuild_proxies")
+    assert span.path == "src/shop/redirects.py" and span.symbol == "RedirectMixin.rebuild_proxies"
+    # a local name: the function around it
+    line, _ = line_col(REDIRECTS, "scheme = prepared")
+    assert symbol_span(ws, path, line, "scheme").symbol == "RedirectMixin.rebuild_proxies"
+
+
+def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake_llm):
+    ws = Workspace([redirects], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
+    ws.index()
+    path = str(redirects / "src/shop/redirects.py")
+    span = symbol_span(ws, path, line_col(REDIRECTS, "def rebuild_proxies")[0], "rebuild_proxies")
+    result = explain(ws, span, brief=True)
+    sent = selection_of(fake_llm.prompts()[-1])
+    assert "the definition of `RedirectMixin.rebuild_proxies`" in sent
+    assert "return proxies.get(scheme) or environment_proxy(scheme)" in sent
+    assert "rebuild_auth" not in sent and "Authorization" not in sent
+    assert result.to_json()["selection"] == {
+        "path": "src/shop/redirects.py", "root": str(redirects), "start_line": 12, "end_line": 15,
+        "symbol": "RedirectMixin.rebuild_proxies", "definition": True,
+    }
+    assert result.finish_reason == "stop" and not result.truncated
+
+
+TEST_FILE = '''from shop.cart import Cart
+from shop.pricing import apply_discount
+
+
+def test_total_applies_discount_to_subtotal():
+    cart = Cart()
+    cart.items = [("pen", 2.0, 3)]
+    subtotal = sum(price * quantity for _, price, quantity in cart.items)
+    assert cart.total("SAVE10") == apply_discount(subtotal, "SAVE10")
+    assert apply_discount(subtotal, None) == subtotal
+    assert apply_discount(subtotal, "HALF") == subtotal / 2
+'''
+
+
+def test_related_code_is_ranked_like_ask(sample_workspace):
+    """Tests and docs that repeat the selection's names rank below the code (retrieval.downweight)."""
+    (sample_workspace / "tests").mkdir()
+    (sample_workspace / "tests/test_cart.py").write_text(TEST_FILE)
+    (sample_workspace / "docs").mkdir()
+    (sample_workspace / "docs/discounts.md").write_text(
+        "# Discounts\n\n`Cart.total` sums price * quantity of the items into a subtotal, then calls\n"
+        "`apply_discount(subtotal, coupon)`; see apply_discount for the coupon rates.\n"
+    )
+    cart = sample_workspace / "src/shop/cart.py"
+    line, _ = line_col(cart.read_text(), "def total")
+
+    def related(**retrieval) -> list[str]:
+        ws = Workspace([sample_workspace], flags={f"retrieval.{k}": v for k, v in retrieval.items()})
+        ws.index()
+        return [s.path for s in explain(ws, symbol_span(ws, str(cart), line, "total"), no_llm=True).sources]
+
+    unweighted = related(downweight=False)
+    assert not unweighted[0].startswith("src/"), unweighted  # the test and the doc spell the selection's names
+    ranked = related()
+    assert ranked[0] == "src/shop/pricing.py", ranked  # the definition the selection uses
+    for path in ("tests/test_cart.py", "docs/discounts.md"):
+        assert ranked.index(path) > unweighted.index(path), (unweighted, ranked)
+
+
+def test_hover_reply_cut_at_max_tokens_ends_on_a_sentence(sample_workspace, fake_llm):
+    ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
+    ws.index()
+    fake_llm.reply_with("Sums the items. Then applies the coupon's discount to the subtotal and retu")
+    fake_llm.stream_script = {"end": "length"}
+    cart = sample_workspace / "src/shop/cart.py"
+    span = symbol_span(ws, str(cart), line_col(cart.read_text(), "def total")[0], "total")
+    brief = explain(ws, span, brief=True)
+    assert brief.markdown.startswith(f"Sums the items.{CUT_MARK}\n") and "retu" not in brief.markdown
+    out = brief.to_json()
+    assert out["truncated"] and out["finish_reason"] == "length" and out["cut_reason"]
+    assert fake_llm.requests[-1]["max_tokens"] == BRIEF_REPLY_TOKENS
+    full = explain(ws, span)  # not brief: the text as it came, marked as cut off
+    assert "and retu\n\n> **Answer cut off** (" in full.markdown and full.truncated
+
+
+def test_cut_at_sentence():
+    assert cut_at_sentence("One. Two is cu") == f"One.{CUT_MARK}"
+    assert cut_at_sentence("It returns `x`. See:\n```python\nx = f(") == f"It returns `x`.{CUT_MARK}"
+    assert cut_at_sentence("no sentence ended here") == f"no sentence ended{CUT_MARK}"
+
+
+def test_a_long_selection_is_capped_to_the_model_context(sample_workspace, fake_llm):
+    body = "".join(f"    total_{i} = compute_part({i}, weight_kg) * rate_table[{i}]\n" for i in range(400))
+    (sample_workspace / "src/shop/huge.py").write_text(f"def huge_rate(weight_kg, rate_table):\n{body}    return 0\n")
+    llm = {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t", "contextTokens": 2048}
+    ws = Workspace([sample_workspace], editor={"llm": llm})
+    ws.index()
+    fake_llm.context_limit = 2048  # words: a prompt over the context gets llama.cpp's 400
+    span = make_span(ws, str(sample_workspace / "src/shop/huge.py"), 1, 402)
+    result = explain(ws, span)
+    assert result.error is None and result.markdown.startswith("FAKE ANSWER")
+    assert result.selection_cut and result.to_json()["selection_cut"]
+    prompt = fake_llm.prompts()[-1]
+    assert "Only the first lines of the code are shown" in prompt
+    assert "total_0 =" in prompt and "total_399 =" not in prompt
+    assert len(prompt) // 3 < 2048  # the calibrated estimate codeask budgets with
+
+
+def test_cancelling_an_explain_closes_the_llm_stream(sample_workspace, fake_llm):
+    ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
+    ws.index()
+    fake_llm.stream_delay = 0.1
+    fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a long stream
+    token = CancelToken()
+    span = make_span(ws, str(sample_workspace / "src/shop/cart.py"), 16, 19)
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(explain(ws, span, cancelled=token))
+        except Cancelled as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    wait_until(lambda: any(r.get("stream") for r in fake_llm.requests))
+    token.cancel()
+    worker.join(HANG)
+    assert not worker.is_alive() and isinstance(outcome[0], Cancelled), outcome
+    wait_until(lambda: fake_llm.disconnects)  # the server saw the stream closed
+
+
+def test_explain_cache_is_an_lru():
+    cache = ExplainCache(size=2)
+    replies = {k: CachedReply(k, "stop", None, "m") for k in "abc"}
+    cache.put("a", replies["a"])
+    cache.put("b", replies["b"])
+    assert cache.get("a") is replies["a"]  # now the most recently used
+    cache.put("c", replies["c"])
+    assert cache.get("b") is None and cache.get("a") is replies["a"] and cache.get("c") is replies["c"]

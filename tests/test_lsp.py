@@ -214,12 +214,17 @@ async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_
         fake_llm.reset()
         result = await hover(client, cart, "apply_discount(subtotal")
         assert result is not None and result.contents.value.startswith("FAKE ANSWER")
-        assert "Keep it under 80 words" in fake_llm.prompts()[-1]
-        assert "return apply_discount(subtotal, coupon)" in fake_llm.prompts()[-1]
-        # the enclosing chunk (the sample's cart.py is one chunk: the whole file)
-        assert (result.range.start.line, result.range.end.line) == (0, len(cart.read_text().splitlines()) - 1)
-        # cached by the chunk's content: no second LLM call
-        again = await hover(client, cart, "subtotal =")
+        prompt = fake_llm.prompts()[-1]
+        assert "Keep it under 80 words" in prompt
+        # the symbol under the cursor: apply_discount's definition (found through the index), with
+        # the place that uses it as related code
+        assert "src/shop/pricing.py (lines 6-9): the definition of `apply_discount`" in prompt
+        assert "return apply_discount(subtotal, coupon)" in prompt
+        line = line_of(cart, "apply_discount(subtotal")
+        col = cart.read_text().splitlines()[line].index("apply_discount(subtotal")
+        assert result.range == lsp.Range(lsp.Position(line, col), lsp.Position(line, col + len("apply_discount")))
+        # the same symbol elsewhere (its import): cached, no second LLM call
+        again = await hover(client, cart, "apply_discount")  # the first one is on the import line
         assert again.contents.value == result.contents.value and len(fake_llm.requests) == 1
         # not on a word: nothing
         blank = line_of(cart, "def total") - 1
@@ -231,7 +236,8 @@ async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_
         client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             lsp.VersionedTextDocumentIdentifier(version=2, uri=uri(cart)),
             [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
-        await hover(client, cart, "apply_discount(subtotal")
+        await hover(client, cart, "subtotal =")  # a local name: the method it lives in, as the buffer has it
+        assert "the definition of `Cart.total`" in fake_llm.prompts()[-1]
         assert "apply_discount(subtotal * 2, coupon)" in fake_llm.prompts()[-1]
 
         # didChangeConfiguration: the server pulls section codeask again
@@ -259,6 +265,36 @@ async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_
         assert (await cmd(client, "codeask.status"))["files"] == 4
 
 
+HANDLERS = '''class Handlers:
+    """Two small methods: one chunk in the index."""
+
+    def on_open(self, event):
+        """Remember the opened file."""
+        self.opened.append(event.path)
+
+    def on_close(self, event):
+        """Forget the closed file and flush its buffer."""
+        self.opened.remove(event.path)
+        event.buffer.flush()
+'''
+
+
+async def test_hover_explains_the_method_under_the_cursor(sample_workspace, fake_llm):
+    handlers = sample_workspace / "src/shop/handlers.py"
+    handlers.write_text(HANDLERS)
+    config = {"codeask": {"hover": {"llm": True}}}
+    async with session(sample_workspace, options=llm_options(fake_llm), configuration=config) as client:
+        await wait_indexed(client)
+        open_doc(client, handlers)
+        fake_llm.reset()
+        result = await hover(client, handlers, "on_close")
+        assert result is not None and result.contents.value.startswith("FAKE ANSWER")
+        sent = fake_llm.prompts()[-1].split("File:", 1)[1].split("## Constraints", 1)[0]
+        assert "the definition of `Handlers.on_close`" in sent
+        assert "event.buffer.flush()" in sent  # that method's definition...
+        assert "on_open" not in sent and "self.opened.append" not in sent  # ...not its neighbour's
+
+
 async def test_without_llm_or_progress_capability(sample_workspace):
     cart = sample_workspace / "src/shop/cart.py"
     async with session(sample_workspace, progress=False) as client:
@@ -269,7 +305,9 @@ async def test_without_llm_or_progress_capability(sample_workspace):
         result = await hover(client, cart, "apply_discount(subtotal")
         assert result is not None
         value = result.contents.value
-        assert "Related code" in value and f"]({uri(sample_workspace / 'src/shop/pricing.py')}#L" in value
+        # apply_discount's definition (pricing.py) is what is explained; its caller is related code
+        assert value.startswith("Related code for **apply_discount** (`src/shop/pricing.py:6-9`)")
+        assert f"]({uri(sample_workspace / 'src/shop/cart.py')}#L" in value
         out = await cmd(client, "codeask.ask", "shipping cost")
         assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
 

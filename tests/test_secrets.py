@@ -99,3 +99,18 @@ def test_live_update_does_not_follow_a_link_out_of_the_root(sample_workspace, tm
     stats = ws.update_paths([link])
     assert stats.files_changed == 0 and stats.files_skipped == {"outside_root": 1}
     assert all(s.path != "src/shop/link.py" for s in ws.ask("leaked_outside_function", no_llm=True).sources)
+
+
+def test_content_scan_leaves_no_scratch_files(tmp_path, monkeypatch):
+    """Each scan writes its text to a scratch file for detect-secrets and removes it (and its folder)
+    before returning, so a process killed between scans leaves nothing in the temp folder."""
+    import tempfile
+
+    from codeask.query import secrets
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    found = secrets.scan('aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n', "settings.py")
+    assert found.findings, "the scan must have run on the scratch file"
+    assert list(scratch.iterdir()) == []

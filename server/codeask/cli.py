@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from codeask.console import CLIError, positive_int, stderr_console
+from codeask.console import CLIError, Parser, folder_arg, positive_int, stderr_console
 
 __all__ = ["main", "build_parser"]
 
@@ -24,7 +24,7 @@ __all__ = ["main", "build_parser"]
 def build_parser() -> argparse.ArgumentParser:
     """The ``codeask`` argument parser: subcommands ``index``, ``ask``, ``status``, ``watch``,
     ``serve``, ``mcp`` and ``eval`` (added by :func:`codeask.eval.cli.add_eval_parser`); a subcommand is required."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="codeask",
         description="Ask your codebase a question and get a cited answer (offline by default).",
     )
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("index", help="index (or catch up with) a workspace folder")
-    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
     p.add_argument("--no-embed", action="store_true", help="phase 1 only: keyword-searchable, vectors pending")
     p.add_argument(
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("ask", help="ask a question about a workspace folder")
-    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument("question", help="the question")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-update", action="store_true", help="answer from the index as it is, without catching up first")
 
     p = sub.add_parser("explain", help="explain lines of a file, grounded in related code of the workspace")
-    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument(
         "target", metavar="FILE[:START[-END]]", help="the file (relative to the folder or absolute) and 1-based lines"
     )
@@ -63,18 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--brief", action="store_true", help="a short explanation (as in hover)")
 
     p = sub.add_parser("status", help="show what the index of a workspace folder holds")
-    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("watch", help="index, then follow changes on disk until interrupted")
-    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print one JSON object per update")
 
     p = sub.add_parser("serve", help="run the language server")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
     p = sub.add_parser("mcp", help="run the MCP server for AI agents (stdio)")
-    p.add_argument("path", nargs="+", type=Path, help="workspace folder(s)")
+    p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
 
     p = sub.add_parser(
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list the indexes in the cache dir with their sizes, or remove some",
         description="Without options: list every index (workspace folder, size) and remove nothing.",
     )
-    p.add_argument("path", nargs="*", type=Path, help="remove the index of these workspace folders")
+    p.add_argument("path", nargs="*", type=folder_arg, help="remove the index of these workspace folders")
     p.add_argument("--missing", action="store_true", help="remove the indexes of folders that no longer exist")
     p.add_argument("--all", action="store_true", help="remove every index")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "doctor",
         help="check Python, packages, the model, the cache dir, the LLM and the index; print fixes",
     )
-    p.add_argument("path", nargs="*", type=Path, help="workspace folders whose index to check")
+    p.add_argument("path", nargs="*", type=folder_arg, help="workspace folders whose index to check")
     p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -632,7 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # report it with the subcommand's own usage line
+    if extra:  # report it with the subcommand's own name
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command != "serve":
@@ -651,8 +651,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "doctor": _cmd_doctor,
     }
     handler = handlers.get(args.command) or getattr(args, "handler", None)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     if args.command == "ask" and not (args.question or "").strip():
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices["ask"].error("the question is empty")
     try:
         return handler(args)

@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from codeask.console import folder_arg
 from codeask.index.shared import Shard, SharedVectorCache, model_id
 from codeask.settings import Settings, load_settings
 
@@ -151,7 +152,7 @@ def add_publish_parser(subparsers) -> argparse.ArgumentParser:
             "Credentials and endpoint come from the standard AWS environment variables."
         ),
     )
-    p.add_argument("path", nargs="?", type=Path, help="workspace folder (optional with --compact)")
+    p.add_argument("path", nargs="?", type=folder_arg, help="workspace folder (optional with --compact)")
     p.add_argument(
         "--to", metavar="URL", help="the cache, e.g. s3://bucket/prefix (default: CODEASK_SHARED_CACHE / shared.url)"
     )

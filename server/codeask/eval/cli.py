@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from codeask.console import positive_int
+from codeask.console import folder_arg, positive_int
 
 #: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.cli.IndexProgress`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
@@ -46,7 +46,7 @@ def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argp
     """
 
     p = subparsers.add_parser("eval", help="run a question set and score retrieval and answers")
-    p.add_argument("path", type=Path, help="workspace folder")
+    p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument(
         "--questions",
         required=True,

@@ -19,6 +19,7 @@ __all__ = [
     "lsp_range",
     "last_line",
     "word_at",
+    "word_range",
     "uri_to_path",
     "selection_lines",
     "settings_from",
@@ -63,9 +64,27 @@ def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16
     """The identifier (``[A-Za-z0-9_]``) at 0-based ``line`` / ``character`` of ``text`` (``character`` in
     ``encoding`` code units), ``""`` when there is none; lines as in :mod:`codeask.lines` (pygls's own
     ``TextDocument.lines`` uses ``str.splitlines()``, which also breaks at form feeds)."""
+    found = _word_bounds(text, line, character, encoding)
+    return found[0][found[1] : found[2]] if found else ""
+
+
+def word_range(text: str, line: int, character: int, encoding: str | None = "utf-16") -> lsp.Range | None:
+    """The LSP Range of the identifier :func:`word_at` finds (``encoding`` code units), or ``None``."""
+    found = _word_bounds(text, line, character, encoding)
+    if found is None or found[1] == found[2]:
+        return None
+    row, start, end = found
+    return lsp.Range(
+        start=lsp.Position(line=line, character=column_units(row[:start], encoding)),
+        end=lsp.Position(line=line, character=column_units(row[:end], encoding)),
+    )
+
+
+def _word_bounds(text: str, line: int, character: int, encoding: str | None) -> tuple[str, int, int] | None:
+    """``(line text, start, end)``: the identifier's character offsets around the position."""
     lines = split_lines(text)
     if not 0 <= line < len(lines):
-        return ""
+        return None
     row = lines[line]
     units = index = 0
     while index < len(row) and units < character:
@@ -76,7 +95,7 @@ def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16
         start -= 1
     while end < len(row) and _word_char(row[end]):
         end += 1
-    return row[start:end]
+    return row, start, end
 
 
 def _word_char(ch: str) -> bool:

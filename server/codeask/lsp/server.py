@@ -39,18 +39,17 @@ from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
 from codeask.index.watch import Watcher, is_relevant
 from codeask.llm import CancelToken, LLMError, cancel_scope, make_llm
 from codeask.lsp.convert import (
-    last_line,
-    lsp_range,
     selection_lines,
     settings_from,
     source_locations,
     uri_to_path,
     word_at,
+    word_range,
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane, Reporter, post
-from codeask.query.explain import ExplainCache, enclosing_chunk, explain, make_span
+from codeask.query.explain import ExplainCache, explain, make_span, symbol_span
 from codeask.query.pipeline import Cancelled
 from codeask.settings import CONFIG_FILE
 from codeask.workspace import Workspace, project_root_of
@@ -225,6 +224,7 @@ class CodeaskServer(LanguageServer):
             and self.scheduler.started
         ):
             self.scheduler.request()
+        self.cache.clear()  # another model or template may explain differently
         self.show_settings_warnings()
 
     def show_settings_warnings(self) -> None:
@@ -566,8 +566,9 @@ def make_server() -> CodeaskServer:
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     @quiet
     async def hover(ls: CodeaskServer, params: lsp.HoverParams):
-        """Answer ``textDocument/hover``: the related code of the chunk under an identifier (links, no
-        LLM), or with ``hover.llm`` a short LLM explanation; ``None`` outside indexed code."""
+        """Answer ``textDocument/hover``: for the symbol under the cursor (its definition, see
+        :func:`~codeask.query.explain.symbol_span`) the related code as links (no LLM), or with
+        ``hover.llm`` a short LLM explanation; ``None`` outside indexed code. The range is the word's."""
         if ls.ws is None or ls.stopping.is_set() or not ls.ws.settings.hover.enabled:
             return None
         uri, pos = params.text_document.uri, params.position
@@ -599,12 +600,10 @@ def make_server() -> CodeaskServer:
         def run(cancelled, progress):
             if cancelled():
                 return None
-            span = enclosing_chunk(ls.ws, path, pos.line + 1, text=text)
+            span = symbol_span(ls.ws, path, pos.line + 1, word, text=text)
             if span is None or cancelled():
                 return None
-            return span, explain(
-                ls.ws, span, brief=True, llm=llm, no_llm=llm is None, cancelled=cancelled, cache=ls.cache
-            )
+            return explain(ls.ws, span, brief=True, llm=llm, no_llm=llm is None, cancelled=cancelled, cache=ls.cache)
 
         try:
             got = await ls.run_request(None, run, lane=ls.hovers, token=token)
@@ -612,14 +611,13 @@ def make_server() -> CodeaskServer:
             return None
         if got is None:
             return None
-        span, result = got
-        markdown = result.markdown
-        if result.error:
-            log.warning("hover LLM: %s", result.error)
+        markdown = got.markdown
+        if got.error:
+            log.warning("hover LLM: %s", got.error)
             markdown = markdown.split("\n\n> **LLM error:**", 1)[0]
         return lsp.Hover(
             contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown),
-            range=lsp_range(span.start_line, span.end_line, last_line(span.text), ls.position_encoding()),
+            range=word_range(shown, pos.line, pos.character, ls.position_encoding()),
         )
 
     @server.feature(

@@ -1,117 +1,68 @@
-"""Explain a selection of code, grounded in related code from the index (LSP-independent).
+"""Explain code: a selection, or the symbol under the cursor, run through the same :class:`Pipeline` as ask.
 
-The related code is found three ways and fused with reciprocal rank fusion (the retriever's
-:func:`~codeask.query.steps.retrieve.fuse`):
+What to explain is a :class:`Span`: lines a user selected (:func:`make_span`), or for hover the
+definition of the symbol under the cursor (:func:`symbol_span`: found with tree-sitter in the file,
+else through the index, else the definition around the cursor). :func:`explain` runs it through
+the explain pipeline (:func:`explain_pipeline`)::
 
-* definitions it uses: every distinctive identifier of the selection, searched by keyword (a hit
-  whose symbol *is* that identifier ranks first);
-* places that use it: the enclosing symbol's name, searched by keyword;
-* a dense search with the selection text (when the index has vectors).
+    embed (the selection's vector) -> retrieve (RelatedRetrieve: code related to the selection,
+    ranked as ask ranks it) -> explain (ExplainAnswer: the LLM, budgeted, streamed) or the related
+    code as links (RelatedList, without an LLM)
 
-The chunk(s) the selection itself lies in are excluded. With an LLM the ``explain`` template gets
-the selection and the related documents; without one (or when it fails) the markdown lists the
-related locations as links.
-
-Hover uses :func:`enclosing_chunk` (the indexed chunk containing a line, or for an unsaved buffer
-the chunk of the buffer text) and :func:`explain` with ``brief=True``; answers are cached by the
-hash of the explained code (:class:`ExplainCache`).
+so history, cancellation (between steps and inside the LLM call), progress, the secret filter and
+the ``[pipeline] evaluators`` are those of ask. LLM replies are cached by the text sent
+(:class:`~codeask.query.steps.explain_answer.ExplainCache`, an LRU).
 """
 
 from __future__ import annotations
 
-import hashlib
-import keyword
 import os
-import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunk import chunk_text, language_for
+from codeask.index.chunking.symbols import Definition, definitions
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Source, Templates, Withheld, fence, render_documents, safe_documents
-from codeask.query.pipeline import Cancelled, Document
-from codeask.query.steps.retrieve import fuse
+from codeask.query.answer import Source, Templates, Withheld
+from codeask.query.custom import load_step
+from codeask.query.pipeline import Pipeline, Query
+from codeask.query.steps.embed import EmbedQuery
+from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, RelatedList
+from codeask.query.steps.related import RelatedRetrieve, identifiers
+from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget
 from codeask.uris import markdown_link
 
-if TYPE_CHECKING:
-    from codeask.index.store import Hit
+if TYPE_CHECKING:  # the engine and the store import LanceDB; explain only passes them on
+    from codeask.index.engine import RootIndex
+    from codeask.index.store import Store
 
-__all__ = ["Explanation", "Span", "explain", "enclosing_chunk", "identifiers", "ExplainCache", "withheld_reason"]
+__all__ = [
+    "Explanation",
+    "Span",
+    "explain",
+    "explain_pipeline",
+    "make_span",
+    "symbol_span",
+    "enclosing_chunk",
+    "identifiers",
+    "ExplainCache",
+    "withheld_reason",
+]
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMMON = (
-    set(keyword.kwlist)
-    | set(keyword.softkwlist)
-    | {
-        "self",
-        "cls",
-        "None",
-        "True",
-        "False",
-        "print",
-        "len",
-        "str",
-        "int",
-        "dict",
-        "list",
-        "set",
-        "tuple",
-        "range",
-        "return",
-        "const",
-        "let",
-        "var",
-        "function",
-        "this",
-        "new",
-        "null",
-        "undefined",
-        "true",
-        "false",
-        "void",
-        "public",
-        "private",
-        "static",
-        "func",
-        "err",
-        "nil",
-        "fn",
-        "mut",
-        "impl",
-        "pub",
-        "use",
-        "the",
-        "and",
-        "for",
-        "args",
-        "kwargs",
-        "isinstance",
-        "super",
-        "object",
-        "type",
-        "bool",
-        "float",
-        "sum",
-        "min",
-        "max",
-        "enumerate",
-        "zip",
-    }
-)
-_MAX_IDENTS = 8
-_PER_SEARCH = 20
-_MAX_RELATED = 6
+#: Characters of the selection embedded for the dense search (the model reads ~512 tokens anyway).
+_EMBED_CHARS = 4000
 
 
 @dataclass
 class Span:
-    """A piece of one file to explain: 1-based inclusive lines, the code, its enclosing symbol."""
+    """A piece of one file to explain: 1-based inclusive lines, the code, its symbol.
+
+    ``definition`` is true when the span is exactly the definition of ``symbol`` (hover, or a
+    selection that is one definition); otherwise ``symbol`` is the definition the span lies in."""
 
     path: str  # workspace-relative POSIX path ("" when outside every root)
     root: str  # absolute root ("" when outside every root)
@@ -123,6 +74,7 @@ class Span:
     language: str = "text"
     own_ids: set[str] = field(default_factory=set)
     root_label: str = ""  # the root's name in labels when the workspace has several roots
+    definition: bool = False
 
     @property
     def label(self) -> str:
@@ -131,10 +83,24 @@ class Span:
         path = f"{self.root_label}/{self.path}" if self.root_label and self.path else self.path
         return f"{path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "root", "start_line", "end_line", "symbol", "definition"}`` (``path`` absolute when
+        outside every root)."""
+        return {
+            "path": self.path or self.abs_path,
+            "root": self.root,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "definition": self.definition,
+        }
+
 
 @dataclass
 class Explanation:
-    """What ``codeask.explain`` returns: the markdown and the related sources (best first)."""
+    """What ``codeask explain`` / ``codeask.explain`` return: the markdown and the related sources
+    (best first), with how the LLM call ended (as for ask: ``finish_reason``, ``truncated``,
+    ``cut_reason``)."""
 
     markdown: str
     sources: list[Source]
@@ -145,40 +111,74 @@ class Explanation:
     """Text kept from the LLM (the selection or related code: secret files, credential lines)."""
     warnings: list[str] = field(default_factory=list)
     """Settings warnings: ignored workspace values, templates the sandbox refused."""
+    selection: Span | None = None
+    """What was explained (for hover: the definition found for the symbol under the cursor)."""
+    finish_reason: str | None = None
+    """How the LLM call ended (``stop``, ``length``, ``incomplete``, ``error``); ``None`` without one."""
+    cut_reason: str | None = None
+    """Why the explanation is cut off, in words; ``None`` when complete."""
+    selection_cut: bool = False
+    """Whether only the selection's first lines were sent (it was over half the model's context)."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the explanation is cut off."""
+        return self.cut_reason is not None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"markdown", "sources", "llm", "withheld"}``, plus ``error`` when set (``cached`` is left
+        """``{"markdown", "sources", "llm", "withheld", "warnings", "selection", "finish_reason",
+        "truncated", "selection_cut"}``, plus ``error`` and ``cut_reason`` when set (``cached`` is left
         out)."""
-        out = {
+        out: dict[str, Any] = {
             "markdown": self.markdown,
             "sources": [asdict(s) for s in self.sources],
             "llm": self.llm,
             "withheld": [w.to_json() for w in self.withheld],
             "warnings": list(self.warnings),
+            "selection": self.selection.to_json() if self.selection else None,
+            "finish_reason": self.finish_reason,
+            "truncated": self.truncated,
+            "selection_cut": self.selection_cut,
         }
         if self.error:
             out["error"] = self.error
+        if self.cut_reason:
+            out["cut_reason"] = self.cut_reason
         return out
 
+    @classmethod
+    def from_query(cls, query: Query, *, brief: bool, error: str | None, warnings: list[str]) -> Explanation:
+        """The explanation of an answered explain ``query``: the LLM's text, the cut-off line (not in a
+        brief one: its text ends with ``…``), then ``Related:`` links; or the related code as links."""
+        span: Span = query.options["selection"]
+        sources = [Source.from_document(d) for d in query.documents]
+        data = query.history[-1].data if query.history else {}
+        errors = "; ".join(dict.fromkeys([*([error] if error else []), *query.errors])) or None
+        markdown = query.answer or ""
+        if data.get("llm"):
+            if query.cut_reason and not brief:
+                markdown += f"\n\n> **Answer cut off** ({query.cut_reason})."
+            links = "\n".join(
+                f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
+                for i, s in enumerate(sources, 1)
+            )
+            markdown = f"{markdown}\n\nRelated:\n{links}\n" if links else markdown
+        return cls(
+            markdown,
+            sources,
+            llm=data.get("model") or (query.options.get("model") if query.errors else None),
+            error=errors,
+            cached=bool(data.get("cached")),
+            withheld=list(query.withheld),
+            warnings=warnings,
+            selection=span,
+            finish_reason=query.finish_reason,
+            cut_reason=query.cut_reason,
+            selection_cut=bool(data.get("selection_cut")),
+        )
 
-def identifiers(text: str, limit: int = _MAX_IDENTS) -> list[str]:
-    """Distinctive identifiers of ``text`` (no keywords, builtins or 1-2 letter names), longest
-    and rarest first, at most ``limit``."""
-    counts: dict[str, int] = {}
-    order: dict[str, int] = {}
-    for i, m in enumerate(_IDENT.finditer(text)):
-        word = m.group(0)
-        if word in _COMMON or len(word) < 3:
-            continue
-        counts[word] = counts.get(word, 0) + 1
-        order.setdefault(word, i)
-    ranked = sorted(counts, key=lambda w: (-len(w) * (1 + ("_" in w or any(c.isupper() for c in w[1:]))), order[w]))
-    return ranked[:limit]
 
-
-def _lines(text: str, start: int, end: int) -> str:
-    lines = split_lines(text)
-    return "\n".join(lines[max(0, start - 1) : max(0, end)])
+# ------------------------------------------------------------------------------- what to explain
 
 
 def _read(abs_path: str) -> str | None:
@@ -186,41 +186,6 @@ def _read(abs_path: str) -> str | None:
         return Path(abs_path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-
-
-def make_span(workspace, abs_path: str, start_line: int, end_line: int, *, text: str | None = None) -> Span:
-    """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
-    from ``text`` (an editor buffer) or the file on disk, with the enclosing chunk's symbol."""
-    abs_path = os.path.abspath(abs_path)  # as the editor named it (a symlinked root stays the link)
-    index = workspace.root_for(abs_path)
-    rel = (index.relative(abs_path) or "") if index is not None else ""
-    source = text if text is not None else (_read(abs_path) or "")
-    if end_line < start_line:
-        start_line, end_line = end_line, start_line
-    selection = _lines(source, start_line, end_line)
-    span = Span(
-        path=rel,
-        root=str(index.root) if index else "",
-        abs_path=abs_path,
-        start_line=start_line,
-        end_line=end_line,
-        text=selection,
-        language=language_for(abs_path),
-        root_label=workspace.root_labels().get(str(index.root), "") if index is not None else "",
-    )
-    if index is not None:
-        rows = _rows(index, rel)
-        inside = [r for r in rows if r["start_line"] <= end_line and r["end_line"] >= start_line]
-        span.own_ids = {r["id"] for r in inside}
-        containing = [r for r in inside if r["start_line"] <= start_line and r["end_line"] >= end_line]
-        pick = containing[0] if containing else (inside[0] if inside else None)
-        if pick is not None:
-            span.symbol = pick["symbol"]
-    if not span.symbol and source:
-        chunk = _chunk_at(abs_path, source, start_line, workspace)
-        if chunk is not None:
-            span.symbol = chunk.symbol
-    return span
 
 
 def _rows(index, rel: str) -> list[dict]:
@@ -238,6 +203,50 @@ def _chunk_at(abs_path: str, text: str, line: int, workspace):
     return None
 
 
+def make_span(
+    workspace, abs_path: str, start_line: int, end_line: int, *, text: str | None = None, symbol: str = ""
+) -> Span:
+    """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
+    from ``text`` (an editor buffer) or the file on disk. Its symbol is ``symbol`` when given (the
+    span is then that definition), else the innermost definition holding the whole span (tree-sitter),
+    else the symbol of the indexed chunk holding it."""
+    abs_path = os.path.abspath(abs_path)  # as the editor named it (a symlinked root stays the link)
+    index = workspace.root_for(abs_path)
+    rel = (index.relative(abs_path) or "") if index is not None else ""
+    source = text if text is not None else (_read(abs_path) or "")
+    if end_line < start_line:
+        start_line, end_line = end_line, start_line
+    span = Span(
+        path=rel,
+        root=str(index.root) if index else "",
+        abs_path=abs_path,
+        start_line=start_line,
+        end_line=end_line,
+        text="\n".join(split_lines(source)[max(0, start_line - 1) : max(0, end_line)]),
+        language=language_for(abs_path),
+        root_label=workspace.root_labels().get(str(index.root), "") if index is not None else "",
+        symbol=symbol,
+        definition=bool(symbol),
+    )
+    if index is not None:
+        inside = [r for r in _rows(index, rel) if r["start_line"] <= end_line and r["end_line"] >= start_line]
+        span.own_ids = {r["id"] for r in inside}
+    if not span.symbol:
+        around = [
+            d for d in definitions(source, span.language) if d.start_line <= start_line and d.end_line >= end_line
+        ]
+        if around:
+            span.symbol = around[-1].symbol
+            span.definition = (around[-1].start_line, around[-1].end_line) == (start_line, end_line)
+    if not span.symbol and index is not None:
+        containing = [r for r in _rows(index, rel) if r["start_line"] <= start_line and r["end_line"] >= end_line]
+        span.symbol = containing[0]["symbol"] if containing else ""
+    if not span.symbol and source:
+        chunk = _chunk_at(abs_path, source, start_line, workspace)
+        span.symbol = chunk.symbol if chunk is not None else ""
+    return span
+
+
 def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = None) -> Span | None:
     """The chunk containing 1-based ``line``: the indexed chunk when the file on disk is what the
     editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text."""
@@ -248,117 +257,85 @@ def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = N
         return None
     index = workspace.root_for(abs_path)
     if index is not None and (text is None or text == disk):
-        rel = index.relative(abs_path) or ""
-        for row in _rows(index, rel):
+        for row in _rows(index, index.relative(abs_path) or ""):
             if row["start_line"] <= line <= row["end_line"]:
                 return make_span(workspace, abs_path, row["start_line"], row["end_line"], text=source)
     chunk = _chunk_at(abs_path, source, line, workspace)
     if chunk is None:
         return None
-    span = make_span(workspace, abs_path, chunk.start_line, chunk.end_line, text=source)
-    span.symbol = span.symbol or chunk.symbol
-    return span
+    return make_span(workspace, abs_path, chunk.start_line, chunk.end_line, text=source)
 
 
-def related(workspace, span: Span, *, limit: int = _MAX_RELATED) -> list[Document]:
-    """Related code for ``span`` (definitions it uses, places that use it, similar code), best first,
-    without the span's own chunks or anything overlapping the span in its own file."""
-    idents = identifiers(span.text)
-    usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
-    vector = None
-    if span.text.strip() and any(i.store.has_vectors() for i in list(workspace.indexes.values())):
-        vector = workspace.embedder().embed_query(span.text[:4000])
-    rankings: list[tuple[float, str, list[Hit]]] = []
+def _definition_span(workspace, abs_path: str, d: Definition, text: str | None) -> Span:
+    return make_span(workspace, abs_path, d.start_line, d.end_line, text=text, symbol=d.symbol)
+
+
+def _indexed_definition(workspace, name: str) -> Span | None:
+    """The definition of ``name`` elsewhere in the workspace: among the keyword hits for ``name``
+    (code before tests and docs, then keyword rank), the first whose file defines ``name`` within
+    the hit's lines (tree-sitter), as the whole definition."""
+    settings = workspace.settings
+    downweighted = HybridRetrieve(list, settings.retrieval).downweighted
+    found = []
     for index in list(workspace.indexes.values()):
-        store, root = index.store, str(index.root)
-        for ident in idents:
-            hits = store.keyword_search(ident, _PER_SEARCH)
-            # The definition of ``ident`` first.
-            hits.sort(key=lambda h: 0 if h.symbol.rsplit(".", 1)[-1] == ident else 1)
-            rankings.append((1.0, root, hits))
-        if usage:
-            rankings.append((1.0, root, store.keyword_search(usage, _PER_SEARCH)))
-        if vector is not None:
-            rankings.append((1.0, root, store.vector_search(vector, _PER_SEARCH)))
-
-    def own(root: str, hit: Hit) -> bool:
-        if hit.id in span.own_ids:
-            return True
-        return (
-            root == span.root
-            and hit.path == span.path
-            and hit.start_line <= span.end_line
-            and hit.end_line >= span.start_line
-        )
-
-    rankings = [(w, r, [h for h in hits if not own(r, h)]) for w, r, hits in rankings]
-    s = workspace.settings
-    fused = fuse(rankings, rrf_k=s.retrieval.rrf_k, downweighted=lambda p: False, factor=1.0)
-    docs: list[Document] = []
-    labels = workspace.root_labels()
-    for score, _, root, hit in fused:
-        if is_secret(hit.path, s.index):
+        try:
+            hits = index.store.keyword_search(name, 20)
+        except Exception:  # an index being created
             continue
-        docs.append(
-            Document(
-                path=hit.path,
-                root=root,
-                start_line=hit.start_line,
-                end_line=hit.end_line,
-                symbol=hit.symbol,
-                language=hit.language,
-                content=hit.content,
-                score=score,
-                id=hit.id,
-                root_label=labels.get(root, ""),
-            )
-        )
-        if len(docs) >= limit:
-            break
-    return docs
+        for rank, hit in enumerate(hits):
+            if name in hit.content and not is_secret(hit.path, settings.index):
+                found.append((downweighted(hit.path), rank, str(index.root), hit))
+    parsed: dict[str, list[Definition]] = {}
+    for _, _, root, hit in sorted(found, key=lambda t: (t[0], t[1])):
+        abs_path = str(Path(root) / hit.path)
+        if abs_path not in parsed:
+            parsed[abs_path] = definitions(_read(abs_path) or "", language_for(abs_path))
+        for d in reversed(parsed[abs_path]):  # innermost first
+            if d.name == name and d.start_line <= hit.end_line and d.end_line >= hit.start_line:
+                return _definition_span(workspace, abs_path, d, None)
+    return None
 
 
-def related_markdown(span: Span, documents: list[Document]) -> str:
-    """The answer without an LLM: the related locations as markdown links."""
-    head = f"**{span.symbol or span.label}**" if span.symbol else f"`{span.label}`"
-    if not documents:
-        return f"{head}: no related code found in the index."
-    lines = [f"Related code for {head} (`{span.label}`):", ""]
-    for i, d in enumerate(documents, 1):
-        symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. {markdown_link(f'{d.label}:{d.start_line}-{d.end_line}', d.uri)}{symbol}")
-    return "\n".join(lines)
+def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | None = None) -> Span | None:
+    """What a hover on ``word`` at 1-based ``line`` of ``abs_path`` explains (``text``: the editor's
+    buffer, else the file on disk), the first that exists of:
 
+    1. the definition whose name is under the cursor (``def rebuild_proxies`` -> that method);
+    2. a definition of ``word`` in the same file, the one sharing most of the cursor's scope
+       (``self.rebuild_proxies(...)`` inside ``Session`` -> ``Session.rebuild_proxies``);
+    3. a definition of ``word`` elsewhere in the index (code before tests and docs);
+    4. the innermost definition around the cursor (a local variable: the function it lives in);
+    5. the chunk around the cursor (:func:`enclosing_chunk`).
 
-class ExplainCache:
-    """LLM explanations by hash of (code, brief, model); small LRU, thread-safe."""
+    Definitions are found with tree-sitter (:func:`codeask.index.chunking.symbols.definitions`).
+    """
+    abs_path = os.path.abspath(abs_path)
+    source = text if text is not None else _read(abs_path)
+    if source is None:
+        return None
+    defs = definitions(source, language_for(abs_path))
+    on_name = [d for d in defs if d.name_line == line and d.name == word]
+    if on_name:
+        return _definition_span(workspace, abs_path, on_name[-1], source)
+    around = [d for d in defs if d.contains(line)]
+    named = [d for d in defs if d.name == word]
+    if named:
+        scope = around[-1].symbol.split(".") if around else []
 
-    def __init__(self, size: int = 256):
-        self._size = size
-        self._data: OrderedDict[str, Explanation] = OrderedDict()
-        self._lock = threading.Lock()
+        def shared(d: Definition) -> int:
+            parts = d.symbol.split(".")[:-1]
+            n = 0
+            while n < min(len(parts), len(scope)) and parts[n] == scope[n]:
+                n += 1
+            return n
 
-    @staticmethod
-    def key(span: Span, brief: bool, llm: str | None) -> str:
-        """sha256 hex (64 characters) of the model, ``brief``, the path and the code text."""
-        return hashlib.sha256(f"{llm}\0{int(brief)}\0{span.path}\0{span.text}".encode()).hexdigest()
-
-    def get(self, key: str) -> Explanation | None:
-        """The explanation cached under ``key`` (now most recently used), or ``None``."""
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-            return None
-
-    def put(self, key: str, value: Explanation) -> None:
-        """Store ``value`` under ``key``; the least recently used entries beyond ``size`` (default 256)
-        are dropped."""
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self._size:
-                self._data.popitem(last=False)
+        return _definition_span(workspace, abs_path, max(named, key=shared), source)
+    elsewhere = _indexed_definition(workspace, word) if len(word) > 2 else None
+    if elsewhere is not None:
+        return elsewhere
+    if around:
+        return _definition_span(workspace, abs_path, around[-1], source)
+    return enclosing_chunk(workspace, abs_path, line, text=text)
 
 
 def withheld_reason(workspace, span: Span) -> str | None:
@@ -387,6 +364,47 @@ def withheld_reason(workspace, span: Span) -> str | None:
     }.get(reason, reason)
 
 
+# ------------------------------------------------------------------------------------ the pipeline
+
+
+def _store_of(index: RootIndex) -> Callable[[], Store]:
+    return lambda: index.store
+
+
+def explain_pipeline(
+    workspace, *, llm: LLM | None, brief: bool, templates: Templates, cache: ExplainCache | None = None
+) -> Pipeline:
+    """The explain pipeline: embed -> :class:`RelatedRetrieve` -> :class:`ExplainAnswer` (with ``llm``)
+    or :class:`RelatedList` (without), plus the ``[pipeline] evaluators`` of the settings.
+
+    Raises:
+        SettingsError: an evaluator that cannot be loaded.
+    """
+    s = workspace.settings
+    indexes = list(workspace.indexes.values())
+    labels = workspace.root_labels()
+
+    def targets() -> list[SearchTarget]:
+        return [SearchTarget(str(i.root), _store_of(i), labels.get(str(i.root), "")) for i in indexes]
+
+    def has_vectors() -> bool:
+        return any(i.store.has_vectors() for i in indexes)
+
+    context = {"llm": llm, "templates": templates, "settings": s, "workspace": workspace}
+    evaluators = [
+        load_step(name, kind="evaluator", options=dict(s.pipeline.options.get(name) or {}), **context)
+        for name in s.pipeline.evaluators
+    ]
+    answerer = ExplainAnswer(llm, templates, s, brief=brief, cache=cache) if llm is not None else RelatedList()
+    return Pipeline(
+        query_transformers=[EmbedQuery(workspace.embedder, has_vectors)],
+        retriever=RelatedRetrieve(targets, s.retrieval, s.index),
+        response_transformers=[],
+        answerer=answerer,
+        evaluators=evaluators,
+    )
+
+
 def explain(
     workspace,
     span: Span,
@@ -398,27 +416,19 @@ def explain(
     cache: ExplainCache | None = None,
     llm: LLM | None = None,
 ) -> Explanation:
-    """Explain ``span`` with the LLM (``explain`` template), grounded in :func:`related` code.
+    """Explain ``span`` through :func:`explain_pipeline` (``brief``: under 80 words, as on hover).
 
     ``llm`` replaces the workspace's LLM (the language server's hover uses one with a short timeout
-    and no retries). The reply is streamed, so a :class:`codeask.llm.CancelToken` in scope closes it.
-    LLM failures never lose the related code: the markdown then lists it, with ``error`` set.
+    and no retries). LLM failures never lose the related code: the markdown then lists it, with
+    ``error`` set. ``cancelled`` (a ``() -> bool``, ``threading.Event`` or
+    :class:`~codeask.llm.CancelToken`) is checked between steps and aborts the LLM call.
 
     Raises:
-        Cancelled: ``cancelled()`` became true between steps.
+        Cancelled: cancelled between steps or during the LLM call.
+        TemplateError, SettingsError: a broken template or setting.
     """
-
-    def step(name: str) -> None:
-        if cancelled is not None and cancelled():
-            raise Cancelled(f"cancelled before {name}")
-        if progress is not None:
-            progress(name)
-
-    step("retrieve")
-    documents = related(workspace, span)
-    sources = [Source.from_document(d) for d in documents]
-    withheld: list[Withheld] = []
-    error: str | None = None
+    templates = Templates(workspace.settings)
+    error = None
     if no_llm:
         llm = None
     elif llm is None:
@@ -426,63 +436,14 @@ def explain(
             llm = workspace.llm()
         except LLMError as exc:
             error = str(exc)
-    reason = withheld_reason(workspace, span)
-    if llm is None or reason:
-        markdown = related_markdown(span, documents)
-        if error:
-            markdown += f"\n\n> **LLM error:** {error}"
-        elif reason and llm is not None:
-            markdown += f"\n\n> Not sent to the LLM: {reason}."
-            withheld.append(
-                Withheld(span.path or span.abs_path, span.root, span.start_line, span.end_line, "withheld", reason)
-            )
-        return Explanation(markdown, sources, llm=None, error=error, withheld=withheld)
-    selection = Document(
-        path=span.path or Path(span.abs_path).name,
-        root=span.root,
-        start_line=span.start_line,
-        end_line=span.end_line,
-        symbol=span.symbol,
-        language=span.language,
-        content=span.text,
-    )
-    clean = safe_documents([selection], workspace.settings, withheld)
-    if not clean:  # a private key: nothing of it goes out
-        markdown = related_markdown(span, documents) + "\n\n> Not sent to the LLM: it holds credentials."
-        return Explanation(markdown, sources, llm=None, withheld=withheld)
-    selection = clean[0]
-    documents = safe_documents(documents, workspace.settings, withheld)
-    key = ExplainCache.key(span, brief, llm.describe())
-    if cache is not None and (hit := cache.get(key)) is not None:
-        return Explanation(hit.markdown, sources, llm=hit.llm, cached=True, withheld=hit.withheld)
-    step("explain")
-    templates = Templates(workspace.settings)
-    prompt = templates.render(
-        "explain",
-        path=span.label.rsplit(":", 1)[0] if span.path else span.abs_path,
-        start_line=span.start_line,
-        end_line=span.end_line,
-        symbol=span.symbol,
-        language=span.language,
-        selection=fence(selection.content),
-        documents=render_documents(templates, documents),
-        brief=brief,
-    )
-    try:
-        # Streamed: a cancelled hover or explain closes the stream (codeask.llm.CancelToken).
-        text = "".join(
-            llm.stream(prompt, system=templates.system, max_tokens=200 if brief else workspace.settings.llm.max_tokens)
-        ).strip()
-    except LLMError as exc:
-        markdown = related_markdown(span, documents) + f"\n\n> **LLM error:** {exc}"
-        return Explanation(markdown, sources, llm=llm.describe(), error=str(exc), withheld=withheld)
-    links = "\n".join(
-        f"{i}. {markdown_link(f'{s.label or s.path}:{s.start_line}-{s.end_line}', s.uri)}"
-        for i, s in enumerate(sources, 1)
-    )
-    markdown = f"{text}\n\nRelated:\n{links}\n" if links else text
+    options: dict[str, Any] = {"selection": span, "brief": brief}
+    if llm is not None:
+        options["withheld_reason"] = withheld_reason(workspace, span)
+        options["model"] = llm.describe()
+    elif error:
+        options["note"] = f"**LLM error:** {error}"
+    query = Query(f"explain {span.label}", search_texts=[span.text[:_EMBED_CHARS] or span.label], options=options)
+    pipeline = explain_pipeline(workspace, llm=llm, brief=brief, templates=templates, cache=cache)
+    query = pipeline.run(query, cancelled=cancelled, progress=progress)
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
-    result = Explanation(markdown, sources, llm=llm.describe(), withheld=withheld, warnings=warnings)
-    if cache is not None:
-        cache.put(key, result)
-    return result
+    return Explanation.from_query(query, brief=brief, error=error, warnings=warnings)

@@ -14,9 +14,7 @@ content hash, so a chunk is scanned once per process (about 5 ms for a 60-line c
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import shutil
 import tempfile
 import threading
 from collections import OrderedDict
@@ -31,7 +29,6 @@ WHOLE_TEXT_KINDS = frozenset({"Private Key"})
 _LOCK = threading.Lock()
 _CACHE: OrderedDict[str, Scan] = OrderedDict()
 _CACHE_SIZE = 4096
-_folder: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -70,14 +67,6 @@ def _configure() -> None:
         settings.configure_plugins([{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()])
 
 
-def _scratch() -> Path:
-    global _folder
-    if _folder is None or not _folder.is_dir():
-        _folder = Path(tempfile.mkdtemp(prefix="codeask-scan-"))
-        atexit.register(shutil.rmtree, _folder, True)
-    return _folder
-
-
 def scan(text: str, filename: str = "snippet.txt") -> Scan:
     """The credentials in ``text``.
 
@@ -99,12 +88,13 @@ def scan(text: str, filename: str = "snippet.txt") -> Scan:
         from detect_secrets.core.scan import scan_file
 
         _configure()
-        path = _scratch() / name
-        path.write_text(text, encoding="utf-8", errors="surrogateescape")
-        try:
+        # detect-secrets scans files by path; a folder per scan (removed at once, even on error)
+        # keeps the file's own name for its language-aware plugins and leaves nothing behind when a
+        # process is killed between scans.
+        with tempfile.TemporaryDirectory(prefix="codeask-scan-") as folder:
+            path = Path(folder) / name
+            path.write_text(text, encoding="utf-8", errors="surrogateescape")
             found = {(s.type, s.line_number) for s in scan_file(str(path))}
-        finally:
-            path.unlink(missing_ok=True)
         result = Scan(tuple(Finding(kind, line) for kind, line in sorted(found, key=lambda f: (f[1], f[0]))))
         _CACHE[key] = result
         while len(_CACHE) > _CACHE_SIZE:

@@ -1,0 +1,204 @@
+"""Retriever for explain: code related to a selection, ranked as ask ranks it.
+
+The selection (``query.options["selection"]``, a :class:`~codeask.query.explain.Span`) gives three
+kinds of rankings per root, fused with the ask retriever's :func:`~codeask.query.steps.retrieve.fuse`
+(per-file reciprocal rank fusion, files matching ``retrieval.downweight_patterns`` - tests, docs,
+examples, configs - multiplied by ``retrieval.downweight_factor``, exactly as for a question):
+
+* definitions it uses: each distinctive identifier of the selection (:func:`identifiers`) searched
+  by keyword, a chunk whose symbol *is* that identifier first;
+* places that use it: the selection's symbol name, searched by keyword;
+* similar code: a dense search with the selection's vector (``query.embeddings[0]``, when the index
+  has vectors).
+
+The selection's own chunks and anything overlapping it in its own file are left out, as are secret
+files. At most ``limit`` documents are kept, at most ``per_file`` of one file.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from codeask.index.walk import is_secret
+from codeask.query.pipeline import Document, Query
+from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, fuse
+from codeask.settings import IndexSettings, RetrievalSettings
+
+if TYPE_CHECKING:
+    from codeask.index.store import Hit
+
+__all__ = ["RelatedRetrieve", "identifiers"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Names too common to say anything about a selection: Python keywords and builtins, and the
+#: keywords of the other tree-sitter languages that read like identifiers.
+_COMMON = (
+    set(keyword.kwlist)
+    | set(keyword.softkwlist)
+    | set(
+        [
+            "self",
+            "cls",
+            "None",
+            "True",
+            "False",
+            "print",
+            "len",
+            "str",
+            "int",
+            "dict",
+            "list",
+            "set",
+            "tuple",
+            "range",
+            "return",
+            "const",
+            "let",
+            "var",
+            "function",
+            "this",
+            "new",
+            "null",
+            "undefined",
+            "true",
+            "false",
+            "void",
+            "public",
+            "private",
+            "static",
+            "func",
+            "err",
+            "nil",
+            "fn",
+            "mut",
+            "impl",
+            "pub",
+            "use",
+            "the",
+            "and",
+            "for",
+            "args",
+            "kwargs",
+            "isinstance",
+            "super",
+            "object",
+            "type",
+            "bool",
+            "float",
+            "sum",
+            "min",
+            "max",
+            "enumerate",
+            "zip",
+        ]
+    )
+)
+
+
+def identifiers(text: str, limit: int = 8) -> list[str]:
+    """Distinctive identifiers of ``text`` (no keywords, builtins or 1-2 letter names), longest and
+    rarest-looking (``snake_case`` / ``camelCase`` count double) first, at most ``limit``."""
+    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
+    for i, m in enumerate(_IDENT.finditer(text)):
+        word = m.group(0)
+        if word in _COMMON or len(word) < 3:
+            continue
+        counts[word] = counts.get(word, 0) + 1
+        order.setdefault(word, i)
+    ranked = sorted(counts, key=lambda w: (-len(w) * (1 + ("_" in w or any(c.isupper() for c in w[1:]))), order[w]))
+    return ranked[:limit]
+
+
+class RelatedRetrieve:
+    """The explain retriever: pending -> retrieved with the code related to the selection.
+
+    Args:
+        targets: the roots to search (as for :class:`~codeask.query.steps.retrieve.HybridRetrieve`).
+        retrieval: ``rrf_k`` and the down-weighting settings, shared with ask.
+        index: the secret-file patterns (a secret file is never related code).
+        limit: documents kept (6 by default: a prompt's worth of context for one selection).
+        per_file: documents kept of one file (2: several definitions of one module may matter).
+        per_search: hits fetched per keyword or dense search (20).
+    """
+
+    name = "retrieve"
+
+    def __init__(
+        self,
+        targets: Callable[[], list[SearchTarget]],
+        retrieval: RetrievalSettings,
+        index: IndexSettings,
+        *,
+        limit: int = 6,
+        per_file: int = 2,
+        per_search: int = 20,
+    ):
+        self.targets = targets
+        self.retrieval = retrieval
+        self.index = index
+        self.limit, self.per_file, self.per_search = limit, per_file, per_search
+        self.ranker = HybridRetrieve(targets, retrieval)  # its down-weighting rules, one copy
+
+    def __call__(self, query: Query) -> Query:
+        span: Any = query.options["selection"]
+        idents = identifiers(span.text)
+        usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
+        vector = query.embeddings[0] if query.embeddings else None
+        rankings: list[tuple[float, str, list[Hit]]] = []
+        targets = self.targets()
+        for target in targets:
+            store = target.store()
+            for ident in idents:
+                hits = store.keyword_search(ident, self.per_search)
+                named = [h for h in hits if h.symbol.rsplit(".", 1)[-1] == ident]  # its definition first
+                rankings.append((1.0, target.root, named + [h for h in hits if h not in named]))
+            if usage:
+                rankings.append((1.0, target.root, store.keyword_search(usage, self.per_search)))
+            if vector is not None:
+                rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
+
+        def own(root: str, hit: Hit) -> bool:
+            if hit.id in span.own_ids:
+                return True
+            same_file = root == span.root and hit.path == span.path
+            return same_file and hit.start_line <= span.end_line and hit.end_line >= span.start_line
+
+        rankings = [
+            (w, r, [h for h in hits if not own(r, h) and not is_secret(h.path, self.index)]) for w, r, hits in rankings
+        ]
+        fused = fuse(
+            rankings,
+            rrf_k=self.retrieval.rrf_k,
+            downweighted=self.ranker.downweighted,
+            factor=self.retrieval.downweight_factor,
+        )
+        labels = {t.root: t.label for t in targets}
+        documents: list[Document] = []
+        per_file: dict[tuple[str, str], int] = {}
+        for score, _, root, hit in fused:
+            key = (root, hit.path)
+            if per_file.get(key, 0) >= self.per_file:
+                continue
+            per_file[key] = per_file.get(key, 0) + 1
+            documents.append(
+                Document(
+                    path=hit.path,
+                    root=root,
+                    start_line=hit.start_line,
+                    end_line=hit.end_line,
+                    symbol=hit.symbol,
+                    language=hit.language,
+                    content=hit.content,
+                    score=score,
+                    id=hit.id,
+                    root_label=labels.get(root, ""),
+                )
+            )
+            if len(documents) >= self.limit:
+                break
+        query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
+        return query
