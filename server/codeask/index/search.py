@@ -23,10 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = ["keyword_search", "vector_search", "nearest_hashes", "ann_params", "partitions"]
 
-#: Partitions probed at least, and at least 1/NPROBES_SHARE of them (20 of 1,000 at 1M vectors:
-#: top-10 recall 1.0 vs exact with refinement, about half the time of 62 probes; bench/scale.py).
+#: Partitions probed at least, and at least 1/NPROBES_SHARE of them (40 of 1,000 at 1M vectors:
+#: top-10 recall 1.0 vs exact on bench/scale.py's questions, 20 probes only 0.90; refine 2 to 5 alike).
 NPROBES_MIN = 20
-NPROBES_SHARE = 64
+NPROBES_SHARE = 25
 #: The best ``REFINE_FACTOR * limit`` quantized candidates are re-ranked with the full vectors.
 REFINE_FACTOR = 2
 
