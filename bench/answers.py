@@ -18,7 +18,12 @@ Per question it records:
   given (when the answer reports ``citations``), or the exact relative path of one of its sources;
 * whether it was truncated (``"truncated"`` in the answer JSON; before that field existed the
   bench counts answers that end inside a code block or without closing punctuation as ``cut``);
-* seconds per pipeline stage (between the pipeline's progress reports) and in total.
+* seconds per pipeline stage (between the pipeline's progress reports) and in total;
+* whether the LLM answered at all (``llm_answered``): after an LLM error (a timeout, a context
+  overflow) ``ask`` returns the ranked sources with snippets instead, which scores 0 recall and no
+  citation (its quoted code is not an answer).
+
+The result also names the load average at the start and the end (the machine is shared).
 
 Prints a table and writes ``bench/results/answers-<label>.json``. Indexes live in
 ``~/.cache/codeask-bench/answers-index`` (``CODEASK_CACHE_DIR`` overrides).
@@ -27,10 +32,10 @@ Prints a table and writes ``bench/results/answers-<label>.json``. Indexes live i
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -130,11 +135,16 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="questions asked (first N)")
     parser.add_argument("--label", default="run", help="result file suffix: bench/results/answers-LABEL.json")
     parser.add_argument("--ctx-size", type=int, default=8192, help="llama-server --ctx-size, tokens")
-    parser.add_argument("--threads", type=int, default=2, help="llama-server --threads")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama-server --threads (1: see tests/llama_server.py LlamaServer)"
+    )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
     args = parser.parse_args()
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # default settings: no user codeask.toml either (an empty config folder)
+    os.environ.setdefault("CODEASK_CONFIG_DIR", tempfile.mkdtemp(prefix="codeask-bench-config-"))
+    load_before = os.getloadavg()
     os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "answers-index"))
     server = None
     gguf = None
@@ -166,21 +176,24 @@ def main() -> int:
             for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
                 stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
             out = answer.to_json()
-            text = out.get("answer") or ""
+            answered = bool(out.get("llm")) and not out.get("error")
+            # the ranked-sources fallback (after an LLM error) quotes code: it is no answer, it scores 0
+            text = (out.get("answer") or "") if answered else ""
             row = {
                 "sdist": pin,
                 "question": question,
                 "key_facts": facts,
                 "key_fact_recall": round(key_fact_recall(text, facts), 3),
-                "valid_citation": has_valid_citation(out),
+                "valid_citation": answered and has_valid_citation(out),
                 "truncated": bool(out.get("truncated")),
                 "finish_reason": out.get("finish_reason"),
                 "looks_cut": looks_cut(text),
                 "error": out.get("error"),
+                "llm_answered": answered,
                 "seconds": round(total, 2),
                 "stages": stages,
                 "sources": [s["path"] for s in out.get("sources") or []],
-                "answer": text,
+                "answer": out.get("answer") or "",
             }
             rows.append(row)
             print(
@@ -204,16 +217,21 @@ def main() -> int:
         "truncated": sum(r["truncated"] for r in rows),
         "looks_cut": sum(r["looks_cut"] for r in rows),
         "errors": sum(1 for r in rows if r["error"]),
+        "llm_answered": sum(r["llm_answered"] for r in rows),
+        "key_fact_recall_llm_answered": round(
+            sum(r["key_fact_recall"] for r in rows if r["llm_answered"]) / max(1, sum(r["llm_answered"] for r in rows)), 3
+        ),
         "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
         "stage_seconds_mean": {
             s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names
         },
         "peak_rss_mb": round(peak_rss_mb(), 1),
+        "load_average": {"start": [round(x, 2) for x in load_before], "end": [round(x, 2) for x in os.getloadavg()]},
         "rows": rows,
     }
     print()
     for key in ("label", "model", "questions", "key_fact_recall", "valid_citation_share", "truncated",
-                "looks_cut", "errors", "seconds_mean"):
+                "looks_cut", "errors", "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
         print(f"{key:22} {result[key]}")
     for s, v in result["stage_seconds_mean"].items():
         print(f"  stage {s:14} {v:7.2f} s")

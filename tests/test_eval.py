@@ -112,12 +112,63 @@ def test_judge_scores(sample_workspace, tmp_path, llm_env, capsys):
     assert models == {"judge-x"}
 
 
+CUT_VERDICTS = '{"verdicts": [{"claim": "bad claim", "supported": false, "reason": "no"}, {"claim": "bad cl'
+
+
+@pytest.mark.parametrize(
+    ("bad_reply", "end", "expected"),
+    [
+        (CUT_VERDICTS, "length", "cut off"),  # stopped at max_tokens
+        (CUT_VERDICTS, None, "does not match Verdicts"),  # ended "stop" mid-object: an inner object parses
+        ({"verdicts": [{"claim": "bad claim", "supported": True, "reason": ""}]}, None, "1 verdicts for 2 claims"),
+    ],
+)
+def test_judge_reply_that_cannot_be_scored_is_a_row_error_left_out_of_the_means(
+    sample_workspace, tmp_path, llm_env, capsys, bad_reply, end, expected
+):
+    def responder(request):
+        fmt = request.get("response_format") or {}
+        name = (fmt.get("json_schema") or {}).get("name")
+        text = json.dumps(request.get("messages"))
+        llm_env.stream_script.pop("end", None)
+        if name == "Claims":  # the coupons row's answer splits into claims the judge then fails on
+            return {"claims": ["bad claim", "bad claim two"] if "coupons" in text else ["claim one", "claim two"]}
+        if name == "Verdicts":
+            if "bad claim" in text:
+                if end:
+                    llm_env.stream_script["end"] = end
+                return bad_reply
+            return {"verdicts": [{"claim": "claim one", "supported": True, "reason": ""},
+                                 {"claim": "claim two", "supported": False, "reason": ""}]}
+        return "FAKE ANSWER"
+
+    llm_env.responder = responder
+    qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:2])
+    args = ["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(tmp_path / "r.json"),
+            "--judge-model", "judge-x", "--concurrency", "1"]
+    assert main([*args, "--json"]) == 1
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    good, bad = summary["per_question"]
+    assert bad["judge"] is None and bad["error"].startswith("judge: ") and expected in bad["error"]
+    assert good["judge"] == {"faithfulness": 0.5, "answer_recall": 0.5, "context_recall": 0.5}
+    judge = summary["judge"]
+    assert (judge["scored"], judge["errors"]) == (1, 1) and judge["model"] == "openai:judge-x"
+    assert judge["faithfulness"] == good["judge"]["faithfulness"]  # the failed row is not averaged in
+    assert expected in captured.err
+
+    assert main(args) == 1  # the table names the judge model and the rows left out
+    printed = capsys.readouterr().out
+    assert "Judge: openai:judge-x; 1 of 2 answers scored; 1 judge errors" in printed
+
+
 def test_judge_table(sample_workspace, tmp_path, llm_env, capsys):
     qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:1])
     assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(tmp_path / "r.json"),
                  "--judge-model", "judge-x"]) == 0
     printed = capsys.readouterr().out
     assert "faithful" in printed and "mean" in printed
+    assert "Judge: openai:judge-x; 1 of 1 answers scored" in printed
 
 
 def test_questions_formats_and_errors(tmp_path):

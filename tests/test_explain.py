@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -168,9 +170,11 @@ def test_hover_span_is_the_method_under_the_cursor(redirects):
     line, _ = line_col(CLIENT, "mixin.rebuild_proxies")
     span = symbol_span(ws, str(redirects / "src/shop/client.py"), line, "rebuild_proxies")
     assert span.path == "src/shop/redirects.py" and span.symbol == "RedirectMixin.rebuild_proxies"
-    # a local name: the function around it
+    # a local name, or a keyword-like one: the function around it
     line, _ = line_col(REDIRECTS, "scheme = prepared")
     assert symbol_span(ws, path, line, "scheme").symbol == "RedirectMixin.rebuild_proxies"
+    line, _ = line_col(REDIRECTS, "self.rebuild_auth(prepared")
+    assert symbol_span(ws, path, line, "self").symbol == "RedirectMixin.resolve_redirects"
 
 
 def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake_llm):
@@ -263,7 +267,7 @@ def test_a_long_selection_is_capped_to_the_model_context(sample_workspace, fake_
     assert result.error is None and result.markdown.startswith("FAKE ANSWER")
     assert result.selection_cut and result.to_json()["selection_cut"]
     prompt = fake_llm.prompts()[-1]
-    assert "Only the first lines of the code are shown" in prompt
+    assert "(Only the first lines of the code are shown here" in prompt
     assert "total_0 =" in prompt and "total_399 =" not in prompt
     assert len(prompt) // 3 < 2048  # the calibrated estimate codeask budgets with
 
@@ -300,3 +304,47 @@ def test_explain_cache_is_an_lru():
     assert cache.get("a") is replies["a"]  # now the most recently used
     cache.put("c", replies["c"])
     assert cache.get("b") is None and cache.get("a") is replies["a"] and cache.get("c") is replies["c"]
+
+
+def test_cli_explain_json_reports_a_cut_off_explanation(sample_workspace, llm_env, capsys):
+    import json
+
+    from codeask.cli import main
+
+    llm_env.reply_with("Sums the items. Then applies the coupon and retu")
+    llm_env.stream_script = {"end": "length"}
+    assert main(["explain", str(sample_workspace), "src/shop/cart.py:16-19", "--json", "--brief"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["markdown"].startswith(f"Sums the items.{CUT_MARK}") and out["truncated"]
+    assert out["finish_reason"] == "length" and out["selection"]["symbol"] == "Cart.total"
+    assert "codeask: explanation cut off (" in captured.err
+    llm_env.reset()
+    assert main(["explain", str(sample_workspace), "src/shop/cart.py:16-19", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["finish_reason"] == "stop" and not out["truncated"] and "cut_reason" not in out
+
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+@pytest.mark.parametrize("brief", [True, False])
+def test_explain_prompt_snapshot(brief):
+    """The built-in explain prompt for a fixed span and documents: a template change is a reviewed
+    diff (regenerate with CODEASK_UPDATE_SNAPSHOTS=1)."""
+    from codeask.query.answer import Templates
+    from codeask.query.explain import Span
+    from codeask.query.pipeline import Document, Query
+    from codeask.query.steps.explain_answer import ExplainAnswer
+
+    span = Span("src/shop/redirects.py", "/ws", "/ws/src/shop/redirects.py", 12, 15,
+                "\n".join(REDIRECTS.splitlines()[11:15]),
+                symbol="RedirectMixin.rebuild_proxies", language="python", definition=True)
+    docs = [Document("src/shop/client.py", "/ws", 4, 5, "next_hop", "python", "\n".join(CLIENT.splitlines()[3:5]))]
+    selection = Document(span.path, span.root, 12, 14, span.symbol, "python", "\n".join(span.text.splitlines()[:3]))
+    step = ExplainAnswer(None, Templates(None), None, brief=brief)
+    prompt = step.prompt(Query("explain", options={"selection": span}), selection, docs, cut=not brief)
+    snapshot = SNAPSHOTS / f"explain-{'brief' if brief else 'full'}.txt"
+    if os.environ.get("CODEASK_UPDATE_SNAPSHOTS"):
+        snapshot.write_text(prompt, encoding="utf-8")
+    assert prompt == snapshot.read_text(encoding="utf-8")

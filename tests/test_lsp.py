@@ -150,11 +150,13 @@ async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm
         assert answer["answer"].startswith("FAKE ANSWER") and "error" not in answer
         assert [s["path"] for s in answer["sources"]][:2] == ["src/shop/pricing.py", "src/shop/cart.py"] or \
             {"src/shop/pricing.py", "src/shop/cart.py"} <= {s["path"] for s in answer["sources"][:3]}
-        assert len(answer["locations"]) == len(answer["sources"])
-        for src, loc in zip(answer["sources"], answer["locations"]):
+        spans = [(src, span) for src in answer["sources"] for span in src["spans"]]  # one Location per span
+        assert all(src["spans"][0]["start_line"] == src["start_line"] for src in answer["sources"])
+        assert len(answer["locations"]) == len(spans)
+        for (src, span), loc in zip(spans, answer["locations"]):
             assert loc["uri"] == uri(Path(src["root"]) / src["path"]) and "#" not in loc["uri"]
-            assert loc["range"]["start"] == {"line": src["start_line"] - 1, "character": 0}
-            assert loc["range"]["end"]["line"] == src["end_line"] - 1
+            assert loc["range"]["start"] == {"line": span["start_line"] - 1, "character": 0}
+            assert loc["range"]["end"]["line"] == span["end_line"] - 1
         ask_steps = [v.message for t, vs in client.progress_reports.items() for v in vs
                      if vs[0].title == "codeask: asking" and isinstance(v, lsp.WorkDoneProgressReport)]
         assert {"retrieve", "answer"} <= set(ask_steps)
@@ -503,7 +505,8 @@ async def test_requests_ask_sessions_redirect(requests_copy):
         paths = [s["path"] for s in out["sources"][:5]]
         assert "src/requests/sessions.py" in paths, paths
         i = paths.index("src/requests/sessions.py")
-        src, loc = out["sources"][i], out["locations"][i]
+        src = out["sources"][i]
+        loc = out["locations"][sum(len(s["spans"]) for s in out["sources"][:i])]  # one Location per span
         assert loc["uri"] == uri(root / "src/requests/sessions.py")
         assert loc["range"]["start"]["line"] == src["start_line"] - 1
         assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})" in out["markdown"]

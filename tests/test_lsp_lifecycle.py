@@ -279,6 +279,24 @@ async def test_cancel_asks_mid_stream_closes_the_stream_and_frees_the_slots(samp
         assert ends.count("cancelled") == 3, ends
 
 
+async def test_cancel_explain_mid_stream_closes_the_stream(sample_workspace, fake_llm):
+    """Explain runs through the ask Pipeline: ``$/cancelRequest`` reaches its LLM call the same way."""
+    async with session(sample_workspace, options=llm_options(fake_llm)) as client:
+        await wait_indexed(client)
+        fake_llm.stream_delay = 0.1
+        fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a 60 s stream
+        rng = {"start": {"line": 15, "character": 0}, "end": {"line": 19, "character": 0}}
+        params = lsp.ExecuteCommandParams(command="codeask.explain", arguments=[uri(sample_workspace / "src/shop/cart.py"), rng])
+        explain = asyncio.ensure_future(client.workspace_execute_command_async(params))
+        await _until(lambda: any(r.get("stream") for r in fake_llm.requests), "the explanation to stream")
+        client.cancel_request(lsp.CancelParams(id=max(client.protocol._request_futures)))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(explain, HANG)
+        await _until(lambda: fake_llm.disconnects, "the fake LLM to see the stream closed")
+        ends = [vs[-1].message for vs in client.progress_reports.values() if vs[0].title == "codeask: explaining"]
+        assert ends == ["cancelled"], ends
+
+
 # ------------------------------------------------------------------------------------------------
 # another process (the CLI) holds the index at start-up
 

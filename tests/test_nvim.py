@@ -72,7 +72,7 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     assert "OK server found" in health and f"OK server version {__version__}" in health, health
     assert "OK index ready: 4 files" in health and "ERROR" not in health, health
     ask = result["result"]
-    assert ask["sources"] and len(ask["locations"]) == len(ask["sources"])
+    assert ask["sources"] and len(ask["locations"]) == sum(len(s["spans"]) for s in ask["sources"])
     assert result["ask_error"] is None
     # quickfix items come from the locations: file and 1-based line
     assert len(result["qf"]) == len(ask["locations"])

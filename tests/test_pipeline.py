@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from codeask.index.store import Hit
-from codeask.query.answer import Answer, Templates, TemplateError, render_documents
 from codeask.query.pipeline import Document, Query
+from codeask.query.result import Answer
 from codeask.query.steps import OnePerFile, parse_subquestions
 from codeask.query.steps.retrieve import fuse
+from codeask.query.templates import TemplateError, Templates, render_documents
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 
@@ -89,7 +90,12 @@ def test_sources_are_distinct_files_from_documents_in_order():
     assert [s.path for s in ans.sources] == ["b.py", "a.py"]
     assert "zzz.py" not in [s.path for s in ans.sources]
     assert ans.sources[0].uri == "file:///ws/b.py#L3-L4"
-    assert ans.markdown.endswith("Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4)\n2. [a.py:1-2](file:///ws/a.py#L1-L2)\n")
+    # a file's further documents are listed (and linked) under it, each with its own lines
+    assert ans.markdown.endswith(
+        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4), [30-40](file:///ws/b.py#L30-L40)\n"
+        "2. [a.py:1-2](file:///ws/a.py#L1-L2)\n"
+    )
+    assert [(x["start_line"], x["end_line"]) for x in ans.sources[0].spans] == [(3, 4), (30, 40)]
 
 
 def test_parse_subquestions_keeps_bullets_only():

@@ -207,10 +207,10 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=None)
-    assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "rerank"]
+    assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "rerank", "widen"]
     q = pipeline.run(Query("cart total price shipping cost coupon discount"))
     steps = [e.step for e in q.history]
-    assert steps == ["parse_question", "embed", "retrieve", "one_per_file", "rerank", "answer"]
+    assert steps == ["parse_question", "embed", "retrieve", "one_per_file", "rerank", "widen", "answer"]
     retrieved = q.history[2].documents
     # retrieval fetched at least 2 * rerank.top_k chunks although retrieval.top_k is 1
     assert len(retrieved) >= 3
@@ -218,8 +218,11 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     # one_per_file kept at least rerank.top_k files
     assert len(q.history[3].documents) >= 2
     # rerank: shipping.py (contains "express") first, top_k = 2 kept, scores descending
-    assert [d.path for d in q.documents][0] == "src/shop/shipping.py"
-    assert len(q.documents) == 2
-    assert q.documents[0].score >= q.documents[1].score
+    reranked = q.history[4].documents
+    assert [d.path for d in reranked][0] == "src/shop/shipping.py"
+    assert len(reranked) == 2
+    assert reranked[0].score >= reranked[1].score
+    # widening after rerank keeps the reranked files, in their order, each leading with its reranked span
+    assert list(dict.fromkeys(d.key() for d in q.documents)) == [d.key() for d in reranked]
     # the retrieve event still holds the documents as retrieved, in fused order
     assert [d.score for d in retrieved] == sorted((d.score for d in retrieved), reverse=True)

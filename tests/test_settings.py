@@ -58,15 +58,69 @@ def test_auto_provider(tmp_path, env, provider):
 
 
 def test_invalid_values_name_the_key(tmp_path):
-    (tmp_path / ".codeask.toml").write_text("[retrieval]\ntop_k = 'many'\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match="retrieval.top_k"):
-        load_settings(tmp_path, env={})
     (tmp_path / ".codeask.toml").write_text("[retrieval\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match=".codeask.toml"):
+    with pytest.raises(SettingsError, match=".codeask.toml"):  # unreadable TOML: nothing to keep
         load_settings(tmp_path, env={})
-    (tmp_path / ".codeask.toml").write_text("[retrieval]\nno_such = 1\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match="no_such"):
-        load_settings(tmp_path, env={})
+    # A trusted layer's bad value is an error naming the key.
+    with pytest.raises(SettingsError, match="retrieval.top_k"):
+        load_settings(tmp_path / "none", env={}, flags={"retrieval.top_k": 0})
+    config = tmp_path / "user.toml"
+    config.write_text("[retrieval]\ndownweight_factor = -0.5\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="retrieval.downweight_factor"):
+        load_settings(None, env={}, user_config=config)
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("[retrieval]\ntop_k = 0", "retrieval.top_k"),
+        ("[retrieval]\ntop_k = 'many'", "retrieval.top_k"),
+        ("[retrieval]\ndownweight_factor = -1.0", "retrieval.downweight_factor"),
+        ("[retrieval]\nno_such = 1", "retrieval.no_such"),
+        ("[index]\nchunk_lines = -5", "index.chunk_lines"),
+        ("[rerank]\nbatch_size = 0", "rerank.batch_size"),
+        ("[embedding]\nthreads = 0", "embedding.threads"),
+        ("[llm]\ntemperature = 9", "llm.temperature"),
+        ("retrieval = 3", "retrieval"),
+    ],
+)
+def test_a_bad_workspace_value_is_dropped_with_one_warning(tmp_path, line, key):
+    """The workspace file is untrusted: a value the model rejects is ignored (the trusted value
+    stays), with one warning naming the key, and the other values of the file still apply."""
+    (tmp_path / ".codeask.toml").write_text(f"{line}\n[hover]\ndelay_ms = 100\n", encoding="utf-8")
+    s = load_settings(tmp_path, env={}, flags={"retrieval.max_files": 5})
+    [warning] = s.warnings
+    assert f"`{key}" in warning and ".codeask.toml" in warning
+    assert s.retrieval.top_k == 20 and s.retrieval.downweight_factor == 0.5 and s.retrieval.max_files == 5
+    assert s.hover.delay_ms == 100
+
+
+def test_a_bad_workspace_editor_value_is_dropped_with_one_warning(tmp_path):
+    s = load_settings(tmp_path, env={}, workspace_editor={"retrieval": {"maxFiles": 0, "topK": 7}})
+    [warning] = s.warnings
+    assert "workspace settings" in warning and "`retrieval.max_files = 0`" in warning
+    assert (s.retrieval.top_k, s.retrieval.max_files) == (7, 8)
+
+
+def _numeric_fields():
+    from pydantic import BaseModel
+
+    from codeask.settings import Settings
+
+    for section, info in Settings.model_fields.items():
+        model = info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            for key, field in model.model_fields.items():
+                if field.annotation in (int, float, int | None, float | None):
+                    yield f"{section}.{key}", field
+
+
+@pytest.mark.parametrize(("key", "field"), list(_numeric_fields()), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_numeric_setting_has_a_lower_bound(tmp_path, key, field):
+    bounds = [m for m in field.metadata if hasattr(m, "ge") or hasattr(m, "gt")]
+    assert bounds, f"{key} accepts any number"
+    with pytest.raises(SettingsError, match=key.replace(".", r"\.")):
+        load_settings(tmp_path, env={}, flags={key: -1})
 
 
 # --- trust per layer -------------------------------------------------------------------------
@@ -201,3 +255,48 @@ def test_an_empty_environment_never_reaches_the_real_user_cache(sample_workspace
     real = Path.home() / ".cache"
     where = cache_root(load(sample_workspace, env={}))
     assert real not in where.parents and os.environ["XDG_CACHE_HOME"] in str(where)
+
+
+# --- counts given per call: one check for the CLI, the API and the editor ----------------------
+
+COUNTS_OK = [("5", 5), (" 12 ", 12), (3, 3)]
+COUNTS_BAD = ["0", "-3", "+5", "1_000", "2.0", "abc", "", 0, -1, 2.0, True, None]
+
+
+@pytest.mark.parametrize(("value", "expected"), COUNTS_OK)
+def test_positive_int_accepts_digits_and_ints(value, expected):
+    from codeask.console import positive_int
+    from codeask.counts import as_positive_int
+
+    assert as_positive_int("top_k", value) == expected
+    if isinstance(value, str):
+        assert positive_int(value) == expected
+
+
+@pytest.mark.parametrize("value", COUNTS_BAD, ids=repr)
+def test_positive_int_refuses_the_same_values_everywhere(tmp_path, value):
+    import argparse
+
+    from codeask.console import positive_int
+    from codeask.counts import as_positive_int
+    from codeask.workspace import Workspace
+
+    with pytest.raises(ValueError, match=r"^top_k: (not an integer \(digits only\)|must be at least 1): "):
+        as_positive_int("top_k", value)
+    if isinstance(value, str):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"^(not an integer \(digits only\)|must be at least 1): "):
+            positive_int(value)
+    if value is not None:
+        (tmp_path / "root").mkdir()
+        ws = Workspace([tmp_path / "root"], env={"CODEASK_CACHE_DIR": str(tmp_path / "cache")})
+        with pytest.raises(ValueError, match="^top_k: "):
+            ws.ask("where is the config read", top_k=value, no_llm=True)
+
+
+def test_cli_count_flag_refuses_a_sign_with_a_usage_error(tmp_path, capsys):
+    from codeask.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["ask", str(tmp_path), "where", "--top-k", "+5"])
+    assert info.value.code == 2
+    assert "argument --top-k: not an integer (digits only): '+5'" in capsys.readouterr().err

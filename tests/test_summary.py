@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
+from codeask.query.templates import Templates
 from tests.fake_llm import request_text
 
 SUMMARY = "SUMMARY: shipping_cost lives in src/shop/shipping.py"
@@ -63,10 +63,11 @@ def test_summary_step_history(sample_workspace, fake_llm):
     )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=ws.llm())
-    assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "summary"]
+    assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "widen", "summary"]
     q = pipeline.run(Query("How is shipping priced?"))
-    assert [e.step for e in q.history] == ["parse_question", "embed", "retrieve", "one_per_file", "summary", "answer"]
-    event = q.history[4]
+    steps = [e.step for e in q.history]
+    assert steps == ["parse_question", "embed", "retrieve", "one_per_file", "widen", "summary", "answer"]
+    event = q.history[5]
     assert event.after == SUMMARY and event.documents
     assert q.documents and q.retrieved_documents == q.history[2].documents
     # the summary is focused on the question
@@ -78,7 +79,7 @@ def test_summary_skipped_without_llm(sample_workspace):
 
     ws = Workspace([sample_workspace], flags={"summary.enabled": True})
     pipeline = ws.build_pipeline(llm=None)
-    assert [s.name for s in pipeline.response_transformers] == ["one_per_file"]
+    assert [s.name for s in pipeline.response_transformers] == ["one_per_file", "widen"]
 
 
 def test_summary_without_documents_makes_no_call(fake_llm):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from codeask.query.answer import Templates
+from codeask.query.templates import Templates
 from codeask.settings import SettingsError, load_settings
 
 
@@ -82,7 +82,8 @@ def test_editor_settings_override_templates(sample_workspace, fake_llm):
     ws.index(embed=False)
     answer = ws.ask("shipping cost")
     assert answer.answer == "FAKE ANSWER"
-    assert fake_llm.user_prompts() == ["SUBQ shipping cost x1", "EDITOR shipping cost"]
+    # num_questions: how many queries the model is asked to write (twice those kept: paraphrases are dropped)
+    assert fake_llm.user_prompts() == ["SUBQ shipping cost x2", "EDITOR shipping cost"]
 
 
 def test_every_template_name_can_be_overridden(sample_workspace):
@@ -120,7 +121,7 @@ def test_unsafe_templates_are_refused_by_the_sandbox(sample_workspace, llm_env, 
 
 
 def test_unsafe_template_fails_when_not_an_override():
-    from codeask.query.answer import UnsafeTemplateError, sandbox
+    from codeask.query.templates import UnsafeTemplateError, sandbox
 
     with pytest.raises(Exception) as info:
         sandbox().from_string("{{ x.__class__ }}").render(x="")

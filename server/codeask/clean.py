@@ -65,7 +65,7 @@ def list_indexes(cache: Path) -> list[IndexFolder]:
             root = (child / "root.txt").read_text(encoding="utf-8").strip() or None
         except OSError:
             root = None
-        found.append(IndexFolder(child, root, bool(root) and Path(root).is_dir(), folder_bytes(child)))
+        found.append(IndexFolder(child, root, root is not None and Path(root).is_dir(), folder_bytes(child)))
     return sorted(found, key=lambda f: (f.root or "", str(f.index_dir)))
 
 

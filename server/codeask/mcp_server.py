@@ -7,7 +7,8 @@ writer at a time. When another process (an editor's ``codeask serve``) is writin
 server reads it as it is and says so in ``index_status``. While it runs, a watcher keeps the index
 current, as ``codeask serve`` does.
 
-Tools (JSON schemas from the signatures, structured results from the pydantic models below):
+Tools (JSON schemas from the signatures, structured results from the pydantic models of
+:mod:`codeask.mcp_results`):
 
 * ``search_code(query, top_k?, max_files?, path_glob?)`` -> :class:`SearchResult` (no LLM call);
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
@@ -25,22 +26,34 @@ indexer skips (secrets, ``.gitignore``d, default excludes) are never returned.
 
 import logging
 import os
-import re
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.types import CallToolResult, ResourceLink, TextContent
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult
+from pydantic import Field
 
 from codeask import __version__
 from codeask.index.engine import IndexLocked
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
+from codeask.mcp_results import (
+    AskResult,
+    ExplainResult,
+    IndexState,
+    IndexStatus,
+    SearchResult,
+    SourceOut,
+    index_line,
+    one_line_tool_errors,
+    source_lines,
+    tool_result,
+)
 from codeask.query.explain import explain, make_span
 from codeask.workspace import Workspace
 
@@ -59,80 +72,6 @@ explain_code for a line range, index_status to see whether indexing is still run
 Sources are file:// URIs with #Lstart-Lend line ranges (1-based) and codeask://source resources."""
 
 
-# ----------------------------------------------------------------------------- result shapes
-class SourceOut(BaseModel):
-    """One cited location: 1-based inclusive lines of ``path`` (relative to ``root``)."""
-
-    rank: int = Field(description="1 = most relevant")
-    path: str = Field(description="path relative to the workspace root, POSIX separators")
-    root: str = Field(description="absolute workspace root the path belongs to")
-    start_line: int = Field(description="first line, 1-based")
-    end_line: int = Field(description="last line, 1-based, inclusive")
-    symbol: str = Field(description="enclosing definition (class/function), '' when none")
-    score: float = Field(description="fused retrieval score, higher is better (only comparable within one result)")
-    content: str = Field(description="the code of these lines")
-    uri: str = Field(description="file:///abs/path#Lstart-Lend")
-    resource_uri: str = Field(description="codeask://source resource returning these lines")
-
-
-class IndexState(BaseModel):
-    """How current the index was when a result was computed."""
-
-    state: str = Field(description="indexing | embedding | ready | read-only | failed")
-    files: int
-    chunks_total: int
-    vectors_pending: int = Field(description="chunks not yet embedded: keyword search only for them")
-    note: str | None = Field(default=None, description="why the state is not 'ready', when known")
-
-
-class SearchResult(BaseModel):
-    """``search_code``: ranked sources, best first, one chunk per file."""
-
-    query: str
-    sources: list[SourceOut]
-    index: IndexState
-
-
-class AskResult(BaseModel):
-    """``ask_codebase``: the answer (markdown with numbered ``Sources:``) and its sources."""
-
-    question: str
-    answer: str = Field(description="the LLM's answer; '' when no LLM is configured")
-    markdown: str = Field(description="answer followed by numbered source links")
-    subquestions: list[str]
-    sources: list[SourceOut]
-    llm: str | None = Field(description="provider:model that answered, null when none")
-    note: str | None = Field(default=None, description="e.g. that no LLM is configured")
-    error: str | None = Field(default=None, description="LLM error; the sources are still valid")
-    index: IndexState
-
-
-class ExplainResult(BaseModel):
-    """``explain_code``: an explanation of the lines, grounded in related code."""
-
-    path: str
-    start_line: int
-    end_line: int
-    markdown: str = Field(description="the explanation, then links to related code")
-    sources: list[SourceOut] = Field(description="related code the explanation used")
-    llm: str | None
-    error: str | None = None
-
-
-class IndexStatus(BaseModel):
-    """``index_status``: what the index holds and whether it is being updated."""
-
-    state: str = Field(description="indexing | embedding | ready | read-only | failed")
-    note: str | None = None
-    files: int
-    chunks_total: int
-    vectors_pending: int
-    embedding_model: str
-    llm: str | None = Field(description="provider:model used by ask_codebase/explain_code, null when none")
-    roots: list[dict[str, Any]]
-
-
-# ----------------------------------------------------------------------------- engine side
 class CodeaskMCP:
     """The workspace, its indexing thread and watcher, and the tool implementations (plain Python,
     run by the SDK in worker threads).
@@ -146,7 +85,7 @@ class CodeaskMCP:
         SettingsError: a root's ``.codeask.toml`` is invalid.
     """
 
-    def __init__(self, roots: list[Path | str], *, env: dict[str, str] | None = None):
+    def __init__(self, roots: Sequence[Path | str], *, env: dict[str, str] | None = None):
         self.ws = Workspace(roots, env=env)
         self.roots = list(self.ws.indexes)
         self.state = "indexing"
@@ -382,7 +321,7 @@ class CodeaskMCP:
             vectors_pending=status["vectors_pending"],
             embedding_model=status["embedding_model"],
             llm=status["llm"],
-            roots=status["roots"],
+            roots=[dict(root) for root in status["roots"]],
         )
 
     # ------------------------------------------------------------- resources
@@ -412,66 +351,6 @@ class CodeaskMCP:
         return "\n".join(lines[first - 1 : last])
 
 
-# ----------------------------------------------------------------------------- the MCP server
-def _source_lines(sources: list[SourceOut]) -> str:
-    out = []
-    for s in sources:
-        symbol = f" ({s.symbol})" if s.symbol else ""
-        out.append(
-            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```"
-        )
-    return "\n".join(out)
-
-
-def _links(sources: list[SourceOut]) -> list[ResourceLink]:
-    return [
-        ResourceLink(
-            uri=s.resource_uri,
-            name=f"{s.path}:{s.start_line}-{s.end_line}",
-            description=s.symbol or None,
-            mime_type="text/plain",
-        )
-        for s in sources
-    ]
-
-
-def _result(text: str, model: BaseModel, sources: list[SourceOut]) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(text=text), *_links(sources)],
-        structured_content=model.model_dump(mode="json"),
-    )
-
-
-def _index_line(index: IndexState) -> str:
-    if index.state == "ready" and not index.vectors_pending:
-        return ""
-    note = f" ({index.note})" if index.note else ""
-    return f"\n\n[index {index.state}: {index.files} files, {index.vectors_pending} chunks waiting for vectors{note}]"
-
-
-_VALIDATION = re.compile(r"^(\S+)\n\s+(.+?)(?: \[type=[^\]]*\])?$", re.M)
-
-
-def one_line(message: str) -> str:
-    """A tool error as one line: the SDK's ``Error executing tool NAME:`` prefix dropped and a
-    pydantic argument-validation report reduced to ``invalid arguments: field: reason; ...``."""
-    message = re.sub(r"^Error executing tool \S+: ?", "", message.strip())
-    if re.match(r"^\d+ validation errors? for ", message):
-        fields = [f"{name}: {reason}" for name, reason in _VALIDATION.findall(message)]
-        return "invalid arguments: " + "; ".join(fields) if fields else message.splitlines()[0]
-    return " ".join(message.split())
-
-
-async def _one_line_tool_errors(ctx: Any, call_next: Any) -> Any:
-    """Server middleware: every failed ``tools/call`` result carries one-line messages."""
-    result = await call_next(ctx)  # the wire form: a dict with "content" and "isError"
-    if getattr(ctx, "method", None) == "tools/call" and isinstance(result, dict) and result.get("isError"):
-        for block in result.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "text":
-                block["text"] = one_line(block.get("text", ""))
-    return result
-
-
 def make_server(engine: CodeaskMCP) -> MCPServer:
     """The :class:`MCPServer` exposing ``engine``'s tools and resources."""
     server = MCPServer(
@@ -480,7 +359,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
-        middleware=[_one_line_tool_errors],
+        middleware=[one_line_tool_errors],
     )
 
     @server.tool(name="search_code", title="Search code")
@@ -503,8 +382,8 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         most relevant chunk (path, 1-based line range, enclosing symbol, code). Fast, no LLM call.
         Prefer it over grep for questions in words ("how are retries handled")."""
         result = engine.search_code(query, top_k, max_files, path_glob)
-        text = _source_lines(result.sources) or "No matching code found."
-        return _result(text + _index_line(result.index), result, result.sources)
+        text = source_lines(result.sources) or "No matching code found."
+        return tool_result(text + index_line(result.index), result, result.sources)
 
     @server.tool(name="ask_codebase", title="Ask the codebase")
     def ask_codebase(
@@ -520,10 +399,10 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         result = engine.ask_codebase(question, max_files)
         text = result.markdown or "No matching code found."
         if result.note:
-            text = f"{result.note}\n\n{_source_lines(result.sources)}"
+            text = f"{result.note}\n\n{source_lines(result.sources)}"
         if result.error:
             text += f"\n\nLLM error: {result.error}"
-        return _result(text + _index_line(result.index), result, result.sources)
+        return tool_result(text + index_line(result.index), result, result.sources)
 
     @server.tool(name="explain_code", title="Explain code")
     def explain_code(
@@ -535,7 +414,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         the index (callers, definitions it uses). Without a configured LLM it returns the related
         code only."""
         result = engine.explain_code(path, start_line, end_line)
-        return _result(result.markdown, result, result.sources)
+        return tool_result(result.markdown, result, result.sources)
 
     @server.tool(name="index_status", title="Index status")
     def index_status() -> IndexStatus:
@@ -575,12 +454,12 @@ def run(paths: list[Path], http: str | None = None) -> int:
         FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
-    host = port = None
+    host, port = "127.0.0.1", 0
     if http:
-        host, _, port_s = http.rpartition(":")
+        named, _, port_s = http.rpartition(":")
         if not port_s.isdigit():
             raise ValueError(f"--http wants HOST:PORT, got {http!r}")
-        host, port = host or "127.0.0.1", int(port_s)
+        host, port = named or host, int(port_s)
     engine = CodeaskMCP(paths).start()
     server = make_server(engine)
     try:

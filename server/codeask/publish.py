@@ -56,7 +56,7 @@ class PublishStats:
 
 def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int, int]:
     """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``."""
-    from codeask.index.chunking import chunk_text
+    from codeask.index.chunk import chunk_file
     from codeask.index.store import embed_hash, embed_text
     from codeask.index.walk import Ignorer, read_text, walk
 
@@ -68,12 +68,7 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
         if isinstance(got, str):
             continue
         files += 1
-        for c in chunk_text(
-            entry.path,
-            got.text,
-            chunk_lines=settings.index.chunk_lines,
-            max_chunk_chars=settings.index.max_chunk_chars,
-        ):
+        for c in chunk_file(entry.path, got.text, settings.index):
             chunks += 1
             text = embed_text(c.symbol, c.content)
             texts.setdefault(embed_hash(text), text)

@@ -11,87 +11,28 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from codeask.counts import as_positive_int
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.index.records import IndexReadiness, IndexState, WorkspaceStatus
+from codeask.index.store import Store
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.answer import Answer, NoLLMAnswer, SimpleAnswer, Source, Templates
-from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
+from codeask.query.assemble import build_ask_pipeline
 from codeask.query.pipeline import Pipeline, Query, root_labels
-from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
-from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
+from codeask.query.result import Answer, Source
 from codeask.query.steps.retrieve import SearchTarget, path_filter
-from codeask.query.steps.summary import Summary
+from codeask.query.templates import Templates
 from codeask.settings import Settings, load_settings
 
-
-@dataclass(frozen=True)
-class IndexState:
-    """What an answer stands on, the ``"index"`` object of every ask result.
-
-    ``state``: ``"building"`` (the first keyword index of some root has not finished: files are
-    missing), ``"keyword-only"`` (``vectors_pending`` chunks still wait for vectors, so dense
-    retrieval sees only part of the code) or ``"ready"``. ``files_indexed``: files in the index.
-    """
-
-    state: str
-    files_indexed: int
-    vectors_pending: int
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"state", "files_indexed", "vectors_pending"}``."""
-        return asdict(self)
-
-
-__all__ = ["Workspace", "QuestionError", "IndexState", "project_root_of", "VCS_MARKERS"]
+__all__ = ["Workspace", "QuestionError", "IndexState", "WorkspaceStatus"]
 
 
 class QuestionError(ValueError):
     """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
     (the CLI reports it as a usage error, exit code 2)."""
-
-
-#: Entries that make a folder a version-controlled project root.
-VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
-
-
-def project_root_of(path: Path | str) -> Path | None:
-    """The project a file belongs to, for a client that opened no workspace folder: the nearest
-    folder above ``path`` holding a VCS folder (:data:`VCS_MARKERS`), else the nearest holding a
-    project file (:data:`codeask.index.walk.PROJECT_MARKERS`: ``pyproject.toml``, ``package.json``,
-    ...). The user's home folder and the file-system root are never chosen (a dotfiles repository
-    in ``~`` must not make the whole home folder a workspace). ``None`` when there is none.
-    """
-    from codeask.index.walk import PROJECT_MARKERS
-
-    start = Path(os.path.abspath(path))
-    folders = [p for p in (start if start.is_dir() else start.parent, *start.parents)]
-    never = {Path(os.path.abspath(Path.home())), Path(start.anchor)}
-    candidates = [f for f in folders if f not in never]
-    for markers in (VCS_MARKERS, PROJECT_MARKERS):
-        for folder in candidates:
-            if any((folder / m).exists() for m in markers):
-                return folder
-    return None
-
-
-def _positive_option(name: str, value: Any) -> int | None:
-    """``value`` as a positive int, or ``None`` when not given.
-
-    Raises:
-        ValueError: naming the option, for anything else (``"abc"``, ``0``, ``-3``, ``2.5``).
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    number = int(value)
-    if number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return number
 
 
 class Workspace:
@@ -125,16 +66,16 @@ class Workspace:
         self.indexes: dict[str, RootIndex] = {}
         self._llm: LLM | None = None
         self._llm_key: object = None
-        roots = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
-        for root in roots:
+        folders = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
+        for root in folders:
             if root.is_file():
                 raise NotADirectoryError(
                     f"not a folder: {root} is a file; give the workspace folder that holds it ({root.parent})"
                 )
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
-        self.settings = self._load(roots[0] if roots else None)
-        for root in roots:
+        self.settings = self._load(folders[0] if folders else None)
+        for root in folders:
             self.add_root(root)
 
     # ---------------------------------------------------------------- settings
@@ -286,7 +227,7 @@ class Workspace:
             total = total.merge(self.indexes[root].update_paths(group))
         return total
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> WorkspaceStatus:
         """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
         "embedding_model", "roots", "llm"}``.
 
@@ -337,7 +278,7 @@ class Workspace:
     def _targets(self) -> list[SearchTarget]:
         indexes = list(self.indexes.values())
         labels = root_labels([str(i.root) for i in indexes])
-        return [SearchTarget(str(i.root), (lambda i=i: i.store), labels[str(i.root)]) for i in indexes]
+        return [SearchTarget(str(i.root), _store_of(i), labels[str(i.root)]) for i in indexes]
 
     def root_labels(self) -> dict[str, str]:
         """``{root: label}`` naming each root in citation labels (:func:`~codeask.query.pipeline.root_labels`)."""
@@ -354,81 +295,23 @@ class Workspace:
         on_sources: Callable[[Query], None] | None = None,
         templates: Templates | None = None,
     ) -> Pipeline:
-        """The ask pipeline for the current settings; without ``llm``: no subquestions, no LLM answer.
-        ``templates`` (default: new from the settings) collects the warnings of refused overrides.
-
-        Default order: subquestions -> parse_question -> embed -> retrieve -> one_per_file -> [rerank] -> [summary]
-        -> answer. ``[pipeline]`` in ``.codeask.toml`` adds custom query transformers (before
-        ``embed``), replaces the response-transformer chain, the answer generator, and adds
-        evaluators (entry-point group ``codeask.steps``, see docs/pipeline.md). With rerank in the
-        chain, retrieval returns at least ``2 * rerank.top_k`` chunks and ``one_per_file`` keeps at
-        least ``rerank.top_k`` files; the reranker keeps ``min(rerank.top_k, max_files)``.
+        """The ask pipeline for the current settings (:func:`~codeask.query.assemble.build_ask_pipeline`);
+        without ``llm``: no subquestions, no LLM answer. ``templates`` (default: new from the
+        settings) collects the warnings of refused overrides.
 
         Raises:
             SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
         """
-        s = self.settings
-        templates = templates or Templates(s)
-        p = s.pipeline
-        context = {"llm": llm, "templates": templates, "settings": s, "workspace": self}
-        installed = available_steps()
-
-        def _overridden(name: str) -> bool:
-            # an installed ``codeask.steps`` entry point replacing built-in step ``name``
-            return name in installed and installed[name].value != BUILTIN_STEPS.get(name)
-
-        def step(name: str, kind: str):
-            options = dict(p.options.get(name) or {})
-            if name == "one_per_file" and not _overridden(name):
-                options.setdefault("max_files", s.retrieval.max_files)
-                return OnePerFile(**options)
-            if name == "rerank" and not _overridden(name):
-                options.setdefault("max_files", s.retrieval.max_files)
-                return Rerank(templates=templates, settings=s, **options)
-            if name == "summary" and not _overridden(name):
-                return Summary(llm, templates, s) if llm is not None else None
-            return load_step(name, kind=kind, options=options, **context)
-
-        query_transformers: list = []
-        if llm is not None and s.llm.num_subquestions > 0:
-            query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions))
-        for name in p.query_transformers:
-            query_transformers.append(step(name, "query transformer"))
-        query_transformers.append(ParseQuestion())
-        query_transformers.append(EmbedQuery(self.embedder, self._has_vectors))
-
-        if p.response_transformers:
-            names = list(p.response_transformers)
-        else:
-            names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
-        if s.summary.enabled and "summary" not in names:
-            names.append("summary")
-        response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
-
-        retriever = HybridRetrieve(self._targets, s.retrieval)
-        rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
-        if rerank is not None:
-            retriever = RetrieveAtLeast(retriever, 2 * rerank.top_k, s.retrieval.top_k)
-            response_transformers = [
-                OnePerFileForRerank(t.max_files, rerank.top_k) if type(t) is OnePerFile else t
-                for t in response_transformers
-            ]
-
-        if p.answer:
-            answerer = step(p.answer, "answer")
-        else:
-            answerer = (
-                SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources)
-                if llm is not None
-                else NoLLMAnswer()
-            )
-        evaluators = [step(name, "evaluator") for name in p.evaluators]
-        return Pipeline(
-            query_transformers=query_transformers,
-            retriever=retriever,
-            response_transformers=response_transformers,
-            answerer=answerer,
-            evaluators=evaluators,
+        return build_ask_pipeline(
+            self.settings,
+            llm=llm,
+            templates=templates or Templates(self.settings),
+            embedder=self.embedder,
+            has_vectors=self._has_vectors,
+            targets=self._targets,
+            context={"workspace": self},
+            stream=stream,
+            on_sources=on_sources,
         )
 
     def ask(
@@ -470,7 +353,10 @@ class Workspace:
             TemplateError, SettingsError: a broken template or setting.
         """
         question = self.check_question(question)
-        options = {"top_k": _positive_option("top_k", top_k), "max_files": _positive_option("max_files", max_files)}
+        options: dict[str, Any] = {
+            "top_k": None if top_k is None else as_positive_int("top_k", top_k),
+            "max_files": None if max_files is None else as_positive_int("max_files", max_files),
+        }
         if path_glob:
             path_filter(path_glob)  # a bad glob fails here, before any LLM call
             options["path_glob"] = path_glob
@@ -524,6 +410,7 @@ class Workspace:
         indexes = list(self.indexes.values())
         files = sum(i.manifest.count() for i in indexes)
         pending = sum(i.store.count_pending() for i in indexes)
+        state: IndexReadiness
         if any(not i.searchable() for i in indexes):
             state = "building"
         elif pending:
@@ -568,3 +455,8 @@ class Workspace:
     def vectors_pending(self) -> int:
         """Chunks still waiting for a vector, over every root."""
         return sum(index.store.count_pending() for index in list(self.indexes.values()))
+
+
+def _store_of(index: RootIndex) -> Callable[[], Store]:
+    """A callable returning ``index.store`` when called (opened lazily, by the retriever)."""
+    return lambda: index.store

@@ -37,6 +37,15 @@ export interface Source {
   symbol?: string | null;
   score?: number;
   content?: string;
+  /** Every span of the file the answer drew on, this source's own lines first (1-based). */
+  spans?: SourceSpan[];
+}
+
+export interface SourceSpan {
+  start_line?: number;
+  end_line?: number;
+  uri?: string;
+  symbol?: string | null;
 }
 
 export interface Position {
@@ -180,30 +189,37 @@ export function renderMarkdown(markdown: string): string {
 }
 
 /**
- * The rows of the sources list. A source's lines come from the matching LSP Location
- * (0-based, converted) when there is one, else from `start_line`/`end_line` (1-based).
+ * The rows of the sources list, one per span: a source with `spans` (its best span first, then the
+ * spans widening added) gives a row each, in the order the server lists its LSP Locations (one per
+ * span). A row's lines come from the matching Location (0-based, converted) when there is one,
+ * else from the span's `start_line`/`end_line` (1-based).
  */
 export function sourceEntries(sources: Source[] | undefined, locations?: Location[]): SourceEntry[] {
   const out: SourceEntry[] = [];
-  (sources ?? []).forEach((source, i) => {
-    const loc = locations?.[i];
-    const uri = source.uri ?? loc?.uri;
-    if (!uri) return;
-    let startLine = lineNumber(source.start_line);
-    let endLine = lineNumber(source.end_line);
-    if (loc && loc.uri === uri && loc.range) {
-      startLine = loc.range.start.line + 1;
-      endLine = loc.range.end.line + 1;
-    }
-    out.push({
-      label: linkLabel(source.path || uri, startLine, endLine),
-      uri,
-      startLine,
-      endLine,
-      symbol: source.symbol || undefined,
-      score: typeof source.score === 'number' ? source.score : undefined,
+  let next = 0;
+  for (const source of sources ?? []) {
+    const spans: SourceSpan[] = source.spans && source.spans.length > 0 ? source.spans : [source];
+    spans.forEach((span, j) => {
+      const loc = locations?.[next++];
+      const fileUri = source.uri ? source.uri.split('#')[0] : loc?.uri;
+      const uri = j === 0 ? (source.uri ?? loc?.uri) : (span.uri ?? fileUri);
+      if (!uri) return;
+      let startLine = lineNumber(span.start_line);
+      let endLine = lineNumber(span.end_line);
+      if (loc && loc.uri === uri.split('#')[0] && loc.range) {
+        startLine = loc.range.start.line + 1;
+        endLine = loc.range.end.line + 1;
+      }
+      out.push({
+        label: linkLabel(source.path || uri, startLine, endLine),
+        uri,
+        startLine,
+        endLine,
+        symbol: span.symbol || undefined,
+        score: j === 0 && typeof source.score === 'number' ? source.score : undefined,
+      });
     });
-  });
+  }
   return out;
 }
 

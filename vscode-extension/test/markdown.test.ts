@@ -117,6 +117,36 @@ describe('sources list', () => {
     assert.equal(entries[0].startLine, 10);
     assert.equal(entries[1].label, 'src/<b>.py:1-2');
   });
+  it('gives each span of a widened source its own row, paired with its own Location', () => {
+    const widened = [
+      {
+        path: 'src/s.py',
+        uri: 'file:///abs/src/s.py#L40-L60',
+        start_line: 40,
+        end_line: 60,
+        symbol: 'Session.send',
+        spans: [
+          { start_line: 40, end_line: 60, uri: 'file:///abs/src/s.py#L40-L60', symbol: 'Session.send' },
+          { start_line: 90, end_line: 99, uri: 'file:///abs/src/s.py#L90-L99', symbol: 'Session.merge' },
+        ],
+      },
+      { path: 'src/t.py', uri: 'file:///abs/src/t.py#L1-L5', start_line: 1, end_line: 5 },
+    ];
+    const range = (a: number, b: number) => ({ start: { line: a, character: 0 }, end: { line: b, character: 3 } });
+    const entries = sourceEntries(widened, [
+      { uri: 'file:///abs/src/s.py', range: range(39, 59) },
+      { uri: 'file:///abs/src/s.py', range: range(89, 98) },
+      { uri: 'file:///abs/src/t.py', range: range(0, 4) },
+    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.label, e.uri, e.symbol]),
+      [
+        ['src/s.py:40-60', 'file:///abs/src/s.py#L40-L60', 'Session.send'],
+        ['src/s.py:90-99', 'file:///abs/src/s.py#L90-L99', 'Session.merge'],
+        ['src/t.py:1-5', 'file:///abs/src/t.py#L1-L5', undefined],
+      ],
+    );
+  });
   it('renders escaped, clickable rows', () => {
     const html = renderSources(sourceEntries(sources));
     assert.match(html, /<a href="#" class="codeask-source" data-uri="file:\/\/\/abs\/src\/a\.py" data-start="10" data-end="20">src\/a\.py:10-20<\/a> <code>add<\/code>/);

@@ -6,6 +6,11 @@ thread pool (``--concurrency``, default 4) with a :class:`~codeask.eval.ragas.Ra
 attached, write the dataset (``--out``, default ``ragas.json``) in the order of the questions
 file, then print the scores (a table, or one JSON object with ``--json``).
 
+With ``--judge-model`` each answer is scored by :class:`~codeask.eval.judge.Judge`; a judge reply
+that fails (cut off, not the expected JSON) makes that row an error (``"error": "judge: ..."``, a
+stderr line, exit code 1), left out of the means, never a score. ``"judge"`` in the JSON names the
+judge ``model`` and counts the rows ``scored`` and the judge ``errors``; the table prints them.
+
 Retrieval metrics (rows with ``expected_files``/``gold_files``) rank the DISTINCT files of the
 documents as retrieved, before ``one_per_file`` caps them at ``max_files`` and before rerank
 (``--rank-from final`` ranks the documents the answer saw instead, e.g. to measure rerank). So
@@ -29,7 +34,7 @@ from typing import Any
 
 from codeask.console import folder_arg, positive_int
 
-#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.cli.IndexProgress`).
+#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.console.IndexProgress`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
 
 __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
@@ -101,7 +106,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``).
 
     ``progress(enabled)`` is a context manager yielding the indexing progress callback (e.g.
-    :class:`codeask.cli.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
+    :class:`codeask.console.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
     """
     from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
@@ -145,7 +150,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     from codeask.imports import preload
 
     preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
-    with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         list(pool.map(run_one, [q.question for q in questions]))
 
     retrieval = RetrievalScores()
@@ -169,7 +174,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         ragas.record_answers_as_ground_truth()
     rows = {r["question"]: r for r in ragas.rows()}
 
-    judge_summary = None
+    judge_summary: dict[str, float | str | None] | None = None
     if judge_llm is not None:
         from codeask.eval.judge import Judge
 
@@ -186,7 +191,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
                 errors[q.question] = f"judge: {exc}"
                 return None
 
-        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
             judged = list(pool.map(score_one, questions))
         for item, scores in zip(per_question, judged):
             item["judge"] = scores
@@ -194,6 +199,8 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
         keys = ("faithfulness", "answer_recall", "context_recall")
         judge_summary = {k: _mean([s[k] for s in judged if s]) for k in keys}
         judge_summary["model"] = judge_llm.describe()
+        judge_summary["scored"] = sum(1 for s in judged if s)
+        judge_summary["errors"] = sum(1 for e in errors.values() if e.startswith("judge: "))
 
     out = Path(args.out)
     if out.parent and not out.parent.exists():
@@ -258,4 +265,10 @@ def _print_table(summary: dict[str, Any], judged: bool) -> None:
     table.add_row(*mean, style="bold")
     console.print(table)
     console.print()
+    if judged:
+        j = summary["judge"]
+        line = f"Judge: {j['model']}; {j['scored']} of {summary['questions']} answers scored"
+        if j["errors"]:
+            line += f"; {j['errors']} judge errors (listed below), left out of the means"
+        console.print(line, highlight=False, markup=False)
     console.print(f"RAGAS dataset written to {summary['out']}", highlight=False)

@@ -9,40 +9,56 @@ For each question the judge splits the answer and the ground truth into claims
 * ``context_recall``: share of the ground truth's claims that those documents support.
 
 Recalls are ``None`` without a ground truth; faithfulness is ``None`` when the answer has no
-claims. Every call goes through :meth:`codeask.llm.LLM.structured` (pydantic models).
+claims. Every call goes through :meth:`codeask.llm.LLM.structured` (pydantic models, every field
+required, no extra keys). A reply that is cut off (finish reason ``length``), does not validate, or
+gives a verdict count other than the claim count raises: ``codeask eval`` reports that row as a
+judge error and leaves it out of the means; it is never scored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from codeask.llm import LLM
+from codeask.llm import LLM, LLMError
 
-__all__ = ["Claims", "Verdict", "Verdicts", "Judge", "JudgeScores"]
+__all__ = ["Claims", "Verdict", "Verdicts", "Judge", "JudgeError", "JudgeScores"]
 
 _MAX_CONTEXT_CHARS = 24000
+
+
+# Every field is required and no other key is allowed: a reply that is only part of the expected
+# object (an inner verdict picked out of a cut-off reply) must fail validation, never read as an
+# empty list (which would score 0.0 or "no claims").
 
 
 class Claims(BaseModel):
     """The atomic factual claims of a text."""
 
-    claims: list[str] = Field(default_factory=list, description="One self-contained factual claim per item")
+    model_config = ConfigDict(extra="forbid")
+    claims: list[str] = Field(description="One self-contained factual claim per item")
 
 
 class Verdict(BaseModel):
     """Whether the reference supports one claim, with a short reason."""
 
+    model_config = ConfigDict(extra="forbid")
     claim: str
     supported: bool = Field(description="Whether the reference supports (states) the claim")
-    reason: str = ""
+    reason: str
 
 
 class Verdicts(BaseModel):
     """One verdict per claim, in the order of the claims."""
 
-    verdicts: list[Verdict] = Field(default_factory=list)
+    model_config = ConfigDict(extra="forbid")
+    verdicts: list[Verdict]
+
+
+class JudgeError(LLMError):
+    """The judge's reply cannot be scored: it was cut off, is not the expected JSON, or gives a
+    different number of verdicts than there are claims. The row is an error, never a score."""
 
 
 SPLIT_PROMPT = """Split the text below into short, self-contained factual claims. Each claim must be
@@ -105,18 +121,27 @@ class Judge:
 
     def supported_share(self, claims: list[str], reference: str) -> float | None:
         """Share in ``[0, 1]`` of ``claims`` that ``reference`` supports: one :data:`CHECK_PROMPT` call with
-        ``reference`` cut to its first 24000 characters; verdicts match claims by position, a missing one
-        counts as unsupported. ``None`` without a call when ``claims`` is empty. Raises
-        :class:`~codeask.llm.LLMError`."""
+        ``reference`` cut to its first 24000 characters; verdicts match claims by position. ``None``
+        without a call when ``claims`` is empty.
+
+        Raises:
+            JudgeError: the reply holds a different number of verdicts than ``claims``.
+            LLMError: the call failed, or its reply was cut off (finish reason ``length``) or does not
+                validate as :class:`Verdicts`.
+        """
         if not claims:
             return None
         listed = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
         reply = self.llm.structured(
             CHECK_PROMPT.format(reference=reference[:_MAX_CONTEXT_CHARS] or "(empty)", claims=listed), Verdicts
         )
-        verdicts = reply.verdicts[: len(claims)]
-        # a missing verdict counts as unsupported
-        return sum(1 for v in verdicts if v.supported) / len(claims)
+        if len(reply.verdicts) != len(claims):
+            raise JudgeError(
+                f"{self.llm.describe()}: judge gave {len(reply.verdicts)} verdicts for {len(claims)} claims",
+                provider=getattr(self.llm, "provider", None),
+                model=getattr(self.llm, "model", None),
+            )
+        return sum(1 for v in reply.verdicts if v.supported) / len(claims)
 
     def score(self, question: str, answer: str, ground_truth: str, contexts: list[str]) -> JudgeScores:
         """The :class:`JudgeScores` of ``answer``; ``contexts`` (chunk texts) are joined with ``---`` lines.

@@ -142,7 +142,7 @@ class Embedder:
         if n == 0:
             return out
         order = sorted(range(n), key=lambda i: len(texts[i]))
-        size = max(1, self.settings.batch_size)
+        size = self.settings.batch_size
         for start in range(0, n, size):
             if should_stop is not None and should_stop():
                 raise InterruptedError("embedding stopped")

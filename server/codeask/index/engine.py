@@ -47,6 +47,7 @@ from codeask.index.live import relative
 from codeask.index.lock import IndexLocked, WriteLock
 from codeask.index.manifest import Manifest
 from codeask.index.meta import SCHEMA_VERSION, open_store
+from codeask.index.records import RootStatus
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.vectors import ReadOnlyCache, fill_vectors
 from codeask.index.walk import Ignorer
@@ -363,13 +364,13 @@ class RootIndex:
         except (ValueError, KeyError, TypeError):
             return {}
 
-    def status(self) -> dict:
+    def status(self) -> RootStatus:
         """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
         "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).
 
         A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
         """
-        out = {
+        out: RootStatus = {
             "root": str(self.root),
             "indexed": self.exists(),
             "read_only": self.read_only,
@@ -383,10 +384,8 @@ class RootIndex:
         if not out["indexed"]:
             return out
         store = self.store
-        out.update(
-            files=self.manifest.count(),
-            chunks_total=store.count(),
-            vectors_pending=store.count_pending(),
-            index_bytes=store.disk_bytes(),
-        )
+        out["files"] = self.manifest.count()
+        out["chunks_total"] = store.count()
+        out["vectors_pending"] = store.count_pending()
+        out["index_bytes"] = store.disk_bytes()
         return out

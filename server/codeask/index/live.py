@@ -14,20 +14,19 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from codeask.index.ignore import CODEASKIGNORE, GITIGNORE, Ignorer
 from codeask.index.phase1 import remove_paths, write_batch
 from codeask.index.stats import IndexStats
 from codeask.index.walk import FileEntry, entry_for
 
-if TYPE_CHECKING:
-    from codeask.index.engine import RootIndex
-
+# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["update_paths", "relative", "expand_dirs", "changes_rules"]
 
 
-def update_paths(index: RootIndex, abs_paths: Iterable[Path | str]) -> IndexStats:
+def update_paths(index: Any, abs_paths: Iterable[Path | str]) -> IndexStats:
     """Re-check specific files (saved, created, deleted, renamed): commit their rows, then vectors.
 
     ``seconds_to_searchable`` in the result is the time until the rows were committed (keyword

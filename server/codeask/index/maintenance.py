@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import warnings
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pyarrow.compute as pc
 from lancedb.index import FTS, BTree, IvfSq
@@ -21,13 +21,12 @@ from lancedb.index import FTS, BTree, IvfSq
 from codeask.index.rows import TABLE, VECTORS, batches, sql_in
 from codeask.index.search import partitions
 
-if TYPE_CHECKING:
-    from codeask.index.store import Store
-
+# ``index``/``store`` arguments are a Store, typed Any: codeask.index.store imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["ensure_indexes", "optimize", "index_stats", "disk_bytes"]
 
 
-def ensure_indexes(store: Store) -> None:
+def ensure_indexes(store: Any) -> None:
     """Create the indexes a table lacks: full-text and B-tree indexes once ``chunks`` has rows,
     the B-tree on ``vectors.embed_hash`` once it has rows, and the ANN index at ``ann_min_rows``
     vectors. Cheap when they exist (index lists are cached per version)."""
@@ -38,7 +37,7 @@ def ensure_indexes(store: Store) -> None:
         store._pending.committed(pending)
 
 
-def _create_missing_indexes(store: Store) -> None:
+def _create_missing_indexes(store: Any) -> None:
     have = store._indices(TABLE)
     if store.count():
         if "text" not in have:
@@ -50,7 +49,7 @@ def _create_missing_indexes(store: Store) -> None:
     vectors = store._latest(VECTORS)[0]
     if vectors and "embed_hash" not in have:
         store._vectors.create_index("embed_hash", config=BTree(), replace=True)
-    if vectors >= max(1, store.ann_min_rows) and "vector" not in have:
+    if vectors >= store.ann_min_rows and "vector" not in have:
         store._vectors.create_index(
             "vector",
             config=IvfSq(distance_type="dot", num_partitions=partitions(vectors)),
@@ -58,12 +57,7 @@ def _create_missing_indexes(store: Store) -> None:
         )
 
 
-def ensure_fts_index(store: Store) -> None:
-    """:meth:`ensure_indexes` (kept for callers that need keyword search to use its index)."""
-    store.ensure_indexes()
-
-
-def optimize(store: Store) -> None:
+def optimize(store: Any) -> None:
     """Compaction: create missing indexes, delete vectors no chunk uses, compact both tables, fold
     new rows into every index (full-text, B-tree, ANN: incremental), and delete the files of
     versions older than ``keep_versions_minutes``.
@@ -84,7 +78,7 @@ def optimize(store: Store) -> None:
     store.compactions += 1
 
 
-def _collect_unused_vectors(store: Store) -> int:
+def _collect_unused_vectors(store: Any) -> int:
     """Delete vectors whose ``embed_hash`` no chunk row has; returns how many."""
     used = store._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
     stored = store._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
@@ -97,7 +91,7 @@ def _collect_unused_vectors(store: Store) -> int:
     return len(unused)
 
 
-def index_stats(store: Store) -> dict[str, dict]:
+def index_stats(store: Any) -> dict[str, dict]:
     """``{"<table>.<column>": {"type", "indexed_rows", "unindexed_rows"}}`` for every index,
     from LanceDB's index statistics."""
     out: dict[str, dict] = {}
@@ -113,7 +107,7 @@ def index_stats(store: Store) -> dict[str, dict]:
     return out
 
 
-def disk_bytes(store: Store) -> int:
+def disk_bytes(store: Any) -> int:
     """Bytes used by the index folder."""
     total = 0
     for dirpath, _, files in os.walk(store.index_dir):

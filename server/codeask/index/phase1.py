@@ -14,24 +14,22 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
-from codeask.index.chunk import chunk_text
+from codeask.index.chunk import chunk_file
 from codeask.index.manifest import FileRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, read_text, walk
 
-if TYPE_CHECKING:
-    from codeask.index.engine import RootIndex
-    from codeask.index.store import Store
-
+# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["sync_root", "remove_paths", "write_batch"]
 
 
 def sync_root(
-    index: RootIndex,
+    index: Any,
     stats: IndexStats,
-    store: Store,
+    store: Any,
     started: float,
     progress: ProgressFn | None,
     embed: bool,
@@ -59,7 +57,7 @@ def sync_root(
         ]
         # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
         gone = (set(known) | index.manifest.dirty()) - seen
-    batch_size = max(1, index.settings.index.write_batch_files)
+    batch_size = index.settings.index.write_batch_files
     total = len(candidates)
     for start in range(0, total, batch_size):
         if should_stop and should_stop():
@@ -109,7 +107,7 @@ def sync_root(
     return stats
 
 
-def remove_paths(index: RootIndex, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
+def remove_paths(index: Any, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
     """Delete the rows and manifest entries of ``paths``.
 
     With ``unless_back``, a path that is an indexable file again by the time the write lock is
@@ -131,7 +129,7 @@ def remove_paths(index: RootIndex, paths: list[str], stats: IndexStats, *, unles
 
 
 def write_batch(
-    index: RootIndex,
+    index: Any,
     entries: list[FileEntry],
     known: dict[str, FileRecord],
     stats: IndexStats,
@@ -156,12 +154,7 @@ def write_batch(
         if old is not None and old.content_hash == got.content_hash:
             touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
             continue
-        chunks = chunk_text(
-            entry.path,
-            got.text,
-            chunk_lines=index.settings.index.chunk_lines,
-            max_chunk_chars=index.settings.index.max_chunk_chars,
-        )
+        chunks = chunk_file(entry.path, got.text, index.settings.index)
         chunks_by_path[entry.path] = chunks
         records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
     if touch:

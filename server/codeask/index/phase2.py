@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from codeask.index.stats import Progress, ProgressFn
 
-if TYPE_CHECKING:
-    from codeask.index.engine import RootIndex
-
+# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["embed_pending"]
 
 #: Pending texts fetched per round, and embedded per group under the write lock.
@@ -27,7 +26,7 @@ EMBED_GROUP_TEXTS = 32
 
 
 def embed_pending(
-    index: RootIndex,
+    index: Any,
     *,
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,

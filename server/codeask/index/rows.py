@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from codeask.index.chunk import Chunk
+from codeask.index.records import ChunkRow
 
 __all__ = [
     "TABLE",
@@ -25,7 +26,6 @@ __all__ = [
     "embed_hash",
     "embed_text",
     "keyword_text",
-    "hit",
     "split_identifier",
     "path_words",
     "sql_in",
@@ -90,9 +90,9 @@ def path_words(path: str) -> str:
     return " ".join(split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
 
-def chunk_rows(chunks: Sequence[Chunk]) -> list[dict]:
+def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
     """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
-    rows = []
+    rows: list[ChunkRow] = []
     for c in chunks:
         ehash = embed_hash(embed_text(c.symbol, c.content))
         words = " ".join(w for w in (path_words(c.path), " ".join(split_identifier(c.symbol.replace(".", "_")))) if w)
@@ -127,23 +127,24 @@ class Hit:
     content: str
     score: float
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], score: float) -> Hit:
+        """The hit of a stored chunk row (a :class:`~codeask.index.records.StoredRow`, or a LanceDB
+        result row holding its columns) with rank ``score``."""
+        return cls(
+            id=row["id"],
+            path=row["path"],
+            language=row["language"],
+            start_line=int(row["start_line"]),
+            end_line=int(row["end_line"]),
+            symbol=row["symbol"],
+            content=row["content"],
+            score=score,
+        )
+
 
 #: The ``chunks`` columns a :class:`Hit` is made from.
 HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
-
-
-def hit(row: dict, score: float) -> Hit:
-    """A :class:`Hit` from a ``chunks`` row (a dict with :data:`HIT_COLUMNS`) and its ``score``."""
-    return Hit(
-        id=row["id"],
-        path=row["path"],
-        language=row["language"],
-        start_line=int(row["start_line"]),
-        end_line=int(row["end_line"]),
-        symbol=row["symbol"],
-        content=row["content"],
-        score=score,
-    )
 
 
 def _sql_str(value: str) -> str:

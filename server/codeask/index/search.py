@@ -10,17 +10,16 @@ scan of the chunk table. Above ``index.ann_min_rows`` vectors the IVF-SQ index i
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 from lancedb.query import LanceVectorQueryBuilder
 
-from codeask.index.rows import HIT_COLUMNS, IDENT, TABLE, VECTORS, Hit, hit, keyword_text, sql_in
+from codeask.index.rows import HIT_COLUMNS, IDENT, TABLE, VECTORS, Hit, keyword_text, sql_in
 
-if TYPE_CHECKING:
-    from codeask.index.store import Store
-
+# ``index``/``store`` arguments are a Store, typed Any: codeask.index.store imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["keyword_search", "vector_search", "nearest_hashes", "ann_params", "partitions"]
 
 #: Partitions probed at least, and at least 1/NPROBES_SHARE of them (40 of 1,000 at 1M vectors:
@@ -42,7 +41,7 @@ def ann_params(vectors: int) -> tuple[int, int]:
     return max(NPROBES_MIN, partitions(vectors) // NPROBES_SHARE), REFINE_FACTOR
 
 
-def keyword_search(store: Store, question: str, limit: int) -> list[Hit]:
+def keyword_search(store: Any, question: str, limit: int) -> list[Hit]:
     """BM25 full-text search over ``text``; best first; ``[]`` for a question with no words or
     before the first full-text index exists. Rows committed since the index was last updated
     are searched too (LanceDB scans them), so a live update is found at once."""
@@ -60,10 +59,10 @@ def keyword_search(store: Store, question: str, limit: int) -> list[Hit]:
             .to_list()
         )
     )
-    return [hit(r, float(r["_score"])) for r in found]
+    return [Hit.from_row(r, float(r["_score"])) for r in found]
 
 
-def vector_search(store: Store, vector: np.ndarray, limit: int) -> list[Hit]:
+def vector_search(store: Any, vector: np.ndarray, limit: int) -> list[Hit]:
     """Cosine search: the nearest vectors (ANN with refinement above ``ann_min_rows``, else
     exact), joined to the chunk rows that use them by a keyed lookup (``embed_hash IN (...)`` on
     its B-tree); best first, score = 1 - cosine distance."""
@@ -80,10 +79,10 @@ def vector_search(store: Store, vector: np.ndarray, limit: int) -> list[Hit]:
         )
     )
     rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
-    return [hit(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
+    return [Hit.from_row(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
 
 
-def nearest_hashes(store: Store, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
+def nearest_hashes(store: Any, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
     """The ``limit`` stored vectors nearest to ``vector`` (``(dim,)`` float32):
     ``{embed_hash: cosine distance}``, nearest first. ``exact`` skips the ANN index.
 

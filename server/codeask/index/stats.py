@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Literal
 
 __all__ = ["Progress", "ProgressFn", "IndexStats"]
 
@@ -17,7 +18,7 @@ class Progress:
     until a rate is known.
     """
 
-    phase: str
+    phase: Literal["scan", "index", "embed"]
     done: int
     total: int
     message: str = ""

@@ -60,7 +60,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 os.environ.setdefault("LANCE_LOG", "error")
 
@@ -71,6 +71,7 @@ import pyarrow.compute as pc
 
 from codeask.index import maintenance, search
 from codeask.index.pending import PendingVectors
+from codeask.index.records import ChunkRow, StoredRow
 from codeask.index.rows import (
     HIT_COLUMNS,
     TABLE,
@@ -204,7 +205,7 @@ class Store:
         )
 
     # ---------------------------------------------------------------- writes
-    def replace_files(self, paths: Iterable[str], rows: Sequence[dict]) -> tuple[int, int]:
+    def replace_files(self, paths: Iterable[str], rows: Sequence[ChunkRow]) -> tuple[int, int]:
         """Make ``rows`` (from :func:`chunk_rows`) the only rows of ``paths``: one commit per 500 paths.
 
         Rows already stored with the same ``id`` (an unchanged chunk) are kept as they are, new ones
@@ -214,7 +215,7 @@ class Store:
         Returns:
             ``(rows inserted, rows deleted)``.
         """
-        by_path: dict[str, list[dict]] = {}
+        by_path: dict[str, list[ChunkRow]] = {}
         for row in rows:
             by_path.setdefault(row["path"], []).append(row)
         paths = sorted(set(paths) | set(by_path))
@@ -368,11 +369,11 @@ class Store:
             self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist()
         )
 
-    def rows_for_path(self, path: str) -> list[dict]:
+    def rows_for_path(self, path: str) -> list[StoredRow]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
         where = sql_in("path", [path])
         rows = self._read(lambda: self._chunks.search().where(where).select(list(HIT_COLUMNS)).limit(None).to_list())
-        return sorted(rows, key=lambda r: r["start_line"])
+        return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the HIT_COLUMNS
 
     def _latest(self, table: str) -> tuple[int, dict[str, str]]:
         """``(rows, {column: index type})`` of ``chunks`` or ``vectors`` at its latest version: one

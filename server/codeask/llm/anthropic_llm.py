@@ -8,20 +8,11 @@ from typing import Any
 
 import anthropic
 
-from codeask.llm.base import (
-    BaseLLM,
-    CancelLike,
-    ContextLengthError,
-    LLMError,
-    M,
-    before_connect,
-    cause_chain,
-    http_client,
-    httpx_module,
-    mentions_context_overflow,
-    schema_name,
-    status_detail,
-)
+from codeask.llm.base import BaseLLM
+from codeask.llm.cancel import CancelLike
+from codeask.llm.protocol import ContextLengthError, LLMError, M
+from codeask.llm.shared import before_connect, cause_chain, mentions_context_overflow, schema_name, status_detail
+from codeask.llm.watchdog import http_client, httpx_module
 
 __all__ = ["AnthropicLLM", "DEFAULT_ANTHROPIC_BASE_URL"]
 

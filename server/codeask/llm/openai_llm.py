@@ -11,24 +11,13 @@ from typing import Any
 
 import openai
 import pydantic
+from openai.types.chat import ChatCompletionMessageParam
 
-from codeask.llm.base import (
-    BaseLLM,
-    CancelLike,
-    ContextLengthError,
-    LLMError,
-    M,
-    PassThrough,
-    before_connect,
-    cause_chain,
-    estimate_tokens,
-    http_client,
-    httpx_module,
-    is_local_url,
-    mentions_context_overflow,
-    schema_name,
-    status_detail,
-)
+from codeask.llm.base import BaseLLM
+from codeask.llm.cancel import CancelLike
+from codeask.llm.protocol import ContextLengthError, LLMError, M, PassThrough, estimate_tokens, is_local_url
+from codeask.llm.shared import before_connect, cause_chain, mentions_context_overflow, schema_name, status_detail
+from codeask.llm.watchdog import http_client, httpx_module
 
 __all__ = ["OpenAILLM", "DEFAULT_OPENAI_BASE_URL", "NO_KEY_PLACEHOLDER"]
 
@@ -267,8 +256,8 @@ class _RefusedParameter(PassThrough):
     """The server refused ``response_format``."""
 
 
-def _messages(prompt: str, system: str | None) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": system}] if system else []
+def _messages(prompt: str, system: str | None) -> list[ChatCompletionMessageParam]:
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": prompt})
     return messages
 

@@ -53,10 +53,13 @@ def location(
 
 
 def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-16") -> list[lsp.Location]:
-    """Locations of ``Answer.to_json()["sources"]`` items, same order; ``encoding``: the negotiated
-    position encoding."""
+    """Locations of ``Answer.to_json()["sources"]`` items, same order, one per span: a source with
+    ``spans`` (its best span first, then the spans widening added) gives one Location each;
+    ``encoding``: the negotiated position encoding."""
     return [
-        location(s["root"], s["path"], s["start_line"], s["end_line"], s.get("content", ""), encoding) for s in sources
+        location(s["root"], s["path"], span["start_line"], span["end_line"], span.get("content", ""), encoding)
+        for s in sources
+        for span in (s.get("spans") or [s])
     ]
 
 

@@ -24,14 +24,29 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from codeask.imports import wait_preloaded
 from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
 
-__all__ = ["IndexScheduler", "IndexPhase"]
+__all__ = ["IndexScheduler", "IndexPhase", "IndexState", "SchedulerStatus"]
 
 log = logging.getLogger(__name__)
+
+
+#: The scheduler's state (see :attr:`IndexPhase.state`).
+IndexState = Literal["not-indexed", "waiting", "indexing", "embedding", "ready", "read-only", "failed", "stopped"]
+
+
+class SchedulerStatus(TypedDict):
+    """:meth:`IndexScheduler.snapshot`, merged into ``codeask.status``: ``indexing`` (a run is wanted
+    or under way), the phase's state and message, and the process holding the index lock (``None``
+    unless ``waiting``)."""
+
+    indexing: bool
+    index_state: IndexState
+    index_message: str
+    lock_holder: str | None
 
 
 @dataclass
@@ -39,7 +54,7 @@ class IndexPhase:
     """What the scheduler is doing, for ``codeask.status`` (``state``, a human ``message``,
     ``done``/``total`` files of phase 1 or chunks of phase 2)."""
 
-    state: str = "not-indexed"
+    state: IndexState = "not-indexed"
     """``not-indexed`` (nothing asked for yet), ``waiting`` (another process holds the lock),
     ``indexing`` (phase 1), ``embedding`` (phase 2), ``ready``, ``read-only`` (searched as it is),
     ``failed``, ``stopped``."""
@@ -112,7 +127,7 @@ class IndexScheduler:
         if self.phase.state == "not-indexed":
             self.phase = IndexPhase("ready", "indexed earlier; not brought up to date yet")
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> SchedulerStatus:
         """``{"indexing", "index_state", "index_message", "lock_holder"}`` for ``codeask.status``."""
         phase = self.phase
         return {

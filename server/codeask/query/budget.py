@@ -5,9 +5,10 @@ A model's context (``llm.context_tokens``, or what the endpoint reports, see
 ``min(llm.max_tokens, context / 2)`` tokens; the prompt gets the rest, less a margin for the chat
 template's own tokens (:data:`CHAT_OVERHEAD`). :func:`fit_documents` then fits documents into it:
 
-1. at most ``available / llm.tokens_per_document`` documents (so a small local context gets a few
+1. at most ``available / llm.tokens_per_document`` documents, each span counting as one (so a small local context gets a few
    whole documents rather than many cut ones; at least 1);
-2. while the rendered prompt is too long: drop the lowest-ranked document (keeping 2), then
+2. while the rendered prompt is too long: drop the lowest-ranked document (keeping 2; spans the
+   ``widen`` step added go first, see :func:`drop_lowest`), then
    shorten the longest document to two thirds of its lines (its ``end_line`` follows, so its link
    stays true), and finally drop down to one document.
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from codeask.query.pipeline import Document
 
-__all__ = ["Budget", "budget_for", "fit_documents", "shorten", "CHAT_OVERHEAD"]
+__all__ = ["Budget", "budget_for", "drop_lowest", "fit_documents", "shorten", "CHAT_OVERHEAD"]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
 #: templates add under 30; a margin for others).
@@ -52,6 +53,16 @@ def shorten(document: Document, lines: int) -> Document:
     return replace(document, content="\n".join(kept), end_line=document.start_line + len(kept) - 1)
 
 
+def drop_lowest(docs: list[Document]) -> None:
+    """Remove, in place, the document to lose first: the last span the ``widen`` step added
+    (``Document.extra``) if any, else the last (lowest-ranked) document."""
+    for i in range(len(docs) - 1, -1, -1):
+        if docs[i].extra:
+            del docs[i]
+            return
+    docs.pop()
+
+
 def fit_documents(
     documents: list[Document],
     render: Callable[[list[Document]], str],
@@ -66,12 +77,14 @@ def fit_documents(
     document cut to a few lines does not fit, that smallest prompt is returned (the caller's
     context-length error handling takes over).
     """
-    docs = list(documents[: max_documents or None])
+    docs = list(documents)
+    while max_documents and len(docs) > max_documents:
+        drop_lowest(docs)
     prompt = render(docs)
     tokens = count(prompt)
     while tokens > limit and docs:
         if len(docs) > 2:
-            docs.pop()
+            drop_lowest(docs)
         else:
             longest = max(range(len(docs)), key=lambda i: len(docs[i].content))
             n_lines = len(docs[longest].content.splitlines())

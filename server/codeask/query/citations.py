@@ -56,6 +56,7 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
     paragraphs: list[bool] = []  # per paragraph: has a valid citation
     in_code = False
     in_paragraph = False
+    cited = False  # set by replace(): the line being rendered has a valid citation
 
     def replace(match: re.Match) -> str:
         links = []

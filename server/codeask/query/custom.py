@@ -27,6 +27,7 @@ Unknown names are a :class:`~codeask.settings.SettingsError` that lists the avai
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -42,6 +43,7 @@ BUILTIN_STEPS: dict[str, str] = {
     "one_per_file": "codeask.query.steps.one_per_file:OnePerFile",
     "rerank": "codeask.query.steps.rerank:Rerank",
     "summary": "codeask.query.steps.summary:Summary",
+    "widen": "codeask.query.steps.widen:Widen",
 }
 
 _CONTEXT = ("llm", "templates", "settings", "workspace")
@@ -98,7 +100,7 @@ def load_step(name: str, *, kind: str = "step", options: dict[str, Any] | None =
     else:
         try:
             sig = inspect.signature(factory)
-            params = sig.parameters
+            params: Mapping[str, inspect.Parameter] = sig.parameters
             var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         except (TypeError, ValueError):
             params, var_kw = {}, True

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from codeask.llm.base import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
+from codeask.llm.cancel import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.report import QuestionParts
 from codeask.uris import file_uri
 
@@ -82,6 +82,25 @@ class Document:
     score: float = 0.0
     id: str = ""
     root_label: str = ""
+    extra: bool = False
+    """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
+    the token budget drops these first."""
+
+    @classmethod
+    def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
+        """The document of a search hit (:class:`codeask.index.store.Hit`) of ``root`` scored ``score``."""
+        return cls(
+            path=hit.path,
+            root=root,
+            start_line=hit.start_line,
+            end_line=hit.end_line,
+            symbol=hit.symbol,
+            language=hit.language,
+            content=hit.content,
+            score=score,
+            id=hit.id,
+            root_label=root_label,
+        )
 
     @property
     def label(self) -> str:
@@ -119,6 +138,12 @@ class Document:
         return (self.root, self.path)
 
 
+#: Where a :class:`Query` is: ``pending`` (asked) -> ``retrieved`` (has documents) -> ``answered``.
+QueryState = Literal["pending", "retrieved", "answered"]
+#: When an :class:`Evaluator` is called: after retrieval, then after the answer.
+Stage = Literal["retrieved", "answered"]
+
+
 @dataclass
 class Event:
     """One step's record: its name, ``current`` before and after, documents, extra data, seconds."""
@@ -144,13 +169,14 @@ class Query:
         search_texts: what retrieval searches for (original first, then subquestions).
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
         options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
-        errors: LLM failures that steps recovered from, one line each.
+        errors: LLM failures that steps recovered from (the query went on without that step's
+            LLM call), one line each.
         parts: the question's stack frames, messages and search text (``parse_question`` step).
     """
 
     original: str
     current: str = ""
-    state: str = "pending"
+    state: QueryState = "pending"
     documents: list[Document] = field(default_factory=list)
     history: list[Event] = field(default_factory=list)
     search_texts: list[str] = field(default_factory=list)
@@ -160,8 +186,7 @@ class Query:
     options: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     withheld: list[Any] = field(default_factory=list)
-    """:class:`~codeask.query.answer.Withheld` entries: repository text kept from the LLM."""
-    """LLM failures a step recovered from (the query went on without that step's LLM call)."""
+    """:class:`~codeask.query.result.Withheld` entries: repository text kept from the LLM."""
     cancel: Any = field(default=None, repr=False, compare=False)
     """What :meth:`Pipeline.run` got as ``cancelled`` (a ``() -> bool``, ``threading.Event`` or
     :class:`~codeask.llm.CancelToken`); steps pass it to their LLM calls as ``cancel=``, so a
@@ -247,7 +272,7 @@ class Evaluator(Protocol):
 
     name: str
 
-    def __call__(self, stage: str, query: Query) -> None: ...
+    def __call__(self, stage: Stage, query: Query) -> None: ...
 
 
 ProgressFn = Callable[[str], None]

@@ -64,7 +64,8 @@ def _configure() -> None:
 
     settings = get_settings()
     if not settings.plugins:
-        settings.configure_plugins([{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()])
+        plugins: dict[str, type] = get_mapping_from_secret_type_to_class()
+        settings.configure_plugins([{"name": cls.__name__} for cls in plugins.values()])
 
 
 def scan(text: str, filename: str = "snippet.txt") -> Scan:

@@ -105,16 +105,24 @@ local function show(markdown)
     { border = 'rounded', max_width = 100, max_height = 40, focus_id = 'codeask' })
 end
 
---- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result.
+--- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
+--- (a source lists its spans in `spans`, best first, in the order of the Locations).
 function M.qf_items(result)
+  local texts = {}
+  for _, src in ipairs(result.sources or {}) do
+    local spans = (type(src.spans) == 'table' and #src.spans > 0) and src.spans or { src }
+    for _, span in ipairs(spans) do
+      local symbol = span.symbol
+      table.insert(texts, (type(symbol) == 'string' and symbol ~= '') and symbol or (src.path or ''))
+    end
+  end
   local items = {}
   for i, loc in ipairs(result.locations or {}) do
-    local src = (result.sources or {})[i] or {}
     table.insert(items, {
       filename = vim.uri_to_fname(loc.uri),
       lnum = loc.range.start.line + 1,       -- LSP lines are 0-based
       col = loc.range.start.character + 1,
-      text = (src.symbol and src.symbol ~= '') and src.symbol or (src.path or ''),
+      text = texts[i] or '',
     })
   end
   return items

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunk import TREE_SITTER_LANGUAGES
+from codeask.index.records import StoredRow
 from codeask.query.report import Frame
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def match_frame_path(frame_path: str, workspace_paths: Iterable[str]) -> list[st
     return sorted(best)
 
 
-def _frame_chunk(rows: Sequence[dict], frame: Frame) -> dict | None:
+def _frame_chunk(rows: Sequence[StoredRow], frame: Frame) -> StoredRow | None:
     if not rows:
         return None
     func = re.split(r"[.:/]", frame.function)[-1] if frame.function else ""
@@ -110,7 +111,7 @@ def frame_ranking(store: Store, frames: Sequence[Frame], *, max_frames: int = 20
     if not frames:
         return []
     paths = store.paths()
-    rows_of: dict[str, list[dict]] = {}
+    rows_of: dict[str, list[StoredRow]] = {}
     ranking: list[Hit] = []
     seen: set[str] = set()
     for frame in frames[:max_frames]:
@@ -121,18 +122,7 @@ def frame_ranking(store: Store, frames: Sequence[Frame], *, max_frames: int = 20
             if row is None or row["id"] in seen:
                 continue
             seen.add(row["id"])
-            ranking.append(
-                Hit(
-                    id=row["id"],
-                    path=row["path"],
-                    language=row["language"],
-                    start_line=int(row["start_line"]),
-                    end_line=int(row["end_line"]),
-                    symbol=row["symbol"],
-                    content=row["content"],
-                    score=1.0 / (len(ranking) + 1),
-                )
-            )
+            ranking.append(Hit.from_row(row, 1.0 / (len(ranking) + 1)))
     return ranking
 
 

@@ -22,11 +22,12 @@ from typing import Any
 from cachetools import LRUCache
 
 from codeask.llm import LLM, ContextLengthError, LLMError
-from codeask.query.answer import Templates, Withheld, fence, render_documents, safe_documents
+from codeask.query.answer import safe_documents
 from codeask.query.budget import Budget, budget_for, fit_documents, shorten
 from codeask.query.pipeline import Document, Query
+from codeask.query.result import Withheld, source_link
+from codeask.query.templates import Templates, fence, render_documents
 from codeask.settings import Settings
-from codeask.uris import markdown_link
 
 __all__ = [
     "ExplainAnswer",
@@ -69,7 +70,7 @@ def related_markdown(span: Any, documents: list[Document]) -> str:
     lines = [f"Related code for {head} (`{span.label}`):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. {markdown_link(f'{d.label}:{d.start_line}-{d.end_line}', d.uri)}{symbol}")
+        lines.append(f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}")
     return "\n".join(lines)
 
 

@@ -30,12 +30,12 @@ from codeask.settings import IndexSettings, RetrievalSettings
 if TYPE_CHECKING:
     from codeask.index.store import Hit
 
-__all__ = ["RelatedRetrieve", "identifiers"]
+__all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Names too common to say anything about a selection: Python keywords and builtins, and the
 #: keywords of the other tree-sitter languages that read like identifiers.
-_COMMON = (
+COMMON_NAMES = (
     set(keyword.kwlist)
     | set(keyword.softkwlist)
     | set(
@@ -105,7 +105,7 @@ def identifiers(text: str, limit: int = 8) -> list[str]:
     order: dict[str, int] = {}
     for i, m in enumerate(_IDENT.finditer(text)):
         word = m.group(0)
-        if word in _COMMON or len(word) < 3:
+        if word in COMMON_NAMES or len(word) < 3:
             continue
         counts[word] = counts.get(word, 0) + 1
         order.setdefault(word, i)
@@ -184,20 +184,7 @@ class RelatedRetrieve:
             if per_file.get(key, 0) >= self.per_file:
                 continue
             per_file[key] = per_file.get(key, 0) + 1
-            documents.append(
-                Document(
-                    path=hit.path,
-                    root=root,
-                    start_line=hit.start_line,
-                    end_line=hit.end_line,
-                    symbol=hit.symbol,
-                    language=hit.language,
-                    content=hit.content,
-                    score=score,
-                    id=hit.id,
-                    root_label=labels.get(root, ""),
-                )
-            )
+            documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
             if len(documents) >= self.limit:
                 break
         query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)

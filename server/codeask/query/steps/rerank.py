@@ -76,7 +76,7 @@ class CrossEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         TextCrossEncoder = load("fastembed.rerank.cross_encoder").TextCrossEncoder
 
-        self.batch_size = max(1, int(batch_size))
+        self.batch_size = batch_size
         self._lock = threading.Lock()
         name = model or DEFAULT_RERANK_MODEL
         folder = Path(name).expanduser()
@@ -164,7 +164,7 @@ class Rerank:
     Args:
         encoder: a loaded :class:`CrossEncoder` (or anything with ``score(query, texts)``); when
             ``None`` the model is loaded from ``model`` / ``settings.rerank.model`` right away.
-        templates: the :class:`~codeask.query.answer.Templates` (``rerank`` template).
+        templates: the :class:`~codeask.query.templates.Templates` (``rerank`` template).
         top_k: documents kept (default ``settings.rerank.top_k``, else 10).
         max_files: an extra cap (``query.options["max_files"]`` overrides it); ``None`` = none.
         settings: the full settings, for defaults.
@@ -187,7 +187,7 @@ class Rerank:
         self.top_k = int(top_k or (rs.top_k if rs else 10))
         self.max_files = max_files
         if templates is None:
-            from codeask.query.answer import Templates
+            from codeask.query.templates import Templates
 
             templates = Templates(settings)
         self.templates = templates
@@ -200,7 +200,7 @@ class Rerank:
 
     def render(self, document: Document) -> str:
         """The text the cross-encoder scores for ``document``: the ``rerank`` template (``content``,
-        ``metadata``) without outer newlines. Raises :class:`~codeask.query.answer.TemplateError`."""
+        ``metadata``) without outer newlines. Raises :class:`~codeask.query.templates.TemplateError`."""
         return self.templates.render("rerank", content=document.content, metadata=document.metadata).strip("\n")
 
     def __call__(self, query: Query) -> Query:

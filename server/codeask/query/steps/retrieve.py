@@ -16,7 +16,9 @@ whose string literals produce its text (:mod:`codeask.query.steps.evidence`). Fi
 matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples, templates, CI and
 tool configs) are multiplied by ``retrieval.downweight_factor``, unless the question names the file. Chunks within a file are ordered by their own chunk-level RRF
 score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
-one and files come in file-score order. Fusing per file rather than per chunk is what beat whole-file BM25 in the
+one and files come in file-score order; a file's boilerplate chunks (import blocks, module headers)
+rank below its other matching chunks (:func:`demote_boilerplate`), so the best span a file leads with
+is a definition whenever one matched. Fusing per file rather than per chunk is what beat whole-file BM25 in the
 prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, on by default.
 """
 
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import parse_question
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
@@ -85,6 +88,7 @@ def fuse(
     for key in file_score:
         if downweighted(key[1]):
             file_score[key] *= factor
+    demote_boilerplate(hits, chunk_score)
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
         best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
@@ -94,6 +98,47 @@ def fuse(
         fused.append((f * chunk_score[(root, hit.id)] / best[(root, hit.path)], f, root, hit))
     fused.sort(key=lambda t: (-t[0], -t[1], t[2], t[3].path, t[3].start_line))
     return fused
+
+
+BOILERPLATE_FACTOR = 0.5
+"""How far below a file's weakest matching non-boilerplate chunk its boilerplate chunks go
+(:func:`demote_boilerplate`): the best boilerplate chunk is scaled to this share of that chunk's
+score, the others alike (they keep their order); any factor under 1 puts them last."""
+
+
+def demote_boilerplate(hits: dict[tuple[str, str], tuple[str, Hit]], chunk_score: dict[tuple[str, str], float]) -> None:
+    """Rank each file's boilerplate chunks (imports, module header, :mod:`codeask.query.boilerplate`)
+    below every other matching chunk of that file, in place on ``chunk_score``.
+
+    A file whose only matches are boilerplate keeps them as they are; the file's own score is
+    untouched, so files keep their order. Only chunks that would lead their file, or follow a
+    demoted one, are classified (each classification parses one chunk).
+
+    Args:
+        hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
+        chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
+    """
+    by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for key, (root, hit) in hits.items():
+        by_file[(root, hit.path)].append(key)
+    for keys in by_file.values():
+        if len(keys) < 2:
+            continue
+        keys.sort(key=lambda k: -chunk_score[k])
+        demoted = []
+        for key in keys:
+            hit = hits[key][1]
+            if not is_boilerplate(hit.content, hit.language, hit.symbol):
+                break
+            demoted.append(key)
+        else:  # only boilerplate matched: nothing better to lead with
+            continue
+        if not demoted:
+            continue
+        floor = min(chunk_score[k] for k in keys[len(demoted) :])
+        scale = floor * BOILERPLATE_FACTOR / chunk_score[demoted[0]]  # the top demoted one has the most
+        for key in demoted:
+            chunk_score[key] *= scale
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -249,21 +294,7 @@ class HybridRetrieve:
             factor=self.settings.downweight_factor,
         )[:top_k]
         labels = {t.root: t.label for t in targets}
-        documents = [
-            Document(
-                path=hit.path,
-                root=root,
-                root_label=labels.get(root, ""),
-                start_line=hit.start_line,
-                end_line=hit.end_line,
-                symbol=hit.symbol,
-                language=hit.language,
-                content=hit.content,
-                score=score,
-                id=hit.id,
-            )
-            for score, _, root, hit in fused
-        ]
+        documents = [Document.from_hit(hit, root, score, labels.get(root, "")) for score, _, root, hit in fused]
         query.retrieved(
             self.name,
             documents,

@@ -1,14 +1,26 @@
-"""Query transformer: widen the question into the follow-up questions its answer involves (LLM)."""
+"""Query transformer: widen the question into search queries that add words to it (LLM).
+
+The model is asked for twice as many queries as are kept; candidates that are paraphrases of the
+question or of an earlier candidate are dropped (:func:`distinct_queries`: cosine similarity of
+their embeddings from the same model that embeds the chunks and the question), and the first
+``num_questions`` distinct ones are kept, in the model's order. A paraphrase only repeats the
+original question, which is always searched anyway, and takes a slot from a query that adds terms.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
+
+from codeask.index.embed import Embedder, EmbeddingError
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates
 from codeask.query.pipeline import Query
+from codeask.query.templates import Templates
 
-__all__ = ["GenerateSubquestions", "parse_subquestions"]
+__all__ = ["GenerateSubquestions", "distinct_queries", "parse_subquestions"]
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.*\S)\s*$")
 
@@ -29,32 +41,97 @@ def parse_subquestions(text: str, original: str, limit: int) -> list[str]:
     return out[:limit]
 
 
-class GenerateSubquestions:
-    """Asks the LLM for ``num_questions`` follow-up questions (template ``subquestions``).
+def distinct_queries(
+    original: str, candidates: Sequence[str], vectors: np.ndarray, max_similarity: float
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Split ``candidates`` into those kept and those dropped as paraphrases, in order.
 
-    Sets ``query.subquestions``; ``search_texts`` becomes the original question followed by them, and
-    ``current`` their lines (``- question``), as Swiftide's ``GenerateSubquestions`` does. When the
-    LLM call fails, the error is recorded on ``query.errors`` and the search uses the original
-    question alone.
+    Args:
+        original: the question.
+        candidates: the model's queries, best (first written) first.
+        vectors: ``(1 + len(candidates), dim)`` float32 embeddings: the question's, then each candidate's.
+        max_similarity: a candidate whose cosine similarity to the question or to a kept candidate
+            is at least this is a paraphrase (``llm.subquestion_similarity``).
+
+    Returns:
+        ``(kept, dropped)``; each dropped entry is ``{"query", "like", "similarity"}`` (``like`` is the
+        question or the kept query it paraphrases; ``similarity`` the cosine, rounded to 3 places).
+    """
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms == 0, 1.0, norms)
+    kept_rows = [0]
+    texts = [original, *candidates]
+    kept: list[str] = []
+    dropped: list[dict[str, Any]] = []
+    for i, text in enumerate(candidates, 1):
+        sims = unit[kept_rows] @ unit[i]
+        j = int(np.argmax(sims))
+        if float(sims[j]) >= max_similarity:
+            dropped.append({"query": text, "like": texts[kept_rows[j]], "similarity": round(float(sims[j]), 3)})
+            continue
+        kept_rows.append(i)
+        kept.append(text)
+    return kept, dropped
+
+
+class GenerateSubquestions:
+    """Asks the LLM for search queries (template ``subquestions``) and keeps ``num_questions`` distinct ones.
+
+    With an ``embedder``, the model is asked for ``2 * num_questions`` queries and paraphrases are
+    dropped (:func:`distinct_queries`, threshold ``max_similarity``); without one (or when the
+    model cannot be loaded) the first ``num_questions`` are kept. Sets ``query.subquestions``;
+    ``search_texts`` becomes the original question followed by them, and ``current`` their lines
+    (``- question``), as Swiftide's ``GenerateSubquestions`` does. The step's event records
+    ``questions`` and ``dropped``. When the LLM call fails, the error is recorded on
+    ``query.errors`` and the search uses the original question alone.
+
+    Args:
+        llm: the model asked.
+        templates: renders ``subquestions``.
+        num_questions: queries kept.
+        embedder: returns the shared :class:`~codeask.index.embed.Embedder` (called lazily), or ``None``.
+        max_similarity: cosine similarity in ``[0, 1]`` from which a query counts as a paraphrase.
     """
 
     name = "subquestions"
 
-    def __init__(self, llm: LLM, templates: Templates, num_questions: int = 3):
+    def __init__(
+        self,
+        llm: LLM,
+        templates: Templates,
+        num_questions: int = 3,
+        *,
+        embedder: Callable[[], Embedder] | None = None,
+        max_similarity: float = 0.8,
+    ):
         self.llm = llm
         self.templates = templates
         self.num_questions = num_questions
+        self.embedder = embedder
+        self.max_similarity = max_similarity
 
     def __call__(self, query: Query) -> Query:
-        prompt = self.templates.render("subquestions", question=query.original, num_questions=self.num_questions)
+        asked = 2 * self.num_questions if self.embedder is not None else self.num_questions
+        prompt = self.templates.render("subquestions", question=query.original, num_questions=asked)
         try:
             reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel)
         except LLMError as exc:  # search with the original question alone
             query.errors.append(str(exc))
             query.transformed_query(self.name, query.current, error=str(exc))
             return query
-        subs = parse_subquestions(reply, query.original, self.num_questions)
+        candidates = parse_subquestions(reply, query.original, asked)
+        dropped: list[dict[str, Any]] = []
+        if self.embedder is not None and candidates:
+            try:
+                vectors = self.embedder().embed([query.original, *candidates])
+            except EmbeddingError as exc:  # keep the model's first ones
+                query.errors.append(str(exc))
+            else:
+                candidates, dropped = distinct_queries(query.original, candidates, vectors, self.max_similarity)
+        subs = candidates[: self.num_questions]
         query.subquestions = subs
         query.search_texts = [query.original, *subs]
-        query.transformed_query(self.name, "\n".join(f"- {q}" for q in query.search_texts), questions=subs)
+        query.transformed_query(
+            self.name, "\n".join(f"- {q}" for q in query.search_texts), questions=subs, dropped=dropped
+        )
         return query

@@ -15,9 +15,10 @@ recorded on ``query.errors`` and the answer uses the documents.
 from __future__ import annotations
 
 from codeask.llm import LLM, LLMError
-from codeask.query.answer import Templates, fence, safe_documents
+from codeask.query.answer import safe_documents
 from codeask.query.budget import Budget, budget_for, fit_documents
 from codeask.query.pipeline import Document, Query
+from codeask.query.templates import Templates, fence
 from codeask.settings import Settings
 
 __all__ = ["Summary"]
@@ -28,7 +29,7 @@ class Summary:
 
     Args:
         llm: the chat model.
-        templates: the :class:`~codeask.query.answer.Templates`.
+        templates: the :class:`~codeask.query.templates.Templates`.
         settings: for the secret-file filter and ``llm.max_tokens``.
     """
 
@@ -42,7 +43,7 @@ class Summary:
     def prompt(self, query: Query, documents: list[Document] | None = None) -> str:
         """The ``summary`` template rendered with ``question`` and ``documents`` (``{"content",
         "metadata"}`` each; default the query's, secret files dropped).
-        Raises :class:`~codeask.query.answer.TemplateError`."""
+        Raises :class:`~codeask.query.templates.TemplateError`."""
         docs = safe_documents(query.documents, self.settings, query.withheld) if documents is None else documents
         return self.templates.render(
             "summary",

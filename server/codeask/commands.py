@@ -1,0 +1,412 @@
+"""The ``codeask`` subcommands run in-process (``index``, ``ask``, ``explain``, ``status``, ``watch``,
+``clean``, ``doctor``, ``serve``, ``mcp``): :data:`HANDLERS` maps each name to its handler
+``handler(args) -> exit code``; :func:`codeask.cli.main` parses the arguments and reports errors.
+``eval`` and ``publish`` bring their own handlers (``args.handler``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from codeask.console import CLIError, IndexProgress, stderr_console
+
+__all__ = ["HANDLERS", "OPENED", "startup_seconds"]
+
+
+def startup_seconds() -> float:
+    """Seconds since this process started (``/proc/self/stat``; since codeask was imported elsewhere)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED
+
+
+_IMPORTED = time.monotonic()
+
+
+#: The Workspace of the running command, to name its indexes in an error (cleared by ``main``).
+OPENED: list[Any] = []
+
+
+def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
+    from codeask.workspace import Workspace
+
+    ws = Workspace(paths, flags=flags)
+    OPENED.append(ws)
+    for line in ws.warnings:
+        print(f"codeask: warning: {line}", file=sys.stderr)
+    return ws
+
+
+def _cmd_index(args) -> int:
+    from codeask.index.engine import IndexLocked, IndexReadOnly
+
+    ws = _workspace(args.path)
+    for index in ws.indexes.values():
+        _ = index.store  # open the tables (imports LanceDB): start-up, not indexing
+    startup = startup_seconds()
+    try:
+        with IndexProgress(not args.json) as progress:
+            stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
+    except IndexLocked as exc:
+        raise CLIError(f"{exc}; try again when it is done") from exc
+    except IndexReadOnly as exc:
+        raise CLIError(str(exc)) from exc
+    out = stats.to_json()
+    out["startup_seconds"] = round(startup, 3)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(out["files_skipped"].items())) or "none"
+        print(
+            f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
+            f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
+            f"{out['vectors_pending']} pending; {out['seconds']:.1f} s (+{startup:.1f} s start-up)"
+        )
+    return 0
+
+
+def _ask_resident(args) -> int | None:
+    """Answer through a running ``codeask watch`` of the same folder (:mod:`codeask.resident`);
+    ``None`` when there is none, or it answers with other LLM settings (then ``ask`` runs in-process)."""
+    from codeask.resident import ask_resident, socket_path
+
+    root = Path(args.path).resolve()
+    if args.model or args.provider or args.summary or not root.is_dir() or not socket_path(root).exists():
+        return None
+    from codeask.settings import load_settings
+
+    settings = load_settings(root)
+    resolved = None if args.no_llm else settings.resolved_llm()
+    if resolved is None and not args.no_llm and settings.llm.provider != "auto":
+        return None  # an explicit provider without a key: the in-process path reports it
+    request = {
+        "question": args.question,
+        "top_k": args.top_k,
+        "max_files": args.max_files,
+        "no_llm": args.no_llm,
+        "llm": resolved.describe() if resolved is not None else None,
+    }
+    reply = ask_resident(root, request)
+    if reply is None or reply.get("kind") == "mismatch":
+        return None
+    if not reply.get("ok"):
+        if reply.get("kind") == "question":
+            from codeask.workspace import QuestionError
+
+            raise QuestionError(reply["error"])
+        raise CLIError(reply.get("error") or "the running watch failed to answer")
+    out = reply["answer"]
+    print(json.dumps(out, ensure_ascii=False) if args.json else out["markdown"])
+    if out.get("error"):
+        print(f"codeask: {out['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_ask(args) -> int:
+    from codeask.index.engine import IndexLocked
+
+    served = _ask_resident(args)
+    if served is not None:
+        return served
+    flags = {"llm.model": args.model, "llm.provider": args.provider}
+    if args.summary:
+        flags["summary.enabled"] = True
+    ws = _workspace([args.path], flags)
+    args.question = ws.check_question(args.question)  # before any indexing
+    if not args.no_llm:
+        ws.llm()  # an explicit provider without a key fails here, before any indexing
+    console = stderr_console()
+    index = next(iter(ws.indexes.values()))
+    if index.read_only:
+        console.print(
+            f"[yellow]note:[/] the index {index.index_dir} is read-only: answering from it as it is "
+            "(it cannot be updated)",
+            highlight=False,
+        )
+    elif not args.no_update:
+        try:
+            with IndexProgress(not args.json) as progress:
+                index.sync(progress=progress, wait=False)
+        except IndexLocked as exc:
+            console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
+    streamed = []
+    stream = None
+    tty = not args.json and sys.stdout.isatty()
+
+    def show_sources(sources) -> None:
+        """Where to look, before the answer's LLM call (stdout on a terminal, else stderr)."""
+        lines = "\n".join(f"{i}. {s.path}:{s.start_line}-{s.end_line}" for i, s in enumerate(sources, 1))
+        if tty:
+            print(f"Sources:\n{lines}\n", flush=True)
+        else:
+            print(f"Sources (the answer follows):\n{lines}", file=sys.stderr, flush=True)
+
+    if tty:
+
+        def stream(delta: str) -> None:
+            streamed.append(delta)
+            sys.stdout.write(delta)
+            sys.stdout.flush()
+
+    answer = ws.ask(
+        args.question,
+        top_k=args.top_k,
+        max_files=args.max_files,
+        no_llm=args.no_llm,
+        stream=stream,
+        on_sources=show_sources,
+    )
+    if args.json:
+        print(json.dumps(answer.to_json(), ensure_ascii=False))
+    elif streamed and answer.finish_reason is not None:
+        print(answer.footer())  # the answer itself was streamed already
+    elif streamed:
+        print("\n\n" + answer.markdown)  # the LLM failed: show what ask fell back to
+    else:
+        print(answer.markdown)
+    for line in answer.warnings:
+        if line not in ws.warnings:  # those were printed when the workspace was opened
+            print(f"codeask: warning: {line}", file=sys.stderr)
+    status = 0
+    if answer.truncated:
+        print(f"codeask: answer cut off ({answer.cut_reason})", file=sys.stderr)
+        status = 1
+    if answer.error:
+        print(f"codeask: {answer.error}", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _explain_target(root: Path, target: str) -> tuple[Path, int, int | None]:
+    """``FILE[:START[-END]]`` -> (absolute file, start, end or ``None`` for the whole file from start).
+
+    Raises:
+        CLIError: bad line numbers, or the file does not exist.
+    """
+    file, start, end = target, 1, None
+    head, sep, lines = target.rpartition(":")
+    if sep and lines and all(part.isdigit() for part in lines.split("-", 1)) and head:
+        file = head
+        first, _, last = lines.partition("-")
+        start, end = int(first), int(last or first)
+        if start < 1 or end < start:
+            raise CLIError(f"bad line range {lines!r}: use START-END, 1-based, START <= END")
+    path = Path(file) if Path(file).is_absolute() else Path(root) / file
+    if not path.is_file():
+        raise CLIError(f"file not found: {path}")
+    return path, start, end
+
+
+def _cmd_explain(args) -> int:
+    from codeask.index.engine import IndexLocked
+    from codeask.query.explain import explain, make_span
+
+    ws = _workspace([args.path])
+    index = next(iter(ws.indexes.values()))
+    path, start, end = _explain_target(index.root, args.target)
+    if end is None:
+        end = max(start, len(path.read_text(encoding="utf-8", errors="replace").splitlines()))
+    try:
+        index.sync(wait=False)
+    except IndexLocked as exc:
+        print(f"codeask: note: {exc}; explaining from the index as it is", file=sys.stderr)
+    result = explain(ws, make_span(ws, str(path), start, end), brief=args.brief, no_llm=args.no_llm)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(result.markdown)
+    for line in result.warnings:
+        if line not in ws.warnings:
+            print(f"codeask: warning: {line}", file=sys.stderr)
+    status = 0
+    if result.truncated:  # as for ask: a cut-off explanation is not a success
+        print(f"codeask: explanation cut off ({result.cut_reason})", file=sys.stderr)
+        status = 1
+    if result.error:
+        print(f"codeask: {result.error}", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _cmd_status(args) -> int:
+    ws = _workspace([args.path])
+    status = ws.status()
+    if args.json:
+        print(json.dumps(status))
+    elif not status["indexed"]:
+        root = status["roots"][0]["root"]
+        print(f"not indexed: {root}\nrun: codeask index {root}\nllm: {status['llm'] or 'none (ranked sources only)'}")
+    else:
+        if status["read_only"]:
+            print("read-only index: answers come from it as it is; it cannot be updated")
+        print(
+            f"{status['files']} files, {status['chunks_total']} chunks, {status['vectors_pending']} waiting for "
+            f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
+            f"llm: {status['llm'] or 'none (ranked sources only)'}"
+        )
+    return 0
+
+
+def _cmd_watch(args) -> int:
+    from codeask.index.watch import Watcher
+
+    ws = _workspace(args.path)
+    console = stderr_console()
+    with IndexProgress(not args.json) as progress:
+        stats = ws.index(progress=progress)
+    asks = None
+    if len(ws.indexes) == 1:
+        from codeask.resident import AskServer
+
+        try:
+            asks = AskServer(ws).start()
+        except OSError as exc:
+            console.print(f"[yellow]note:[/] not answering asks for other processes: {exc}", highlight=False)
+    answering = "; `codeask ask` on this folder is answered here" if asks else ""
+    console.print(
+        f"indexed {stats.files_seen} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False
+    )
+
+    def on_update(stats) -> None:
+        if args.json:
+            print(json.dumps(stats.to_json()), flush=True)
+        else:
+            console.print(
+                f"{time.strftime('%H:%M:%S')} {stats.files_changed} changed, {stats.files_removed} removed, "
+                f"{stats.chunks_embedded} embedded ({stats.seconds * 1000:.0f} ms)"
+            )
+
+    watcher = Watcher(ws, on_update=on_update)
+    import signal
+
+    def interrupt(signum, frame):  # ``kill`` stops it as Ctrl-C does: the socket is removed
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
+    except KeyboardInterrupt:
+        pass
+    except (OSError, RuntimeError) as exc:
+        raise CLIError(f"watching for changes stopped: {exc}") from exc
+    finally:
+        watcher.stop()
+        if asks is not None:
+            asks.stop()
+    return 0
+
+
+def _cmd_clean(args) -> int:
+    from codeask.clean import list_indexes, remove_index
+    from codeask.index.engine import cache_root, index_dir_for
+    from codeask.settings import load_settings
+
+    if args.all and (args.missing or args.path):
+        raise CLIError("--all removes every index: give it alone")
+    settings = load_settings(None)
+    cache = cache_root(settings)
+    indexes = list_indexes(cache)
+    if args.all:
+        chosen = list(indexes)
+    else:
+        chosen = [i for i in indexes if args.missing and not i.root_exists]
+        for path in args.path:
+            want = Path(path).expanduser().resolve()
+            matches = [i for i in indexes if i.root == str(want) or i.index_dir == index_dir_for(want, settings)]
+            if not matches:
+                raise CLIError(f"no index of {want} in {cache}")
+            chosen += [m for m in matches if m not in chosen]
+    removing = bool(args.all or args.missing or args.path)
+    removed, failed = [], []
+    for index in chosen:
+        try:
+            remove_index(index)
+            removed.append(index)
+        except (RuntimeError, OSError) as exc:
+            failed.append(f"{index.index_dir}: {exc}")
+    if args.json:
+        out = {
+            "cache_dir": str(cache),
+            "indexes": [dict(i.to_json(), removed=i in removed) for i in indexes],
+            "removed": len(removed),
+            "removed_bytes": sum(i.bytes for i in removed),
+            "total_bytes": sum(i.bytes for i in indexes),
+        }
+        print(json.dumps(out))
+    else:
+        for index in indexes:
+            mark = "removed " if index in removed else ("gone    " if not index.root_exists else "        ")
+            print(f"{mark}{_size(index.bytes):>9}  {index.root or '?'}  ({index.index_dir.name})")
+        total = sum(i.bytes for i in indexes)
+        print(f"{len(indexes)} indexes, {_size(total)} in {cache}", end="")
+        if removing:
+            print(f"; removed {len(removed)} ({_size(sum(i.bytes for i in removed))})")
+        else:
+            gone = sum(1 for i in indexes if not i.root_exists)
+            hint = f"; {gone} of folders that no longer exist (codeask clean --missing)" if gone else ""
+            print(f"{hint}; remove with codeask clean PATH | --missing | --all")
+    for line in failed:
+        print(f"codeask: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _cmd_doctor(args) -> int:
+    from codeask.doctor import run_checks
+
+    checks = run_checks(list(args.path), llm=not args.no_llm)
+    failed = [c for c in checks if c.status == "fail"]
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [c.to_json() for c in checks]}))
+    else:
+        for c in checks:
+            print(f"{c.status:4}  {c.name}: {c.detail}")
+            if c.fix and c.status != "ok":
+                print(f"      fix: {c.fix}")
+        print("all checks passed" if not failed else f"{len(failed)} problem(s) found")
+    return 1 if failed else 0
+
+
+def _cmd_serve(args) -> int:
+    from codeask.lsp.server import run
+
+    return run(tcp=args.tcp)
+
+
+def _cmd_mcp(args) -> int:
+    from codeask.mcp_server import run
+
+    return run(args.path, http=args.http)
+
+
+#: Subcommand name -> ``handler(args) -> exit code``.
+HANDLERS: dict[str, Callable[[Any], int]] = {
+    "index": _cmd_index,
+    "ask": _cmd_ask,
+    "explain": _cmd_explain,
+    "status": _cmd_status,
+    "watch": _cmd_watch,
+    "serve": _cmd_serve,
+    "mcp": _cmd_mcp,
+    "clean": _cmd_clean,
+    "doctor": _cmd_doctor,
+}

@@ -1,0 +1,204 @@
+"""What callers of an LLM see: the :class:`LLM` protocol, the :class:`Completion` of a call, the
+:class:`LLMError` family, and the token and time estimates the calls are planned with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
+
+import pydantic
+
+from codeask.llm.cancel import CancelLike
+
+__all__ = [
+    "LLM",
+    "LLMError",
+    "ContextLengthError",
+    "PassThrough",
+    "Completion",
+    "COMPLETE_REASONS",
+    "estimate_tokens",
+    "is_local_url",
+    "first_token_seconds",
+    "M",
+]
+
+#: A pydantic model class a structured call returns an instance of.
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class LLMError(RuntimeError):
+    """One clear line naming provider and model, e.g.
+    ``openai model 'gpt-x' at http://..: 401 invalid api key``.
+
+    Attributes ``provider``, ``model``, ``base_url`` and ``status`` (the HTTP status code, or
+    ``None`` for connection errors, timeouts and bad replies) are set when known. The API key
+    never appears in the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.status = status
+
+
+class PassThrough(Exception):
+    """An adapter's own signal raised from ``_open`` that the call passes on unchanged (not retried)."""
+
+
+class ContextLengthError(LLMError):
+    """The server refused the prompt as longer than the model's context (HTTP 400 naming the context)."""
+
+
+#: Finish reasons after which the text is complete.
+COMPLETE_REASONS = frozenset({"stop", "tool_calls"})
+
+_REASON_TEXT = {
+    "length": "the max_tokens limit was reached",
+    "content_filter": "the provider's content filter stopped it",
+    "incomplete": "the stream ended without its final event",
+    "error": "the stream broke",
+}
+
+
+@dataclass
+class Completion:
+    """How one streamed LLM call ended.
+
+    Attributes:
+        text: everything received (partial when cut off).
+        finish_reason: ``stop``, ``length``, ``content_filter``, ``tool_calls``, ``incomplete`` (no
+            final event) or ``error`` (broken after some text); ``None`` never leaves :meth:`BaseLLM.generate`.
+        tokens: text deltas received (llama.cpp and OpenAI send about one token per delta).
+        prompt_tokens: the prompt's size, tokens (the server's count when it reported usage, else
+            :func:`estimate_tokens`).
+        error: what broke the stream (``finish_reason == "error"``), one line.
+        first_token_seconds / seconds: from the request to the first delta / to the end.
+    """
+
+    text: str
+    finish_reason: str | None = None
+    tokens: int = 0
+    prompt_tokens: int = 0
+    error: str | None = None
+    first_token_seconds: float | None = None
+    seconds: float = 0.0
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the text is cut off (any finish reason but ``stop`` / ``tool_calls``)."""
+        return self.finish_reason not in COMPLETE_REASONS
+
+    def cut_reason(self) -> str | None:
+        """``"max_tokens reached"``-style words for a cut-off answer, ``None`` when complete."""
+        if not self.truncated:
+            return None
+        if self.finish_reason == "error" and self.error:
+            return self.error
+        return _REASON_TEXT.get(self.finish_reason or "", f"finish reason {self.finish_reason}")
+
+
+def estimate_tokens(text: str) -> int:
+    """A calibrated token estimate for chat prompts over code: one token per 3 characters.
+
+    Measured with llama.cpp's ``/tokenize`` on this repository's prompts: Qwen2.5 and SmolLM2 BPE
+    tokenizers give 3.3-3.9 characters per token on Python code and English; 3 errs on the high
+    side so a budget built on it does not overflow. Used where the endpoint cannot count.
+    """
+    return (len(text) + 2) // 3
+
+
+_LOCAL_HOSTS = ("localhost", "127.", "::1", "[::1]", "0.0.0.0", "host.docker.internal")
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` points at this machine or a private network (a local model server)."""
+    if not url:
+        return False
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return False
+    if host.startswith(_LOCAL_HOSTS) or host.endswith(".local") or host == "::1":
+        return True
+    return host.startswith(("10.", "192.168.")) or bool(re.match(r"^172\.(1[6-9]|2\d|3[01])\.", host))
+
+
+def first_token_seconds(prompt_tokens: int, *, base: float, local: bool) -> float:
+    """Default time to first token, seconds: ``base`` (``llm.timeout``) plus the prompt's evaluation
+    time at a slow rate, 4 tokens/s for a local endpoint and 200 tokens/s for a hosted one.
+
+    The local rate is below the slowest measured on this project's 2-core machine under load:
+    Qwen2.5-Coder-1.5B (Q4_K_M, llama.cpp) evaluated prompts at 4.8-12 tokens/s at load average 15-29
+    (25-60 when idle); at 20 tokens/s a 4,257-token prompt timed out after 273 s while the server
+    was 70% through it. The request is streamed and closed on timeout, so a long wait costs no
+    server work, and the sources are shown before the call."""
+    rate = 4.0 if local else 200.0
+    return base + prompt_tokens / rate
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model: one prompt in, text (whole, streamed) or a validated pydantic object out.
+
+    The interface the query steps use (:class:`BaseLLM` implements it for both providers). All
+    calls raise :class:`LLMError` on any failure and :class:`Cancelled` when ``cancel`` says so.
+    """
+
+    provider: str
+    model: str
+
+    def describe(self) -> str:
+        """``provider:model``, e.g. ``openai:gpt-4o-mini``."""
+        ...
+
+    def context_tokens(self) -> int:
+        """The model's context window, tokens."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` (the endpoint's tokenizer, else :func:`estimate_tokens`)."""
+        ...
+
+    def generate(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        cancel: CancelLike = None,
+    ) -> Completion:
+        """One streamed call; each text delta goes to ``on_delta``; returns the :class:`Completion`."""
+        ...
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None, cancel: CancelLike = None
+    ) -> str:
+        """The whole answer text."""
+        ...
+
+    def stream(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None, cancel: CancelLike = None
+    ) -> Iterator[str]:
+        """The answer as text deltas, in order; their concatenation is the answer."""
+        ...
+
+    def structured(self, prompt: str, schema: type[M], *, system: str | None = None, cancel: CancelLike = None) -> M:
+        """An instance of ``schema`` produced by the model and validated."""
+        ...

@@ -1,0 +1,130 @@
+"""How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
+retrieve -> one_per_file -> [rerank] -> [widen] -> [summary] -> answer (``widen`` while
+``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
+(entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from codeask.index.embed import Embedder
+from codeask.llm import LLM
+from codeask.query.answer import NoLLMAnswer, SimpleAnswer
+from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
+from codeask.query.pipeline import Pipeline, Query, Step
+from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
+from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
+from codeask.query.steps.retrieve import SearchTarget
+from codeask.query.steps.summary import Summary
+from codeask.query.steps.widen import Widen
+from codeask.query.templates import Templates
+from codeask.settings import Settings
+
+__all__ = ["build_ask_pipeline"]
+
+
+def build_ask_pipeline(
+    settings: Settings,
+    *,
+    llm: LLM | None,
+    templates: Templates,
+    embedder: Callable[[], Embedder],
+    has_vectors: Callable[[], bool],
+    targets: Callable[[], list[SearchTarget]],
+    context: dict[str, Any] | None = None,
+    stream: Callable[[str], None] | None = None,
+    on_sources: Callable[[Query], None] | None = None,
+) -> Pipeline:
+    """The ask pipeline for ``settings``; without ``llm``: no subquestions, no LLM answer.
+
+    Args:
+        settings: the workspace settings (``llm``, ``retrieval``, ``rerank``, ``summary``, ``pipeline``).
+        llm: the answering model, or ``None``.
+        templates: the templates every step renders (collects refused overrides' warnings).
+        embedder: returns the embedding model (loaded on first use).
+        has_vectors: whether any root has vectors yet (else the question is not embedded).
+        targets: the roots to search (:class:`~codeask.query.steps.retrieve.SearchTarget`).
+        context: more keyword arguments a custom step's factory may take (e.g. ``workspace``).
+        stream, on_sources: passed to :class:`~codeask.query.answer.SimpleAnswer`.
+
+    With rerank in the chain, retrieval returns at least ``2 * rerank.top_k`` chunks and
+    ``one_per_file`` keeps at least ``rerank.top_k`` files; the reranker keeps
+    ``min(rerank.top_k, max_files)``.
+
+    Raises:
+        SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
+    """
+    s = settings
+    p = s.pipeline
+    context = {"llm": llm, "templates": templates, "settings": s, **(context or {})}
+    installed = available_steps()
+
+    def _overridden(name: str) -> bool:
+        # an installed ``codeask.steps`` entry point replacing built-in step ``name``
+        return name in installed and installed[name].value != BUILTIN_STEPS.get(name)
+
+    def step(name: str, kind: str):
+        options = dict(p.options.get(name) or {})
+        if name == "one_per_file" and not _overridden(name):
+            options.setdefault("max_files", s.retrieval.max_files)
+            return OnePerFile(**options)
+        if name == "rerank" and not _overridden(name):
+            options.setdefault("max_files", s.retrieval.max_files)
+            return Rerank(templates=templates, settings=s, **options)
+        if name == "widen" and not _overridden(name):
+            options.setdefault("spans_per_file", s.retrieval.spans_per_file)
+            return Widen(**options)
+        if name == "summary" and not _overridden(name):
+            return Summary(llm, templates, s) if llm is not None else None
+        return load_step(name, kind=kind, options=options, **context)
+
+    query_transformers: list = []
+    if llm is not None and s.llm.num_subquestions > 0:
+        query_transformers.append(
+            GenerateSubquestions(
+                llm,
+                templates,
+                s.llm.num_subquestions,
+                embedder=embedder,
+                max_similarity=s.llm.subquestion_similarity,
+            )
+        )
+    for name in p.query_transformers:
+        query_transformers.append(step(name, "query transformer"))
+    query_transformers.append(ParseQuestion())
+    query_transformers.append(EmbedQuery(embedder, has_vectors))
+
+    if p.response_transformers:
+        names = list(p.response_transformers)
+    else:
+        names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
+        names += ["widen"] if s.retrieval.spans_per_file > 1 else []
+    if s.summary.enabled and "summary" not in names:
+        names.append("summary")
+    response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
+
+    retriever: Step = HybridRetrieve(targets, s.retrieval)
+    rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
+    if rerank is not None:
+        retriever = RetrieveAtLeast(retriever, 2 * rerank.top_k, s.retrieval.top_k)
+        response_transformers = [
+            OnePerFileForRerank(t.max_files, rerank.top_k) if type(t) is OnePerFile else t
+            for t in response_transformers
+        ]
+
+    if p.answer:
+        answerer = step(p.answer, "answer")
+    else:
+        answerer = (
+            SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
+        )
+    evaluators = [step(name, "evaluator") for name in p.evaluators]
+    return Pipeline(
+        query_transformers=query_transformers,
+        retriever=retriever,
+        response_transformers=response_transformers,
+        answerer=answerer,
+        evaluators=evaluators,
+    )

@@ -1,0 +1,246 @@
+"""What explain and hover explain: a :class:`Span` of one file.
+
+A selection becomes a span with :func:`make_span`; a hover becomes the definition of the symbol under
+the cursor with :func:`symbol_span` (found with tree-sitter in the file, else through the index, else
+the definition around the cursor; :func:`enclosing_chunk` is the last resort).
+:func:`withheld_reason` says when a span must not reach an LLM.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeask.index.chunk import chunk_file, language_for
+from codeask.index.chunking.symbols import Definition, definitions
+from codeask.index.walk import is_secret
+from codeask.lines import split_lines
+from codeask.query.steps.related import COMMON_NAMES
+from codeask.query.steps.retrieve import HybridRetrieve
+
+__all__ = ["Span", "make_span", "symbol_span", "enclosing_chunk", "withheld_reason"]
+
+
+@dataclass
+class Span:
+    """A piece of one file to explain: 1-based inclusive lines, the code, its symbol.
+
+    ``definition`` is true when the span is exactly the definition of ``symbol`` (hover, or a
+    selection that is one definition); otherwise ``symbol`` is the definition the span lies in."""
+
+    path: str  # workspace-relative POSIX path ("" when outside every root)
+    root: str  # absolute root ("" when outside every root)
+    abs_path: str
+    start_line: int
+    end_line: int
+    text: str
+    symbol: str = ""
+    language: str = "text"
+    own_ids: set[str] = field(default_factory=set)
+    root_label: str = ""  # the root's name in labels when the workspace has several roots
+    definition: bool = False
+
+    @property
+    def label(self) -> str:
+        """``path:start-end`` (1-based lines; ``root_label/`` first with several roots; the file name
+        when outside every root)."""
+        path = f"{self.root_label}/{self.path}" if self.root_label and self.path else self.path
+        return f"{path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "root", "start_line", "end_line", "symbol", "definition"}`` (``path`` absolute when
+        outside every root)."""
+        return {
+            "path": self.path or self.abs_path,
+            "root": self.root,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "definition": self.definition,
+        }
+
+
+def _read(abs_path: str) -> str | None:
+    try:
+        return Path(abs_path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _rows(index, rel: str) -> list[dict]:
+    try:
+        return index.store.rows_for_path(rel)
+    except Exception:  # an index being created: no rows yet
+        return []
+
+
+def _chunk_at(abs_path: str, text: str, line: int, workspace):
+    s = workspace.settings.index
+    for chunk in chunk_file(Path(abs_path).name, text, s):
+        if chunk.start_line <= line <= chunk.end_line:
+            return chunk
+    return None
+
+
+def make_span(
+    workspace, abs_path: str, start_line: int, end_line: int, *, text: str | None = None, symbol: str = ""
+) -> Span:
+    """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
+    from ``text`` (an editor buffer) or the file on disk. Its symbol is ``symbol`` when given (the
+    span is then that definition), else the innermost definition holding the whole span (tree-sitter),
+    else the symbol of the indexed chunk holding it."""
+    abs_path = os.path.abspath(abs_path)  # as the editor named it (a symlinked root stays the link)
+    index = workspace.root_for(abs_path)
+    rel = (index.relative(abs_path) or "") if index is not None else ""
+    source = text if text is not None else (_read(abs_path) or "")
+    if end_line < start_line:
+        start_line, end_line = end_line, start_line
+    span = Span(
+        path=rel,
+        root=str(index.root) if index else "",
+        abs_path=abs_path,
+        start_line=start_line,
+        end_line=end_line,
+        text="\n".join(split_lines(source)[max(0, start_line - 1) : max(0, end_line)]),
+        language=language_for(abs_path),
+        root_label=workspace.root_labels().get(str(index.root), "") if index is not None else "",
+        symbol=symbol,
+        definition=bool(symbol),
+    )
+    if index is not None:
+        inside = [r for r in _rows(index, rel) if r["start_line"] <= end_line and r["end_line"] >= start_line]
+        span.own_ids = {r["id"] for r in inside}
+    if not span.symbol:
+        around = [
+            d for d in definitions(source, span.language) if d.start_line <= start_line and d.end_line >= end_line
+        ]
+        if around:
+            span.symbol = around[-1].symbol
+            span.definition = (around[-1].start_line, around[-1].end_line) == (start_line, end_line)
+    if not span.symbol and index is not None:
+        containing = [r for r in _rows(index, rel) if r["start_line"] <= start_line and r["end_line"] >= end_line]
+        span.symbol = containing[0]["symbol"] if containing else ""
+    if not span.symbol and source:
+        chunk = _chunk_at(abs_path, source, start_line, workspace)
+        span.symbol = chunk.symbol if chunk is not None else ""
+    return span
+
+
+def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = None) -> Span | None:
+    """The chunk containing 1-based ``line``: the indexed chunk when the file on disk is what the
+    editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text."""
+    abs_path = os.path.abspath(abs_path)
+    disk = _read(abs_path)
+    source = text if text is not None else disk
+    if source is None:
+        return None
+    index = workspace.root_for(abs_path)
+    if index is not None and (text is None or text == disk):
+        for row in _rows(index, index.relative(abs_path) or ""):
+            if row["start_line"] <= line <= row["end_line"]:
+                return make_span(workspace, abs_path, row["start_line"], row["end_line"], text=source)
+    chunk = _chunk_at(abs_path, source, line, workspace)
+    if chunk is None:
+        return None
+    return make_span(workspace, abs_path, chunk.start_line, chunk.end_line, text=source)
+
+
+def _definition_span(workspace, abs_path: str, d: Definition, text: str | None) -> Span:
+    return make_span(workspace, abs_path, d.start_line, d.end_line, text=text, symbol=d.symbol)
+
+
+def _indexed_definition(workspace, name: str) -> Span | None:
+    """The definition of ``name`` elsewhere in the workspace: among the keyword hits for ``name``
+    (code before tests and docs, then keyword rank), the first whose file defines ``name`` within
+    the hit's lines (tree-sitter), as the whole definition."""
+    settings = workspace.settings
+    downweighted = HybridRetrieve(list, settings.retrieval).downweighted
+    found = []
+    for index in list(workspace.indexes.values()):
+        try:
+            hits = index.store.keyword_search(name, 20)
+        except Exception:  # an index being created
+            continue
+        for rank, hit in enumerate(hits):
+            if name in hit.content and not is_secret(hit.path, settings.index):
+                found.append((downweighted(hit.path), rank, str(index.root), hit))
+    parsed: dict[str, list[Definition]] = {}
+    for _, _, root, hit in sorted(found, key=lambda t: (t[0], t[1])):
+        abs_path = str(Path(root) / hit.path)
+        if abs_path not in parsed:
+            parsed[abs_path] = definitions(_read(abs_path) or "", language_for(abs_path))
+        for d in reversed(parsed[abs_path]):  # innermost first
+            if d.name == name and d.start_line <= hit.end_line and d.end_line >= hit.start_line:
+                return _definition_span(workspace, abs_path, d, None)
+    return None
+
+
+def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | None = None) -> Span | None:
+    """What a hover on ``word`` at 1-based ``line`` of ``abs_path`` explains (``text``: the editor's
+    buffer, else the file on disk), the first that exists of:
+
+    1. the definition whose name is under the cursor (``def rebuild_proxies`` -> that method);
+    2. a definition of ``word`` in the same file, the one sharing most of the cursor's scope
+       (``self.rebuild_proxies(...)`` inside ``Session`` -> ``Session.rebuild_proxies``);
+    3. a definition of ``word`` elsewhere in the index (code before tests and docs);
+    4. the innermost definition around the cursor (a local variable: the function it lives in);
+    5. the chunk around the cursor (:func:`enclosing_chunk`).
+
+    Definitions are found with tree-sitter (:func:`codeask.index.chunking.symbols.definitions`).
+    """
+    abs_path = os.path.abspath(abs_path)
+    source = text if text is not None else _read(abs_path)
+    if source is None:
+        return None
+    defs = definitions(source, language_for(abs_path))
+    on_name = [d for d in defs if d.name_line == line and d.name == word]
+    if on_name:
+        return _definition_span(workspace, abs_path, on_name[-1], source)
+    around = [d for d in defs if d.contains(line)]
+    named = [d for d in defs if d.name == word]
+    if named:
+        scope = around[-1].symbol.split(".") if around else []
+
+        def shared(d: Definition) -> int:
+            parts = d.symbol.split(".")[:-1]
+            n = 0
+            while n < min(len(parts), len(scope)) and parts[n] == scope[n]:
+                n += 1
+            return n
+
+        return _definition_span(workspace, abs_path, max(named, key=shared), source)
+    common = len(word) < 3 or word in COMMON_NAMES  # self, len, return: no definition to look for
+    elsewhere = None if common else _indexed_definition(workspace, word)
+    if elsewhere is not None:
+        return elsewhere
+    if around:
+        return _definition_span(workspace, abs_path, around[-1], source)
+    return enclosing_chunk(workspace, abs_path, line, text=text)
+
+
+def withheld_reason(workspace, span: Span) -> str | None:
+    """Why ``span`` must not be sent to an LLM, or ``None``.
+
+    Inside a root, a file the walker would not index (a secret, ignored by ``.gitignore`` /
+    ``.codeaskignore``, or a default exclude) is withheld. A file outside every root is withheld
+    unless the trusted setting ``llm.send_outside_roots`` allows it; even then the secret patterns
+    are matched against its whole absolute path, so ``~/.env`` or ``~/.aws/credentials`` stay home.
+    """
+    if span.path and span.root:
+        index = workspace.indexes.get(span.root)
+        reason = index.ignorer.reason(span.path) if index is not None else None
+        if reason is None and is_secret(span.path, workspace.settings.index):
+            reason = "secret"
+    elif is_secret(Path(span.abs_path).as_posix().lstrip("/"), workspace.settings.index):
+        reason = "secret"
+    elif not workspace.settings.llm.send_outside_roots:
+        reason = "outside"
+    return {
+        None: None,
+        "secret": "a secret file",
+        "ignored": "an ignored file",
+        "excluded": "an excluded file",
+        "outside": "a file outside every workspace folder (set llm.send_outside_roots in trusted settings to allow it)",
+    }.get(reason, reason)

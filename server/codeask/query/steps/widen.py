@@ -1,0 +1,108 @@
+"""Response transformer: widen each kept file with its other top-scoring spans.
+
+``one_per_file`` keeps one document per file, its best span; the code that answers a question is
+often split over two or three definitions of that file (``Session.request`` and the
+``Session.send`` it calls). This step, after ``one_per_file`` (and rerank, if on), adds to each
+kept document the file's next-best chunks among those retrieved (``query.retrieved_documents``),
+up to ``retrieval.spans_per_file`` spans per file, never a boilerplate chunk
+(:mod:`codeask.query.boilerplate`). Spans that touch or overlap are merged into one span.
+
+The output keeps one document per span, grouped by file in the kept files' order: the file's
+best span first (still the first document of its path, as ``one_per_file`` left it), then the
+spans added for it (``Document.extra``), best first. Each span keeps its own line range and link,
+so the prompt numbers each one (``[n]``), ``Answer.sources`` lists them under their file
+(``spans``) and the token budget (:func:`codeask.query.budget.fit_documents`) drops added spans
+before any file's best span.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from codeask.query.boilerplate import is_boilerplate
+from codeask.query.pipeline import Document, Query
+
+__all__ = ["Widen", "merge_spans"]
+
+
+def _overlaps(a: Document, b: Document) -> bool:
+    return a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def merge_spans(first: Document, second: Document) -> Document:
+    """``first`` and ``second`` (same file, overlapping or adjacent lines) as one document covering
+    both: lines ``min(start)..max(end)``, content stitched without repeating shared lines, the
+    higher score, the symbol and id of the non-added span (else of ``first``), and ``extra`` only if
+    both were added spans."""
+    lo, hi = (first, second) if first.start_line <= second.start_line else (second, first)
+    lines = lo.content.splitlines()
+    tail = hi.content.splitlines()[max(0, lo.end_line - hi.start_line + 1) :]
+    end = max(lo.end_line, hi.end_line)
+    named = second if first.extra and not second.extra else first  # the lead's name and id win
+    return replace(
+        lo,
+        symbol=named.symbol or lo.symbol,
+        id=named.id,
+        content="\n".join(lines + tail) if hi.end_line > lo.end_line else lo.content,
+        end_line=end,
+        score=max(first.score, second.score),
+        extra=first.extra and second.extra,
+    )
+
+
+class Widen:
+    """Adds each kept file's other top-scoring retrieved spans, up to ``spans_per_file`` per file.
+
+    ``query.options["spans_per_file"]`` overrides ``spans_per_file``; 1 leaves the documents as
+    they are. A summary-replaced ``current`` is left alone (the step only touches documents).
+    """
+
+    name = "widen"
+
+    def __init__(self, spans_per_file: int = 3):
+        self.spans_per_file = spans_per_file
+
+    def __call__(self, query: Query) -> Query:
+        limit = int(query.options.get("spans_per_file") or self.spans_per_file)
+        if limit <= 1:
+            query.reordered(self.name, query.documents, spans_per_file=limit, added=0)
+            return query
+        pool: dict[tuple[str, str], list[Document]] = {}
+        for d in query.retrieved_documents:
+            pool.setdefault(d.key(), []).append(d)
+        out: list[Document] = []
+        added = 0
+        for lead in query.documents:
+            spans = [lead]
+            for candidate in pool.get(lead.key(), []):  # retrieval order: best first
+                if len(spans) >= limit:
+                    break
+                if any(_overlaps(candidate, s) for s in spans):
+                    continue
+                if is_boilerplate(candidate.content, candidate.language, candidate.symbol):
+                    continue
+                spans.append(replace(candidate, extra=True))
+            added += len(spans) - 1
+            out.extend(_merged(spans))
+        query.reordered(self.name, out, spans_per_file=limit, added=added)
+        return query
+
+
+def _merged(spans: list[Document]) -> list[Document]:
+    """``spans`` (lead first) with touching or overlapping ones merged; the lead's group stays
+    first, the others keep their order."""
+    groups = list(spans)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                a, b = groups[i], groups[j]
+                if a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1:
+                    groups[i] = merge_spans(a, b)
+                    del groups[j]
+                    changed = True
+                    break
+            if changed:
+                break
+    return groups

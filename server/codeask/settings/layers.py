@@ -1,0 +1,333 @@
+"""How the settings are loaded: the layers (see :mod:`codeask.settings`), merged in order, with the
+untrusted ones restricted first (:func:`restrict_untrusted`), then validated by the model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from codeask.settings.defaults import CONFIG_FILE, USER_CONFIG_ENV, USER_CONFIG_FILE
+from codeask.settings.model import TRUST_MARKER, Settings, SettingsError
+
+__all__ = [
+    "load_settings",
+    "user_config_path",
+    "read_config_file",
+    "env_layer",
+    "restrict_untrusted",
+    "TRUSTED_ONLY",
+    "ADD_ONLY",
+]
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _snake(key: str) -> str:
+    return _CAMEL.sub("_", key).lower()
+
+
+def _normalize(data: Mapping[str, Any]) -> dict[str, Any]:
+    """camelCase -> snake_case keys, recursively; ``templates`` and ``options`` keep their keys."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _snake(key) if isinstance(key, str) else key
+        if isinstance(value, Mapping) and name not in ("templates", "options"):
+            value = _normalize(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[name] = value
+    return out
+
+
+def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in layer.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = dict(value) if isinstance(value, Mapping) else value
+    return base
+
+
+def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"retrieval.top_k": 5}`` -> ``{"retrieval": {"top_k": 5}}``; ``None`` values dropped."""
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        if value is None:
+            continue
+        node = nested
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        if isinstance(value, Mapping) and isinstance(node.get(leaf), dict):
+            _merge(node[leaf], value)
+        else:
+            node[leaf] = value
+    return nested
+
+
+#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>``.
+_LLM_ENV_LIMITS = ("timeout", "connect_timeout", "first_token_timeout", "max_retries", "max_tokens", "context_tokens")
+
+
+def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """The settings the environment sets (see the module docstring for the variables)."""
+    return _dotted(
+        {
+            "llm.provider": env.get("CODEASK_LLM") or None,
+            "llm.model": env.get("CODEASK_MODEL") or None,
+            "index.cache_dir": env.get("CODEASK_CACHE_DIR") or None,
+            "shared.url": env.get("CODEASK_SHARED_CACHE") or None,
+            "llm.openai_api_key": env.get("OPENAI_API_KEY") or None,
+            "llm.openai_base_url": env.get("OPENAI_BASE_URL") or None,
+            "llm.anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
+            "llm.anthropic_base_url": env.get("ANTHROPIC_BASE_URL") or None,
+            **{f"llm.{name}": env.get(f"CODEASK_LLM_{name.upper()}") or None for name in _LLM_ENV_LIMITS},
+        }
+    )
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """The trusted user config file: ``$CODEASK_CONFIG_DIR/codeask.toml`` when that variable is
+    set, else ``codeask.toml`` in ``platformdirs.user_config_dir("codeask")`` (e.g.
+    ``~/.config/codeask/codeask.toml`` on Linux)."""
+    env = os.environ if env is None else env
+    folder = env.get(USER_CONFIG_ENV)
+    if not folder:
+        import platformdirs
+
+        folder = platformdirs.user_config_dir("codeask", appauthor=False)
+    return Path(folder) / USER_CONFIG_FILE
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: {exc.strerror}") from exc
+    try:
+        return _normalize(tomllib.loads(raw.decode("utf-8", errors="replace")))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+
+
+def read_config_file(root: Path) -> dict[str, Any]:
+    """``<root>/.codeask.toml`` as a normalized dict, ``{}`` if absent.
+
+    Raises:
+        SettingsError: the file is not valid TOML.
+    """
+    return _read_toml(root / CONFIG_FILE)
+
+
+def _marked(kind: str) -> frozenset[str]:
+    """Dotted keys of :class:`Settings` whose field carries trust marker ``kind``."""
+    found: set[str] = set()
+
+    def mark(info: Any) -> str | None:
+        extra = info.json_schema_extra
+        return extra.get(TRUST_MARKER) if isinstance(extra, dict) else None
+
+    for section, info in Settings.model_fields.items():
+        if mark(info) == kind:
+            found.add(section)
+        sub = info.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            for key, sub_info in sub.model_fields.items():
+                if mark(sub_info) == kind:
+                    found.add(f"{section}.{key}")
+    return frozenset(found)
+
+
+def _trusted_hint(key: str, config: Path) -> str:
+    section, _, leaf = key.partition(".")
+    where = f"[{section}] {leaf}" if leaf else f"[{section}]"
+    env = {
+        "llm.provider": "CODEASK_LLM",
+        "llm.openai_base_url": "OPENAI_BASE_URL",
+        "llm.openai_api_key": "OPENAI_API_KEY",
+        "llm.anthropic_base_url": "ANTHROPIC_BASE_URL",
+        "llm.anthropic_api_key": "ANTHROPIC_API_KEY",
+        "index.cache_dir": "CODEASK_CACHE_DIR",
+    }.get(key)
+    also = f", ${env}" if env else ""
+    return f"set it in {where} of {config}{also}, user settings or a command-line flag"
+
+
+def restrict_untrusted(
+    layer: Mapping[str, Any],
+    source: str,
+    warnings: list[str],
+    *,
+    config: Path | None = None,
+    trusted: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An untrusted (workspace) layer with every :data:`TRUSTED_ONLY` key removed (one warning
+    each, appended to ``warnings``) and :data:`ADD_ONLY` lists moved to their ``extra_`` key, so
+    they add to the trusted list instead of replacing it.
+
+    A trusted-only value equal to the one the trusted layers below already set (``trusted``, a
+    merged normalized dict) changes nothing and is dropped without a warning: a client that sends
+    the user's own settings both ways (Neovim's ``init_options`` and ``settings``) is not warned.
+    """
+    config = config or user_config_path()
+    trusted = trusted or {}
+    out: dict[str, Any] = {}
+
+    def ignore(key: str, value: Any) -> None:
+        section, _, leaf = key.partition(".")
+        known = trusted.get(section)
+        if leaf and isinstance(known, Mapping):
+            known = known.get(leaf)
+        if value is not None and value != known:
+            warnings.append(f"{source}: ignored `{key}` (trusted settings only; {_trusted_hint(key, config)})")
+
+    for section, value in layer.items():
+        if section in TRUSTED_ONLY:
+            ignore(section, value)
+            continue
+        if not isinstance(value, Mapping) or section in ("templates",):
+            out[section] = value
+            continue
+        kept: dict[str, Any] = {}
+        for key, sub in value.items():
+            dotted = f"{section}.{key}"
+            if dotted in TRUSTED_ONLY:
+                ignore(dotted, sub)
+            elif dotted in ADD_ONLY and isinstance(sub, list):
+                kept[f"extra_{key}"] = [*kept.get(f"extra_{key}", []), *sub]
+            elif key.startswith("extra_") and isinstance(sub, list) and isinstance(kept.get(key), list):
+                kept[key] = [*kept[key], *sub]
+            else:
+                kept[key] = sub
+        out[section] = kept
+    return _drop_invalid(out, source, warnings)
+
+
+def _drop_invalid(layer: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+    """``layer`` without the values :class:`Settings` rejects (unknown keys, wrong types, numbers
+    out of range such as ``retrieval.top_k = 0``), one warning each naming the key: a bad value
+    in an untrusted layer falls back to the trusted layers' value instead of failing the workspace.
+    Each key is validated alone (no setting depends on another)."""
+    out: dict[str, Any] = {}
+    for section, value in layer.items():
+        if not isinstance(value, Mapping):
+            if (problem := _invalid({section: value})) is None:
+                out[section] = value
+            else:
+                warnings.append(f"{source}: ignored `{section}` ({problem})")
+            continue
+        kept: dict[str, Any] = {}
+        for key, sub in value.items():
+            if sub is None or (problem := _invalid({section: {key: sub}})) is None:
+                kept[key] = sub
+            else:
+                warnings.append(f"{source}: ignored `{section}.{key} = {sub!r}` ({problem})")
+        out[section] = kept
+    return out
+
+
+def _invalid(data: dict[str, Any]) -> str | None:
+    """Why :class:`Settings` rejects ``data`` (pydantic's message, e.g. "Input should be greater
+    than 0"), or ``None`` when it is valid."""
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"]
+        return "unknown setting" if msg == "Extra inputs are not permitted" else msg
+    return None
+
+
+def _append_extras(merged: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    """``layer`` with each ``extra_`` list of an :data:`ADD_ONLY` key prefixed by the value already
+    in ``merged``: exclude and secret patterns accumulate over layers, none removes another's."""
+    out = dict(layer)
+    for dotted in ADD_ONLY:
+        section, _, key = dotted.partition(".")
+        new = out.get(section)
+        if not isinstance(new, Mapping) or not isinstance(new.get(f"extra_{key}"), list):
+            continue
+        before = merged.get(section, {}).get(f"extra_{key}", []) if isinstance(merged.get(section), dict) else []
+        added = [p for p in new[f"extra_{key}"] if p not in before]
+        out[section] = {**new, f"extra_{key}": [*before, *added]}
+    return out
+
+
+def load_settings(
+    root: Path | str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    editor: Mapping[str, Any] | None = None,
+    workspace_editor: Mapping[str, Any] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    user_config: Path | None = None,
+) -> Settings:
+    """Build the settings for workspace ``root`` from all layers (see the module docstring).
+
+    Args:
+        root: workspace folder whose ``.codeask.toml`` is read; ``None`` skips the file.
+        env: environment mapping; defaults to ``os.environ``. Also locates the user config file.
+        editor: user-scoped (trusted) editor settings, nested or dotted, camelCase or snake_case.
+        workspace_editor: workspace-scoped (untrusted) editor settings, same shape.
+        flags: CLI flags as dotted keys, e.g. ``{"retrieval.top_k": 5}``; ``None`` values ignored.
+        user_config: the user config file; default :func:`user_config_path`.
+
+    Returns:
+        The settings, with :attr:`Settings.warnings` naming each ignored workspace value.
+
+    Raises:
+        SettingsError: invalid file or value, naming the key.
+    """
+    env = os.environ if env is None else env
+    config = user_config or user_config_path({**os.environ, **env})
+    warnings: list[str] = []
+    trusted_layers: list[tuple[str, Mapping[str, Any]]] = [(str(config), _read_toml(config))]
+    trusted_layers.append(("environment", env_layer(env)))
+    if editor:
+        trusted_layers.append(("user settings", _normalize(_dotted(dict(editor)))))
+    if flags:
+        trusted_layers.append(("command line", _normalize(_dotted(dict(flags)))))
+    trusted: dict[str, Any] = {}
+    for _, layer in trusted_layers:
+        _merge(trusted, layer)
+    layers = trusted_layers[:1]
+    if root is not None:
+        path = str(Path(root) / CONFIG_FILE)
+        file_layer = restrict_untrusted(read_config_file(Path(root)), path, warnings, config=config, trusted=trusted)
+        layers.append((path, file_layer))
+    layers.extend(trusted_layers[1:3] if editor else trusted_layers[1:2])
+    if workspace_editor:
+        name = "workspace settings"
+        scoped = _normalize(_dotted(dict(workspace_editor)))
+        layers.append((name, restrict_untrusted(scoped, name, warnings, config=config, trusted=trusted)))
+    if flags:
+        layers.append(trusted_layers[-1])
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        _merge(merged, _append_extras(merged, layer))
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+        sources = ", ".join(name for name, layer in layers if layer)
+        raise SettingsError(f"invalid settings ({sources}): {problems}") from exc
+    settings.root = str(root) if root is not None else None
+    settings.warnings = warnings
+    return settings
+
+
+#: Dotted keys (or whole sections) only trusted layers may set: fields declared with
+#: :func:`trusted_only`. Add a key by declaring its field with ``trusted_only(...)``.
+TRUSTED_ONLY: frozenset[str] = _marked("trusted")
+#: Dotted list keys untrusted layers may only add to: fields declared with :func:`add_only`.
+ADD_ONLY: frozenset[str] = _marked("add")

@@ -1,0 +1,214 @@
+"""The right piece of each file: boilerplate chunks never lead a file, and widening adds its other spans."""
+
+from __future__ import annotations
+
+import textwrap
+
+from codeask.index.store import Hit
+from codeask.llm.base import estimate_tokens
+from codeask.query.answer import Answer, Templates, render_documents
+from codeask.query.boilerplate import is_boilerplate
+from codeask.query.budget import fit_documents
+from codeask.query.pipeline import Document, Query
+from codeask.query.steps.retrieve import fuse
+from codeask.query.steps.widen import Widen
+from codeask.settings import load_settings
+from codeask.workspace import Workspace
+
+HEADER = textwrap.dedent(
+    '''\
+    """Sessions: cookies persisted across requests.
+
+    Long module docstring naming cookies, sessions and requests.
+    """
+
+    from __future__ import annotations
+
+    import os
+    from .cookies import (
+        CookieJar,
+        merge_cookies,
+        extract_cookies,
+    )
+    from .models import Request, Response  # noqa: F401
+
+    __all__ = ["Session"]
+    '''
+)
+
+PERSIST = textwrap.dedent(
+    '''\
+    def persist_cookies(session, response):
+        """Store the cookies a response sets on the session, so later requests send them."""
+        jar = session.cookies
+        extract_cookies(jar, response)
+        merge_cookies(jar, response.cookies)
+        return jar
+    '''
+)
+
+
+def _hit(path: str, id_: str, content: str, line: int = 1, symbol: str = "") -> Hit:
+    return Hit(id_, path, "python", line, line + len(content.splitlines()) - 1, symbol, content, 1.0)
+
+
+def test_headers_are_boilerplate_by_their_parse_and_code_is_not():
+    assert is_boilerplate(HEADER, "python")
+    assert not is_boilerplate(PERSIST, "python")  # a function body, even without a claimed symbol
+    assert not is_boilerplate(HEADER, "python", symbol="Session")  # a chunk that claims a symbol never is
+    script = "import sys\nimport os\n\nfor name in sys.argv[1:]:\n    os.remove(name)\n    print(name)\n"
+    assert not is_boilerplate(script, "python")  # a script's statements are its code
+    assert is_boilerplate("use std::io;\nuse crate::jar::{Jar, merge};\n// cookies\n", "rust")
+    assert is_boilerplate("#include <stdio.h>\n#include \"jar.h\"\n", "c")
+    assert not is_boilerplate("", "python")
+
+
+def test_a_matching_definition_leads_its_file_and_files_keep_their_order():
+    header = _hit("sessions.py", "s-head", HEADER)
+    persist = _hit("sessions.py", "s-def", PERSIST, 40, "persist_cookies")
+    other = _hit("cookies.py", "c-def", "def merge_cookies(a, b):\n    a.update(b)\n    return a\n", 1, "merge_cookies")
+    only_header = _hit("models.py", "m-head", HEADER)
+    keyword = [header, other, persist, only_header]
+    dense = [header, persist, other, only_header]
+
+    def first_chunks(rankings):
+        fused = fuse(rankings, rrf_k=60, downweighted=lambda p: False, factor=0.5)
+        firsts: dict[str, tuple[str, float]] = {}
+        for score, file_score, _, hit in fused:
+            firsts.setdefault(hit.path, (hit.id, file_score))
+            assert score <= firsts[hit.path][1]  # no chunk outranks its file's lead
+        return firsts, [h.path for _, _, _, h in fused]
+
+    firsts, order = first_chunks([(1.0, "/ws", keyword), (1.0, "/ws", dense)])
+    assert firsts["sessions.py"][0] == "s-def"  # the import block ranked first in both, the def leads
+    assert firsts["models.py"][0] == "m-head"  # only boilerplate matched: it stays
+    # the same rankings with the header replaced by plain code give the same file scores and order
+    plain = _hit("sessions.py", "s-head", "x = compute()\ny = x + 1\nprint(y)\n")
+    swap = lambda ranking: [plain if h is header else h for h in ranking]  # noqa: E731
+    firsts_plain, order_plain = first_chunks([(1.0, "/ws", swap(keyword)), (1.0, "/ws", swap(dense))])
+    assert {p: s for p, (_, s) in firsts.items()} == {p: s for p, (_, s) in firsts_plain.items()}
+    assert list(dict.fromkeys(order)) == list(dict.fromkeys(order_plain))
+    assert firsts_plain["sessions.py"][0] == "s-head"  # plain code that matches best still leads
+
+
+def _doc(path, start, end, score, content=None, symbol="", extra=False):
+    content = content if content is not None else "\n".join(f"{path} line {n}" for n in range(start, end + 1))
+    return Document(path, "/ws", start, end, symbol, "python", content, score, id=f"{path}:{start}", extra=extra)
+
+
+def _retrieved(docs, kept):
+    q = Query("how are cookies persisted?")
+    q.retrieved("retrieve", docs)
+    q.reordered("one_per_file", kept)
+    return q
+
+
+def test_widen_adds_the_files_next_spans_merging_adjacent_ones_and_skipping_boilerplate():
+    lead = _doc("a.py", 10, 20, 0.9, symbol="Session.send")
+    adjacent = _doc("a.py", 21, 30, 0.8, symbol="Session.merge")
+    far = _doc("a.py", 50, 60, 0.7, symbol="Session.close")
+    header = _doc("a.py", 1, len(HEADER.splitlines()), 0.85, content=HEADER)
+    beyond = _doc("a.py", 80, 90, 0.6)
+    b = _doc("b.py", 1, 9, 0.75)
+    docs = [lead, header, adjacent, b, far, beyond]
+    q = Widen(spans_per_file=3)(_retrieved(docs, [lead, b]))
+    got = [(d.path, d.start_line, d.end_line, d.extra, d.symbol) for d in q.documents]
+    assert got == [
+        ("a.py", 10, 30, False, "Session.send"),  # lead + adjacent, merged; still the file's first document
+        ("a.py", 50, 60, True, "Session.close"),
+        ("b.py", 1, 9, False, ""),
+    ]
+    merged = q.documents[0]
+    assert merged.content.splitlines() == lead.content.splitlines() + adjacent.content.splitlines()
+    assert q.history[-1].data["added"] == 2
+
+    assert Widen(spans_per_file=3)(_retrieved([], [])).documents == []
+    q = _retrieved(docs, [lead, b])
+    q.options["spans_per_file"] = 1
+    assert Widen()(q).documents == [lead, b]
+
+
+def test_widen_merges_overlapping_spans_without_repeating_lines():
+    lead = _doc("a.py", 10, 20, 0.9)
+    overlapping = _doc("a.py", 5, 12, 0.8)
+    q = Widen(spans_per_file=2)(_retrieved([lead, overlapping], [lead]))
+    # overlapping chunks are not added twice: a span that overlaps the lead is skipped
+    assert [(d.start_line, d.end_line) for d in q.documents] == [(10, 20)]
+    touching = _doc("a.py", 1, 9, 0.8)
+    q = Widen(spans_per_file=2)(_retrieved([lead, touching], [lead]))
+    (only,) = q.documents
+    assert (only.start_line, only.end_line, only.extra) == (1, 20, False)
+    assert only.content.splitlines() == touching.content.splitlines() + lead.content.splitlines()
+
+
+def test_budget_drops_added_spans_before_any_files_best_span():
+    a = _doc("a.py", 1, 30, 0.9)
+    a2 = _doc("a.py", 40, 70, 0.8, extra=True)
+    b = _doc("b.py", 1, 30, 0.7)
+    c = _doc("c.py", 1, 30, 0.6)
+
+    def render(ds):
+        return "\n".join(d.content for d in ds)
+
+    full = estimate_tokens(render([a, a2, b, c]))
+    docs, _, _ = fit_documents([a, a2, b, c], render, estimate_tokens, full - 1)
+    assert [d.path for d in docs] == ["a.py", "b.py", "c.py"]
+    docs, _, _ = fit_documents([a, a2, b, c], render, estimate_tokens, full, max_documents=2)
+    assert [d.path for d in docs] == ["a.py", "b.py"]
+
+
+def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked_by_citations(tmp_path):
+    lead = _doc("a.py", 10, 30, 0.9, symbol="Session.send")
+    extra = _doc("a.py", 50, 60, 0.7, symbol="Session.close", extra=True)
+    b = _doc("b.py", 1, 9, 0.75)
+    q = Query("q")
+    q.retrieved("retrieve", [lead, extra, b])
+    rendered = render_documents(Templates(load_settings(tmp_path, env={})), q.documents)
+    assert [line for line in rendered.splitlines() if line.startswith("### [")] == [
+        "### [1] a.py:10-30 (Session.send)",
+        "### [2] a.py:50-60 (Session.close)",
+        "### [3] b.py:1-9",
+    ]
+    q.prompt_documents = list(q.documents)
+    q.answered("answer", "Closing is in [2]; sending in [1].")
+    ans = Answer.from_query(q)
+    assert [s.path for s in ans.sources] == ["a.py", "b.py"]
+    assert [(x["start_line"], x["end_line"], x["uri"]) for x in ans.sources[0].spans] == [
+        (10, 30, lead.uri),
+        (50, 60, extra.uri),
+    ]
+    assert f"[[2]]({extra.uri})" in ans.markdown and f"[[1]]({lead.uri})" in ans.markdown
+    assert f"1. [a.py:10-30]({lead.uri}), [50-60]({extra.uri})\n2. [b.py:1-9]({b.uri})" in ans.markdown
+    assert [(d["n"], d["start_line"]) for d in ans.to_json()["documents"]] == [(1, 10), (2, 50), (3, 1)]
+
+
+def test_ask_sends_the_definition_not_the_import_block(tmp_path):
+    root = tmp_path / "ws"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    # a header as long as requests' sessions.py one (a chunk of its own) that names the question's words
+    imports = "".join(f"from .session_cookies_{i} import persist_cookies_{i}, requests_cookies_{i}\n" for i in range(40))
+    helpers = "\n\n".join(
+        f"def helper_{i}(value):\n" + "".join(f"    value = value * {i} + {n}\n" for n in range(25)) + "    return value\n"
+        for i in range(3)
+    )
+    source = HEADER + imports + "\n\n" + helpers + "\n\n" + PERSIST
+    (pkg / "sessions.py").write_text(source, encoding="utf-8")
+    (pkg / "other.py").write_text("def unrelated():\n    return 42\n", encoding="utf-8")
+    ws = Workspace([root], env={})
+    ws.index()
+    answer = ws.ask("How are cookies persisted across requests in a session?", no_llm=True)
+    first = answer.sources[0]
+    assert first.path == "pkg/sessions.py"
+    text = (pkg / "sessions.py").read_text().splitlines()
+    def_line = text.index("def persist_cookies(session, response):") + 1
+    assert first.start_line <= def_line <= first.end_line, (first.start_line, first.end_line)
+    assert all(not is_boilerplate(x["content"], "python", x["symbol"]) for x in first.spans)
+
+
+def test_widening_is_a_setting_on_by_default(tmp_path):
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
+    on = Workspace([tmp_path], env={}).build_pipeline(llm=None)
+    assert [s.name for s in on.response_transformers] == ["one_per_file", "widen"]
+    off = Workspace([tmp_path], env={}, flags={"retrieval.spans_per_file": 1}).build_pipeline(llm=None)
+    assert [s.name for s in off.response_transformers] == ["one_per_file"]
