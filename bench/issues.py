@@ -8,6 +8,8 @@ without an LLM, and the ranked distinct files are scored. Two rankings are repor
 same run on the same sdists:
 
 * ``codeask``: the product's retrieval (parse_question -> hybrid retrieval, down-weighting on);
+* ``codeask-no-report``: the same index and code with ``retrieval.report_evidence = false`` (no
+  question parsing, no frame, string-literal or named-file ranking): what reading the report adds;
 * ``bm25-file``: BM25 over one document per ``.py`` file of the sdist (shared/eval/README.md baseline).
 
 Usage::
@@ -15,7 +17,7 @@ Usage::
     python bench/issues.py [--sets requests flask pytest sphinx] [--label NAME]
 
 Prints a table (per project and all rows) and writes ``bench/results/<label>.json`` (default
-``issues``). With 13 rows, differences under ~0.15 MRR are noise: read it as a regression signal.
+``issues``). With 33 rows, differences under ~0.10 MRR are noise: read it as a regression signal.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def main() -> int:
     args = parser.parse_args()
 
     rows = [r for name in args.sets for r in load_rows(args.issues_dir / f"{name}.jsonl")]
-    ranked: dict[str, dict[str, list[str]]] = {"codeask": {}, "bm25-file": {}}
+    ranked: dict[str, dict[str, list[str]]] = {"codeask": {}, "codeask-no-report": {}, "bm25-file": {}}
     seconds: dict[str, float] = {}
     for pin in sorted({r["sdist"] for r in rows}):
         group = [r for r in rows if r["sdist"] == pin]
@@ -59,8 +61,10 @@ def main() -> int:
         ws = Workspace([root])
         ws.index()
         seconds[pin] = round(time.monotonic() - t0, 1)
+        ws_plain = Workspace([root], flags={"retrieval.report_evidence": False})
         for r in group:
             ranked["codeask"][r["id"]] = ranked_files(ws, r["query"])
+            ranked["codeask-no-report"][r["id"]] = ranked_files(ws_plain, r["query"])
         for r, files in zip(group, bm25_file_baseline(root, [r["query"] for r in group])):
             ranked["bm25-file"][r["id"]] = files
             ranks = {v: _first_rank(ranked[v][r["id"]], r["gold_files"]) for v in ranked}
@@ -83,13 +87,13 @@ def main() -> int:
         for r in rows
     }
 
-    header = f"{'set':10} {'ranking':12} {'n':>3} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}"
+    header = f"{'set':10} {'ranking':17} {'n':>3} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}"
     print(header)
     print("-" * len(header))
     for name, entry in results.items():
         for variant, m in entry.items():
             print(
-                f"{name:10} {variant:12} {m['questions']:3d} {m['recall@1']:6.3f} {m['recall@5']:6.3f}"
+                f"{name:10} {variant:17} {m['questions']:3d} {m['recall@1']:6.3f} {m['recall@5']:6.3f}"
                 f" {m['recall@10']:6.3f} {m['mrr']:6.3f}"
             )
     out = write_result(

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
+from codeask.query.steps.retrieve import named_file_ranking
 from codeask.index.store import Hit
 from codeask.workspace import Workspace
 
@@ -122,6 +124,19 @@ def test_plain_question_is_unchanged_and_template_boilerplate_leaves_search_text
     assert parts.search_text == "The checker crashes on tabs."
 
 
+def test_named_file_ranking_skips_names_several_files_carry():
+    def hit(path, n):
+        return Hit(str(n), path, "python", 1, 5, "", "pass", 0.0)
+
+    pool = [hit("src/flask/app.py", 1), hit("src/flask/sansio/app.py", 2), hit("src/flask/helpers.py", 3)]
+    paths = ["src/flask/app.py", "src/flask/sansio/app.py", "src/flask/helpers.py", "docs/conf.py"]
+    question = "Consider this route and test in `app.py`: stream_with_context fails in helpers.py"
+    ranked = named_file_ranking(pool, question, lambda: paths)
+    assert [h.path for h in ranked] == ["src/flask/helpers.py"]  # app.py: the reporter's or one of two
+    assert named_file_ranking(pool, "what does helpers.py do?", lambda: paths)[0].path == "src/flask/helpers.py"
+    assert named_file_ranking(pool, "how does routing work?", lambda: paths) == []
+
+
 def test_frame_paths_match_by_trailing_components():
     ws = ["src/requests/adapters.py", "src/requests/api.py", "tests/test_adapters.py", "app.py", "docs/api.rst"]
     assert match_frame_path("/usr/lib/python3.12/site-packages/requests/adapters.py", ws) == [
@@ -152,6 +167,10 @@ def prepare_url(url):
     assert pattern.search("WARNING retrying http://x after 30 seconds")
     assert not pattern.search("retrying later")
     assert literal_pattern("utf-8")[0] is None and literal_pattern("{}: {}")[0] is None
+    # keys and constants are not messages: prose that names a header is no quoted output
+    assert literal_pattern("Content-Length")[0] is None
+    assert literal_pattern("application/x-www-form-urlencoded")[0] is None
+    assert literal_pattern("Content-Length is {length}")[0] is not None
 
     def hit(path, language, content, n):
         return Hit(str(n), path, language, 1, 5, "", content, 0.0)
@@ -294,6 +313,37 @@ def test_template_shaped_question_puts_the_source_first(tmp_path):
     # the non-code files are down-weighted, not excluded: a question naming one still finds it
     assert _ranked(ws, "What changed in the ChangeLog for tabcheck 1.4.0?")[0] == "ChangeLog"
     assert _ranked(ws, "which checks does .pylintrc disable?")[0] == ".pylintrc"
+
+
+CLI_TRACE = """tabcheck crashes on a folder
+
+Traceback (most recent call last):
+  File "/home/me/.venv/bin/tabcheck", line 8, in <module>
+    sys.exit(main())
+  File "/home/me/.venv/lib/python3.12/site-packages/tabcheck/cli.py", line 9, in main
+    with open(name, encoding="utf-8") as fh:
+IsADirectoryError: [Errno 21] Is a directory: 'src'
+"""
+
+
+def test_report_evidence_setting_turns_the_reading_of_reports_off(tmp_path):
+    root = _write(tmp_path / "tabcheck", TEMPLATE_PROJECT)
+    Workspace([root]).index()
+
+    def run(flags):
+        return Workspace([root], flags=flags).build_pipeline(llm=None).run(Query(CLI_TRACE))
+
+    on = run({})
+    assert [f.path for f in on.parts.frames][0].endswith("site-packages/tabcheck/cli.py")
+    assert on.search_texts[0] != CLI_TRACE  # frame lines and the source under them left the search text
+    retrieve = next(e for e in on.history if e.step == "retrieve")
+    assert retrieve.data["frame_hits"] >= 1
+    assert on.retrieved_documents[0].path == "src/tabcheck/cli.py"
+
+    off = run({"retrieval.report_evidence": False})
+    assert off.parts is None and off.search_texts == [CLI_TRACE]
+    retrieve = next(e for e in off.history if e.step == "retrieve")
+    assert retrieve.data["frame_hits"] == 0 and retrieve.data["literal_hits"] == 0
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,8 @@ def build_ask_pipeline(
         )
     for name in p.query_transformers:
         query_transformers.append(step(name, "query transformer"))
-    query_transformers.append(ParseQuestion())
+    if s.retrieval.report_evidence:
+        query_transformers.append(ParseQuestion())
     query_transformers.append(EmbedQuery(embedder, has_vectors))
 
     if p.response_transformers:

@@ -208,6 +208,11 @@ class RetrievalSettings(_Section):
     downweight_factor: float = Field(default=0.5, ge=0, le=1)
     """Fused score multiplier for downweighted paths, 0 to 1."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    report_evidence: bool = True
+    """Read a question shaped like a bug report (:mod:`codeask.query.report`): search its prose
+    without stack frames and issue-template boilerplate, and rank the files its frames point at,
+    the code whose string literals print its messages, and files it names. Off: the question is
+    searched as written, with keyword, dense and identifier rankings only."""
     spans_per_file: int = Field(default=3, ge=1, le=10)
     """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
     top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.

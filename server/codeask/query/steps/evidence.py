@@ -15,9 +15,9 @@ identifier rankings (each fused with reciprocal rank fusion):
   part, so the code that emits a message outranks the docs, tests and changelogs that show it.
 
 The literal index is the candidate pool itself (the chunks the keyword searches for the question
-and for each message returned): measured on the issue-style set in ``bench/issues``, the pool
-already holds the emitting chunk whenever the message is in the question, and it needs no second
-full-text column in the store.
+and for each message returned), so it needs no second full-text column in the store; the price is
+that a literal no such search returns is not found. A separate literal index was not built or
+compared (``bench/issues.py`` measures the whole of this module against ``report_evidence = false``).
 """
 
 from __future__ import annotations
@@ -138,6 +138,7 @@ _PLACEHOLDER = re.compile(
     r"|%(?:\([\w.]+\))?[-#+ 0-9.*]*[a-zA-Z]"  # %s %d %(name)s %.2f %v %q
 )
 _WORDS = re.compile(r"[A-Za-z]{3,}")
+_PHRASE = re.compile(r"[A-Za-z]{2,}\W*\s+\W*[A-Za-z]{2,}")  # two words with whitespace between
 
 
 def _unquote(literal: str) -> str:
@@ -174,14 +175,17 @@ def literal_pattern(literal: str) -> tuple[re.Pattern[str] | None, tuple[str, ..
 
     ``pattern`` matches text the literal can produce (placeholders are lazy wildcards within one
     line, whitespace runs match any whitespace, case-insensitive), or is ``None`` when the literal has fewer than
-    :data:`MIN_LITERAL_CHARS` fixed characters or fewer than two words of 3+ letters (``"utf-8"``,
-    ``"{}: {}"``). The pieces are the fixed runs of at least :data:`MIN_PIECE_CHARS` characters
-    with 3+ words, lower-cased with whitespace collapsed.
+    :data:`MIN_LITERAL_CHARS` fixed characters, fewer than two words of 3+ letters (``"utf-8"``,
+    ``"{}: {}"``), or no two words apart by whitespace: a message a program prints is a phrase, while
+    a literal such as ``"Content-Length"``, ``"application/json"`` or ``"max_retries"`` is a key or
+    constant that a report's prose names without quoting any output. The pieces are the fixed
+    runs of at least :data:`MIN_PIECE_CHARS` characters with 3+ words, lower-cased with whitespace
+    collapsed.
     """
     pieces = _PLACEHOLDER.split(literal)
     fixed = "".join(pieces)
     fixed_chars = len(fixed.strip())
-    if fixed_chars < MIN_LITERAL_CHARS or len(_WORDS.findall(fixed)) < 2:
+    if fixed_chars < MIN_LITERAL_CHARS or len(_WORDS.findall(fixed)) < 2 or not _PHRASE.search(fixed):
         return None, (), fixed_chars
     if len(pieces) > MAX_PLACEHOLDERS + 1:
         whole = None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ import pathspec
 
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query
-from codeask.query.report import parse_question
+from codeask.query.report import QuestionParts, parse_question
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.settings import RetrievalSettings
 
@@ -183,8 +183,16 @@ def names_file(lowered_question: str, path: str) -> bool:
     return len(name) >= 4 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", lowered_question) is not None
 
 
-def named_file_ranking(pool: Sequence[Hit], question: str) -> list[Hit]:
-    """Candidates of files whose name the question spells (``.pylintrc``, ``models.py``), pool order."""
+def named_file_ranking(
+    pool: Sequence[Hit], question: str, paths: Callable[[], Iterable[str]] | None = None
+) -> list[Hit]:
+    """Candidates of files whose name the question spells (``.pylintrc``, ``models.py``), pool order.
+
+    A file name that more than one indexed file carries (``paths()``, called only when the question
+    names a candidate; the pool's own paths without it) does not rank: ``app.py`` in a report is as
+    likely the reporter's own file as any of the project's ``app.py`` files, so it is evidence for
+    none of them.
+    """
     lowered = question.lower()
     named: dict[str, bool] = {}
     out = []
@@ -193,7 +201,12 @@ def named_file_ranking(pool: Sequence[Hit], question: str) -> list[Hit]:
             named[hit.path] = names_file(lowered, hit.path)
         if named[hit.path]:
             out.append(hit)
-    return out
+    if not out:
+        return out
+    per_name: dict[str, int] = defaultdict(int)
+    for path in set(paths()) if paths is not None else {hit.path for hit in pool}:
+        per_name[path.rsplit("/", 1)[-1].lower()] += 1
+    return [hit for hit in out if per_name[hit.path.rsplit("/", 1)[-1].lower()] <= 1]
 
 
 def path_filter(glob: str | None) -> Callable[[str], bool] | None:
@@ -255,7 +268,11 @@ class HybridRetrieve:
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
         rankings: list[tuple[float, str, list[Hit]]] = []
-        parts = query.parts if query.parts is not None else parse_question(query.original)
+        evidence_on = self.settings.report_evidence
+        if not evidence_on:
+            parts = QuestionParts(search_text=query.original)
+        else:
+            parts = query.parts if query.parts is not None else parse_question(query.original)
         identifiers = code_identifiers(parts.search_text)
         downweighted = self.downweighted_for(query.original)
         evidence = {"frame_hits": 0, "literal_hits": 0}
@@ -274,12 +291,12 @@ class HybridRetrieve:
                     pool.extend(dense)
             if identifiers:
                 rankings.append((1.0, target.root, identifier_ranking(pool, identifiers)))
-            named = named_file_ranking(pool, parts.search_text)
+            named = named_file_ranking(pool, parts.search_text, store.paths) if evidence_on else []
             if named:
                 rankings.append((1.0, target.root, named))
             for message in parts.messages[: self.message_searches]:
                 pool.extend(_kept(store.keyword_search(message, candidates // 2), only))
-            literals = literal_ranking(pool, query.original, downweighted)
+            literals = literal_ranking(pool, query.original, downweighted) if evidence_on else []
             if literals:
                 rankings.append((self.evidence_weight, target.root, literals))
                 evidence["literal_hits"] += len(literals)
