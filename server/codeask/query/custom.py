@@ -26,7 +26,9 @@ Unknown names are a :class:`~codeask.settings.SettingsError` that lists the avai
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -50,7 +52,17 @@ _CONTEXT = ("llm", "templates", "settings", "workspace")
 
 
 def available_steps() -> dict[str, EntryPoint]:
-    """Every step name -> its entry point (installed entry points win over the built-in table)."""
+    """Every step name -> its entry point (installed entry points win over the built-in table).
+
+    The installed entry points are read once per ``sys.path`` (reading them scans every installed
+    distribution's metadata, ~0.1 s on a full environment, which every ask paid): a step installed
+    into a running language server is found after a restart, or when ``sys.path`` changes.
+    """
+    return dict(_steps_for(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _steps_for(path: tuple[str, ...]) -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {
         name: EntryPoint(name=name, value=value, group=GROUP) for name, value in BUILTIN_STEPS.items()
     }
