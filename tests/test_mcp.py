@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import shutil
 import socket
@@ -199,6 +200,11 @@ async def test_requests_sdist_redirect_question(requests_copy):
         sources = found.structured_content["sources"]
         assert sources[0]["path"] == "src/requests/sessions.py", [s["path"] for s in sources]
         assert len({s["path"] for s in sources}) == len(sources)
+        for s in sources:  # each source lists its file's spans, its own lines first, none overlapping
+            spans = sorted((x["start_line"], x["end_line"]) for x in s["spans"])
+            assert (s["spans"][0]["start_line"], s["spans"][0]["end_line"]) == (s["start_line"], s["end_line"])
+            assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(spans))  # touching spans are merged
+        assert any(len(s["spans"]) > 1 for s in sources)  # sessions.py etc. bring more than one span
         py_only = await client.call_tool("search_code", {"query": REDIRECT_Q, "path_glob": "tests/"})
         assert py_only.structured_content["sources"]
         assert all(s["path"].startswith("tests/") for s in py_only.structured_content["sources"])

@@ -87,3 +87,35 @@ def test_old_versions_survive_compaction_within_the_retention_window(tmp_path):
     store.optimize()
     assert old.to_arrow().num_rows == before == 200  # its files were not deleted
     assert store.count() == 199
+
+
+def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_process(tmp_path):
+    """The pending-vector state is kept current by the writer's own commits (no scan per change):
+    after replacements, vector commits, deletions and a compaction it equals a fresh scan of both
+    tables, and a new Store on the folder starts from the saved state."""
+    dim = 8
+    store = Store(tmp_path, dim)
+    rng = np.random.default_rng(3)
+    rows = chunk_rows(_chunks(60))
+    store.replace_files({r["path"] for r in rows}, rows)
+    assert store.count_pending() == 60 == store._scan_pending().__len__()
+    first = rows[:25]
+    store.put_vectors({r["embed_hash"]: rng.standard_normal(dim).astype(np.float32) for r in first})
+    assert store.count_pending() == 35
+    # A file rewritten: one chunk kept (its vector too), one new chunk pending, one removed.
+    path = rows[0]["path"]
+    kept = [r for r in rows if r["path"] == path][:1]
+    new = chunk_rows(_chunks(61)[60:])
+    new = [dict(r, path=path) for r in new]
+    store.replace_files([path], kept + new)
+    store.replace_files([rows[-1]["path"]], [])  # a file deleted
+    store.optimize()
+    scanned = store._scan_pending()
+    assert store.count_pending() == sum(scanned.values())
+    assert store.count_pending(distinct=True) == len(scanned)
+    saved = (tmp_path / "pending.json").read_text()
+    assert str(store._chunks.version) in saved
+    reopened = Store(tmp_path, dim)
+    assert reopened._pending.known() is None  # nothing computed in this process yet
+    assert reopened.count_pending() == store.count_pending()
+    assert reopened._pending._state is not None  # loaded from pending.json

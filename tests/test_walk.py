@@ -15,6 +15,7 @@ from codeask.index.walk import (
     FileEntry,
     FileText,
     Ignorer,
+    entry_for,
     is_secret,
     read_text,
     walk,
@@ -320,7 +321,7 @@ def test_latin1_decoded_with_replacement(tmp_path: Path, settings: IndexSettings
 def test_empty_file(tmp_path: Path, settings: IndexSettings) -> None:
     p = write(tmp_path, "__init__.py", "")
     result = walk(tmp_path, settings)
-    assert result.files == [FileEntry("__init__.py", p, 0, p.stat().st_mtime_ns)]
+    assert result.files == [FileEntry("__init__.py", str(p), 0, p.stat().st_mtime_ns)]
     got = read_text(p, settings)
     assert got == FileText(text="", content_hash=hashlib.sha256(b"").hexdigest(), size=0)
 
@@ -329,7 +330,7 @@ def test_deleted_between_walk_and_read(tmp_path: Path, settings: IndexSettings) 
     write(tmp_path, "gone.py")
     result = walk(tmp_path, settings)
     (entry,) = result.files
-    entry.abs_path.unlink()
+    Path(entry.abs_path).unlink()
     assert read_text(entry.abs_path, settings) == "vanished"
 
 
@@ -348,10 +349,10 @@ def test_walk_result_shape(tmp_path: Path, settings: IndexSettings) -> None:
     assert paths(result) == sorted(["src/requests/sessions.py", "b.py", "A.py"])
     entry = result.files[-1]
     assert entry.path == "src/requests/sessions.py"
-    assert entry.abs_path == tmp_path / "src" / "requests" / "sessions.py"
-    assert entry.abs_path.is_absolute()
+    assert entry.abs_path == str(tmp_path / "src" / "requests" / "sessions.py")
+    assert os.path.isabs(entry.abs_path)
     assert entry.size == 6
-    assert entry.mtime_ns == entry.abs_path.stat().st_mtime_ns
+    assert entry.mtime_ns == os.stat(entry.abs_path).st_mtime_ns
     assert result.skipped == collections.Counter()
     assert set(result.skipped) <= set(SKIP_REASONS)
 
@@ -405,7 +406,7 @@ def test_symlink_inside_root_followed_once(tmp_path: Path, settings: IndexSettin
     result = walk(tmp_path, settings)
     assert paths(result) == ["entry.js", "lib/core.py", "vendored/index.js"]
     vendored = next(f for f in result.files if f.path == "vendored/index.js")
-    assert vendored.abs_path == tmp_path / "vendored" / "index.js"  # keeps the link path
+    assert vendored.abs_path == str(tmp_path / "vendored" / "index.js")  # keeps the link path
     assert result.skipped == collections.Counter({"excluded": 1, "symlink_loop": 3})
 
 
@@ -519,3 +520,39 @@ def test_hundred_thousand_files(fast_tmp: Path, settings: IndexSettings) -> None
 
     assert len(result.files) == n_dirs * per_dir + 3  # + 2 .gitignore + keep.log
     assert result.skipped == collections.Counter({"ignored": 1})
+
+
+@pytest.mark.parametrize("follow", [True, False])
+def test_entry_for_agrees_with_walk_on_every_path(tmp_path: Path, follow: bool) -> None:
+    """Live updates check one path with entry_for: it indexes exactly the files walk lists."""
+    settings = IndexSettings(follow_symlinks=follow)
+    root = tmp_path / "root"
+    write(root, ".gitignore", "*.log\nbuild/\n")
+    write(root, "src/app.py")
+    write(root, "src/debug.log", "log\n")
+    write(root, "src/.env", "KEY=1\n")
+    write(root, "node_modules/x/index.js")
+    write(root, "dist/bundle.js")
+    write(root, "pyproject.toml", "[project]\n")
+    write(root, "docs/guide.md", "# Guide\n")
+    write(tmp_path / "outside", "secret.py")
+    os.symlink(tmp_path / "outside", root / "linked_out")
+    os.symlink(root / "docs", root / "docs_link")
+    os.symlink("app.py", root / "src" / "alias.py")
+    os.symlink("missing.py", root / "broken.py")
+    listed = {f.path for f in walk(root, settings).files}
+    candidates = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            candidates.add(name if rel_dir == "." else f"{rel_dir}/{name}")
+    ign = Ignorer(root, settings)
+    by_entry = {rel for rel in candidates if isinstance(entry_for(root, rel, settings, ign), FileEntry)}
+    # walk lists a file reached twice (a link to a file already listed) once, under its real path
+    assert by_entry - listed <= {"src/alias.py", "docs_link/guide.md"}
+    assert listed <= by_entry
+    assert "src/app.py" in by_entry and "src/.env" not in by_entry and "src/debug.log" not in by_entry
+    assert entry_for(root, "linked_out/secret.py", settings, ign) == ("outside_root" if follow else "excluded")
+    assert entry_for(root, "broken.py", settings, ign) == "vanished"
+    assert entry_for(root, "src/.env", settings, ign) == "secret"
+    assert entry_for(root, "dist/bundle.js", settings, ign) == "excluded"

@@ -147,7 +147,11 @@ def _cmd_ask(args) -> int:
 
     def show_sources(sources) -> None:
         """Where to look, before the answer's LLM call (stdout on a terminal, else stderr)."""
-        lines = "\n".join(f"{i}. {s.path}:{s.start_line}-{s.end_line}" for i, s in enumerate(sources, 1))
+        lines = "\n".join(
+            f"{i}. {s.path}:{s.start_line}-{s.end_line}"
+            + "".join(f", {x['start_line']}-{x['end_line']}" for x in s.spans[1:])
+            for i, s in enumerate(sources, 1)
+        )
         if tty:
             print(f"Sources:\n{lines}\n", flush=True)
         else:

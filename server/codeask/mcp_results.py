@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "SourceOut",
+    "SpanOut",
     "IndexState",
     "SearchResult",
     "AskResult",
@@ -24,6 +25,16 @@ __all__ = [
     "one_line",
     "one_line_tool_errors",
 ]
+
+
+class SpanOut(BaseModel):
+    """One span of a source's file: 1-based inclusive lines."""
+
+    start_line: int = Field(description="first line, 1-based")
+    end_line: int = Field(description="last line, 1-based, inclusive")
+    symbol: str = Field(description="enclosing definition (class/function), '' when none")
+    content: str = Field(description="the code of these lines")
+    uri: str = Field(description="file:///abs/path#Lstart-Lend")
 
 
 class SourceOut(BaseModel):
@@ -39,6 +50,11 @@ class SourceOut(BaseModel):
     content: str = Field(description="the code of these lines")
     uri: str = Field(description="file:///abs/path#Lstart-Lend")
     resource_uri: str = Field(description="codeask://source resource returning these lines")
+    spans: list[SpanOut] = Field(
+        default_factory=list,
+        description="every span of this file the result drew on: these lines first, then the file's "
+        "next-best spans (retrieval.spans_per_file)",
+    )
 
 
 class IndexState(BaseModel):

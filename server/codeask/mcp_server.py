@@ -49,6 +49,7 @@ from codeask.mcp_results import (
     IndexStatus,
     SearchResult,
     SourceOut,
+    SpanOut,
     index_line,
     one_line_tool_errors,
     source_lines,
@@ -176,6 +177,16 @@ class CodeaskMCP:
                 content=s["content"],
                 uri=s["uri"],
                 resource_uri=self.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
+                spans=[
+                    SpanOut(
+                        start_line=x["start_line"],
+                        end_line=x["end_line"],
+                        symbol=x.get("symbol") or "",
+                        content=x.get("content", ""),
+                        uri=x["uri"],
+                    )
+                    for x in s.get("spans") or []
+                ],
             )
             for i, s in enumerate(items, 1)
         ]

@@ -26,16 +26,14 @@ column         type                    meaning
 same code on another branch is a keyed lookup, never a re-embedding. Vectors no chunk uses any more
 are deleted at compaction (:meth:`Store.optimize`).
 
-Indexes: an inverted (full-text) index on ``chunks.text``; B-tree indexes on ``chunks.id``,
+Indexes (:mod:`codeask.index.maintenance`): full-text on ``chunks.text``; B-trees on ``chunks.id``,
 ``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
-vectors an IVF-SQ index on ``vectors.vector`` (dot product of L2-normalized vectors = cosine;
-``sqrt(n)`` partitions, 8-bit scalar
-quantization), searched in ``max(20, partitions / 16)`` partitions with refinement (exact
-re-ranking of ``_REFINE_FACTOR`` x the requested rows). Below it, dense search is exact. IVF-SQ was
-measured against IVF-PQ and IVF-HNSW-SQ on 20,000 clustered 384-d vectors: top-10 recall vs exact
-0.987 / 0.95 / 0.78 at refine factor 5, built in 6 s / 229 s / 43 s (``bench/scale.py`` measures it at
-1M). Rows committed after an
-index was built are searched too (LanceDB scans them) until compaction folds them in.
+vectors an IVF-SQ index on ``vectors.vector``, searched with refinement
+(:func:`codeask.index.search.ann_params`); below it, dense search is exact. IVF-SQ was measured
+against IVF-PQ and IVF-HNSW-SQ on 20,000 clustered 384-d vectors: top-10 recall vs exact 0.987 /
+0.95 / 0.78 at refine factor 5, built in 6 s / 229 s / 43 s (``bench/scale.py`` measures it at 1M).
+Rows committed after an index was built are searched too (LanceDB scans them) until compaction
+folds them in.
 
 Reader / writer guarantees (tested by ``tests/test_concurrency.py`` and ``bench/concurrency.py``):
 
@@ -48,25 +46,21 @@ Reader / writer guarantees (tested by ``tests/test_concurrency.py`` and ``bench/
   updates write new files and a new version; the files of older versions are deleted only once they
   are older than ``index.keep_versions_minutes``, so a query that started on an older version
   finishes on it. Should one still hit a removed file, the query is retried once on the latest version.
-* A vector is committed before the chunk rows that use it (live updates), so a saved file is
-  searchable by keyword and vector together; in phase 2 chunks wait for vectors, and keyword search
-  and its full-text index are untouched by vector writes.
+* Chunk rows are committed first and are keyword-searchable at once; their vectors follow (a live
+  update commits them right after the rows, phase 2 in groups), so a chunk without its vector is
+  found by keyword search only, never by a wrong vector. Vector writes never touch chunk rows or
+  their full-text index.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import math
 import os
-import re
 import threading
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 os.environ.setdefault("LANCE_LOG", "error")
 
@@ -74,143 +68,29 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lancedb.index import FTS, BTree, IvfSq
-from lancedb.query import LanceVectorQueryBuilder
 
-from codeask.index.chunk import Chunk
+from codeask.index import maintenance, search
+from codeask.index.pending import PendingVectors
 from codeask.index.records import ChunkRow, StoredRow
+from codeask.index.rows import (
+    HIT_COLUMNS,
+    TABLE,
+    VECTORS,
+    Hit,
+    batches,
+    chunk_rows,
+    embed_hash,
+    embed_text,
+    keyword_text,
+    sql_in,
+)
 
-__all__ = ["Store", "Hit", "embed_text", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
+# Hit and the row functions live in codeask.index.rows; re-exported for callers.
+__all__ = ["Store", "Hit", "embed_text", "embed_hash", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
 
 log = logging.getLogger(__name__)
 
-TABLE = "chunks"
-VECTORS = "vectors"
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IN_BATCH = 500
-# ANN search: re-rank this many times the requested rows exactly (bench/scale.py measures recall).
-_REFINE_FACTOR = 10
 T = TypeVar("T")
-
-
-def _split_identifier(token: str) -> list[str]:
-    parts: list[str] = []
-    for piece in token.split("_"):
-        parts.extend(_CAMEL.findall(piece))
-    return [p.lower() for p in parts if p]
-
-
-def keyword_text(text: str) -> str:
-    """``text`` with every identifier followed by its word parts, for the full-text index.
-
-    ``getFlashedMessages`` -> ``getFlashedMessages get flashed messages``; ``resolve_redirects`` ->
-    ``resolve_redirects resolve redirects``. LanceDB's default tokenizer splits snake_case but
-    not camelCase (shared/eval/FINDINGS.md, point 7), so the parts are written out. Used for both
-    chunks and questions, so the two tokenize alike.
-    """
-
-    def expand(match: re.Match[str]) -> str:
-        token = match.group(0)
-        parts = _split_identifier(token)
-        if len(parts) <= 1:
-            return token
-        return token + " " + " ".join(parts)
-
-    return _IDENT.sub(expand, text)
-
-
-def embed_text(symbol: str, content: str) -> str:
-    """What is embedded for a chunk: its symbol line, then its content.
-
-    The path is left out on purpose, so moving or renaming a file keeps every vector. Rows store
-    ``sha256(embed_text)[:32]`` as ``embed_hash``, the key vectors are reused by.
-    """
-    return f"{symbol}\n{content}" if symbol else content
-
-
-def embed_hash(text: str) -> str:
-    """The key a vector is stored and shared by: ``sha256(text)[:32]`` (hex) of :func:`embed_text`."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _path_words(path: str) -> str:
-    return " ".join(_split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
-
-
-def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
-    rows: list[ChunkRow] = []
-    for c in chunks:
-        ehash = embed_hash(embed_text(c.symbol, c.content))
-        words = " ".join(w for w in (_path_words(c.path), " ".join(_split_identifier(c.symbol.replace(".", "_")))) if w)
-        rows.append(
-            {
-                "id": hashlib.sha256(
-                    f"{c.path}:{c.start_line}:{c.end_line}:{c.content_hash}".encode("utf-8", "surrogatepass")
-                ).hexdigest()[:32],
-                "path": c.path,
-                "language": c.language,
-                "start_line": c.start_line,
-                "end_line": c.end_line,
-                "symbol": c.symbol,
-                "content": c.content,
-                "embed_hash": ehash,
-                "text": f"{c.path} {words} {c.symbol}\n{keyword_text(c.content)}",
-            }
-        )
-    return rows
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One chunk row returned by a search, with its rank score (higher is better)."""
-
-    id: str
-    path: str
-    language: str
-    start_line: int
-    end_line: int
-    symbol: str
-    content: str
-    score: float
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any], score: float) -> Hit:
-        """The hit of a stored chunk row (a :class:`~codeask.index.records.StoredRow`, or a LanceDB
-        result row holding its columns) with rank ``score``."""
-        return cls(
-            id=row["id"],
-            path=row["path"],
-            language=row["language"],
-            start_line=int(row["start_line"]),
-            end_line=int(row["end_line"]),
-            symbol=row["symbol"],
-            content=row["content"],
-            score=score,
-        )
-
-
-_HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
-
-
-def _sql_str(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _in_clause(column: str, values: Sequence[str]) -> str:
-    return f"{column} IN ({', '.join(_sql_str(v) for v in values)})"
-
-
-def _batches(values: Sequence[T], size: int = _IN_BATCH) -> Iterable[Sequence[T]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-def _partitions(vectors: int) -> int:
-    """IVF partitions for ``vectors`` rows: ``sqrt(n)`` (1,000 at 1M)."""
-    return max(1, int(math.sqrt(vectors)))
 
 
 def _missing_file(exc: BaseException) -> bool:
@@ -280,12 +160,13 @@ class Store:
         self._index_lock = threading.Lock()
         self._cache_lock = threading.Lock()
         self._cache: dict[str, tuple[object, object]] = {}
+        self._pending = PendingVectors(
+            self.index_dir / "pending.json",
+            lambda: (self._chunks.version, self._vectors.version),
+            lambda: self._read(self._scan_pending),
+        )
 
     # ------------------------------------------------------------- internals
-    def _select(self, table: lancedb.table.Table, where: str, columns: list[str]) -> pa.Table:
-        """The ``columns`` of every row of ``table`` matching the SQL filter ``where`` (read by :meth:`_read`)."""
-        return self._read(lambda: table.search().where(where).select(columns).limit(None).to_arrow())
-
     def _read(self, fn: Callable[[], T]) -> T:
         """Run the read ``fn``; when it hits a file of a version cleaned up meanwhile, once more on
         the latest version."""
@@ -305,20 +186,21 @@ class Store:
     def _cached(self, key: str, version: object, compute: Callable[[], T]) -> T:
         """``compute()`` once per ``version`` (a table version or a tuple of them)."""
         with self._cache_lock:
-            hit = self._cache.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]  # type: ignore[return-value]
+            cached = self._cache.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]  # type: ignore[return-value]
         value = self._read(compute)
         with self._cache_lock:
             self._cache[key] = (version, value)
         return value
 
-    def _indices(self, table: str) -> dict[str, str]:
-        """``{column: index type}`` of ``chunks`` or ``vectors`` (cached per version)."""
+    def _indices(self, table: str, version: int | None = None) -> dict[str, str]:
+        """``{column: index type}`` of ``chunks`` or ``vectors`` (cached per version; ``version``:
+        the latest one, when the caller just read it)."""
         tbl = self._chunks if table == TABLE else self._vectors
         return self._cached(
             f"indices:{table}",
-            tbl.version,
+            tbl.version if version is None else version,
             lambda: {ix.columns[0]: ix.index_type for ix in tbl.list_indices() if ix.columns},
         )
 
@@ -338,9 +220,17 @@ class Store:
             by_path.setdefault(row["path"], []).append(row)
         paths = sorted(set(paths) | set(by_path))
         inserted = deleted = 0
-        for part in _batches(paths):
-            where = _in_clause("path", part)
+        for part in batches(paths):
+            where = sql_in("path", part)
             new = [r for p in part for r in by_path.get(p, ())]
+            pending = self._pending.known()
+            if pending is not None:  # the pending rows this commit deletes and adds (keyed lookups)
+                old = self._column(self._chunks, "embed_hash", where)
+                removed = [h for h in old if h in pending]
+                new_hashes = [r["embed_hash"] for r in new]
+                unknown = [h for h in set(new_hashes) if h not in pending]
+                stored = self.stored_hashes(unknown)
+                added = [h for h in new_hashes if h in pending or h not in stored]
             if new:
                 result = (
                     self._chunks.merge_insert("id")
@@ -354,6 +244,10 @@ class Store:
                 result = self._chunks.delete(where)
                 deleted += getattr(result, "num_deleted_rows", 0) or 0
             self._commits += 1
+            if pending is not None:
+                self._pending.committed(pending, added=added, removed=removed)
+            else:
+                self._pending.committed(None)
         self._rows_written += inserted
         self._rows_deleted += deleted
         return inserted, deleted
@@ -362,11 +256,27 @@ class Store:
         """Stored vectors by embed hash: ``{embed_hash: (dim,) float32}`` for the hashes present."""
         wanted = sorted(set(embed_hashes))
         found: dict[str, np.ndarray] = {}
-        for part in _batches(wanted):
-            tbl = self._select(self._vectors, _in_clause("embed_hash", part), ["embed_hash", "vector"])
+        for part in batches(wanted):
+            where = sql_in("embed_hash", part)
+            tbl = self._rows(self._vectors, where, ["embed_hash", "vector"])
             if tbl.num_rows:
                 found.update(zip(tbl["embed_hash"].to_pylist(), _matrix(tbl["vector"], self.dim)))
         return found
+
+    def stored_hashes(self, embed_hashes: Iterable[str]) -> set[str]:
+        """Which of ``embed_hashes`` have a vector (keyed lookups on the B-tree, vectors not read)."""
+        found: set[str] = set()
+        for part in batches(sorted(set(embed_hashes))):
+            found.update(self._column(self._vectors, "embed_hash", sql_in("embed_hash", part)))
+        return found
+
+    def _rows(self, table: lancedb.table.Table, where: str, columns: list[str]) -> pa.Table:
+        """``columns`` of the rows of ``table`` matching the SQL filter ``where`` (retried once)."""
+        return self._read(lambda: table.search().where(where).select(columns).limit(None).to_arrow())
+
+    def _column(self, table: lancedb.table.Table, column: str, where: str) -> list:
+        """``column`` of the rows of ``table`` matching the SQL filter ``where``."""
+        return self._rows(table, where, [column])[column].to_pylist()
 
     def put_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Commit ``{embed_hash: (dim,) float32}`` (hashes not stored yet) to ``vectors``: one commit.
@@ -384,66 +294,22 @@ class Store:
             },
             schema=self._vector_schema,
         )
+        pending = self._pending.known()
         self._vectors.add(data)
         self._commits += 1
+        self._pending.committed(pending, vectors=keys)
 
     def ensure_indexes(self) -> None:
-        """Create the indexes a table lacks: full-text and B-tree indexes once ``chunks`` has rows,
-        the B-tree on ``vectors.embed_hash`` once it has rows, and the ANN index at ``ann_min_rows``
-        vectors. Cheap when they exist (index lists are cached per version)."""
-        with self._index_lock, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            have = self._indices(TABLE)
-            if self.count():
-                if "text" not in have:
-                    self._chunks.create_index("text", config=FTS(with_position=False), replace=True)
-                for column in ("id", "path", "embed_hash"):
-                    if column not in have:
-                        self._chunks.create_index(column, config=BTree(), replace=True)
-            have = self._indices(VECTORS)
-            vectors = self._cached("vector_count", self._vectors.version, self._vectors.count_rows)
-            if vectors and "embed_hash" not in have:
-                self._vectors.create_index("embed_hash", config=BTree(), replace=True)
-            if vectors >= self.ann_min_rows and "vector" not in have:
-                self._vectors.create_index(
-                    "vector",
-                    config=IvfSq(distance_type="dot", num_partitions=_partitions(vectors)),
-                    replace=True,
-                )
+        """Create the indexes a table lacks (:func:`codeask.index.maintenance.ensure_indexes`)."""
+        maintenance.ensure_indexes(self)
 
     def ensure_fts_index(self) -> None:
         """:meth:`ensure_indexes` (kept for callers that need keyword search to use its index)."""
-        self.ensure_indexes()
+        maintenance.ensure_indexes(self)
 
     def optimize(self) -> None:
-        """Compaction: create missing indexes, delete vectors no chunk uses, compact both tables, fold
-        new rows into every index (full-text, B-tree, ANN: incremental), and delete the files of
-        versions older than ``keep_versions_minutes``.
-        """
-        self.ensure_indexes()
-        if self._rows_deleted:
-            self._collect_unused_vectors()
-        retention = timedelta(minutes=self.keep_versions_minutes)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self._chunks.optimize(cleanup_older_than=retention)
-            self._vectors.optimize(cleanup_older_than=retention)
-        self._commits = 0
-        self._rows_written = 0
-        self._rows_deleted = 0
-        self.compactions += 1
-
-    def _collect_unused_vectors(self) -> int:
-        """Delete vectors whose ``embed_hash`` no chunk row has; returns how many."""
-        used = self._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
-        stored = self._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
-        if not len(stored):
-            return 0
-        unused = pc.unique(stored.filter(pc.invert(pc.is_in(stored, value_set=used.combine_chunks())))).to_pylist()
-        for part in _batches(unused, 5000):
-            self._vectors.delete(_in_clause("embed_hash", part))
-            self._commits += 1
-        return len(unused)
+        """Compaction, index updates, unused vectors and old versions (:func:`codeask.index.maintenance.optimize`)."""
+        maintenance.optimize(self)
 
     @property
     def commits_since_optimize(self) -> int:
@@ -458,41 +324,40 @@ class Store:
     # ----------------------------------------------------------------- reads
     def has_vectors(self) -> bool:
         """Whether ``vectors`` has any row (cached per version)."""
-        return self._cached("vector_count", self._vectors.version, self._vectors.count_rows) > 0
+        return self._latest(VECTORS)[0] > 0
 
     def count(self, where: str | None = None) -> int:
         """Number of chunk rows (cached per version), or of those matching the SQL filter ``where``."""
         if where:
             return self._read(lambda: self._chunks.count_rows(where))
-        return self._cached("count", self._chunks.version, self._chunks.count_rows)
+        return self._latest(TABLE)[0]
 
     def count_vectors(self) -> int:
         """Rows of ``vectors`` (cached per version); unused ones remain until compaction."""
-        return self._cached("vector_count", self._vectors.version, self._vectors.count_rows)
+        return self._latest(VECTORS)[0]
 
-    def _pending(self) -> tuple[int, list[str]]:
-        def compute() -> tuple[int, list[str]]:
-            hashes = self._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
-            if not len(hashes):
-                return 0, []
-            stored = self._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
-            missing = hashes.filter(pc.invert(pc.is_in(hashes, value_set=stored.combine_chunks())))
-            return len(missing), pc.unique(missing).to_pylist()
-
-        return self._cached("pending", (self._chunks.version, self._vectors.version), compute)
+    def _scan_pending(self) -> dict[str, int]:
+        """``{embed_hash: chunk rows}`` of rows without a vector, by scanning both tables."""
+        hashes = self._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+        if not len(hashes):
+            return {}
+        stored = self._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+        missing = hashes.filter(pc.invert(pc.is_in(hashes, value_set=stored.combine_chunks())))
+        counts = pc.value_counts(missing.combine_chunks()) if len(missing) else []
+        return {c["values"].as_py(): c["counts"].as_py() for c in counts}
 
     def count_pending(self, *, distinct: bool = False) -> int:
         """Chunk rows whose vector is not stored yet, or with ``distinct`` the texts to embed for them
-        (cached per pair of table versions)."""
-        count, hashes = self._pending()
-        return len(hashes) if distinct else count
+        (scanned once, then kept current by this object's commits: :mod:`codeask.index.pending`)."""
+        return self._pending.count(distinct=distinct)
 
     def pending_texts(self, limit: int) -> dict[str, str]:
         """Up to ``limit`` texts still to embed: ``{embed_hash: embed_text}``, each text once."""
-        hashes = self._pending()[1][:limit]
+        hashes = self._pending.hashes(limit)
         texts: dict[str, str] = {}
-        for part in _batches(hashes):
-            tbl = self._select(self._chunks, _in_clause("embed_hash", part), ["embed_hash", "symbol", "content"])
+        for part in batches(hashes):
+            where = sql_in("embed_hash", part)
+            tbl = self._rows(self._chunks, where, ["embed_hash", "symbol", "content"])
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):
                 texts.setdefault(h, embed_text(symbol, content))
         return texts
@@ -506,91 +371,34 @@ class Store:
 
     def rows_for_path(self, path: str) -> list[StoredRow]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
-        where = f"path = {_sql_str(path)}"
-        rows = self._read(lambda: self._chunks.search().where(where).select(_HIT_COLUMNS).limit(None).to_list())
-        return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the _HIT_COLUMNS
+        where = sql_in("path", [path])
+        rows = self._read(lambda: self._chunks.search().where(where).select(list(HIT_COLUMNS)).limit(None).to_list())
+        return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the HIT_COLUMNS
+
+    def _latest(self, table: str) -> tuple[int, dict[str, str]]:
+        """``(rows, {column: index type})`` of ``chunks`` or ``vectors`` at its latest version: one
+        version check, then cached per version (a query path asks once, not per fact)."""
+        tbl = self._chunks if table == TABLE else self._vectors
+        version = tbl.version
+        rows = self._cached(f"rows:{table}", version, tbl.count_rows)
+        return rows, self._indices(table, version)
 
     def keyword_search(self, question: str, limit: int) -> list[Hit]:
-        """BM25 full-text search over ``text``; best first; ``[]`` for a question with no words or
-        before the first full-text index exists."""
-        query = " ".join(_IDENT.findall(keyword_text(question)))
-        if not query.strip() or not self.count() or "text" not in self._indices(TABLE):
-            return []
-        rows = self._read(
-            lambda: (
-                self._chunks.search(query, query_type="fts", fts_columns="text")
-                .select([*_HIT_COLUMNS, "_score"])
-                .limit(limit)
-                .to_list()
-            )
-        )
-        return [Hit.from_row(r, float(r["_score"])) for r in rows]
+        """BM25 full-text search (:func:`codeask.index.search.keyword_search`); best first."""
+        return search.keyword_search(self, question, limit)
 
     def vector_search(self, vector: np.ndarray, limit: int) -> list[Hit]:
-        """Cosine search: the nearest vectors (ANN with refinement above ``ann_min_rows``, else
-        exact), joined to the chunk rows that use them; best first, score = 1 - cosine distance."""
-        if not self.has_vectors():
-            return []
-        nearest = self.nearest_hashes(vector, 2 * limit + 10)
-        if not nearest:
-            return []
-        rows = self._read(
-            lambda: (
-                self._chunks.search()
-                .where(_in_clause("embed_hash", list(nearest)))
-                .select([*_HIT_COLUMNS, "embed_hash"])
-                .limit(None)
-                .to_list()
-            )
-        )
-        rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
-        return [Hit.from_row(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
+        """Cosine search joined to chunk rows (:func:`codeask.index.search.vector_search`); best first."""
+        return search.vector_search(self, vector, limit)
 
     def nearest_hashes(self, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
-        """The ``limit`` stored vectors nearest to ``vector`` (``(dim,)`` float32):
-        ``{embed_hash: cosine distance}``, nearest first. ``exact`` skips the ANN index."""
-        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
-
-        def run() -> pa.Table:
-            # Vectors are L2-normalized: LanceDB's "dot" distance, 1 - x.y, is the cosine distance
-            # without normalizing every stored vector per query (about 2x faster exact search).
-            # search() is typed as the base builder; with a query vector it is the vector builder.
-            q = cast(LanceVectorQueryBuilder, self._vectors.search(query, vector_column_name="vector"))
-            q = q.distance_type("dot")
-            if exact:
-                q = q.bypass_vector_index()
-            elif self._indices(VECTORS).get("vector"):
-                q = q.nprobes(max(20, _partitions(self.count_vectors()) // 16)).refine_factor(_REFINE_FACTOR)
-            return q.select(["embed_hash", "_distance"]).limit(limit).to_arrow()
-
-        tbl = self._read(run)
-        nearest: dict[str, float] = {}
-        for h, d in zip(tbl["embed_hash"].to_pylist(), tbl["_distance"].to_pylist()):
-            nearest.setdefault(h, float(d))
-        return nearest
+        """``{embed_hash: cosine distance}`` of the nearest vectors (:func:`codeask.index.search.nearest_hashes`)."""
+        return search.nearest_hashes(self, vector, limit, exact=exact)
 
     def index_stats(self) -> dict[str, dict]:
-        """``{"<table>.<column>": {"type", "indexed_rows", "unindexed_rows"}}`` for every index,
-        from LanceDB's index statistics."""
-        out: dict[str, dict] = {}
-        for name, tbl in ((TABLE, self._chunks), (VECTORS, self._vectors)):
-            for ix in self._read(tbl.list_indices):
-                stats = tbl.index_stats(ix.name)
-                if stats is not None:
-                    out[f"{name}.{ix.columns[0]}"] = {
-                        "type": stats.index_type,
-                        "indexed_rows": stats.num_indexed_rows,
-                        "unindexed_rows": stats.num_unindexed_rows,
-                    }
-        return out
+        """LanceDB's index statistics per index (:func:`codeask.index.maintenance.index_stats`)."""
+        return maintenance.index_stats(self)
 
     def disk_bytes(self) -> int:
         """Bytes used by the index folder."""
-        total = 0
-        for dirpath, _, files in os.walk(self.index_dir):
-            for name in files:
-                try:
-                    total += os.path.getsize(os.path.join(dirpath, name))
-                except OSError:
-                    pass
-        return total
+        return maintenance.disk_bytes(self)

@@ -1,22 +1,9 @@
-"""Pipeline stage 1: which files of a workspace get indexed, and why the others are skipped.
+"""Pipeline stage 1: the files of a workspace root to index, and why the others are skipped.
 
-Three pieces:
-
-* :class:`Ignorer` decides from the path (never the contents) whether a path is a ``"secret"``
-  (``secret_patterns`` + ``extra_secret_patterns``), ``"ignored"`` (``.gitignore`` files at any
-  depth and ``<root>/.codeaskignore``) or ``"excluded"`` (``exclude`` + ``extra_exclude``, and
-  build-output folders), checked in that order: a secret is never indexed even if a ``!pattern``
-  re-includes it, and a ``!pattern`` in the user's ignore files re-includes a default exclude
-  (VCS metadata folders, :data:`NEVER_WALKED`, excepted). All patterns use gitignore syntax
-  (``pathspec``); git itself is never called, so plain folders behave like repositories.
-* Build-output folders: a folder named in ``build_outputs`` (``build``, ``dist``, ``coverage``, ...)
-  is excluded only where it is output: directly in the root, or beside a project file
-  (:data:`PROJECT_MARKERS`) of a nested project, and only when it holds no ``__init__.py`` or
-  project file itself (so coverage.py's ``coverage/`` package and ``src/build/rules.py`` are
-  indexed). A folder holding a ``CACHEDIR.TAG`` (https://bford.info/cachedir/) is excluded
-  whatever its name.
-* :func:`walk` lists the files under a root with ``os.scandir`` (iterative, never leaving the root)
-  and counts every skipped entry by reason (see :data:`SKIP_REASONS`).
+* :func:`walk` lists the files under a root with ``os.scandir`` (iterative, never leaving the root),
+  applying the rules of :class:`~codeask.index.ignore.Ignorer` (secret, ignored, excluded, build
+  output) and counting every skipped entry by reason (see :data:`SKIP_REASONS`). It only lists and
+  stats: nothing is read or hashed, so a restart with no changes costs one ``scandir`` per folder.
 * :func:`read_text` reads one listed file, or says why it must be skipped (binary, too large,
   minified, gone, ...).
 
@@ -46,21 +33,31 @@ from __future__ import annotations
 
 import collections
 import errno
-import functools
 import hashlib
 import heapq
 import os
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pathspec import GitIgnoreSpec
 
+from codeask.index.ignore import (
+    CACHEDIR_TAG,
+    CODEASKIGNORE,
+    GITIGNORE,
+    NEVER_WALKED,
+    PROJECT_MARKERS,
+    SOURCE_MARKERS,
+    Ignorer,
+    _Chain,
+    _index_settings,
+    is_secret,
+)
 from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
+# Ignorer, is_secret and the marker sets live in codeask.index.ignore; re-exported for callers.
 __all__ = [
     "SKIP_REASONS",
     "GITIGNORE",
@@ -70,6 +67,7 @@ __all__ = [
     "FileText",
     "Ignorer",
     "walk",
+    "entry_for",
     "read_text",
     "PROJECT_MARKERS",
     "NEVER_WALKED",
@@ -90,41 +88,6 @@ SKIP_REASONS = (
     "unreadable",
 )
 
-GITIGNORE = ".gitignore"
-CODEASKIGNORE = ".codeaskignore"
-
-#: Folders no ignore file can re-include: version-control metadata (a remote URL in ``.git/config``
-#: may hold a token) and codeask's own folder.
-NEVER_WALKED = (".git/", ".hg/", ".svn/", ".jj/", ".codeask/")
-
-#: Files that mark a project root: a build-output folder name beside one of them is build output.
-PROJECT_MARKERS = frozenset(
-    {
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "package.json",
-        "Cargo.toml",
-        "go.mod",
-        "pom.xml",
-        "build.gradle",
-        "build.gradle.kts",
-        "CMakeLists.txt",
-        "meson.build",
-        "composer.json",
-        "Gemfile",
-        "mix.exs",
-        "pubspec.yaml",
-        "Package.swift",
-        "build.sbt",
-        "deno.json",
-    }
-)
-#: Files that make a folder a source package rather than build output.
-SOURCE_MARKERS = PROJECT_MARKERS | {"__init__.py"}
-#: The Cache Directory Tagging Specification's tag file: its folder is never source.
-CACHEDIR_TAG = "CACHEDIR.TAG"
-
 #: Bytes inspected for a NUL byte to call a file binary.
 BINARY_SNIFF_BYTES = 8192
 
@@ -136,12 +99,13 @@ class FileEntry:
     """One file to index.
 
     ``path`` is the workspace-relative POSIX path (``"src/requests/sessions.py"``); ``abs_path`` the
-    absolute path as reached inside the root (a symlink inside the root keeps its link path);
-    ``size`` (bytes) and ``mtime_ns`` are from the listing-time stat.
+    absolute path (a ``str``: no ``Path`` object per listed file) as reached inside the root (a
+    symlink inside the root keeps its link path); ``size`` (bytes) and ``mtime_ns`` are from the
+    listing-time stat.
     """
 
     path: str
-    abs_path: Path
+    abs_path: str
     size: int
     mtime_ns: int
 
@@ -162,255 +126,6 @@ class FileText:
     text: str
     content_hash: str
     size: int
-
-
-def _index_settings(settings: Any) -> IndexSettings:
-    """Accept the full ``Settings`` too (``settings.index``)."""
-    index = getattr(settings, "index", None)
-    return index if isinstance(index, IndexSettings) else settings
-
-
-def _compile(lines: Iterable[str]) -> GitIgnoreSpec | None:
-    """A gitignore spec from pattern lines, or ``None`` when there are no patterns.
-
-    A line pathspec cannot compile is dropped rather than failing the whole file.
-    """
-    lines = list(lines)
-    if not any(line.strip() and not line.startswith("#") for line in lines):
-        return None
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except Exception:
-        good = []
-        for line in lines:
-            try:
-                GitIgnoreSpec.from_lines([line])
-            except Exception:
-                continue
-            good.append(line)
-        return GitIgnoreSpec.from_lines(good) if good else None
-
-
-@functools.lru_cache(maxsize=64)
-def _compile_cached(patterns: tuple[str, ...]) -> GitIgnoreSpec | None:
-    return _compile(patterns)
-
-
-def _secret_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
-    return _compile_cached(tuple(settings.secret_patterns) + tuple(settings.extra_secret_patterns))
-
-
-def _exclude_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
-    return _compile_cached(tuple(settings.exclude) + tuple(settings.extra_exclude))
-
-
-def _never_spec() -> GitIgnoreSpec | None:
-    return _compile_cached(NEVER_WALKED)
-
-
-def _is_output_folder(name: str, parent_names: Iterable[str] | None, own_names: Iterable[str], outputs) -> bool:
-    """Whether folder ``name`` holds build output (see the module docstring).
-
-    ``parent_names``: the names in its parent folder, ``None`` when the parent is the root (a
-    build-output name there is always output); ``own_names``: the names inside it.
-    """
-    own = set(own_names)
-    if CACHEDIR_TAG in own:
-        return True
-    if name not in outputs or own & SOURCE_MARKERS:
-        return False
-    return parent_names is None or not PROJECT_MARKERS.isdisjoint(parent_names)
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []
-
-
-def _normalize_rel(rel_path: str, is_dir: bool) -> tuple[str, bool]:
-    rel = str(rel_path).replace("\\", "/")
-    while rel.startswith("./"):
-        rel = rel[2:]
-    rel = rel.lstrip("/")
-    if rel.endswith("/"):
-        is_dir = True
-        rel = rel.rstrip("/")
-    if rel == ".":
-        rel = ""
-    return rel, is_dir
-
-
-def _spec_matches_path_or_parent(spec: GitIgnoreSpec | None, rel: str, is_dir: bool) -> bool:
-    """Whether ``spec`` matches ``rel`` or any of its parent folders (as folders)."""
-    if spec is None or not rel:
-        return False
-    parts = rel.split("/")
-    for i in range(1, len(parts) + 1):
-        sub = "/".join(parts[:i])
-        last = i == len(parts)
-        if spec.match_file(sub if last and not is_dir else sub + "/"):
-            return True
-    return False
-
-
-def is_secret(rel_path: str, settings: IndexSettings) -> bool:
-    """Whether workspace-relative ``rel_path`` (or one of its parent folders) matches
-    ``secret_patterns`` + ``extra_secret_patterns``. A trailing ``/`` marks a folder.
-
-    Path-only (never reads the file); never raises. Use it before anything goes to an LLM.
-    """
-    settings = _index_settings(settings)
-    rel, is_dir = _normalize_rel(rel_path, False)
-    return _spec_matches_path_or_parent(_secret_spec(settings), rel, is_dir)
-
-
-#: codeask's own files (settings and ignore rules), never indexed whatever ``index.exclude`` says.
-OWN_FILES = frozenset({".codeask.toml", CODEASKIGNORE})
-
-# (prefix length of the folder holding the .gitignore, its spec), outermost first
-_Chain = tuple[tuple[int, GitIgnoreSpec], ...]
-
-
-class Ignorer:
-    """Decides, for one root, whether a path is excluded, ignored or secret, from the path alone.
-
-    * ``secret``: ``secret_patterns + extra_secret_patterns`` match the path or a parent folder
-      (checked first: nothing re-includes a secret);
-    * ``ignored``: ``.gitignore`` files at any depth, each relative to its own folder (the deepest
-      matching file wins, ``!`` negates, ``/x`` anchors, ``x/`` matches folders only), and
-      ``<root>/.codeaskignore`` (same syntax, relative to the root), which takes precedence over
-      every ``.gitignore`` so it can also re-include with ``!``. As in git, nothing below an ignored
-      folder can be re-included;
-    * ``excluded``: :data:`NEVER_WALKED` (always), else, unless an ignore file's ``!pattern``
-      re-included the path, ``exclude + extra_exclude`` or a build-output folder.
-
-    Ignore files are compiled once and re-read lazily when their mtime/size/inode changes (or
-    after :meth:`refresh`); a missing or unreadable ignore file counts as empty.
-    """
-
-    def __init__(self, root: Path, settings: IndexSettings) -> None:
-        """``root``: the workspace folder; ``settings``: its ``IndexSettings``. Never raises."""
-        self.root = Path(os.path.abspath(os.fspath(root)))
-        self._root_str = str(self.root)
-        self.settings = _index_settings(settings)
-        self._secret = _secret_spec(self.settings)
-        self._exclude = _exclude_spec(self.settings)
-        self._never = _never_spec()
-        self.build_outputs = frozenset(self.settings.build_outputs)
-        # workspace-relative ignore-file path -> ((mtime_ns, size, ino), spec or None)
-        self._files: dict[str, tuple[tuple[int, int, int], GitIgnoreSpec | None]] = {}
-
-    def refresh(self) -> None:
-        """Forget every compiled ignore file; the next check re-reads them."""
-        self._files.clear()
-
-    # -- ignore files ---------------------------------------------------------------------
-
-    def _load(self, rel_file: str, st: os.stat_result | None) -> GitIgnoreSpec | None:
-        """The compiled spec of ignore file ``rel_file`` whose stat is ``st`` (``None``: absent)."""
-        if st is None or not stat.S_ISREG(st.st_mode):
-            self._files.pop(rel_file, None)
-            return None
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        cached = self._files.get(rel_file)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        try:
-            with open(os.path.join(self._root_str, rel_file), "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            spec = None
-        else:
-            spec = _compile(split_lines(raw.decode("utf-8", errors="replace").lstrip("\ufeff")))
-        self._files[rel_file] = (stamp, spec)
-        return spec
-
-    def _stat_load(self, rel_file: str) -> GitIgnoreSpec | None:
-        try:
-            st = os.stat(os.path.join(self._root_str, rel_file))
-        except (OSError, ValueError):
-            st = None
-        return self._load(rel_file, st)
-
-    def _entry_spec(self, rel_file: str, entry: os.DirEntry[str] | None) -> GitIgnoreSpec | None:
-        """Like :meth:`_stat_load` with the stat taken from a directory listing entry."""
-        if entry is None:
-            return self._load(rel_file, None)
-        try:
-            st = entry.stat()
-        except OSError:
-            st = None
-        return self._load(rel_file, st)
-
-    # -- matching -------------------------------------------------------------------------
-
-    def _decide(self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None) -> tuple[str | None, bool]:
-        """``(reason, re_included)`` for ``rel`` itself, its parent folders being known not to be
-        skipped; ``re_included``: a user's ``!pattern`` matched it (no default exclude applies)."""
-        path = rel + "/" if is_dir else rel
-        if self._secret is not None and self._secret.match_file(path):
-            return "secret", False
-        if self._never is not None and self._never.match_file(path):
-            return "excluded", False
-        if not is_dir and rel.rpartition("/")[2] in OWN_FILES:
-            return "excluded", False
-        include = codeask.check_file(path).include if codeask is not None else None
-        if include is None:
-            for prefix_len, spec in reversed(chain):
-                include = spec.check_file(path[prefix_len:]).include
-                if include is not None:
-                    break
-        if include is not None:
-            return ("ignored" if include else None), not include
-        if self._exclude is not None and self._exclude.match_file(path):
-            return "excluded", False
-        return None, False
-
-    def _entry_reason(self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None) -> str | None:
-        """Reason for ``rel`` itself from its path (build-output folders are decided by the caller)."""
-        return self._decide(rel, is_dir, chain, codeask)[0]
-
-    def _output_folder(self, rel_dir: str) -> bool:
-        """Whether folder ``rel_dir`` (not re-included by an ignore file) holds build output."""
-        parent, _, name = rel_dir.rpartition("/")
-        folder = os.path.join(self._root_str, rel_dir)
-        if name not in self.build_outputs:
-            return os.path.exists(os.path.join(folder, CACHEDIR_TAG))
-        parent_names = _listdir(os.path.join(self._root_str, parent)) if parent else None
-        return _is_output_folder(name, parent_names, _listdir(folder), self.build_outputs)
-
-    def reason(self, rel_path: str, is_dir: bool = False) -> str | None:
-        """``"secret"``, ``"excluded"``, ``"ignored"`` or ``None`` (index it) for a path.
-
-        ``rel_path`` is workspace-relative POSIX (a trailing ``/`` also marks a folder); parent
-        folders are checked too (a file in an ignored folder is ``"ignored"``). The root itself
-        is never skipped. Ignore files are re-read if they changed. Never raises.
-        """
-        rel, is_dir = _normalize_rel(rel_path, is_dir)
-        if not rel:
-            return None
-        if _spec_matches_path_or_parent(self._secret, rel, is_dir):
-            return "secret"
-        codeask = self._stat_load(CODEASKIGNORE)
-        root_spec = self._stat_load(GITIGNORE)
-        chain: _Chain = ((0, root_spec),) if root_spec is not None else ()
-        parts = rel.split("/")
-        for i in range(1, len(parts) + 1):
-            sub = "/".join(parts[:i])
-            last = i == len(parts)
-            folder = is_dir if last else True
-            why, re_included = self._decide(sub, folder, chain, codeask)
-            if why is None and folder and not re_included and self._output_folder(sub):
-                why = "excluded"
-            if why is not None:
-                return why
-            if not last:
-                spec = self._stat_load(sub + "/" + GITIGNORE)
-                if spec is not None:
-                    chain = chain + ((len(sub) + 1, spec),)
-        return None
 
 
 def _is_inside(real: str, root_real: str) -> bool:
@@ -527,7 +242,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                         output = project and name in outputs and not re_included
                         heapq.heappush(deferred, (rel, entry.path, real, chain, output))
                     elif stat.S_ISREG(st.st_mode):
-                        linked_files.append((FileEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns), real))
+                        linked_files.append((FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns), real))
                     else:
                         skipped["unreadable"] += 1
                     continue
@@ -549,7 +264,7 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                 if not stat.S_ISREG(st.st_mode):
                     skipped["unreadable"] += 1
                     continue
-                files.append(FileEntry(rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+                files.append(FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns))
                 real_files.add(real_dir + os.sep + name)
             except OSError as exc:
                 skipped[_oserror_reason(exc)] += 1
@@ -565,6 +280,51 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
     return WalkResult(files=files, skipped=skipped)
 
 
+def entry_for(root: Path, rel: str, settings: IndexSettings, ignorer: Ignorer) -> FileEntry | str:
+    """One path checked by the rules :func:`walk` applies (live updates and file events use it).
+
+    Args:
+        root: the workspace folder as named; ``rel``: a workspace-relative POSIX path below it.
+        settings: its ``IndexSettings``; ignorer: its :class:`Ignorer`.
+
+    Returns:
+        the file's :class:`FileEntry`, or why it is not indexed: ``"secret"``, ``"ignored"``,
+        ``"excluded"`` (also a symlink with ``follow_symlinks`` off, as :func:`walk` passes over it),
+        ``"outside_root"`` (a link whose real target leaves the root's real path),
+        ``"symlink_loop"``, ``"vanished"`` (gone, or a folder), ``"permission_denied"``,
+        ``"unreadable"`` (not a regular file, or a name that is not UTF-8). Never raises.
+    """
+    settings = _index_settings(settings)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "unreadable"
+    reason = ignorer.reason(rel)
+    if reason is not None:
+        return reason
+    root_abs = os.path.abspath(os.fspath(root))
+    abs_path = os.path.join(root_abs, *rel.split("/"))
+    try:
+        root_real = os.path.realpath(root_abs, strict=True)
+        real = os.path.realpath(abs_path, strict=True)
+    except OSError as exc:
+        return _oserror_reason(exc)
+    if real != os.path.join(root_real, *rel.split("/")):  # a link in the path
+        if not settings.follow_symlinks:
+            return "excluded"
+        if not _is_inside(real, root_real):
+            return "outside_root"
+    try:
+        st = os.stat(abs_path)
+    except OSError as exc:
+        return _oserror_reason(exc)
+    if stat.S_ISDIR(st.st_mode):
+        return "vanished"
+    if not stat.S_ISREG(st.st_mode):
+        return "unreadable"
+    return FileEntry(rel, abs_path, st.st_size, st.st_mtime_ns)
+
+
 def _minified(text: str, max_line_length: int) -> bool:
     """Whether lines longer than ``max_line_length`` hold more than half of the characters."""
     if len(text) <= max_line_length:
@@ -576,7 +336,7 @@ def _minified(text: str, max_line_length: int) -> bool:
     return long_chars * 2 > len(text)
 
 
-def read_text(abs_path: Path, settings: IndexSettings) -> FileText | str:
+def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     """Read and decode one file for indexing.
 
     Returns:

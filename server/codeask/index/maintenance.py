@@ -1,0 +1,119 @@
+"""Index upkeep of one index folder: missing indexes, compaction, unused vectors, old versions.
+
+Indexes: an inverted (full-text) index on ``chunks.text``; B-tree indexes on ``chunks.id``,
+``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
+vectors an IVF-SQ index on ``vectors.vector`` (:func:`codeask.index.search.partitions` partitions,
+8-bit scalar quantization, dot product of L2-normalized vectors = cosine). Compaction
+(:func:`optimize`) folds new rows into every index incrementally and deletes the files of versions
+older than ``index.keep_versions_minutes``, never those a running query may still read.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import timedelta
+from typing import Any
+
+import pyarrow.compute as pc
+from lancedb.index import FTS, BTree, IvfSq
+
+from codeask.index.rows import TABLE, VECTORS, batches, sql_in
+from codeask.index.search import partitions
+
+# ``index``/``store`` arguments are a Store, typed Any: codeask.index.store imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
+__all__ = ["ensure_indexes", "optimize", "index_stats", "disk_bytes"]
+
+
+def ensure_indexes(store: Any) -> None:
+    """Create the indexes a table lacks: full-text and B-tree indexes once ``chunks`` has rows,
+    the B-tree on ``vectors.embed_hash`` once it has rows, and the ANN index at ``ann_min_rows``
+    vectors. Cheap when they exist (index lists are cached per version)."""
+    with store._index_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pending = store._pending.known()  # building an index changes no row
+        _create_missing_indexes(store)
+        store._pending.committed(pending)
+
+
+def _create_missing_indexes(store: Any) -> None:
+    have = store._indices(TABLE)
+    if store.count():
+        if "text" not in have:
+            store._chunks.create_index("text", config=FTS(with_position=False), replace=True)
+        for column in ("id", "path", "embed_hash"):
+            if column not in have:
+                store._chunks.create_index(column, config=BTree(), replace=True)
+    have = store._indices(VECTORS)
+    vectors = store._latest(VECTORS)[0]
+    if vectors and "embed_hash" not in have:
+        store._vectors.create_index("embed_hash", config=BTree(), replace=True)
+    if vectors >= store.ann_min_rows and "vector" not in have:
+        store._vectors.create_index(
+            "vector",
+            config=IvfSq(distance_type="dot", num_partitions=partitions(vectors)),
+            replace=True,
+        )
+
+
+def optimize(store: Any) -> None:
+    """Compaction: create missing indexes, delete vectors no chunk uses, compact both tables, fold
+    new rows into every index (full-text, B-tree, ANN: incremental), and delete the files of
+    versions older than ``keep_versions_minutes``.
+    """
+    store.ensure_indexes()
+    pending = store._pending.known()  # no pending row changes below: the state carries over
+    if store._rows_deleted:
+        _collect_unused_vectors(store)
+    retention = timedelta(minutes=store.keep_versions_minutes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        store._chunks.optimize(cleanup_older_than=retention)
+        store._vectors.optimize(cleanup_older_than=retention)
+    store._pending.committed(pending)
+    store._commits = 0
+    store._rows_written = 0
+    store._rows_deleted = 0
+    store.compactions += 1
+
+
+def _collect_unused_vectors(store: Any) -> int:
+    """Delete vectors whose ``embed_hash`` no chunk row has; returns how many."""
+    used = store._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+    stored = store._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+    if not len(stored):
+        return 0
+    unused = pc.unique(stored.filter(pc.invert(pc.is_in(stored, value_set=used.combine_chunks())))).to_pylist()
+    for part in batches(unused, 5000):
+        store._vectors.delete(sql_in("embed_hash", part))
+        store._commits += 1
+    return len(unused)
+
+
+def index_stats(store: Any) -> dict[str, dict]:
+    """``{"<table>.<column>": {"type", "indexed_rows", "unindexed_rows"}}`` for every index,
+    from LanceDB's index statistics."""
+    out: dict[str, dict] = {}
+    for name, tbl in ((TABLE, store._chunks), (VECTORS, store._vectors)):
+        for ix in store._read(tbl.list_indices):
+            stats = tbl.index_stats(ix.name)
+            if stats is not None:
+                out[f"{name}.{ix.columns[0]}"] = {
+                    "type": stats.index_type,
+                    "indexed_rows": stats.num_indexed_rows,
+                    "unindexed_rows": stats.num_unindexed_rows,
+                }
+    return out
+
+
+def disk_bytes(store: Any) -> int:
+    """Bytes used by the index folder."""
+    total = 0
+    for dirpath, _, files in os.walk(store.index_dir):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, name))
+            except OSError:
+                pass
+    return total

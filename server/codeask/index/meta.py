@@ -1,0 +1,86 @@
+"""Which embedding model and schema an index was built for, and starting over when they change.
+
+The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema"}`` (JSON). Opening an index
+built with the configured model reads the vector dimension from it (no model load, so ``status``
+and keyword search stay fast); a new index, or another model or schema, needs the model's
+dimension, and another model or schema clears the manifest and deletes the LanceDB folder
+(vectors of two models are not comparable), once, under the write lock.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codeask.imports import load
+from codeask.index.folders import IndexReadOnly
+from codeask.index.manifest import Manifest
+from codeask.settings import Settings
+
+if TYPE_CHECKING:
+    from codeask.index.store import Store
+
+__all__ = ["SCHEMA_VERSION", "open_store"]
+
+#: Bumped when the table layout changes; an index of another schema is rebuilt.
+SCHEMA_VERSION = "2"
+
+
+def open_store(
+    index_dir: Path,
+    manifest: Manifest,
+    settings: Settings,
+    model_dim: Callable[[], int],
+    writing: Callable[[], AbstractContextManager[object]],
+) -> Store:
+    """Open the tables of ``index_dir`` for the configured model, first starting over if the index
+    was built for another model or schema.
+
+    Args:
+        index_dir: the index folder (``lance/`` is below it).
+        manifest: its manifest (``meta`` row ``index``).
+        settings: ``embedding.model``, ``index.keep_versions_minutes``, ``index.ann_min_rows``.
+        model_dim: loads the model and returns its vector dimension (called only when needed).
+        writing: the index's write lock (held while starting over).
+
+    Raises:
+        IndexReadOnly: the index is read-only and was built for another model or schema.
+    """
+    store_cls = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
+    model = settings.embedding.model
+    have = manifest.get_meta("index")
+    try:
+        meta = json.loads(have) if have else {}
+    except ValueError:
+        meta = {}
+    if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
+        dim = int(meta["dim"])
+    else:
+        dim = model_dim()
+    want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+    if have != want and manifest.read_only:
+        raise IndexReadOnly(
+            f"the index {index_dir} is read-only and was built for another embedding model or "
+            f"schema ({have}); it cannot be rebuilt"
+        )
+    if have is None:
+        manifest.set_meta("index", want)  # a new index: nothing to clear
+    elif have != want:
+        with writing():
+            # Re-read under the write lock: another process (or another RootIndex of this folder)
+            # may have just done this; only the first one starts over.
+            if manifest.get_meta("index") != want:
+                manifest.clear()
+                shutil.rmtree(Path(index_dir) / "lance", ignore_errors=True)
+                (Path(index_dir) / "pending.json").unlink(missing_ok=True)
+                manifest.set_meta("index", want)
+    return store_cls(
+        index_dir,
+        dim,
+        keep_versions_minutes=settings.index.keep_versions_minutes,
+        ann_min_rows=settings.index.ann_min_rows,
+    )

@@ -1,0 +1,176 @@
+"""Phase 1 of indexing a root: walk -> changed files -> chunks -> rows, committed in batches.
+
+A restart costs one ``scandir`` per folder and one stat per file: a file whose size and mtime match
+its manifest record is not read. Changed files are read, hashed, chunked and written in batches of
+``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
+keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
+run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
+the old rows' vectors. Phase 2 (:mod:`codeask.index.phase2`) fills the vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from codeask.index.chunk import chunk_file
+from codeask.index.manifest import FileRecord
+from codeask.index.stats import IndexStats, Progress, ProgressFn
+from codeask.index.walk import FileEntry, read_text, walk
+
+# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
+__all__ = ["sync_root", "remove_paths", "write_batch"]
+
+
+def sync_root(
+    index: Any,
+    stats: IndexStats,
+    store: Any,
+    started: float,
+    progress: ProgressFn | None,
+    embed: bool,
+    should_stop: Callable[[], bool] | None,
+    wait: bool,
+) -> IndexStats:
+    """Phase 1 of :meth:`RootIndex.sync <codeask.index.engine.RootIndex.sync>` (then phase 2 when
+    ``embed``): walk, compare size and mtime with the manifest, read, chunk and commit what changed
+    in batches of ``index.write_batch_files`` files, remove what is gone; fills and returns ``stats``."""
+    stopped = False
+    shared_before = index.chunks_shared
+    with index.writing(wait=wait):
+        index.ignorer.refresh()
+        result = walk(index.root, index.settings.index, index.ignorer)
+        stats.files_seen = len(result.files)
+        skipped = Counter(result.skipped)
+        if progress:
+            progress(Progress("scan", len(result.files), len(result.files), f"{len(result.files)} files"))
+        known = index.manifest.all()
+        seen = {f.path for f in result.files}
+        candidates = [
+            f
+            for f in result.files
+            if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
+        ]
+        # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
+        gone = (set(known) | index.manifest.dirty()) - seen
+    batch_size = index.settings.index.write_batch_files
+    total = len(candidates)
+    for start in range(0, total, batch_size):
+        if should_stop and should_stop():
+            stopped = True
+            break
+        with index.writing(wait=wait):
+            write_batch(index, candidates[start : start + batch_size], known, stats, skipped)
+            store.ensure_indexes()  # keyword search works from the first batch on
+            index.maybe_optimize()
+        if progress:
+            done = min(total, start + batch_size)
+            elapsed = time.monotonic() - started
+            progress(
+                Progress(
+                    "index",
+                    done,
+                    total,
+                    f"{done}/{total} files",
+                    elapsed / done * (total - done) if done else None,
+                )
+            )
+    if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
+        stats.files_skipped = dict(skipped)
+        stats.seconds = time.monotonic() - started
+        return stats
+    # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
+    remove_paths(index, sorted(gone), stats, unless_back=True)
+    with index.writing(wait=wait):
+        # Fold phase 1's rows into the full-text index now: phase 2 never rewrites chunk rows,
+        # so keyword search is as fast while vectors are computed as after.
+        store.ensure_indexes()
+        if store.rows_since_optimize:
+            index.maybe_optimize(force=True)
+        if not stopped:
+            index.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+    index.phase1_running = False
+    stats.files_skipped = dict(skipped)
+    stats.seconds_to_searchable = time.monotonic() - started
+    if embed:
+        stats.chunks_embedded += index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
+    with index.writing(wait=wait):
+        index.maybe_optimize(force=True)
+    stats.chunks_total = store.count()
+    stats.vectors_pending = store.count_pending()
+    stats.chunks_shared = index.chunks_shared - shared_before
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def remove_paths(index: Any, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
+    """Delete the rows and manifest entries of ``paths``.
+
+    With ``unless_back``, a path that is an indexable file again by the time the write lock is
+    held (a live update re-indexed it after the walk) is kept.
+    """
+    if not paths:
+        return
+    store = index.store
+    with index.writing():
+        if unless_back:
+            paths = [p for p in paths if not ((index.root / p).is_file() and index.ignorer.reason(p) is None)]
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            index.manifest.forget(part)
+            stats.chunks_deleted += store.replace_files(part, [])[1]
+            index.manifest.done(part)
+        stats.files_removed += len(paths)
+        stats.paths_removed.extend(paths)
+
+
+def write_batch(
+    index: Any,
+    entries: list[FileEntry],
+    known: dict[str, FileRecord],
+    stats: IndexStats,
+    skipped: Counter,
+) -> dict[str, str]:
+    """Read, chunk and commit one batch of files (caller holds the write lock); returns
+    ``{embed_hash: embed_text}`` of the rows written (their vectors may be missing)."""
+    store = index.store
+    chunks_by_path: dict[str, list] = {}
+    records: list[FileRecord] = []
+    touch: list[FileRecord] = []
+    drop: list[str] = []
+    for entry in entries:
+        got = read_text(entry.abs_path, index.settings.index)
+        old = known.get(entry.path)
+        if isinstance(got, str):
+            skipped[got] += 1
+            if old is not None or got == "vanished":
+                drop.append(entry.path)
+            continue
+        record = FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, 0)
+        if old is not None and old.content_hash == got.content_hash:
+            touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
+            continue
+        chunks = chunk_file(entry.path, got.text, index.settings.index)
+        chunks_by_path[entry.path] = chunks
+        records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
+    if touch:
+        index.manifest.record(touch)
+    if drop:
+        remove_paths(index, drop, stats)
+    if not records:
+        return {}
+    from codeask.index.rows import chunk_rows, embed_text
+
+    all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
+    rows = chunk_rows(all_chunks)
+    paths = [r.path for r in records]
+    index.manifest.forget(paths)
+    stats.chunks_deleted += store.replace_files(paths, rows)[1]
+    index.manifest.record(records)
+    stats.files_changed += len(records)
+    stats.paths_changed.extend(paths)
+    return {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}

@@ -1,0 +1,101 @@
+"""Phase 2 of indexing a root: vectors for the chunk rows that have none yet.
+
+Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
+team's shared cache, else embedded by the model, in groups under the write lock (released between
+groups; live updates waiting for it go first) and committed every ``index.embed_commit_rows`` texts
+or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from codeask.index.stats import Progress, ProgressFn
+
+# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
+# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
+__all__ = ["embed_pending"]
+
+#: Pending texts fetched per round, and embedded per group under the write lock.
+EMBED_ROUND_TEXTS = 1024
+EMBED_GROUP_TEXTS = 32
+
+
+def embed_pending(
+    index: Any,
+    *,
+    progress: ProgressFn | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    wait: bool = True,
+) -> int:
+    """Embed every text that has no vector yet; returns the number of texts embedded.
+
+    Texts are embedded in groups of 32 under the write lock (released between groups, and
+    waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
+    ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
+    longer than a few seconds always leaves durable progress (issue 18, item 6).
+    """
+    store = index.store
+    s = index.settings.index
+    total = store.count_pending(distinct=True)
+    done = embedded = 0
+    started = time.monotonic()
+    buffer: dict[str, np.ndarray] = {}
+    last_commit = time.monotonic()
+
+    def commit() -> None:
+        nonlocal last_commit
+        if buffer:
+            with index.writing(wait=wait):
+                store.put_vectors(buffer)
+                index.maybe_optimize()
+            buffer.clear()
+        last_commit = time.monotonic()
+
+    stopped = False
+    while not stopped:
+        texts = store.pending_texts(EMBED_ROUND_TEXTS)
+        todo = [h for h in texts if h not in buffer]
+        if not todo:
+            break
+        for start in range(0, len(todo), EMBED_GROUP_TEXTS):
+            if should_stop and should_stop():
+                stopped = True
+                break
+            if index.urgent:
+                commit()  # a live update may need these vectors
+                while index.urgent:
+                    time.sleep(0.01)
+            group = {h: texts[h] for h in todo[start : start + EMBED_GROUP_TEXTS]}
+            try:
+                with index.writing(wait=wait):
+                    new, count = index.fill_vectors(group, embed=True, use_shared=True, should_stop=should_stop)
+            except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
+                stopped = True
+                break
+            buffer.update(new)
+            embedded += count
+            done += len(group)
+            if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
+                commit()
+            if progress:
+                elapsed = time.monotonic() - started
+                total = max(total, done)
+                progress(
+                    Progress(
+                        "embed",
+                        done,
+                        total,
+                        f"{done}/{total} chunks embedded",
+                        elapsed / done * (total - done) if done else None,
+                    )
+                )
+    commit()
+    if done and not (should_stop and should_stop()):
+        with index.writing(wait=wait):
+            index.maybe_optimize(force=True)
+    return embedded

@@ -1,0 +1,82 @@
+"""What an indexing run reports: :class:`Progress` while it runs, :class:`IndexStats` when it ends."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+__all__ = ["Progress", "ProgressFn", "IndexStats"]
+
+
+@dataclass
+class Progress:
+    """A progress report: ``phase`` is ``scan``, ``index`` (phase 1) or ``embed`` (phase 2).
+
+    ``done``/``total`` count files (scan, index) or chunks (embed); ``eta_seconds`` is ``None``
+    until a rate is known.
+    """
+
+    phase: Literal["scan", "index", "embed"]
+    done: int
+    total: int
+    message: str = ""
+    eta_seconds: float | None = None
+
+    @property
+    def percent(self) -> int:
+        """``done / total`` as a whole percentage (rounded down); 100 when ``total`` is 0."""
+        return int(100 * self.done / self.total) if self.total else 100
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass
+class IndexStats:
+    """What one indexing run did; serialized as-is by ``codeask index --json``.
+
+    ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count; ``seconds`` is
+    wall time of the run.
+    """
+
+    root: str = ""
+    files_seen: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    chunks_embedded: int = 0
+    chunks_shared: int = 0
+    chunks_deleted: int = 0
+    chunks_total: int = 0
+    vectors_pending: int = 0
+    seconds: float = 0.0
+    seconds_to_searchable: float = 0.0
+    paths_changed: list[str] = field(default_factory=list)
+    paths_removed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it."""
+        return asdict(self)
+
+    def merge(self, other: IndexStats) -> IndexStats:
+        """Sum of two runs (for multi-root totals); ``root`` is ``""`` once two roots were summed."""
+        skipped = Counter(self.files_skipped)
+        skipped.update(other.files_skipped)
+        return IndexStats(
+            root=other.root if not self.root else (self.root if self.root == other.root else ""),
+            files_seen=self.files_seen + other.files_seen,
+            files_changed=self.files_changed + other.files_changed,
+            files_removed=self.files_removed + other.files_removed,
+            files_skipped=dict(skipped),
+            chunks_embedded=self.chunks_embedded + other.chunks_embedded,
+            chunks_shared=self.chunks_shared + other.chunks_shared,
+            chunks_deleted=self.chunks_deleted + other.chunks_deleted,
+            chunks_total=self.chunks_total + other.chunks_total,
+            vectors_pending=self.vectors_pending + other.vectors_pending,
+            seconds=self.seconds + other.seconds,
+            seconds_to_searchable=self.seconds_to_searchable + other.seconds_to_searchable,
+            paths_changed=self.paths_changed + other.paths_changed,
+            paths_removed=self.paths_removed + other.paths_removed,
+        )
