@@ -104,6 +104,15 @@ def test_parse_subquestions_keeps_bullets_only():
     assert parse_subquestions("- orig\n- other", "orig", 5) == ["other"]
 
 
+def test_parse_subquestions_unwraps_what_small_models_add():
+    """Qwen2.5-Coder-1.5B answered ``- - "Session management"``: nested markers, quotes, backticks and
+    trailing commas are not part of a query; a bare JSON list of strings is read as the list."""
+    text = '- - "Session management",\n* `extract_cookies_to_jar`\n1. - \'merge_cookies\';\nprose line'
+    assert parse_subquestions(text, "orig", 5) == ["Session management", "extract_cookies_to_jar", "merge_cookies"]
+    assert parse_subquestions('["Session.send", "cookiejar", "orig"]', "orig", 5) == ["Session.send", "cookiejar"]
+    assert parse_subquestions('{"queries": ["x"]}', "orig", 5) == []
+
+
 def _llm_workspace(root, fake_llm, provider):
     base = fake_llm.openai_base_url if provider == "openai" else fake_llm.anthropic_base_url
     return Workspace([root], editor={"llm": {"provider": provider, "baseUrl": base, "apiKey": "test-key"}})

@@ -9,6 +9,7 @@ original question, which is always searched anyway, and takes a slot from a quer
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,18 +24,40 @@ from codeask.query.templates import Templates
 __all__ = ["GenerateSubquestions", "distinct_queries", "parse_subquestions"]
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.*\S)\s*$")
+_MARKER = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+
+
+def _clean(item: str) -> str:
+    """One query with what small models wrap it in removed: nested bullet markers (``- - "x"``),
+    quotes and backticks around it, a trailing comma or semicolon."""
+    text = item.strip()
+    while True:
+        before = text
+        text = _MARKER.sub("", text).strip().rstrip(",;").strip().strip(_QUOTES).strip()
+        if text == before:
+            return text
 
 
 def parse_subquestions(text: str, original: str, limit: int) -> list[str]:
-    """The bulleted lines of ``text`` (``- ``, ``* ``, ``1. ``), without the original, deduplicated,
-    at most ``limit``."""
+    """The queries of ``text``, without the original, deduplicated, at most ``limit``.
+
+    The template asks for one query per line starting with ``- ``; lines starting with ``* ``,
+    ``\u2022 `` or ``1. `` are read the same way, nested markers and surrounding quotes are removed,
+    and a reply that is a JSON list of strings (a common small-model answer) is read as that list.
+    """
+    items = [m.group(1) for line in text.splitlines() if (m := _BULLET.match(line))]
+    if not items:
+        try:
+            parsed = json.loads(text.strip())
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            items = [x for x in parsed if isinstance(x, str)]
     seen = {original.strip().lower()}
     out: list[str] = []
-    for line in text.splitlines():
-        m = _BULLET.match(line)
-        if not m:
-            continue
-        q = m.group(1).strip().strip('"').strip()
+    for item in items:
+        q = _clean(item)
         if q and q.lower() not in seen:
             seen.add(q.lower())
             out.append(q)
