@@ -12,13 +12,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeask.counts import as_positive_int
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.index.records import IndexReadiness, IndexState, WorkspaceStatus
-from codeask.index.store import Store
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.assemble import build_ask_pipeline
 from codeask.query.pipeline import Pipeline, Query, root_labels
@@ -26,6 +25,9 @@ from codeask.query.result import Answer, Source
 from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.templates import Templates
 from codeask.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # LanceDB is imported only when an index is opened (status of a new folder loads none)
+    from codeask.index.store import Store
 
 __all__ = ["Workspace", "QuestionError", "IndexState", "WorkspaceStatus"]
 
