@@ -80,6 +80,31 @@ def test_a_file_given_as_the_folder(sample_workspace):
         assert f"not a folder: {file} is a file" in line and str(file.parent) in line
 
 
+@pytest.mark.parametrize(
+    "target,says",
+    [
+        ("src/shop/cart.py:9000-9010", "line 9000 is past the end of src/shop/cart.py"),
+        ("src/shop/cart.py:abc", "bad line range 'abc'"),
+        ("src/shop/cart.py:30-10", "bad line range '30-10'"),
+    ],
+)
+def test_explain_bad_line_range_is_a_usage_error(sample_workspace, target, says):
+    line = one_line(codeask("explain", str(sample_workspace), target, "--no-llm", check=False), 2)
+    assert line.startswith("codeask explain: error:") and says in line and "codeask explain --help" in line
+
+
+def test_explain_range_running_past_the_end_is_cut_at_the_last_line(sample_workspace):
+    count = len((sample_workspace / "src/shop/cart.py").read_text(encoding="utf-8").splitlines())
+    proc = codeask("explain", str(sample_workspace), f"src/shop/cart.py:{count}-{count + 50}", "--no-llm", "--json")
+    out = json.loads(proc.stdout)
+    assert (out["selection"]["start_line"], out["selection"]["end_line"]) == (count, count), out["selection"]
+
+
+def test_ask_no_update_on_a_never_indexed_folder_says_how_to_index(sample_workspace):
+    line = one_line(codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--no-update", check=False), 1)
+    assert "has no index yet" in line and f"codeask index {sample_workspace}" in line
+
+
 def test_missing_folder(tmp_path):
     line = one_line(codeask("status", str(tmp_path / "missing"), check=False), 1)
     assert "workspace folder not found" in line

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codeask.commands import HANDLERS, OPENED
-from codeask.console import IndexProgress, Parser, folder_arg, positive_int
+from codeask.console import IndexProgress, Parser, UsageError, folder_arg, positive_int
 
 __all__ = ["main", "build_parser"]
 
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
     p.add_argument("--top-k", type=positive_int, help="chunks retrieved (default 20)")
-    p.add_argument("--max-files", type=positive_int, help="files kept, one chunk each (default 8)")
+    p.add_argument("--max-files", type=positive_int, help="files kept, each with its best span and up to retrieval.spans_per_file - 1 more (default 8)")
     p.add_argument("--model", help="LLM model name (provider from CODEASK_LLM or the keys set)")
     p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")
     p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")
@@ -195,8 +195,9 @@ def _report(exc: Exception) -> int:
     cannot be asked, else 1)."""
     from codeask.workspace import QuestionError
 
-    if isinstance(exc, QuestionError):
-        print(f"codeask ask: error: {exc}", file=sys.stderr)
+    if isinstance(exc, QuestionError | UsageError):
+        command = exc.command if isinstance(exc, UsageError) else "ask"
+        print(f"codeask {command}: error: {exc} (codeask {command} --help shows the usage)", file=sys.stderr)
         return 2
     module = type(exc).__module__
     ours = module.startswith("codeask")  # its message was written for users

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from codeask.console import CLIError, IndexProgress, stderr_console
+from codeask.console import CLIError, IndexProgress, UsageError, stderr_console
 
 __all__ = ["HANDLERS", "OPENED", "startup_seconds"]
 
@@ -135,7 +135,12 @@ def _cmd_ask(args) -> int:
             "(it cannot be updated)",
             highlight=False,
         )
-    elif not args.no_update:
+    elif args.no_update:
+        if index.manifest.count() == 0 and not index.is_locked_elsewhere():
+            raise CLIError(
+                f"{index.root} has no index yet: run 'codeask index {args.path}' first, or ask without --no-update"
+            )
+    else:
         try:
             with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
@@ -197,19 +202,30 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int | None]:
     """``FILE[:START[-END]]`` -> (absolute file, start, end or ``None`` for the whole file from start).
 
     Raises:
-        CLIError: bad line numbers, or the file does not exist.
+        UsageError: bad line numbers (not ``START-END``, 1-based, ``START <= END``, or starting past
+            the file's last line), exit code 2.
+        CLIError: the file does not exist.
     """
     file, start, end = target, 1, None
     head, sep, lines = target.rpartition(":")
-    if sep and lines and all(part.isdigit() for part in lines.split("-", 1)) and head:
+    is_range = bool(sep and lines and head) and all(part.isdigit() for part in lines.split("-", 1))
+    if is_range:
         file = head
         first, _, last = lines.partition("-")
         start, end = int(first), int(last or first)
         if start < 1 or end < start:
-            raise CLIError(f"bad line range {lines!r}: use START-END, 1-based, START <= END")
+            raise UsageError("explain", f"bad line range {lines!r}: use START-END, 1-based, START <= END")
     path = Path(file) if Path(file).is_absolute() else Path(root) / file
     if not path.is_file():
+        whole = Path(head) if Path(head).is_absolute() else Path(root) / head
+        if sep and head and whole.is_file():  # FILE:something that is not a line range
+            raise UsageError("explain", f"bad line range {lines!r}: use FILE:START-END, 1-based")
         raise CLIError(f"file not found: {path}")
+    if is_range:
+        count = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        if start > count:
+            raise UsageError("explain", f"line {start} is past the end of {file} ({count:,} lines)")
+        end = min(end, count) if end is not None else end
     return path, start, end
 
 

@@ -29,6 +29,15 @@ class CLIError(Exception):
     """A failure reported as one line on stderr, exit code 1."""
 
 
+class UsageError(CLIError):
+    """A bad argument found after parsing (e.g. a line range past the end of the file): reported as
+    ``codeask COMMAND: error: MESSAGE (codeask COMMAND --help shows the usage)``, exit code 2."""
+
+    def __init__(self, command: str, message: str):
+        super().__init__(message)
+        self.command = command
+
+
 class Parser(argparse.ArgumentParser):
     """An ``argparse.ArgumentParser`` whose usage errors are one line on stderr (``codeask ask: error:
     the question is empty (codeask ask --help shows the usage)``) and exit code 2, instead of

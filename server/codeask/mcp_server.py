@@ -382,7 +382,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
             int | None, Field(ge=1, le=200, description="chunks retrieved before keeping one per file (default 20)")
         ] = None,
         max_files: Annotated[
-            int | None, Field(ge=1, le=50, description="files returned, one chunk each (default 8)")
+            int | None, Field(ge=1, le=50, description="files returned, best first (default 8)")
         ] = None,
         path_glob: Annotated[
             str | None, Field(description="only files matching this gitignore-style glob, e.g. 'src/**/*.py' or '*.ts'")
