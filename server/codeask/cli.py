@@ -45,7 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
     p.add_argument("--top-k", type=positive_int, help="chunks retrieved (default 20)")
-    p.add_argument("--max-files", type=positive_int, help="files kept, each with its best span and up to retrieval.spans_per_file - 1 more (default 8)")
+    p.add_argument(
+        "--max-files",
+        type=positive_int,
+        help="files kept, each with its best span and up to retrieval.spans_per_file - 1 more (default 8)",
+    )
     p.add_argument("--model", help="LLM model name (provider from CODEASK_LLM or the keys set)")
     p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")
     p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")

@@ -71,7 +71,11 @@ def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argp
     p.add_argument("--no-llm", action="store_true", help="no LLM: retrieval only, ranked sources as answers")
     p.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     p.add_argument("--top-k", type=positive_int, help="chunks retrieved per question")
-    p.add_argument("--max-files", type=positive_int, help="files kept for the answer (each with up to retrieval.spans_per_file spans)")
+    p.add_argument(
+        "--max-files",
+        type=positive_int,
+        help="files kept for the answer (each with up to retrieval.spans_per_file spans)",
+    )
     p.add_argument("--concurrency", type=positive_int, default=4, help="questions run at once (default 4)")
     p.add_argument(
         "--rank-from",
