@@ -169,6 +169,12 @@ def test_workspace_file_cannot_set_trusted_only_keys(tmp_path, user_config):
         [line] = [w for w in s.warnings if f"`{key}`" in w]
         assert str(root / ".codeask.toml") in line and str(user_config) in line
     assert len(s.warnings) == len(ignored)
+    # each warning names the environment variables that set the key (from the table env_layer reads)
+    named = {"llm.provider": ["$CODEASK_LLM"], "llm.base_url": ["$OPENAI_BASE_URL", "$ANTHROPIC_BASE_URL"],
+             "llm.api_key": ["$OPENAI_API_KEY", "$ANTHROPIC_API_KEY"], "index.cache_dir": ["$CODEASK_CACHE_DIR"]}
+    for key, variables in named.items():
+        [line] = [w for w in s.warnings if f"`{key}`" in w]
+        assert all(v in line for v in variables), line
     # patterns are only added: the defaults stay
     assert ".env" in s.index.secret_patterns and "*.mine" in s.index.extra_secret_patterns
     assert "node_modules/" in s.index.exclude and "vendor/" in s.index.extra_exclude

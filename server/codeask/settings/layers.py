@@ -78,21 +78,24 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
 _LLM_ENV_LIMITS = ("timeout", "connect_timeout", "first_token_timeout", "max_retries", "max_tokens", "context_tokens")
 
 
+#: Environment variable -> the setting it sets (one table: the environment layer reads it, and the
+#: warning for a trusted-only key a workspace tried to set names the variable from it).
+ENV_VARS: dict[str, str] = {
+    "CODEASK_LLM": "llm.provider",
+    "CODEASK_MODEL": "llm.model",
+    "CODEASK_CACHE_DIR": "index.cache_dir",
+    "CODEASK_SHARED_CACHE": "shared.url",
+    "OPENAI_API_KEY": "llm.openai_api_key",
+    "OPENAI_BASE_URL": "llm.openai_base_url",
+    "ANTHROPIC_API_KEY": "llm.anthropic_api_key",
+    "ANTHROPIC_BASE_URL": "llm.anthropic_base_url",
+    **{f"CODEASK_LLM_{name.upper()}": f"llm.{name}" for name in _LLM_ENV_LIMITS},
+}
+
+
 def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
-    """The settings the environment sets (see the module docstring for the variables)."""
-    return _dotted(
-        {
-            "llm.provider": env.get("CODEASK_LLM") or None,
-            "llm.model": env.get("CODEASK_MODEL") or None,
-            "index.cache_dir": env.get("CODEASK_CACHE_DIR") or None,
-            "shared.url": env.get("CODEASK_SHARED_CACHE") or None,
-            "llm.openai_api_key": env.get("OPENAI_API_KEY") or None,
-            "llm.openai_base_url": env.get("OPENAI_BASE_URL") or None,
-            "llm.anthropic_api_key": env.get("ANTHROPIC_API_KEY") or None,
-            "llm.anthropic_base_url": env.get("ANTHROPIC_BASE_URL") or None,
-            **{f"llm.{name}": env.get(f"CODEASK_LLM_{name.upper()}") or None for name in _LLM_ENV_LIMITS},
-        }
-    )
+    """The settings the environment sets (:data:`ENV_VARS`; see the module docstring)."""
+    return _dotted({key: env.get(variable) or None for variable, key in ENV_VARS.items()})
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -152,15 +155,11 @@ def _marked(kind: str) -> frozenset[str]:
 def _trusted_hint(key: str, config: Path) -> str:
     section, _, leaf = key.partition(".")
     where = f"[{section}] {leaf}" if leaf else f"[{section}]"
-    env = {
-        "llm.provider": "CODEASK_LLM",
-        "llm.openai_base_url": "OPENAI_BASE_URL",
-        "llm.openai_api_key": "OPENAI_API_KEY",
-        "llm.anthropic_base_url": "ANTHROPIC_BASE_URL",
-        "llm.anthropic_api_key": "ANTHROPIC_API_KEY",
-        "index.cache_dir": "CODEASK_CACHE_DIR",
-    }.get(key)
-    also = f", ${env}" if env else ""
+    # ``llm.base_url`` / ``llm.api_key`` are the provider's own variables
+    generic = {"llm.base_url": "base_url", "llm.api_key": "api_key"}.get(key)
+    keys = {key} if generic is None else {f"llm.openai_{generic}", f"llm.anthropic_{generic}"}
+    variables = sorted(variable for variable, k in ENV_VARS.items() if k in keys)
+    also = "".join(f", ${variable}" for variable in variables)
     return f"set it in {where} of {config}{also}, user settings or a command-line flag"
 
 
