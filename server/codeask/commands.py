@@ -135,12 +135,7 @@ def _cmd_ask(args) -> int:
             "(it cannot be updated)",
             highlight=False,
         )
-    elif args.no_update:
-        if index.manifest.count() == 0 and not index.is_locked_elsewhere():
-            raise CLIError(
-                f"{index.root} has no index yet: run 'codeask index {args.path}' first, or ask without --no-update"
-            )
-    else:
+    elif not args.no_update:
         try:
             with IndexProgress(not args.json) as progress:
                 index.sync(progress=progress, wait=False)
@@ -177,6 +172,12 @@ def _cmd_ask(args) -> int:
         stream=stream,
         on_sources=show_sources,
     )
+    # after the pipeline ran (a settings error is the first thing to report): with --no-update and no
+    # index, nothing is being built, whatever an empty answer would say
+    if args.no_update and not answer.sources and index.manifest.count() == 0 and not index.is_locked_elsewhere():
+        raise CLIError(
+            f"{index.root} has no index yet: run 'codeask index {args.path}' first, or ask without --no-update"
+        )
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
     elif streamed and answer.finish_reason is not None:
