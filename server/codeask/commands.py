@@ -199,8 +199,9 @@ def _cmd_ask(args) -> int:
     return status
 
 
-def _explain_target(root: Path, target: str) -> tuple[Path, int, int | None]:
-    """``FILE[:START[-END]]`` -> (absolute file, start, end or ``None`` for the whole file from start).
+def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
+    """``FILE[:START[-END]]`` -> (absolute file, start, end): the whole file without a range, a range
+    running past the last line cut there; the file is read once, here.
 
     Raises:
         UsageError: bad line numbers (not ``START-END``, 1-based, ``START <= END``, or starting past
@@ -222,12 +223,12 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int | None]:
         if sep and head and whole.is_file():  # FILE:something that is not a line range
             raise UsageError("explain", f"bad line range {lines!r}: use FILE:START-END, 1-based")
         raise CLIError(f"file not found: {path}")
-    if is_range:
-        count = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
-        if start > count:
-            raise UsageError("explain", f"line {start} is past the end of {file} ({count:,} lines)")
-        end = min(end, count) if end is not None else end
-    return path, start, end
+    count = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    if end is None:  # the whole file
+        return path, start, max(start, count)
+    if start > count:
+        raise UsageError("explain", f"line {start} is past the end of {file} ({count:,} lines)")
+    return path, start, min(end, count)
 
 
 def _cmd_explain(args) -> int:
@@ -237,8 +238,6 @@ def _cmd_explain(args) -> int:
     ws = _workspace([args.path])
     index = next(iter(ws.indexes.values()))
     path, start, end = _explain_target(index.root, args.target)
-    if end is None:
-        end = max(start, len(path.read_text(encoding="utf-8", errors="replace").splitlines()))
     try:
         index.sync(wait=False)
     except IndexLocked as exc:

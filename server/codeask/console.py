@@ -22,7 +22,7 @@ from codeask.counts import as_positive_int
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["CLIError", "IndexProgress", "Parser", "folder_arg", "positive_int", "stderr_console"]
+__all__ = ["CLIError", "IndexProgress", "Parser", "UsageError", "folder_arg", "positive_int", "stderr_console"]
 
 
 class CLIError(Exception):
