@@ -220,6 +220,32 @@ def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_pa
         assert marker not in text
 
 
+def test_a_file_skipped_for_its_content_is_not_read_again_until_it_or_the_limits_change(tmp_path):
+    """A binary or minified file is read once: the next sync reports it skipped from its skip record
+    (no file is read, so phase 1 reports no ``index`` progress); an edit, or a setting that decides
+    the skip, makes it read again, and a file that becomes indexable is indexed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def healthy_function():\n    return 'ok'\n", encoding="utf-8")
+    (root / "blob.txt").write_bytes(b"\x00\x01binary_marker" * 100)
+    (root / "bundle.js").write_text("var minified_marker=1;" * 400, encoding="utf-8")
+    assert _index(root).sync(embed=False).files_skipped == {"binary": 1, "minified": 1}
+
+    seen: list = []
+    stats = _index(root).sync(embed=False, progress=seen.append)
+    assert stats.files_skipped == {"binary": 1, "minified": 1}
+    assert [p for p in seen if p.phase == "index"] == [] and stats.files_changed == 0
+
+    (root / "blob.txt").write_text("def was_binary_marker():\n    pass\n", encoding="utf-8")
+    stats = _index(root).sync(embed=False)
+    assert stats.files_skipped == {"minified": 1} and stats.paths_changed == ["blob.txt"]
+
+    relaxed = _index(root, **{"index.max_line_length": 100_000})
+    stats = relaxed.sync(embed=False)
+    assert stats.files_skipped == {} and stats.paths_changed == ["bundle.js"]
+    assert relaxed.manifest.skipped() == {}
+
+
 _KILL_IN_PHASE2 = """
 import json, os, signal, sys
 from pathlib import Path

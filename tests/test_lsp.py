@@ -344,7 +344,7 @@ async def test_without_llm_or_progress_capability(sample_workspace):
         assert result is not None
         value = result.contents.value
         # apply_discount's definition (pricing.py) is what is explained; its caller is related code
-        assert value.startswith("Related code for **apply_discount** (`src/shop/pricing.py:6-9`)")
+        assert value.startswith("Related code for **apply_discount** ([src/shop/pricing.py:6-9](file://")
         assert f"]({uri(sample_workspace / 'src/shop/cart.py')}#L" in value
         out = await cmd(client, "codeask.ask", "shipping cost")
         assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
