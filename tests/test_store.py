@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from codeask.index.chunk import Chunk
 from codeask.index.store import Store, chunk_rows
+from tests.tables import pending_by_scan, tables
 
 
 def _chunks(n: int) -> list[Chunk]:
@@ -158,7 +161,7 @@ def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_pro
     rng = np.random.default_rng(3)
     rows = chunk_rows(_chunks(60))
     store.replace_files({r["path"] for r in rows}, rows)
-    assert store.count_pending() == 60 == store._scan_pending().__len__()
+    assert store.count_pending() == 60 == sum(pending_by_scan(store).values())
     first = rows[:25]
     store.put_vectors({r["embed_hash"]: rng.standard_normal(dim).astype(np.float32) for r in first})
     assert store.count_pending() == 35
@@ -170,12 +173,14 @@ def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_pro
     store.replace_files([path], kept + new)
     store.replace_files([rows[-1]["path"]], [])  # a file deleted
     store.optimize()
-    scanned = store._scan_pending()
+    scanned = pending_by_scan(store)
     assert store.count_pending() == sum(scanned.values())
     assert store.count_pending(distinct=True) == len(scanned)
-    saved = (tmp_path / "pending.json").read_text()
-    assert str(store._chunks.version) in saved
-    reopened = Store(tmp_path, dim)
-    assert reopened._pending.known() is None  # nothing computed in this process yet
-    assert reopened.count_pending() == store.count_pending()
-    assert reopened._pending._state is not None  # loaded from pending.json
+    chunks, vectors = tables(store)
+    saved = json.loads((tmp_path / "pending.json").read_text())
+    assert saved == {"versions": [chunks.version, vectors.version], "rows": scanned}
+    assert Store(tmp_path, dim).count_pending() == store.count_pending()
+    # A new Store answers from the saved state, not by scanning: a state planted for the same
+    # versions is what it reports.
+    (tmp_path / "pending.json").write_text(json.dumps(dict(saved, rows={"0" * 64: 7})))
+    assert Store(tmp_path, dim).count_pending() == 7

@@ -12,6 +12,8 @@ Tables::
 
     files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER)
     dirty(path TEXT PRIMARY KEY)                -- files whose chunks are being rewritten
+    skipped(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, reason TEXT, limits TEXT)
+                                                -- files read once and skipped for their content
     meta(key TEXT PRIMARY KEY, value TEXT)      -- embedding model, vector dimension, schema version
 """
 
@@ -24,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Manifest", "FileRecord"]
+__all__ = ["Manifest", "FileRecord", "SkipRecord"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,19 @@ class FileRecord:
     size: int
     mtime_ns: int
     chunks: int
+
+
+@dataclass(frozen=True)
+class SkipRecord:
+    """A file read once and skipped for its content (``binary``, ``minified``, ``too_large``) at this
+    size (bytes) and mtime (ns), under these ``limits`` (the settings that decided it, as a string):
+    while all three match, the walk does not read it again."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    reason: str
+    limits: str
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -84,6 +99,10 @@ class Manifest:
         )
         self._db.execute("CREATE TABLE IF NOT EXISTS dirty (path TEXT PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+            " mtime_ns INTEGER NOT NULL, reason TEXT NOT NULL, limits TEXT NOT NULL)"
+        )
         self._db.commit()
 
     def all(self) -> dict[str, FileRecord]:
@@ -128,6 +147,28 @@ class Manifest:
                 [(r.path, r.content_hash, r.size, r.mtime_ns, r.chunks) for r in records],
             )
             self._db.executemany("DELETE FROM dirty WHERE path = ?", [(r.path,) for r in records])
+            self._db.executemany("DELETE FROM skipped WHERE path = ?", [(r.path,) for r in records])
+            self._db.commit()
+
+    def skipped(self) -> dict[str, SkipRecord]:
+        """Files skipped for their content by an earlier read, by workspace-relative path."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns, reason, limits FROM skipped").fetchall()
+        return {r[0]: SkipRecord(*r) for r in rows}
+
+    def record_skipped(self, records: Iterable[SkipRecord]) -> None:
+        """Remember files skipped for their content, so an unchanged one is not read again."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO skipped (path, size, mtime_ns, reason, limits) VALUES (?, ?, ?, ?, ?)",
+                [(r.path, r.size, r.mtime_ns, r.reason, r.limits) for r in records],
+            )
+            self._db.commit()
+
+    def forget_skipped(self, paths: Iterable[str]) -> None:
+        """Drop the skip records of ``paths`` (gone from disk, or indexable again)."""
+        with self._lock:
+            self._db.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
             self._db.commit()
 
     def count(self) -> int:
@@ -152,6 +193,7 @@ class Manifest:
         with self._lock:
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM dirty")
+            self._db.execute("DELETE FROM skipped")
             self._db.commit()
 
     def checkpoint(self) -> None:
