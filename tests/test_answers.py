@@ -86,6 +86,23 @@ def test_answer_with_numbered_citations(sample_workspace, fake_llm):
     assert out["answer"].startswith("The discount comes from the coupon [1].")  # the model's text
 
 
+def test_no_usable_llm_gives_the_sources_and_the_error_when_asked_to(sample_workspace):
+    """An explicit provider without a key: the CLI's ask raises (it reports it before indexing);
+    the editor and MCP servers ask with ``sources_on_llm_error`` and get the ranked sources."""
+    from codeask.llm import LLMError
+
+    ws = Workspace([sample_workspace], env={}, flags={"llm.provider": "openai"})
+    ws.index(embed=False)
+    question = "How is the coupon discount applied to the cart total?"
+    with pytest.raises(LLMError, match="llm.provider is openai but no key is set"):
+        ws.ask(question)
+    answer = ws.ask(question, sources_on_llm_error=True)
+    assert answer.llm is None and answer.error is not None
+    assert answer.error.startswith("llm.provider is openai but no key is set")
+    assert "src/shop/pricing.py" in [s.path for s in answer.sources]
+    assert f"**LLM error:** {answer.error}" in answer.markdown
+
+
 def test_truncated_answer_is_reported_everywhere(sample_workspace, fake_llm, capsys, monkeypatch):
     from codeask.cli import main
 

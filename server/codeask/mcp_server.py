@@ -39,8 +39,8 @@ from pydantic import Field
 
 from codeask import __version__
 from codeask.index.engine import IndexLocked
+from codeask.index.phases import Phase, PhaseHooks
 from codeask.index.watch import Watcher
-from codeask.llm import LLMError
 from codeask.mcp_files import AgentFiles
 from codeask.mcp_results import (
     AskResult,
@@ -108,19 +108,18 @@ class CodeaskMCP:
     def _index(self) -> None:
         stop = self.stopping.is_set
         locked: list[str] = []
+
+        def keywords_done(phase: Phase, finished: bool) -> None:
+            if phase == "keywords":
+                self.searchable.set()
+                self.state = "embedding"
+
+        def skip_locked(exc: IndexLocked) -> bool:  # read as it is: that process keeps it current
+            locked.append(str(exc))
+            return False
+
         try:
-            for index in list(self.ws.indexes.values()):
-                try:
-                    index.sync(embed=False, should_stop=stop, wait=False)
-                except IndexLocked as exc:
-                    locked.append(str(exc))
-            self.searchable.set()
-            self.state = "embedding"
-            for index in list(self.ws.indexes.values()):
-                try:
-                    index.embed_pending(should_stop=stop, wait=False)
-                except IndexLocked as exc:
-                    locked.append(str(exc))
+            self.ws.index(should_stop=stop, wait=False, hooks=PhaseHooks(end=keywords_done, locked=skip_locked))
             if locked:
                 self.state = "read-only"
                 self.note = f"{locked[0]}; reading the index as it is (that process keeps it current)"
@@ -216,11 +215,7 @@ class CodeaskMCP:
             raise ToolError("question is empty")
         self._wait_searchable()
         try:
-            try:
-                out = self.ws.ask(question, max_files=max_files).to_json()
-            except LLMError as exc:  # no usable LLM at all: the sources, with the error
-                out = self.ws.ask(question, max_files=max_files, no_llm=True).to_json()
-                out["error"] = str(exc)
+            out = self.ws.ask(question, max_files=max_files, sources_on_llm_error=True).to_json()
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         note = None

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.index.phases import PhaseHooks, run_phases
 from codeask.index.records import IndexState, WorkspaceStatus
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.ask import QuestionError, ask, check_question, index_state
@@ -190,24 +190,24 @@ class Workspace:
         embed: bool = True,
         should_stop: Callable[[], bool] | None = None,
         wait: bool = True,
+        hooks: PhaseHooks | None = None,
     ) -> IndexStats:
-        """Bring every root's index up to date (phase 1 for all roots first, then phase 2)."""
-        started = time.monotonic()
-        total = IndexStats()
-        indexes = list(self.indexes.values())
-        for index in indexes:
-            if should_stop and should_stop():
-                break
-            total = total.merge(index.sync(progress=progress, embed=False, should_stop=should_stop, wait=wait))
-        total.seconds_to_searchable = time.monotonic() - started
-        if embed:
-            shared_before = sum(i.chunks_shared for i in indexes)
-            total.chunks_embedded += self.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
-            total.chunks_shared += sum(i.chunks_shared for i in indexes) - shared_before
-            total.vectors_pending = self.vectors_pending()
-            total.chunks_total = sum(i.store.count() for i in indexes)
-        total.seconds = time.monotonic() - started
-        return total
+        """Bring every root's index up to date: phase 1 for all roots first, then phase 2
+        (:func:`codeask.index.phases.run_phases`, which documents the arguments).
+
+        Raises:
+            IndexLocked: another process writes a root, ``wait`` is false and ``hooks`` has no
+                ``locked`` hook.
+            IndexReadOnly: a root's index cannot be written.
+        """
+        return run_phases(
+            list(self.indexes.values()),
+            progress=progress,
+            embed=embed,
+            should_stop=should_stop,
+            wait=wait,
+            hooks=hooks,
+        )
 
     def update_paths(self, paths: Iterable[Path | str]) -> IndexStats:
         """Re-index specific files (saves, watcher events), routed to their roots."""
@@ -312,11 +312,12 @@ class Workspace:
         progress: Callable[[str], None] | None = None,
         stream: Callable[[str], None] | None = None,
         on_sources: Callable[[list[Source]], None] | None = None,
+        sources_on_llm_error: bool = False,
     ) -> Answer:
         """Answer ``question`` from the current index (callers update it first if they want):
         :func:`codeask.query.ask.ask`, which documents the arguments and the errors raised
-        (``QuestionError``, ``LLMError`` for an explicit provider without a key, ``ValueError``,
-        ``Cancelled``)."""
+        (``QuestionError``, ``LLMError`` for an explicit provider without a key unless
+        ``sources_on_llm_error``, ``ValueError``, ``Cancelled``)."""
         return ask(
             self,
             question,
@@ -328,6 +329,7 @@ class Workspace:
             progress=progress,
             stream=stream,
             on_sources=on_sources,
+            sources_on_llm_error=sources_on_llm_error,
         )
 
     def check_question(self, question: str) -> str:
@@ -341,21 +343,3 @@ class Workspace:
     def index_state(self) -> IndexState:
         """How far the indexes of all roots are (:func:`codeask.query.ask.index_state`); reads only counts."""
         return index_state(list(self.indexes.values()))
-
-    # ------------------------------------------------------- language server helpers
-    def embed_pending(
-        self,
-        *,
-        progress: ProgressFn | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        wait: bool = True,
-    ) -> int:
-        """Phase 2 alone for every root (after ``index(embed=False)``); returns texts embedded."""
-        return sum(
-            index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
-            for index in list(self.indexes.values())
-        )
-
-    def vectors_pending(self) -> int:
-        """Chunks still waiting for a vector, over every root."""
-        return sum(index.store.count_pending() for index in list(self.indexes.values()))

@@ -1,6 +1,6 @@
 """Incremental indexing of workspace roots: manifest, two phases, one writer, live updates.
 
-Phase 1 (``sync``) walks a root, reads and hashes only files whose size or mtime changed, chunks
+Phase 1 (``sync_keywords``) walks a root, reads and hashes only files whose size or mtime changed, chunks
 the changed ones and writes their rows with the full-text index: keyword search works as soon as it
 ends. Vectors are content-addressed (``codeask.index.store``): a chunk whose embed hash already has a
 vector has it at once, so an edited function is the only chunk of its file that waits, and a moved
@@ -10,6 +10,9 @@ Phase 2 (``embed_pending``) embeds the texts that have no vector yet and commits
 ``index.embed_commit_rows`` texts or ``index.embed_commit_seconds`` seconds, whichever comes first, so
 any run longer than a few seconds makes durable progress; retrieval meanwhile uses what exists
 (hybrid where vectors exist, keyword otherwise). Chunk rows and the full-text index are not touched.
+
+``sync`` runs both for this root through :func:`codeask.index.phases.run_phases`, the one place
+that sequences the phases (also for a workspace's roots, the MCP server and the language server).
 
 Live updates (``update_paths``) re-check given files with the walk's own rules
 (:func:`~codeask.index.walk.entry_for`), commit each file's new rows in one commit (keyword-searchable
@@ -40,7 +43,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from codeask.index import live, phase1, phase2
+from codeask.index import live, phase1, phase2, phases
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.folders import CacheDirError, IndexReadOnly, cache_root, index_dir_for, make_index_dir, writable
 from codeask.index.live import relative
@@ -243,7 +246,8 @@ class RootIndex:
         should_stop: Callable[[], bool] | None = None,
         wait: bool = True,
     ) -> IndexStats:
-        """Bring the index up to date with the disk (phase 1), then fill vectors (phase 2).
+        """Bring the index up to date with the disk (phase 1), then fill vectors (phase 2): the
+        sequence of :func:`codeask.index.phases.run_phases` for this root.
 
         Args:
             progress: called with :class:`Progress` reports of both phases.
@@ -254,12 +258,28 @@ class RootIndex:
         Raises:
             IndexLocked: another process writes this index and ``wait`` is false.
         """
+        return phases.run_phases([self], progress=progress, embed=embed, should_stop=should_stop, wait=wait)
+
+    def sync_keywords(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        wait: bool = True,
+    ) -> IndexStats:
+        """Phase 1 alone (:func:`codeask.index.phase1.sync_root`): changed files -> rows with the
+        full-text index, gone files removed, then compaction; vectors stay pending. Run by
+        :func:`~codeask.index.phases.run_phases`, which owns the phase sequence.
+
+        Raises:
+            IndexLocked: another process writes this index and ``wait`` is false.
+        """
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
         store = self.store
         self.phase1_running = True
         try:
-            return phase1.sync_root(self, stats, store, started, progress, embed, should_stop, wait)
+            return phase1.sync_root(self, stats, store, started, progress, should_stop, wait)
         finally:
             self.phase1_running = False
 

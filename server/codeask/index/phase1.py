@@ -42,13 +42,13 @@ def sync_root(
     store: Any,
     started: float,
     progress: ProgressFn | None,
-    embed: bool,
     should_stop: Callable[[], bool] | None,
     wait: bool,
 ) -> IndexStats:
-    """Phase 1 of :meth:`RootIndex.sync <codeask.index.engine.RootIndex.sync>` (then phase 2 when
-    ``embed``): walk, compare size and mtime with the manifest, read, chunk and commit what changed
-    in batches of ``index.write_batch_files`` files, remove what is gone; fills and returns ``stats``."""
+    """Phase 1 of a root (:meth:`RootIndex.sync_keywords <codeask.index.engine.RootIndex.sync_keywords>`;
+    the phase sequence is :func:`codeask.index.phases.run_phases`): walk, compare size and mtime
+    with the manifest, read, chunk and commit what changed in batches of ``index.write_batch_files``
+    files, remove what is gone, compact; fills and returns ``stats``."""
     stopped = False
     shared_before = index.chunks_shared
     with index.writing(wait=wait):
@@ -115,8 +115,6 @@ def sync_root(
     index.phase1_running = False
     stats.files_skipped = dict(skipped)
     stats.seconds_to_searchable = time.monotonic() - started
-    if embed:
-        stats.chunks_embedded += index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
     with index.writing(wait=wait):
         index.maybe_optimize(force=True)
     stats.chunks_total = store.count()

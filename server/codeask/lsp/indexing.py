@@ -1,13 +1,15 @@
 """The language server's index scheduler: when indexing runs, in which thread, and how it stops.
 
 One thread (``codeask-index``) runs every full index of the workspace, in two phases: phase 1
-(files -> chunks -> rows with the full-text index: keyword search works) then phase 2 (vectors).
-Each phase reports work-done progress (``codeask: indexing``, ``codeask: embedding``).
+(files -> chunks -> rows with the full-text index: keyword search works) then phase 2 (vectors),
+in the order :func:`codeask.index.phases.run_phases` keeps for every driver; this module adds when
+runs happen and their hooks. Each phase reports work-done progress (``codeask: indexing``,
+``codeask: embedding``).
 
 * **Coalescing**: :meth:`IndexScheduler.request` while a run is under way marks one more run; any
   number of requests made meanwhile become that one run.
-* **Another writer**: when another process holds the index's write lock (``codeask index`` in a
-  terminal), the run waits and retries every ``retry_seconds``; :attr:`IndexScheduler.lock_holder`
+* **Another writer**: when another process holds a root's write lock (``codeask index`` in a
+  terminal), the run waits and retries that root every ``retry_seconds``; :attr:`IndexScheduler.lock_holder`
   names the holder (pid and command) for ``codeask.status``. When the other process is done the
   run goes on by itself and picks up what it wrote.
 * **Keyword phase**: :meth:`IndexScheduler.keyword_ready` is true once phase 1 has finished once
@@ -28,6 +30,7 @@ from typing import Any, Literal, TypedDict
 
 from codeask.imports import wait_preloaded
 from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
+from codeask.index.phases import Phase, PhaseHooks
 
 __all__ = ["IndexScheduler", "IndexPhase", "IndexState", "SchedulerStatus"]
 
@@ -194,71 +197,55 @@ class IndexScheduler:
         with self._lock:
             self._thread = None
 
-    def _attempt(self, work: Callable[[], Any], reporter) -> tuple[bool, Any]:
-        """Run ``work`` until it is not refused by another writer; ``(False, None)`` when stopped."""
-        while not self._stop.is_set():
-            try:
-                result = work()
-            except IndexLocked as exc:
-                if self.lock_holder != str(exc):
-                    log.info("%s; retrying every %gs", exc, self.retry_seconds)
-                self.lock_holder = str(exc)
-                self.phase = IndexPhase("waiting", f"waiting: {exc}")
-                reporter.report(f"waiting: {exc}", None)
-                if self._stop.wait(self.retry_seconds):
-                    break
-                continue
-            self.lock_holder = None
-            return not self._stop.is_set(), result
-        return False, None
-
     def _run(self) -> None:
         ws = self.ws
         stop = self._stop.is_set
-        progress1 = self._reporter("codeask: indexing")
-        if not progress1.enabled:
-            self._show(f"codeask: indexing {len(ws.indexes)} folder(s)...", False)
-        self.phase = IndexPhase("indexing", "scanning files")
-        progress1.begin("scanning files", 0)
+        reporters: dict[Phase, Any] = {}
 
-        def report1(p: Progress) -> None:
-            self.phase = IndexPhase("indexing", f"{p.phase}: {p.message}", p.done, p.total)
-            progress1.report(f"{p.phase}: {p.message}", p.percent)
+        def begin(phase: Phase, total: int) -> None:
+            if phase == "keywords":
+                reporter = reporters[phase] = self._reporter("codeask: indexing")
+                if not reporter.enabled:
+                    self._show(f"codeask: indexing {len(ws.indexes)} folder(s)...", False)
+                self.phase = IndexPhase("indexing", "scanning files")
+                reporter.begin("scanning files", 0)
+            else:
+                reporter = reporters[phase] = self._reporter("codeask: embedding")
+                self.phase = IndexPhase("embedding", f"0/{total} chunks embedded", 0, total)
+                reporter.begin(f"0/{total} chunks embedded", 0)
 
-        try:
-            ok, stats = self._attempt(
-                lambda: ws.index(progress=report1, embed=False, should_stop=stop, wait=False), progress1
-            )
-        finally:
-            progress1.end("keyword search ready" if not stop() else "stopped")
-        if not ok:
-            return
-        self._keyword.set()
-        pending = ws.vectors_pending()
-        if pending:
-            progress2 = self._reporter("codeask: embedding")
-            self.phase = IndexPhase("embedding", f"0/{pending} chunks embedded", 0, pending)
-            progress2.begin(f"0/{pending} chunks embedded", 0)
+        def end(phase: Phase, finished: bool) -> None:
+            self.lock_holder = None
+            done = "keyword search ready" if phase == "keywords" else "vectors ready"
+            reporters[phase].end(done if not stop() else "stopped")
+            if phase == "keywords" and finished:
+                self._keyword.set()
 
-            def report2(p: Progress) -> None:
+        def report(p: Progress) -> None:
+            if p.phase == "embed":
                 eta = f" (~{p.eta_seconds:.0f}s left)" if p.eta_seconds is not None else ""
                 self.phase = IndexPhase("embedding", p.message + eta, p.done, p.total)
-                progress2.report(p.message + eta, p.percent)
+                reporters["vectors"].report(p.message + eta, p.percent)
+            else:
+                self.phase = IndexPhase("indexing", f"{p.phase}: {p.message}", p.done, p.total)
+                reporters["keywords"].report(f"{p.phase}: {p.message}", p.percent)
 
-            try:
-                ok, embedded = self._attempt(
-                    lambda: ws.embed_pending(progress=report2, should_stop=stop, wait=False), progress2
-                )
-            finally:
-                progress2.end("vectors ready" if not stop() else "stopped")
-            if not ok:
-                return
-            stats.chunks_embedded += embedded
-        stats.vectors_pending = ws.vectors_pending()
-        stats.chunks_total = sum(i.store.count() for i in list(ws.indexes.values()))
+        def locked(exc: IndexLocked) -> bool:
+            """Another process writes a root: say who, wait ``retry_seconds``, try that root again."""
+            if self.lock_holder != str(exc):
+                log.info("%s; retrying every %gs", exc, self.retry_seconds)
+            self.lock_holder = str(exc)
+            self.phase = IndexPhase("waiting", f"waiting: {exc}")
+            reporters["vectors" if "vectors" in reporters else "keywords"].report(f"waiting: {exc}", None)
+            return not self._stop.wait(self.retry_seconds)
+
+        hooks = PhaseHooks(begin=begin, end=end, locked=locked)
+        stats = ws.index(progress=report, should_stop=stop, wait=False, hooks=hooks)
+        if stop():
+            return
         self.last_stats = stats
         self.phase = IndexPhase("ready", f"ready: {stats.files_seen} files")
-        if not progress1.enabled:
+        if not reporters["keywords"].enabled:
             self._show(f"codeask: index ready: {stats.files_seen} files, {stats.chunks_total} chunks", False)
-        if self._on_synced is not None and not stop():
+        if self._on_synced is not None:
             self._on_synced()

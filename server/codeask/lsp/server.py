@@ -31,7 +31,7 @@ from lsprotocol import types as lsp
 
 from codeask.imports import start_preload
 from codeask.index.watch import is_relevant
-from codeask.llm import CancelToken, LLMError
+from codeask.llm import CancelToken
 from codeask.lsp.convert import (
     selection_lines,
     settings_from,
@@ -221,14 +221,10 @@ def make_server() -> CodeaskServer:
 
         def run(cancelled, progress):
             ls.wait_for_keywords(cancelled, progress)
-            try:
-                return ls.ws.ask(question, no_llm=no_llm, cancelled=cancelled, progress=progress, **kwargs).to_json()
-            except LLMError as exc:  # no usable LLM at all: the sources, with the error
-                if cancelled():
-                    raise Cancelled("cancelled") from exc
-                out = ls.ws.ask(question, no_llm=True, cancelled=cancelled, progress=progress, **kwargs).to_json()
-                out["error"] = str(exc)
-                return out
+            answer = ls.ws.ask(
+                question, no_llm=no_llm, cancelled=cancelled, progress=progress, sources_on_llm_error=True, **kwargs
+            )
+            return answer.to_json()
 
         result = await ls.run_request("codeask: asking", run)
         if result.get("error"):

@@ -90,12 +90,14 @@ def ask(
     progress: Callable[[str], None] | None = None,
     stream: Callable[[str], None] | None = None,
     on_sources: Callable[[list[Source]], None] | None = None,
+    sources_on_llm_error: bool = False,
 ) -> Answer:
     """Answer ``question`` from the current indexes of ``workspace`` (callers update them first if
     they want).
 
     LLM failures never lose the sources: a failed subquestion call searches with the original
-    question, a failed answer call returns the ranked sources; ``Answer.error`` says what failed.
+    question, a failed answer call (or a custom step that lets an ``LLMError`` through) returns the
+    ranked sources; ``Answer.error`` says what failed.
 
     Args:
         top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
@@ -106,6 +108,9 @@ def ask(
         progress: gets each step's name as it starts.
         stream: gets the answer's text deltas as they arrive.
         on_sources: gets the answer's sources just before the answer's LLM call.
+        sources_on_llm_error: no usable LLM at all (an explicit ``llm.provider`` without a key)
+            answers with the ranked sources and that ``error`` instead of raising ``LLMError`` (the
+            editor and MCP servers; the CLI checks ``Workspace.llm`` itself, before indexing).
 
     Returns:
         The :class:`Answer`; its ``index`` is :func:`index_state` (what the answer stands on), and
@@ -113,7 +118,8 @@ def ask(
 
     Raises:
         QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
-        LLMError: an explicit ``llm.provider`` without a key (see ``Workspace.llm``).
+        LLMError: an explicit ``llm.provider`` without a key (see ``Workspace.llm``), unless
+            ``sources_on_llm_error``.
         ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
         Cancelled: cancelled between steps or during an LLM call.
         TemplateError, SettingsError: a broken template or setting.
@@ -126,8 +132,14 @@ def ask(
     if path_glob:
         path_filter(path_glob)  # a bad glob fails here, before any LLM call
         options["path_glob"] = path_glob
-    llm = None if no_llm else workspace.llm()
-    query = Query(question, options=options)
+    errors: list[str] = []
+    try:
+        llm = None if no_llm else workspace.llm()
+    except LLMError as exc:
+        if not sources_on_llm_error:
+            raise
+        llm, errors = None, [str(exc)]
+    query = Query(question, options=options, errors=list(errors))
 
     def sources_ready(query: Query) -> None:
         if on_sources is not None:
@@ -138,7 +150,7 @@ def ask(
     try:
         query = pipeline.run(query, cancelled=cancelled, progress=progress)
     except LLMError as exc:  # a custom step let it through: answer without the LLM
-        query = Query(question, options=options, errors=[str(exc)])
+        query = Query(question, options=options, errors=[*errors, str(exc)])
         query = workspace.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
     error = "; ".join(dict.fromkeys(query.errors)) or None
     indexes = list(workspace.indexes.values())
