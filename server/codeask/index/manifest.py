@@ -87,6 +87,7 @@ class Manifest:
         self.path = Path(path)
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._count: tuple[tuple[int, int], int] | None = None
         if read_only:
             self._db = _connect_read_only(self.path)
             return
@@ -172,9 +173,14 @@ class Manifest:
             self._db.commit()
 
     def count(self) -> int:
-        """Number of indexed files."""
+        """Number of indexed files: counted once per manifest change (this connection's changes and
+        SQLite's ``data_version`` for other processes' commits), not per call (every ``ask`` reads
+        it; ``COUNT(*)`` over 147k files took 4-18 ms)."""
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            stamp = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+            if self._count is None or self._count[0] != stamp:
+                self._count = (stamp, int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]))
+            return self._count[1]
 
     def get_meta(self, key: str) -> str | None:
         """The ``meta`` value for ``key`` (e.g. ``index``: JSON of model, dim, schema), or ``None``."""
