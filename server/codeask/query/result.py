@@ -148,7 +148,7 @@ class Answer:
     """Settings warnings: workspace values that were ignored, templates the sandbox refused."""
     index: dict[str, Any] | None = None
     """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
-    the answer stands on (:class:`codeask.workspace.IndexState`)."""
+    the answer stands on (:class:`codeask.index.records.IndexState`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -277,16 +278,31 @@ class HybridRetrieve:
         downweighted = self.downweighted_for(query.original)
         evidence = {"frame_hits": 0, "literal_hits": 0}
         targets = self.targets()
-        for target in targets:
-            store = target.store()
+        stores = [target.store() for target in targets]
+        # Every root's keyword and dense searches run at once (LanceDB releases the GIL: on 2 cores
+        # an ask at 1M chunks waits for the slower search, not for both); fused in a fixed order.
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="codeask-retrieve") as searches:
+            found = [
+                [
+                    (
+                        searches.submit(store.keyword_search, text, candidates),
+                        searches.submit(store.vector_search, query.embeddings[i], candidates)
+                        if i < len(query.embeddings)
+                        else None,
+                    )
+                    for i, text in enumerate(query.search_texts)
+                ]
+                for store in stores
+            ]
+        for target, store, per_text in zip(targets, stores, found):
             pool: list[Hit] = []
-            for i, text in enumerate(query.search_texts):
+            for i, (keyword_future, dense_future) in enumerate(per_text):
                 weight = 1.0 if i == 0 else self.subquestion_weight
-                keyword = _kept(store.keyword_search(text, candidates), only)
+                keyword = _kept(keyword_future.result(), only)
                 rankings.append((weight, target.root, keyword))
                 pool.extend(keyword)
-                if i < len(query.embeddings):
-                    dense = _kept(store.vector_search(query.embeddings[i], candidates), only)
+                if dense_future is not None:
+                    dense = _kept(dense_future.result(), only)
                     rankings.append((weight, target.root, dense))
                     pool.extend(dense)
             if identifiers:
