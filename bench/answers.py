@@ -17,6 +17,8 @@ Per question it records:
   chosen by reading the code) that the answer text names (whole-word match);
 * whether the model itself wrote at least one valid citation (``model_citation``): a ``[n]`` naming
   a document it was given, and its share of paragraphs with one (the answer's ``citations``);
+* the share of paragraphs whose model-written ``[n]`` cite none of the documents the names they use
+  point to (``model_citation_mismatched_share``: a model citing ``[1]`` everywhere);
 * whether the answer has at least one valid citation of any kind (``valid_citation``): a valid
   model-written ``[n]``, a citation codeask attributed from the names a paragraph uses
   (``attributed_citations``), or the exact relative path of one of its sources;
@@ -263,6 +265,7 @@ def rescore(path: Path) -> int:
             out["citations"] = check.share
             out["citations_attributed"] = check.attributed_share
             out["citations_any"] = round(check.share + check.attributed_share, 3)
+            out["citations_mismatched"] = check.mismatched_share
             out["attributed_citations"] = [a.to_json() for a in check.attributed]
         new = score_row(row["sdist"], row["question"], row["key_facts"], out)
         rows.append({**new, "seconds": row["seconds"], "stages": row["stages"]})
@@ -290,6 +293,7 @@ def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
         "key_fact_recall": round(key_fact_recall(text, facts), 3),
         "model_citation": answered and has_model_citation(out),
         "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
+        "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
         "valid_citation": answered and has_valid_citation(out),
         "truncated": bool(out.get("truncated")),
         "finish_reason": out.get("finish_reason"),
@@ -315,6 +319,9 @@ def summarize(rows: list[dict], meta: dict) -> dict:
         "model_citation_paragraph_share": round(
             sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3
         ),
+        "model_citation_mismatched_share": round(
+            sum(r.get("model_citation_mismatched_share", 0.0) for r in rows) / n, 3
+        ),
         "valid_citation_share": round(sum(r["valid_citation"] for r in rows) / n, 3),
         "truncated": sum(r["truncated"] for r in rows),
         "looks_cut": sum(r["looks_cut"] for r in rows),
@@ -332,6 +339,7 @@ def summarize(rows: list[dict], meta: dict) -> dict:
 _LABELS = {
     "model_citation_share": "answers with >= 1 valid model-written [n]",
     "model_citation_paragraph_share": "paragraphs with a valid model-written [n] (mean)",
+    "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
     "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
 }
 
@@ -340,9 +348,9 @@ def report(result: dict, path) -> None:
     """Print ``result``'s summary lines."""
     print()
     for key in ("label", "model", "questions", "key_fact_recall", "model_citation_share",
-                "model_citation_paragraph_share", "valid_citation_share", "truncated", "looks_cut", "errors",
+                "model_citation_paragraph_share", "model_citation_mismatched_share", "valid_citation_share", "truncated", "looks_cut", "errors",
                 "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
-        print(f"{key:30} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
+        print(f"{key:32} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
     for s, v in result["stage_seconds_mean"].items():
         print(f"  stage {s:14} {v:7.2f} s")
     print(f"\nwritten to {path}")

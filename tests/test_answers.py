@@ -60,7 +60,7 @@ def test_paragraphs_without_citations_get_them_attributed_from_the_names_they_us
     text = (
         "The header is dropped by `rebuild_auth` when a redirect leaves the host.\n\n"  # defined in [2], used in [1]
         "Retries default to DEFAULT_RETRIES, and Client.send sends it.\n\n"  # a constant [3]; Client.send -> [1]
-        "The model cited this one [4] and names rebuild_auth too.\n\n"  # has a model citation: left alone
+        "The model cited this one [4] and names rebuild_auth too.\n\n"  # a model citation, but [4] is not [2]
         "Both end in open_socket and `len` of the list.\n\n"  # open_socket in [3] and [4]: ambiguous; len: builtin
         "See app/auth.py for details."  # a path: [2]
     )
@@ -70,14 +70,30 @@ def test_paragraphs_without_citations_get_them_attributed_from_the_names_they_us
         (0, 2, "rebuild_auth", "defined"),
         (1, 3, "DEFAULT_RETRIES", "defined"),
         (1, 1, "Client.send", "defined"),
+        (2, 2, "rebuild_auth", "defined"),
         (4, 2, "app/auth.py", "path"),
     ]
-    assert check.valid == [4] and check.share == pytest.approx(1 / 5)
+    assert check.valid == [4] and check.share == pytest.approx(1 / 5) and check.mismatched == [2]
     assert check.attributed_share == pytest.approx(3 / 5)  # paragraphs 0, 1 and 4
     lines = check.markdown.split("\n\n")
     assert lines[0].endswith(f"leaves the host. *(named here: [[2]]({docs[1].uri}))*")
     assert lines[1].endswith(f"*(named here: [[3]]({docs[2].uri}), [[1]]({docs[0].uri}))*")
-    assert "named here" not in lines[2] and "named here" not in lines[3]
+    assert lines[2].endswith(f"too. *(named here: [[2]]({docs[1].uri}))*") and "named here" not in lines[3]
+
+
+def test_model_citations_that_contradict_the_names_used_are_flagged():
+    docs = [
+        _code("src/app/client.py", "class Client:\n    def send(self):\n        pass\n"),
+        _code("src/app/auth.py", "def rebuild_auth(request):\n    pass\n"),
+    ]
+    # a small model citing [1] everywhere: the second item names what [2] defines
+    check = check_citations("- [1] `Client.send` sends it.\n- [1] `rebuild_auth` drops the header.", docs)
+    assert check.share == 1.0 and check.attributed_share == 0.0
+    assert check.mismatched == [1] and check.mismatched_share == 0.5
+    assert [(a.paragraph, a.n, a.name) for a in check.attributed] == [(1, 2, "rebuild_auth")]
+    first, second = check.markdown.splitlines()
+    assert "named here" not in first
+    assert second.endswith(f"drops the header. *(named here: [[2]]({docs[1].uri}))*")
 
 
 def test_a_name_mentioned_in_one_document_only_is_attributed_to_it():
@@ -145,6 +161,7 @@ def test_answer_without_model_citations_gets_attributed_ones(sample_workspace, f
     assert "src/shop/pricing.py" in numbers and "src/shop/cart.py" in numbers
     n = numbers["src/shop/pricing.py"]  # defines apply_discount; cart.py only imports and calls it
     assert out["citations"] == 0.0 and out["citations_attributed"] == 0.5 and out["citations_any"] == 0.5
+    assert out["citations_mismatched"] == 0.0
     assert out["attributed_citations"] == [{"paragraph": 0, "n": n, "name": "apply_discount", "how": "defined"}]
     uri = out["documents"][n - 1]["uri"]
     assert f"with the coupon. *(named here: [[{n}]]({uri}))*" in answer.markdown

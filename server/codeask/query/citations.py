@@ -23,7 +23,9 @@ names the first document of that file. A dotted name is tried whole, then by its
 (``PreparedRequest.prepare_cookies`` -> ``prepare_cookies``). Names defined or mentioned by several
 documents, language keywords and builtins attribute nothing. Attributed citations are shown apart
 from the model's: the paragraph ends with ``*(named here: [[2]](uri), [[5]](uri))*`` and they are
-counted separately (``attributed_share``); ``share`` stays the model-written one.
+counted separately (``attributed_share``); ``share`` stays the model-written one. A paragraph whose
+model-written ``[n]`` cite none of the documents its names point to (a small model may cite ``[1]``
+everywhere) is listed in ``mismatched`` and gets the ``named here`` links too.
 
 The sources of an answer never come from here: they are the documents; this only checks the text.
 """
@@ -62,12 +64,21 @@ class CitationCheck:
     invalid: list[int] = field(default_factory=list)
     share: float = 0.0
     attributed: list[Attribution] = field(default_factory=list)
-    """Citations codeask attributed to paragraphs without a valid model-written one, in order."""
+    """Citations codeask attributed from the names paragraphs use, in order: to paragraphs without a
+    valid model-written one, and to :attr:`mismatched` ones."""
     attributed_share: float = 0.0
     """Share in ``[0, 1]`` of paragraphs with no valid model-written citation but at least one
     attributed one; ``share + attributed_share`` is the share with any valid citation."""
     paragraphs: int = 0
-    """How many paragraphs the answer has (the denominator of both shares)."""
+    """How many paragraphs the answer has (the denominator of the shares)."""
+    mismatched: list[int] = field(default_factory=list)
+    """Paragraphs (0-based) whose valid model-written ``[n]`` cite none of the documents the names
+    they use point to (e.g. every item citing ``[1]``): their attributed citations are shown too."""
+
+    @property
+    def mismatched_share(self) -> float:
+        """Share in ``[0, 1]`` of paragraphs in :attr:`mismatched`."""
+        return round(len(self.mismatched) / self.paragraphs, 3) if self.paragraphs else 0.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +107,8 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
     ends: list[int] = []  # per paragraph: index in out_lines of its last line
     in_code = False
     in_paragraph = False
-    cited = False  # set by replace(): the line being rendered has a valid citation
+    cites: list[set[int]] = []  # per paragraph: the valid numbers it cites
+    cited: set[int] = set()  # filled by replace(): the valid numbers of the line being rendered
 
     def replace(match: re.Match) -> str:
         links = []
@@ -106,10 +118,9 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
                 if n not in valid:
                     valid.append(n)
                 links.append(f"[[{n}]]({documents[n - 1].uri})")
+                cited.add(n)
             elif n not in invalid:
                 invalid.append(n)
-        nonlocal cited
-        cited = cited or bool(links)
         return "".join(links)
 
     for line in text.splitlines():
@@ -130,32 +141,38 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
             in_paragraph = False
             out_lines.append(_render(line, replace))
             continue
-        cited = False
+        cited.clear()
         rendered = _render(line, replace)
         starts_item = bool(re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line))
         if not in_paragraph or starts_item:
             paragraphs.append(False)
             texts.append([])
             ends.append(0)
+            cites.append(set())
             in_paragraph = True
         if cited:
             paragraphs[-1] = True
+            cites[-1] |= cited
         texts[-1].append(line)
         ends[-1] = len(out_lines)
         out_lines.append(rendered)
     attributed: list[Attribution] = []
-    for i, (has_valid, lines) in enumerate(zip(paragraphs, texts)):
-        if has_valid:
-            continue
+    mismatched: list[int] = []
+    for i, lines in enumerate(texts):
         found = attribute("\n".join(lines), documents, paragraph=i)
-        if found:
-            attributed.extend(found)
-            links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
-            out_lines[ends[i]] += f" *(named here: {links})*"
+        if not found:
+            continue
+        if cites[i]:
+            if cites[i] & {a.n for a in found}:
+                continue  # the model cites a document the paragraph's names point to
+            mismatched.append(i)
+        attributed.extend(found)
+        links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
+        out_lines[ends[i]] += f" *(named here: {links})*"
     markdown = "\n".join(out_lines)
     count = len(paragraphs)
     share = sum(paragraphs) / count if count else 0.0
-    attributed_share = len({a.paragraph for a in attributed}) / count if count else 0.0
+    attributed_share = len({a.paragraph for a in attributed if not cites[a.paragraph]}) / count if count else 0.0
     return CitationCheck(
         markdown=markdown,
         valid=valid,
@@ -164,6 +181,7 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
         attributed=attributed,
         attributed_share=round(attributed_share, 3),
         paragraphs=count,
+        mismatched=mismatched,
     )
 
 

@@ -135,6 +135,10 @@ class Answer:
     citations_any: float | None = None
     """Share in ``[0, 1]`` of paragraphs with at least one valid citation, model-written or attributed
     (``citations + citations_attributed``); ``None`` without an LLM answer."""
+    citations_mismatched: float | None = None
+    """Share in ``[0, 1]`` of paragraphs whose valid model-written ``[n]`` cite none of the documents
+    the names they use point to (their attributed citations are listed too); ``None`` without an
+    LLM answer."""
     attributed_citations: list[dict[str, Any]] = field(default_factory=list)
     """The attributed citations: ``{"paragraph", "n", "name", "how"}`` (0-based paragraph, the
     document number, the name that points to it, ``"defined"``/``"mentioned"``/``"path"``); shown in
@@ -152,11 +156,18 @@ class Answer:
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
-        ``citations_attributed`` and ``citations_any`` are left out when ``None``; ``finish_reason`` and
-        ``truncated`` are always there."""
+        ``citations_attributed``, ``citations_any`` and ``citations_mismatched`` are left out when
+        ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
-        for key in ("error", "cut_reason", "citations", "citations_attributed", "citations_any"):
+        for key in (
+            "error",
+            "cut_reason",
+            "citations",
+            "citations_attributed",
+            "citations_any",
+            "citations_mismatched",
+        ):
             if out[key] is None:
                 del out[key]
         return out
@@ -182,7 +193,7 @@ class Answer:
         sources = [Source.from_document(spans[0], spans[1:]) for spans in by_file.values()]
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
-        citations = invalid = attributed_share = any_share = None
+        citations = invalid = attributed_share = any_share = mismatched = None
         attributed: list[dict[str, Any]] = []
         numbered: list[dict[str, Any]] = []
         if query.prompt_documents is not None and body:
@@ -191,6 +202,7 @@ class Answer:
             attributed_share = check.attributed_share
             any_share = round(check.share + check.attributed_share, 3)
             attributed = [a.to_json() for a in check.attributed]
+            mismatched = check.mismatched_share
             numbered = [
                 {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
                 for i, d in enumerate(query.prompt_documents, 1)
@@ -210,6 +222,7 @@ class Answer:
             invalid_citations=invalid or [],
             citations_attributed=attributed_share,
             citations_any=any_share,
+            citations_mismatched=mismatched,
             attributed_citations=attributed,
             documents=numbered,
             withheld=list(query.withheld),
