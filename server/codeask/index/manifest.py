@@ -25,13 +25,16 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["Manifest", "FileRecord", "SkipRecord"]
 
 
-@dataclass(frozen=True)
-class FileRecord:
-    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks."""
+class FileRecord(NamedTuple):
+    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks.
+
+    A named tuple (immutable): a restart reads one per indexed file, 147k at 1M chunks, and a
+    frozen dataclass cost 4x as much to build."""
 
     path: str
     content_hash: str
@@ -87,6 +90,7 @@ class Manifest:
         self.path = Path(path)
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._count: tuple[tuple[int, int], int] | None = None
         if read_only:
             self._db = _connect_read_only(self.path)
             return
@@ -109,7 +113,7 @@ class Manifest:
         """Every indexed file's record, by workspace-relative path."""
         with self._lock:
             rows = self._db.execute("SELECT path, content_hash, size, mtime_ns, chunks FROM files").fetchall()
-        return {r[0]: FileRecord(*r) for r in rows}
+        return {r[0]: FileRecord._make(r) for r in rows}
 
     def get(self, path: str) -> FileRecord | None:
         """The record of ``path`` (workspace-relative), or ``None`` when it is not indexed."""
@@ -172,9 +176,14 @@ class Manifest:
             self._db.commit()
 
     def count(self) -> int:
-        """Number of indexed files."""
+        """Number of indexed files: counted once per manifest change (this connection's changes and
+        SQLite's ``data_version`` for other processes' commits), not per call (every ``ask`` reads
+        it; ``COUNT(*)`` over 147k files took 4-18 ms)."""
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            stamp = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+            if self._count is None or self._count[0] != stamp:
+                self._count = (stamp, int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]))
+            return self._count[1]
 
     def get_meta(self, key: str) -> str | None:
         """The ``meta`` value for ``key`` (e.g. ``index``: JSON of model, dim, schema), or ``None``."""
