@@ -158,7 +158,7 @@ def test_no_usable_llm_gives_the_sources_and_the_error_when_asked_to(sample_work
     ws = Workspace([sample_workspace], env={}, flags={"llm.provider": "openai"})
     ws.index(embed=False)
     question = "How is the coupon discount applied to the cart total?"
-    with pytest.raises(LLMError, match="llm.provider is openai but no key is set"):
+    with pytest.raises(LLMError, match=r"llm\.provider is openai but no key is set"):
         ws.ask(question)
     answer = ws.ask(question, sources_on_llm_error=True)
     assert answer.llm is None and answer.error is not None
