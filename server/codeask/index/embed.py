@@ -10,21 +10,33 @@ The default model is all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalized), run 
 
 Any other fastembed model name can be configured (``embedding.model``) by users who have its files,
 either in fastembed's cache or in a local folder (``embedding.model_path``).
+
+Indexing embeds at a lower CPU priority than searching (``embedding.index_nice``, Linux): phase 2
+gets its own :class:`Embedder` whose ONNX session is created and run on one worker thread with a
+raised nice value. ONNX Runtime creates its intra-op pool threads when the session is created and
+they inherit the creating thread's nice value, so every thread that computes indexing vectors runs
+niced, while queries, live updates and LanceDB's own threads keep normal priority. The
+normal-priority session then runs without ONNX Runtime's CPU memory arena (it embeds a query or a
+saved file's few chunks), so the second session costs ~70 MB RSS instead of the ~260 MB an arena
+grows to on 4 full-length chunks (built-in model, measured with ``limit_malloc_arenas``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from codeask.imports import load
 from codeask.settings import EmbeddingSettings
 
-__all__ = ["Embedder", "EmbeddingError", "BUILTIN_MODEL", "load_embedder"]
+__all__ = ["Embedder", "EmbeddingError", "BUILTIN_MODEL", "load_embedder", "lower_thread_priority"]
 
 #: The name of the built-in offline model in settings and in index metadata.
 BUILTIN_MODEL = "all-MiniLM-L6-v2"
@@ -37,6 +49,29 @@ _registered = False
 
 class EmbeddingError(RuntimeError):
     """The embedding model cannot be loaded; the message says how to provide it."""
+
+
+#: Per-thread nice values exist on Linux only (elsewhere ``setpriority`` acts on the whole process).
+THREAD_NICE_SUPPORTED = sys.platform.startswith("linux")
+
+
+def lower_thread_priority(increment: int) -> int:
+    """Raise the calling thread's nice value by ``increment`` (capped at 19), Linux only.
+
+    Threads the caller creates afterwards inherit it. Returns the increment applied (0 when
+    ``increment`` is 0, on other platforms, or if the kernel refuses). An unprivileged thread
+    cannot lower its nice value again, so call this only on a thread made for low-priority work.
+    """
+    if increment <= 0 or not THREAD_NICE_SUPPORTED:
+        return 0
+    tid = threading.get_native_id()
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        target = min(19, current + increment)
+        os.setpriority(os.PRIO_PROCESS, tid, target)
+    except OSError:
+        return 0
+    return target - current
 
 
 def _register_builtin() -> None:
@@ -72,29 +107,67 @@ class Embedder:
     Thread-safe: one ONNX session, calls serialized by a lock (ONNX Runtime already uses every
     core for one batch; two concurrent batches only add memory).
 
+    With ``nice > 0`` (Linux) the session is created, and every batch run, on one worker thread
+    whose nice value is raised by ``nice`` first, so ONNX Runtime's intra-op pool threads (made at
+    session creation) inherit the lower priority too; callers block until their batch is done.
+
+    ``memory_arena=False`` turns off ONNX Runtime's CPU memory arena (less resident memory between
+    calls; for an instance that embeds few texts at a time).
+
     Attributes:
         name: the configured model name (stored in index metadata; a change re-embeds).
         dim: vector dimension (384 for the built-in model).
+        nice: the nice increment its threads run at (0: the caller's threads, normal priority).
+        texts_embedded: texts embedded by this instance so far.
     """
 
-    def __init__(self, settings: EmbeddingSettings):
+    def __init__(self, settings: EmbeddingSettings, *, nice: int = 0, memory_arena: bool = True):
         self.settings = settings
         self.name = settings.model
         self._lock = threading.Lock()
+        self.texts_embedded = 0
+        self._memory_arena = memory_arena
+        self.nice = nice if THREAD_NICE_SUPPORTED and nice > 0 else 0
+        self._worker: ThreadPoolExecutor | None = None
+        if self.nice:
+            self._worker = ThreadPoolExecutor(
+                max_workers=1,
+                thread_name_prefix="codeask-index-embed",
+                initializer=lower_thread_priority,
+                initargs=(self.nice,),
+            )
+            try:
+                self._model = self._worker.submit(self._load_model).result()
+            except BaseException:
+                self._worker.shutdown(wait=False)
+                raise
+        else:
+            self._model = self._load_model()
+        probe = self._embed_batch(["codeask"])
+        self.texts_embedded = 0
+        self.dim = int(probe.shape[1])
+
+    def _load_model(self) -> Any:
+        """The fastembed ``TextEmbedding`` for ``self.settings`` (its ONNX session is created here).
+
+        Raises:
+            EmbeddingError: the model's files are not available offline.
+        """
+        settings = self.settings
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         TextEmbedding = load("fastembed").TextEmbedding
 
-        extra: dict = {"threads": settings.threads}
+        extra: dict = {"threads": settings.threads, "enable_cpu_mem_arena": self._memory_arena}
         if settings.providers:
             extra["providers"] = list(settings.providers)
         try:
             if settings.model == BUILTIN_MODEL and not settings.model_path:
                 _register_builtin()
-                self._model = TextEmbedding(_FASTEMBED_NAME, specific_model_path=str(_VENDORED), **extra)
+                model = TextEmbedding(_FASTEMBED_NAME, specific_model_path=str(_VENDORED), **extra)
             elif settings.model_path:
-                self._model = TextEmbedding(settings.model, specific_model_path=settings.model_path, **extra)
+                model = TextEmbedding(settings.model, specific_model_path=settings.model_path, **extra)
             else:
-                self._model = TextEmbedding(settings.model, local_files_only=True, **extra)
+                model = TextEmbedding(settings.model, local_files_only=True, **extra)
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -103,11 +176,10 @@ class Embedder:
                 "tokenizer files in a folder and set embedding.model_path, or use the built-in "
                 f"{BUILTIN_MODEL!r}"
             ) from exc
-        tokenizer = getattr(getattr(self._model, "model", None), "tokenizer", None)
+        tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
         if tokenizer is not None and settings.max_tokens:
             tokenizer.enable_truncation(max_length=settings.max_tokens)
-        probe = self._embed_batch(["codeask"])
-        self.dim = int(probe.shape[1])
+        return model
 
     @property
     def providers(self) -> list[str]:
@@ -117,8 +189,14 @@ class Embedder:
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
-            vectors = list(self._model.embed(list(texts), batch_size=max(1, len(texts))))
+            worker = self._worker
+            vectors = worker.submit(self._run, texts).result() if worker is not None else self._run(texts)
+            self.texts_embedded += len(texts)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+    def _run(self, texts: Sequence[str]) -> list:
+        """One ONNX call on ``texts`` (on the worker thread when niced); caller holds ``_lock``."""
+        return list(self._model.embed(list(texts), batch_size=max(1, len(texts))))
 
     def embed(
         self,
@@ -161,13 +239,22 @@ _cache_lock = threading.Lock()
 _cache: dict[tuple, Embedder] = {}
 
 
-def load_embedder(settings: EmbeddingSettings) -> Embedder:
+def load_embedder(settings: EmbeddingSettings, *, background: bool = False) -> Embedder:
     """A process-wide shared :class:`Embedder` per model configuration (loading takes ~0.3 s).
+
+    ``background=True`` is for bulk embedding (phase 2, publishing): a second instance niced by
+    ``embedding.index_nice`` (see the module docstring), or the normal one when that is 0 or the
+    platform has no per-thread nice values. When the two are separate, the normal one runs without
+    ONNX Runtime's memory arena (it embeds queries and live updates: few texts).
 
     Raises:
         EmbeddingError: the model's files are not available offline.
     """
+    split = bool(settings.index_nice) and THREAD_NICE_SUPPORTED
+    nice = settings.index_nice if background and split else 0
     key = (
+        nice,
+        split,
         settings.model,
         settings.model_path,
         settings.max_tokens,
@@ -178,5 +265,5 @@ def load_embedder(settings: EmbeddingSettings) -> Embedder:
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[key] = Embedder(settings)
+            embedder = _cache[key] = Embedder(settings, nice=nice, memory_arena=bool(nice) or not split)
         return embedder

@@ -149,6 +149,11 @@ class EmbeddingSettings(_Section):
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = Field(default=None, gt=0)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
+    index_nice: int = Field(default=10, ge=0, le=19)
+    """Niceness added to indexing's embedding (phase 2) on Linux: it runs on its own thread and ONNX
+    Runtime session, both at this lower CPU priority, so searches, query embedding and live updates
+    (a second session at normal priority) get the CPU first; ``0`` = one shared session at normal
+    priority. Measured by ``bench/index.py`` on the sphinx sdist (README "Indexing while you search")."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
