@@ -3,59 +3,48 @@
 from __future__ import annotations
 
 import os
-import threading
 
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from codeask.index.embed import THREAD_NICE_SUPPORTED, load_embedder
+from codeask.index.embed import NICE_SUPPORTED, load_embedder
 from codeask.index.engine import RootIndex
 from codeask.settings import EmbeddingSettings, load_settings
 
-linux_only = pytest.mark.skipif(not THREAD_NICE_SUPPORTED, reason="per-thread nice values are Linux-only")
+posix_only = pytest.mark.skipif(not NICE_SUPPORTED, reason="os.nice is POSIX-only")
 
 
-def _nice(tid: int) -> int:
-    """A thread's nice value, from ``/proc`` (field 19 of ``stat``)."""
-    with open(f"/proc/self/task/{tid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[16])
-
-
-@linux_only
-def test_indexing_session_and_its_onnx_threads_are_niced_and_queries_keep_their_own():
-    # threads=2 gives the session an intra-op pool thread; index_nice=7 keys a fresh instance.
-    settings = EmbeddingSettings(threads=2, index_nice=7)
-    caller = threading.get_native_id()
-    base = os.getpriority(os.PRIO_PROCESS, caller)
-    before = set(os.listdir("/proc/self/task"))
+@posix_only
+def test_indexing_model_runs_in_a_niced_child_and_queries_keep_theirs_in_process():
+    settings = EmbeddingSettings(index_nice=7)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
     indexing = load_embedder(settings, background=True)
-    created = sorted(set(os.listdir("/proc/self/task")) - before, key=int)
-
-    assert indexing.nice == 7
-    assert len(created) >= 2, "expected the worker thread and ONNX Runtime's pool thread"
-    assert {_nice(int(t)) for t in created} == {min(19, base + 7)}
-    assert os.getpriority(os.PRIO_PROCESS, caller) == base, "the caller's priority changed"
+    pid = indexing.worker_pid
+    assert indexing.nice == 7 and pid is not None and pid != os.getpid()
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, base + 7)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == base, "this process's priority changed"
 
     query = load_embedder(settings)
-    assert query is not indexing and query.nice == 0
+    assert query is not indexing and query.nice == 0 and query.worker_pid is None
     assert load_embedder(settings, background=True) is indexing
+    assert indexing.providers == query.providers
     text = "def total(items): return sum(i.price for i in items)"
     np.testing.assert_allclose(indexing.embed([text])[0], query.embed_query(text), atol=1e-5)
 
 
-def test_index_nice_zero_shares_one_session_and_the_bound_is_enforced():
+def test_index_nice_zero_shares_one_in_process_model_and_the_bound_is_enforced():
     settings = EmbeddingSettings(index_nice=0)
     assert load_embedder(settings, background=True) is load_embedder(settings)
-    assert load_embedder(settings).nice == 0
+    assert load_embedder(settings).worker_pid is None
     with pytest.raises(ValidationError):
         EmbeddingSettings(index_nice=20)
     with pytest.raises(ValidationError):
         EmbeddingSettings(index_nice=-1)
 
 
-@linux_only
-def test_phase2_embeds_on_the_niced_session_and_live_updates_on_the_normal_one(sample_workspace):
+@posix_only
+def test_phase2_embeds_in_the_niced_child_and_live_updates_in_process(sample_workspace):
     index = RootIndex(sample_workspace, load_settings(sample_workspace, flags={"embedding.index_nice": 5}))
     indexing = load_embedder(index.settings.embedding, background=True)
     query = load_embedder(index.settings.embedding)

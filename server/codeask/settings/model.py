@@ -150,10 +150,10 @@ class EmbeddingSettings(_Section):
     threads: int | None = Field(default=None, gt=0)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
     index_nice: int = Field(default=10, ge=0, le=19)
-    """Niceness added to indexing's embedding (phase 2) on Linux: it runs on its own thread and ONNX
-    Runtime session, both at this lower CPU priority, so searches, query embedding and live updates
-    (a second session at normal priority) get the CPU first; ``0`` = one shared session at normal
-    priority. Measured by ``bench/index.py`` on the sphinx sdist (README "Indexing while you search")."""
+    """Niceness added to indexing's embedding (phase 2, publishing; POSIX): the model runs in a child
+    process at this lower CPU priority, so searches, query embedding and live updates (a model
+    in-process, at normal priority) get the CPU and the GIL first; ``0`` = one in-process model at
+    normal priority. Measured by ``bench/index.py`` (README "Indexing while you search")."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
