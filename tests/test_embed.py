@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -61,3 +64,29 @@ def test_phase2_embeds_in_the_niced_child_and_live_updates_in_process(sample_wor
     assert stats.chunks_embedded == 1
     assert query.texts_embedded == start_query + 1
     assert indexing.texts_embedded - start_indexing == embedded
+
+
+@posix_only
+def test_the_indexing_child_ends_when_its_parent_is_killed():
+    """A killed server or CLI leaves no model process behind (nobody would shut its pool down)."""
+    script = (
+        "from codeask.index.embed import load_embedder\n"
+        "from codeask.settings import EmbeddingSettings\n"
+        "print(load_embedder(EmbeddingSettings(index_nice=3), background=True).worker_pid, flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        os.kill(child, 0)  # alive while the parent is
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(600):  # a generous bound, not a speed goal: the child polls its parent every second
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)

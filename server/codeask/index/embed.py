@@ -27,6 +27,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -61,10 +62,18 @@ _child: Embedder | None = None
 
 
 def _child_init(settings: EmbeddingSettings, nice: int) -> None:
-    """In the indexing child process: lower its priority, then load the model."""
+    """In the indexing child process: lower its priority, watch the parent, then load the model."""
     global _child
     os.nice(nice)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     _child = Embedder(settings)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this child once its parent is gone (killed: nobody would ever shut the pool down)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _child_embed(texts: list[str]) -> np.ndarray:
