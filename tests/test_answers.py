@@ -41,6 +41,70 @@ def test_citation_lists_and_list_items():
     assert check_citations("", docs).share == 0.0
 
 
+def _code(path, content, symbol=""):
+    lines = content.count("\n") + 1
+    return Document(path, "/ws", 1, lines, symbol, "python", content, 1.0)
+
+
+def test_paragraphs_without_citations_get_them_attributed_from_the_names_they_use():
+    docs = [
+        _code(
+            "src/app/client.py",
+            "from app.auth import rebuild_auth\n\nclass Client:\n    def send(self):\n"
+            "        rebuild_auth(self.request)\n        return self.adapter.send_request()\n",
+        ),
+        _code("src/app/auth.py", "def rebuild_auth(request):\n    request.headers.pop('Authorization')\n"),
+        _code("src/app/adapter.py", "DEFAULT_RETRIES = 3\n\ndef send_request():\n    return open_socket()\n"),
+        _code("src/app/util.py", "def helper():\n    return open_socket()\n"),
+    ]
+    text = (
+        "The header is dropped by `rebuild_auth` when a redirect leaves the host.\n\n"  # defined in [2], used in [1]
+        "Retries default to DEFAULT_RETRIES, and Client.send sends it.\n\n"  # a constant [3]; Client.send -> [1]
+        "The model cited this one [4] and names rebuild_auth too.\n\n"  # a model citation, but [4] is not [2]
+        "Both end in open_socket and `len` of the list.\n\n"  # open_socket in [3] and [4]: ambiguous; len: builtin
+        "See app/auth.py for details."  # a path: [2]
+    )
+    check = check_citations(text, docs)
+    got = [(a.paragraph, a.n, a.name, a.how) for a in check.attributed]
+    assert got == [
+        (0, 2, "rebuild_auth", "defined"),
+        (1, 3, "DEFAULT_RETRIES", "defined"),
+        (1, 1, "Client.send", "defined"),
+        (2, 2, "rebuild_auth", "defined"),
+        (4, 2, "app/auth.py", "path"),
+    ]
+    assert check.valid == [4] and check.share == pytest.approx(1 / 5) and check.mismatched == [2]
+    assert check.attributed_share == pytest.approx(3 / 5)  # paragraphs 0, 1 and 4
+    lines = check.markdown.split("\n\n")
+    assert lines[0].endswith(f"leaves the host. *(named here: [[2]]({docs[1].uri}))*")
+    assert lines[1].endswith(f"*(named here: [[3]]({docs[2].uri}), [[1]]({docs[0].uri}))*")
+    assert lines[2].endswith(f"too. *(named here: [[2]]({docs[1].uri}))*") and "named here" not in lines[3]
+
+
+def test_model_citations_that_contradict_the_names_used_are_flagged():
+    docs = [
+        _code("src/app/client.py", "class Client:\n    def send(self):\n        pass\n"),
+        _code("src/app/auth.py", "def rebuild_auth(request):\n    pass\n"),
+    ]
+    # a small model citing [1] everywhere: the second item names what [2] defines
+    check = check_citations("- [1] `Client.send` sends it.\n- [1] `rebuild_auth` drops the header.", docs)
+    assert check.share == 1.0 and check.attributed_share == 0.0
+    assert check.mismatched == [1] and check.mismatched_share == 0.5
+    assert [(a.paragraph, a.n, a.name) for a in check.attributed] == [(1, 2, "rebuild_auth")]
+    first, second = check.markdown.splitlines()
+    assert "named here" not in first
+    assert second.endswith(f"drops the header. *(named here: [[2]]({docs[1].uri}))*")
+
+
+def test_a_name_mentioned_in_one_document_only_is_attributed_to_it():
+    docs = [_code("a.py", "x = session.merge_cookies(jar)\n"), _code("b.py", "def other():\n    pass\n")]
+    check = check_citations("Cookies go through merge_cookies.", docs)
+    assert [(a.n, a.how) for a in check.attributed] == [(1, "mentioned")]
+    # mentioned by two documents, defined by none: nothing is attributed
+    docs.append(_code("c.py", "merge_cookies(a, b)\n"))
+    assert check_citations("Cookies go through merge_cookies.", docs).attributed == []
+
+
 def test_budget_leaves_room_for_the_reply():
     assert budget_for(8192, 1024).reply == 1024 and budget_for(8192, 1024).prompt == 8192 - 1024 - 64
     small = budget_for(1024, 1024)
@@ -84,6 +148,24 @@ def test_answer_with_numbered_citations(sample_workspace, fake_llm):
     assert f"[[1]]({answer.sources[0].uri})" in answer.markdown
     assert "that do not exist were removed: [9]" in answer.markdown
     assert out["answer"].startswith("The discount comes from the coupon [1].")  # the model's text
+
+
+def test_answer_without_model_citations_gets_attributed_ones(sample_workspace, fake_llm):
+    ws = _workspace(sample_workspace, fake_llm)
+    fake_llm.reply_with(
+        "The cart total sums the items and calls `apply_discount` with the coupon.\n\nUnknown coupons change nothing."
+    )
+    answer = ws.ask("How is the coupon discount applied to the cart total?")
+    out = answer.to_json()
+    numbers = {d["path"]: d["n"] for d in out["documents"]}
+    assert "src/shop/pricing.py" in numbers and "src/shop/cart.py" in numbers
+    n = numbers["src/shop/pricing.py"]  # defines apply_discount; cart.py only imports and calls it
+    assert out["citations"] == 0.0 and out["citations_attributed"] == 0.5 and out["citations_any"] == 0.5
+    assert out["citations_mismatched"] == 0.0
+    assert out["attributed_citations"] == [{"paragraph": 0, "n": n, "name": "apply_discount", "how": "defined"}]
+    uri = out["documents"][n - 1]["uri"]
+    assert f"with the coupon. *(named here: [[{n}]]({uri}))*" in answer.markdown
+    assert out["answer"].startswith("The cart total sums the items")  # the model's text is unchanged
 
 
 def test_truncated_answer_is_reported_everywhere(sample_workspace, fake_llm, capsys, monkeypatch):

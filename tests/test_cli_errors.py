@@ -100,9 +100,10 @@ def test_explain_range_running_past_the_end_is_cut_at_the_last_line(sample_works
     assert (out["selection"]["start_line"], out["selection"]["end_line"]) == (count, count), out["selection"]
 
 
-def test_ask_no_update_on_a_never_indexed_folder_says_how_to_index(sample_workspace):
+def test_ask_no_update_on_a_never_indexed_folder_says_how_to_index(sample_workspace, isolated_env):
     line = one_line(codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--no-update", check=False), 1)
     assert "has no index yet" in line and f"codeask index {sample_workspace}" in line
+    assert not any(isolated_env.iterdir()), "no empty index folder is left behind"
 
 
 def test_missing_folder(tmp_path):

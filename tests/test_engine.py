@@ -16,6 +16,7 @@ import pytest
 from codeask.index.engine import IndexLocked, RootIndex
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
+from tests.tables import tables
 
 
 def _index(root: Path, **flags) -> RootIndex:
@@ -24,7 +25,7 @@ def _index(root: Path, **flags) -> RootIndex:
 
 def _rows(index: RootIndex) -> list[tuple]:
     """``(id, path, start, end, content, has its vector)`` of every chunk row, sorted."""
-    tbl = index.store._chunks.to_arrow().select(["id", "path", "start_line", "end_line", "content", "embed_hash"])
+    tbl = tables(index.store)[0].to_arrow().select(["id", "path", "start_line", "end_line", "content", "embed_hash"])
     stored = index.store.get_vectors(tbl["embed_hash"].to_pylist())
     cols = [tbl[c].to_pylist() for c in ("id", "path", "start_line", "end_line", "content")]
     return sorted((*row, h in stored) for *row, h in zip(*cols, tbl["embed_hash"].to_pylist()))
@@ -219,6 +220,32 @@ def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_pa
         assert marker not in text
 
 
+def test_a_file_skipped_for_its_content_is_not_read_again_until_it_or_the_limits_change(tmp_path):
+    """A binary or minified file is read once: the next sync reports it skipped from its skip record
+    (no file is read, so phase 1 reports no ``index`` progress); an edit, or a setting that decides
+    the skip, makes it read again, and a file that becomes indexable is indexed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def healthy_function():\n    return 'ok'\n", encoding="utf-8")
+    (root / "blob.txt").write_bytes(b"\x00\x01binary_marker" * 100)
+    (root / "bundle.js").write_text("var minified_marker=1;" * 400, encoding="utf-8")
+    assert _index(root).sync(embed=False).files_skipped == {"binary": 1, "minified": 1}
+
+    seen: list = []
+    stats = _index(root).sync(embed=False, progress=seen.append)
+    assert stats.files_skipped == {"binary": 1, "minified": 1}
+    assert [p for p in seen if p.phase == "index"] == [] and stats.files_changed == 0
+
+    (root / "blob.txt").write_text("def was_binary_marker():\n    pass\n", encoding="utf-8")
+    stats = _index(root).sync(embed=False)
+    assert stats.files_skipped == {"minified": 1} and stats.paths_changed == ["blob.txt"]
+
+    relaxed = _index(root, **{"index.max_line_length": 100_000})
+    stats = relaxed.sync(embed=False)
+    assert stats.files_skipped == {} and stats.paths_changed == ["bundle.js"]
+    assert relaxed.manifest.skipped() == {}
+
+
 _KILL_IN_PHASE2 = """
 import json, os, signal, sys
 from pathlib import Path
@@ -254,9 +281,9 @@ def test_vectors_are_content_addressed_and_chunk_rows_are_never_rewritten(sample
     index.sync(embed=False)
     fts = index.store.index_stats()["chunks.text"]
     assert fts["unindexed_rows"] == 0 and fts["indexed_rows"] == index.store.count()
-    version = index.store._chunks.version
+    version = tables(index.store)[0].version
     index.embed_pending()
-    assert index.store._chunks.version == version, "phase 2 committed to the chunk table"
+    assert tables(index.store)[0].version == version, "phase 2 committed to the chunk table"
     assert index.store.index_stats()["chunks.text"]["unindexed_rows"] == 0
     texts = index.store.count_vectors()
     assert index.store.count_pending() == 0
@@ -272,8 +299,8 @@ def test_vectors_are_content_addressed_and_chunk_rows_are_never_rewritten(sample
     index.update_paths([copy, cart])
     assert index.store.count_vectors() > texts  # the new text's vector; old ones wait for compaction
     index.store.optimize()
-    used = set(index.store._chunks.to_arrow()["embed_hash"].to_pylist())
-    stored = index.store._vectors.to_arrow()["embed_hash"].to_pylist()
+    used = set(tables(index.store)[0].to_arrow()["embed_hash"].to_pylist())
+    stored = tables(index.store)[1].to_arrow()["embed_hash"].to_pylist()
     assert sorted(stored) == sorted(used)
 
 
@@ -287,9 +314,9 @@ def test_one_commit_per_file_replacement_keeps_unchanged_rows(sample_workspace):
     index = _index(sample_workspace)
     index.sync()
     before = {r["id"] for r in index.store.rows_for_path("src/shop/big.py")}
-    version = index.store._chunks.version
+    version = tables(index.store)[0].version
     big.write_text(body + "\n\ndef empty_cart(cart):\n    cart.items.clear()\n", encoding="utf-8")
     index.update_paths([big])
-    assert index.store._chunks.version == version + 1
+    assert tables(index.store)[0].version == version + 1
     after = {r["id"] for r in index.store.rows_for_path("src/shop/big.py")}
     assert len(before) > 2 and after - before and len(before & after) >= len(before) - 1

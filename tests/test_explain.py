@@ -61,6 +61,16 @@ def test_explain_without_llm_lists_locations(indexed, sample_workspace):
     assert result.sources[0].path == "src/shop/cart.py"
 
 
+def test_a_file_outside_the_workspace_is_named_and_linked_by_its_absolute_path(indexed, tmp_path):
+    outside = tmp_path / "elsewhere" / "helpers.py"
+    outside.parent.mkdir()
+    outside.write_text("def apply_coupon_twice(cart):\n    return cart\n", encoding="utf-8")
+    span = make_span(indexed, str(outside), 1, 2)
+    assert span.path == "" and span.label == f"{outside}:1-2"
+    markdown = explain(indexed, span).markdown
+    assert f"[{outside}:1-2]({outside.as_uri()}#L1-L2)" in markdown.splitlines()[0]
+
+
 def test_explain_with_llm_prompt_and_cache(sample_workspace, fake_llm):
     ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
     ws.index()

@@ -5,10 +5,11 @@ module 'httpx' has no attribute 'Timeout'``). 20 cold starts, 0 failures."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 
 from lsprotocol import types as lsp
-
 from pytest_lsp import ClientServerConfig
 
 from tests.test_lsp import SERVER, cmd, llm_options, uri
@@ -45,16 +46,19 @@ async def test_first_ask_during_the_first_index_never_races_on_imports(sample_wo
 
 
 def test_the_preload_imports_every_heavy_module_a_worker_needs():
-    """After :func:`codeask.imports.preload`, the modules on the worker paths are fully imported."""
-    from codeask.imports import HEAVY, preload
-
-    missing = preload()
-    assert "httpx" not in missing and "lancedb" not in missing and "fastembed" not in missing
-    for name in HEAVY:
-        if name not in missing:
-            module = sys.modules[name]
-            assert getattr(module, "__spec__", None) is not None
-            assert not getattr(module.__spec__, "_initializing", False), name
-    import httpx
-
-    assert httpx.Timeout  # the attribute the race used to miss
+    """After :func:`codeask.imports.preload`, the modules on the worker paths are imported: checked in
+    a fresh interpreter, where nothing else imported them first."""
+    probe = (
+        "import json, sys\n"
+        "from codeask.imports import HEAVY, preload\n"
+        "missing = preload()\n"
+        "import httpx\n"
+        "assert httpx.Timeout\n"  # the attribute the race used to miss
+        "print(json.dumps({'missing': missing, 'absent': [n for n in HEAVY if n not in missing and n not in sys.modules]}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert not {"httpx", "lancedb", "fastembed"} & set(result["missing"]), result
+    # every installed heavy module was imported (an import that fails half-way leaves no module behind)
+    assert result["absent"] == [], result

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
 
 SERVER = [sys.executable, "-m", "codeask", "serve"]
 QUESTION = "How does a session decide whether to follow a redirect?"
@@ -30,6 +31,41 @@ def llm_options(fake_llm, **extra) -> dict:
     return {"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "test"}, **extra}
 
 
+class Client(LanguageClient):
+    """pytest-lsp's test client that also knows how the server process ended, through pygls' public
+    :meth:`server_exit` hook (called with the process once it has exited)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        register_lsp_features(self)  # what pytest-lsp's own client factory registers
+        #: The server process's exit code once it has exited (a negative code: killed by that signal).
+        self.exit_code: int | None = None
+        self.exited = asyncio.Event()
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        await super().server_exit(server)
+        self.exit_code = server.returncode
+        self.exited.set()
+
+    async def wait_exit(self, timeout: float) -> int:
+        """The server's exit code, waiting up to ``timeout`` seconds for it to exit."""
+        await asyncio.wait_for(self.exited.wait(), timeout)
+        assert self.exit_code is not None
+        return self.exit_code
+
+    def close_stdin(self) -> None:
+        """Close the client's end of the stdio connection: the server reads end of file."""
+        assert self.protocol.writer is not None
+        self.protocol.writer.close()
+
+
+async def start(server_command: list[str], env: dict | None = None) -> Client:
+    """A started (not yet initialized) :class:`Client` running ``server_command`` over stdio."""
+    client = await ClientServerConfig(server_command=server_command, server_env=env, client_factory=Client).start()
+    assert isinstance(client, Client)
+    return client
+
+
 @contextlib.asynccontextmanager
 async def session(
     *roots: Path,
@@ -42,7 +78,7 @@ async def session(
 ):
     """A started, initialized client talking to ``python -m codeask serve`` (or ``server_command``);
     shut down after."""
-    client = await ClientServerConfig(server_command=server_command or SERVER, server_env=env).start()
+    client = await start(server_command or SERVER, env)
     if configuration is not None:
         client.set_configuration(configuration)
     if registrations is not None:
@@ -70,7 +106,7 @@ async def session(
     try:
         yield client
     finally:
-        if client._server is not None and client._server.returncode is None:
+        if not client.exited.is_set():
             await asyncio.wait_for(client.shutdown_session(), 30)
         await client.stop()
 
@@ -204,7 +240,7 @@ async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm
         assert stats["files_seen"] == 4 and stats["files_changed"] == 0 and stats["vectors_pending"] == 0
 
         await asyncio.wait_for(client.shutdown_session(), 30)
-    assert client._server.returncode == 0
+        assert await client.wait_exit(30) == 0
 
 
 async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_llm):
@@ -308,7 +344,7 @@ async def test_without_llm_or_progress_capability(sample_workspace):
         assert result is not None
         value = result.contents.value
         # apply_discount's definition (pricing.py) is what is explained; its caller is related code
-        assert value.startswith("Related code for **apply_discount** (`src/shop/pricing.py:6-9`)")
+        assert value.startswith("Related code for **apply_discount** ([src/shop/pricing.py:6-9](file://")
         assert f"]({uri(sample_workspace / 'src/shop/cart.py')}#L" in value
         out = await cmd(client, "codeask.ask", "shipping cost")
         assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
@@ -416,10 +452,8 @@ async def test_cancel_a_long_ask(sample_workspace, fake_llm):
         await wait_indexed(client)
         fake_llm.responder = slow
         params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=["How is the discount applied?"])
-        before = set(client.protocol._request_futures)
-        fut = asyncio.ensure_future(client.workspace_execute_command_async(params))
-        await asyncio.sleep(0)
-        (msg_id,) = set(client.protocol._request_futures) - before
+        msg_id = "the-long-ask"
+        fut = asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id))
         for _ in range(100):  # until the first (slow) LLM call is under way
             if fake_llm.requests:
                 break

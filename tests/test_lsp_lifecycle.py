@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig
 
-from tests.test_lsp import cmd, llm_options, open_doc, session, uri, wait_indexed
+from tests.test_lsp import cmd, llm_options, open_doc, session, start, uri, wait_indexed
 
 HANG = 300  # seconds: a guard against hangs, never a speed goal
 
@@ -66,7 +65,7 @@ async def _stop_once(root: Path, cache: Path, stderr: Path, phase: int, how: str
     Returns ``(exit code, seconds from the stop to the exit, stderr)``."""
     command = ["sh", "-c", 'exec "$0" -m codeask serve 2>"$1"', sys.executable, str(stderr)]
     env = {**os.environ, "CODEASK_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
-    client = await ClientServerConfig(server_command=command, server_env=env).start()
+    client = await start(command, env)
     try:
         await client.initialize_session(
             lsp.InitializeParams(
@@ -84,14 +83,13 @@ async def _stop_once(root: Path, cache: Path, stderr: Path, phase: int, how: str
                 values, ended = _progress(client, "codeask: embedding")
                 return bool(values) and not ended
         await _until(seen, f"phase {phase}")
-        process = client._server
         started = time.monotonic()
         if how == "exit":
             await asyncio.wait_for(client.shutdown_async(None), HANG)
             client.exit(None)
         else:
-            process.stdin.close()
-        code = await asyncio.wait_for(process.wait(), HANG)
+            client.close_stdin()
+        code = await client.wait_exit(HANG)
         return code, time.monotonic() - started, stderr.read_text()
     finally:
         await client.stop()
@@ -257,12 +255,11 @@ async def test_cancel_asks_mid_stream_closes_the_stream_and_frees_the_slots(samp
         await wait_indexed(client)
         fake_llm.stream_delay = 0.1
         fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a 20 s stream
-        asks = []
-        for i in range(3):  # as many as there are request slots
+        asks, ids = [], [f"ask-{i}" for i in range(3)]  # as many as there are request slots
+        for i, msg_id in enumerate(ids):
             params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=[f"How is the discount applied? ({i})"])
-            asks.append(asyncio.ensure_future(client.workspace_execute_command_async(params)))
+            asks.append(asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id)))
         await _until(lambda: len([r for r in fake_llm.requests if r.get("stream")]) == 3, "three streams")
-        ids = sorted(client.protocol._request_futures)[-3:]
         cancelled_at = time.monotonic()
         for msg_id in ids:
             client.cancel_request(lsp.CancelParams(id=msg_id))
@@ -287,9 +284,9 @@ async def test_cancel_explain_mid_stream_closes_the_stream(sample_workspace, fak
         fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a 60 s stream
         rng = {"start": {"line": 15, "character": 0}, "end": {"line": 19, "character": 0}}
         params = lsp.ExecuteCommandParams(command="codeask.explain", arguments=[uri(sample_workspace / "src/shop/cart.py"), rng])
-        explain = asyncio.ensure_future(client.workspace_execute_command_async(params))
+        explain = asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, "explain"))
         await _until(lambda: any(r.get("stream") for r in fake_llm.requests), "the explanation to stream")
-        client.cancel_request(lsp.CancelParams(id=max(client.protocol._request_futures)))
+        client.cancel_request(lsp.CancelParams(id="explain"))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(explain, HANG)
         await _until(lambda: fake_llm.disconnects, "the fake LLM to see the stream closed")
@@ -348,7 +345,7 @@ async def test_index_catches_up_after_the_cli_releases_the_lock(requests_sdist, 
 async def test_stdin_closed_mid_ask_exits_1_without_traceback(sample_workspace, fake_llm, tmp_path):
     stderr = tmp_path / "stderr.txt"
     command = ["sh", "-c", 'exec "$0" -m codeask serve 2>"$1"', sys.executable, str(stderr)]
-    client = await ClientServerConfig(server_command=command, server_env=dict(os.environ)).start()
+    client = await start(command, dict(os.environ))
     try:
         await client.initialize_session(lsp.InitializeParams(
             capabilities=_capabilities(),
@@ -361,9 +358,8 @@ async def test_stdin_closed_mid_ask_exits_1_without_traceback(sample_workspace, 
         params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=["How is the discount applied?"])
         ask = asyncio.ensure_future(client.workspace_execute_command_async(params))
         await _until(lambda: any(r.get("stream") for r in fake_llm.requests), "the answer to stream")
-        process = client._server
-        process.stdin.close()
-        code = await asyncio.wait_for(process.wait(), HANG)
+        client.close_stdin()
+        code = await client.wait_exit(HANG)
         ask.cancel()
     finally:
         await client.stop()

@@ -228,8 +228,8 @@ def test_paths_through_a_symlinked_root(sample_workspace, tmp_path):
     engine = CodeaskMCP([link])
     root = str(link)  # the root as the client named it (citations keep the link path)
     for given in (str(link / "src/shop/cart.py"), str(sample_workspace / "src/shop/cart.py"), "src/shop/cart.py"):
-        assert engine.resolve(given)[:2] == (root, "src/shop/cart.py"), given
+        assert engine.files.resolve(given)[:2] == (root, "src/shop/cart.py"), given
     with pytest.raises(ToolError, match="secret"):
-        engine.resolve(str(link / ".env"))
+        engine.files.resolve(str(link / ".env"))
     with pytest.raises(ToolError, match="outside the workspace"):
-        engine.resolve(str(tmp_path))
+        engine.files.resolve(str(tmp_path))

@@ -69,8 +69,8 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
     assert len(parts) == 2
     # each document is fenced as untrusted data, outside the (overridable) document template
     assert parts[0].startswith('<untrusted-data id="') and parts[0].endswith('">')
-    assert parts[0].splitlines()[1] == "### [1] a.py:1-10" and "body of a.py:1" in parts[0]
-    assert parts[1].splitlines()[1] == "### [2] b.py:5-7"
+    assert parts[0].splitlines()[1] == "[1] a.py:1-10" and "body of a.py:1" in parts[0]
+    assert parts[1].splitlines()[1] == "[2] b.py:5-7"
 
     settings = load_settings(tmp_path, env={}, editor={"templates": {"document": "{{ metadata.no_such_key }}"}})
     with pytest.raises(TemplateError, match="no_such_key"):
@@ -132,7 +132,7 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     assert answer.answer == "FAKE ANSWER"
     assert answer.sources, "the sample workspace has matching code"
     for n, source in enumerate(answer.sources, 1):
-        assert f"### [{n}] {source.path}:" in answer_prompt
+        assert f"[{n}] {source.path}:" in answer_prompt
     # indexed without vectors: the markdown says so between the answer and the sources
     assert answer.index == {"state": "keyword-only", "files_indexed": 4, "vectors_pending": answer.index["vectors_pending"]}
     assert answer.markdown.startswith("FAKE ANSWER\n\n> **Index:** keyword search only")

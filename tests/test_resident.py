@@ -30,6 +30,7 @@ def _start_watch(root, env=None):
 
 
 def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_workspace, tmp_path, fake_llm):
+    (sample_workspace / "logo.png").write_bytes(b"\x89PNG\x00\x00" * 50)  # read, then skipped: not indexed
     in_process = json.loads(codeask("ask", str(sample_workspace), QUESTION, "--no-llm", "--json").stdout)
     proc, sock = _start_watch(sample_workspace)
     try:
@@ -53,7 +54,8 @@ def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_wo
         assert out["answer"] == "FAKE ANSWER" and out["llm"].startswith("openai:")
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
+    assert "indexed 4 files; watching for changes" in err, err  # the status's count, not the files read
     assert not sock.exists() and not sock.with_suffix(".key").exists()
     # no watch: in-process again (and the broken cache dir is reported)
     proc = codeask("ask", str(sample_workspace), QUESTION, "--no-llm", env={"CODEASK_CACHE_DIR": str(broken)}, check=False)

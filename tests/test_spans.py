@@ -164,10 +164,10 @@ def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked
     q = Query("q")
     q.retrieved("retrieve", [lead, extra, b])
     rendered = render_documents(Templates(load_settings(tmp_path, env={})), q.documents)
-    assert [line for line in rendered.splitlines() if line.startswith("### [")] == [
-        "### [1] a.py:10-30 (Session.send)",
-        "### [2] a.py:50-60 (Session.close)",
-        "### [3] b.py:1-9",
+    assert [line for line in rendered.splitlines() if line.startswith("[")] == [
+        "[1] a.py:10-30 (Session.send)",
+        "[2] a.py:50-60 (Session.close)",
+        "[3] b.py:1-9",
     ]
     q.prompt_documents = list(q.documents)
     q.answered("answer", "Closing is in [2]; sending in [1].")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from codeask.index.chunk import Chunk
 from codeask.index.store import Store, chunk_rows
+from tests.tables import pending_by_scan, tables
 
 
 def _chunks(n: int) -> list[Chunk]:
@@ -72,6 +75,66 @@ def test_ann_index_above_threshold_keeps_top10_recall_and_stays_current(tmp_path
     assert store.vector_search(target, 1)[0].path == "new/extra.py"
 
 
+def _ann_partitions(index_dir, query: np.ndarray) -> int:
+    """IVF partitions of the ``vectors`` ANN index, as LanceDB's query plan reports them."""
+    import re
+
+    import lancedb
+
+    table = lancedb.connect(str(index_dir / "lance")).open_table("vectors")
+    plan = table.search(query, vector_column_name="vector").distance_type("dot").limit(10).analyze_plan()
+    return int(re.search(r"partitions_ranked=(\d+)", plan).group(1))
+
+
+def test_ann_partitions_keep_their_size_through_compactions(tmp_path, monkeypatch):
+    """LanceDB's incremental index optimize joined an index built by partition count into a few huge
+    partitions (every query compared every vector); built by partition size, the layout holds."""
+    from codeask.index import search
+
+    monkeypatch.setattr(search, "PARTITION_ROWS", 64)
+    dim = 32
+    store = Store(tmp_path / "index", dim, ann_min_rows=2000)
+    rows = chunk_rows(_chunks(4000))
+    vectors = _clustered(4000, dim, 0)
+    store.put_vectors({r["embed_hash"]: v for r, v in zip(rows[:3000], vectors[:3000])})
+    store.replace_files({r["path"] for r in rows}, rows)
+    store.optimize()
+    built = _ann_partitions(store.index_dir, vectors[0])
+    assert built >= 3000 // 64 // 2, built
+    for start in (3000, 3500):  # new vectors folded into the index by compaction
+        store.put_vectors({r["embed_hash"]: v for r, v in zip(rows[start : start + 500], vectors[start : start + 500])})
+        store.optimize()
+        assert store.index_stats()["vectors.vector"]["unindexed_rows"] == 0
+        assert _ann_partitions(store.index_dir, vectors[0]) >= built // 2
+    exact = list(store.nearest_hashes(vectors[3999], 10, exact=True))
+    assert len(set(exact) & set(store.nearest_hashes(vectors[3999], 10))) >= 9
+
+
+def test_an_ann_index_built_by_partition_count_is_rebuilt_at_compaction(tmp_path, monkeypatch):
+    import lancedb
+    from lancedb.index import IvfSq
+
+    from codeask.index import search
+
+    monkeypatch.setattr(search, "PARTITION_ROWS", 64)
+    dim = 32
+    store = Store(tmp_path / "index", dim, ann_min_rows=2000)
+    rows = chunk_rows(_chunks(2500))
+    store.put_vectors({r["embed_hash"]: v for r, v in zip(rows, _clustered(2500, dim, 0))})
+    store.replace_files({r["path"] for r in rows}, rows)
+    table = lancedb.connect(str(store.index_dir / "lance")).open_table("vectors")
+    table.create_index("vector", config=IvfSq(distance_type="dot", num_partitions=50))  # an older codeask's index
+
+    def details() -> dict:
+        return next(ix.index_details for ix in table.list_indices() if ix.columns == ["vector"])
+
+    assert "target_partition_size" not in details()
+    store.optimize()
+    table.checkout_latest()
+    assert details()["target_partition_size"] == 64
+    assert store.index_stats()["vectors.vector"]["unindexed_rows"] == 0
+
+
 def test_old_versions_survive_compaction_within_the_retention_window(tmp_path):
     """A reader holding an older version can still read it after compaction (retention 10 min)."""
     import lancedb
@@ -98,7 +161,7 @@ def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_pro
     rng = np.random.default_rng(3)
     rows = chunk_rows(_chunks(60))
     store.replace_files({r["path"] for r in rows}, rows)
-    assert store.count_pending() == 60 == store._scan_pending().__len__()
+    assert store.count_pending() == 60 == sum(pending_by_scan(store).values())
     first = rows[:25]
     store.put_vectors({r["embed_hash"]: rng.standard_normal(dim).astype(np.float32) for r in first})
     assert store.count_pending() == 35
@@ -110,12 +173,14 @@ def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_pro
     store.replace_files([path], kept + new)
     store.replace_files([rows[-1]["path"]], [])  # a file deleted
     store.optimize()
-    scanned = store._scan_pending()
+    scanned = pending_by_scan(store)
     assert store.count_pending() == sum(scanned.values())
     assert store.count_pending(distinct=True) == len(scanned)
-    saved = (tmp_path / "pending.json").read_text()
-    assert str(store._chunks.version) in saved
-    reopened = Store(tmp_path, dim)
-    assert reopened._pending.known() is None  # nothing computed in this process yet
-    assert reopened.count_pending() == store.count_pending()
-    assert reopened._pending._state is not None  # loaded from pending.json
+    chunks, vectors = tables(store)
+    saved = json.loads((tmp_path / "pending.json").read_text())
+    assert saved == {"versions": [chunks.version, vectors.version], "rows": scanned}
+    assert Store(tmp_path, dim).count_pending() == store.count_pending()
+    # A new Store answers from the saved state, not by scanning: a state planted for the same
+    # versions is what it reports.
+    (tmp_path / "pending.json").write_text(json.dumps(dict(saved, rows={"0" * 64: 7})))
+    assert Store(tmp_path, dim).count_pending() == 7

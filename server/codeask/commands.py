@@ -141,6 +141,10 @@ def _cmd_ask(args) -> int:
                 index.sync(progress=progress, wait=False)
         except IndexLocked as exc:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
+    no_index = f"{index.root} has no index yet: run 'codeask index {args.path}' first, or ask without --no-update"
+    if args.no_update and not index.exists():
+        ws.build_pipeline(llm=None)  # a settings error (unknown step, missing rerank model) comes first
+        raise CLIError(no_index)  # and asking would create an empty index folder
     streamed = []
     stream = None
     tty = not args.json and sys.stdout.isatty()
@@ -172,12 +176,9 @@ def _cmd_ask(args) -> int:
         stream=stream,
         on_sources=show_sources,
     )
-    # after the pipeline ran (a settings error is the first thing to report): with --no-update and no
-    # index, nothing is being built, whatever an empty answer would say
+    # an index folder with no file recorded (a first run killed early) and nothing building it either
     if args.no_update and not answer.sources and index.manifest.count() == 0 and not index.is_locked_elsewhere():
-        raise CLIError(
-            f"{index.root} has no index yet: run 'codeask index {args.path}' first, or ask without --no-update"
-        )
+        raise CLIError(no_index)
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
     elif streamed and answer.finish_reason is not None:
@@ -285,7 +286,7 @@ def _cmd_watch(args) -> int:
     ws = _workspace(args.path)
     console = stderr_console()
     with IndexProgress(not args.json) as progress:
-        stats = ws.index(progress=progress)
+        ws.index(progress=progress)
     asks = None
     if len(ws.indexes) == 1:
         from codeask.resident import AskServer
@@ -295,9 +296,8 @@ def _cmd_watch(args) -> int:
         except OSError as exc:
             console.print(f"[yellow]note:[/] not answering asks for other processes: {exc}", highlight=False)
     answering = "; `codeask ask` on this folder is answered here" if asks else ""
-    console.print(
-        f"indexed {stats.files_seen} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False
-    )
+    indexed = sum(index.manifest.count() for index in ws.indexes.values())  # not the files read and skipped
+    console.print(f"indexed {indexed} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False)
 
     def on_update(stats) -> None:
         if args.json:

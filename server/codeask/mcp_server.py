@@ -21,20 +21,19 @@ with a one-line message (``isError: true``), never protocol failures. Resources:
 an indexed file; every source in a result names its ``resource_uri``).
 
 The trust rules of the rest of codeask hold: only files inside the roots are read, and files the
-indexer skips (secrets, ``.gitignore``d, default excludes) are never returned.
+indexer skips (secrets, ``.gitignore``d, default excludes) are never returned
+(:class:`~codeask.mcp_files.AgentFiles` resolves every path an agent gives).
 """
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -42,6 +41,7 @@ from codeask import __version__
 from codeask.index.engine import IndexLocked
 from codeask.index.watch import Watcher
 from codeask.llm import LLMError
+from codeask.mcp_files import AgentFiles
 from codeask.mcp_results import (
     AskResult,
     ExplainResult,
@@ -89,6 +89,8 @@ class CodeaskMCP:
     def __init__(self, roots: Sequence[Path | str], *, env: dict[str, str] | None = None):
         self.ws = Workspace(roots, env=env)
         self.roots = list(self.ws.indexes)
+        #: The files an agent may name, and their lines (:class:`~codeask.mcp_files.AgentFiles`).
+        self.files = AgentFiles(self.ws, self.roots)
         self.state = "indexing"
         self.note: str | None = None
         self.searchable = threading.Event()
@@ -156,13 +158,6 @@ class CodeaskMCP:
         )
 
     # ------------------------------------------------------------- sources
-    def resource_uri(self, root: str, path: str, start: int, end: int) -> str:
-        """``codeask://source/<path>?start=S&end=E`` (plus ``&root=N`` when serving several roots)."""
-        uri = f"codeask://source/{quote(path, safe='/')}?start={start}&end={end}"
-        if len(self.roots) > 1 and root in self.roots:
-            uri += f"&root={self.roots.index(root)}"
-        return uri
-
     def sources(self, items: list[dict[str, Any]]) -> list[SourceOut]:
         """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1."""
         return [
@@ -176,7 +171,7 @@ class CodeaskMCP:
                 score=s["score"],
                 content=s["content"],
                 uri=s["uri"],
-                resource_uri=self.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
+                resource_uri=self.files.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
                 spans=[
                     SpanOut(
                         start_line=x["start_line"],
@@ -190,50 +185,6 @@ class CodeaskMCP:
             )
             for i, s in enumerate(items, 1)
         ]
-
-    def resolve(self, path: str, *, root: int | None = None) -> tuple[str, str, str]:
-        """A path from an agent -> ``(root, rel_path, abs_path)`` of an indexable file.
-
-        ``path`` is relative to a root (the first root holding it; ``root`` picks one by position)
-        or absolute. Links are followed only when they stay inside their root.
-
-        Raises:
-            ToolError: the path is outside every root, missing, not a file, or a file codeask never
-                reads (secret, ignored, excluded).
-        """
-        path = (path or "").strip()
-        if not path:
-            raise ToolError("path is empty; give a path relative to the workspace root")
-        roots = self.roots if root is None else self.roots[root : root + 1]
-        if root is not None and not roots:
-            raise ToolError(f"root {root} does not exist; this server has {len(self.roots)} root(s)")
-        if os.path.isabs(path):
-            candidates = [Path(os.path.abspath(path))]
-        else:
-            candidates = [Path(os.path.abspath(Path(r) / path)) for r in roots]
-        for candidate in candidates:
-            index = self.ws.root_for(candidate)
-            if index is None or str(index.root) not in roots:
-                continue
-            if not candidate.is_file():
-                continue
-            real = os.path.realpath(candidate)
-            root_real = os.path.realpath(index.root)
-            if os.path.commonpath([real, root_real]) != root_real:
-                raise ToolError(f"{path} links outside the workspace root; codeask does not read it")
-            try:
-                rel = candidate.relative_to(index.root).as_posix()
-            except ValueError:  # given through a symlinked form of the root
-                rel = Path(real).relative_to(root_real).as_posix()
-            reason = index.ignorer.reason(rel)
-            if reason is not None:
-                what = {"secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}
-                raise ToolError(f"{path} is {what.get(reason, reason)}; codeask never reads it")
-            return str(index.root), rel, str(candidate)
-        inside = any((index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates)
-        if not inside:
-            raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
-        raise ToolError(f"{path}: no such file in the workspace")
 
     # ------------------------------------------------------------- tools
     def search_code(
@@ -294,20 +245,10 @@ class CodeaskMCP:
         """Explain lines ``start_line..end_line`` (1-based, inclusive) of ``path``.
 
         Raises:
-            ToolError: the path is not a readable workspace file (see :meth:`resolve`) or the lines
-                are not inside it.
+            ToolError: the path is not a readable workspace file or the lines are not inside it
+                (:meth:`AgentFiles.selection <codeask.mcp_files.AgentFiles.selection>`).
         """
-        _root, rel, abs_path = self.resolve(path)
-        if start_line < 1 or end_line < start_line:
-            raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
-        try:
-            with open(abs_path, encoding="utf-8", errors="replace", newline="") as f:
-                n_lines = len(f.read().splitlines())
-        except OSError as exc:
-            raise ToolError(f"{rel}: cannot read: {exc.strerror or exc}") from None
-        if start_line > n_lines:
-            raise ToolError(f"{rel} has {n_lines} lines; start_line {start_line} is past the end")
-        end_line = min(end_line, n_lines)
+        rel, abs_path, start_line, end_line = self.files.selection(path, start_line, end_line)
         self._wait_searchable()
         span = make_span(self.ws, abs_path, start_line, end_line)
         result = explain(self.ws, span).to_json()
@@ -334,32 +275,6 @@ class CodeaskMCP:
             llm=status["llm"],
             roots=[dict(root) for root in status["roots"]],
         )
-
-    # ------------------------------------------------------------- resources
-    def read_source(self, path: str, start: str = "", end: str = "", root: str = "") -> str:
-        """Lines ``start..end`` (1-based, inclusive; default the whole file) of a workspace file.
-
-        Raises:
-            ResourceNotFoundError: the file is not a readable workspace file, or bad line numbers.
-        """
-        try:
-            first = int(start) if start else 1
-            last = int(end) if end else None
-            root_n = int(root) if root else None
-            _, rel, abs_path = self.resolve(path, root=root_n)
-        except ValueError:
-            raise ResourceNotFoundError(f"codeask://source/{path}: start, end and root must be integers") from None
-        except ToolError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-        try:
-            with open(abs_path, encoding="utf-8", errors="replace", newline="") as f:
-                lines = f.read().splitlines()
-        except OSError as exc:
-            raise ResourceError(f"{rel}: cannot read: {exc.strerror or exc}") from None
-        last = len(lines) if last is None else min(last, len(lines))
-        if first < 1 or first > max(1, len(lines)) or last < first - 1:
-            raise ResourceNotFoundError(f"{rel}: lines {first}-{last} are not in the file ({len(lines)} lines)")
-        return "\n".join(lines[first - 1 : last])
 
 
 def make_server(engine: CodeaskMCP) -> MCPServer:
@@ -451,7 +366,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         mime_type="text/plain",
     )
     def source_resource(path: str, start: str = "", end: str = "", root: str = "") -> str:
-        return engine.read_source(path, start, end, root)
+        return engine.files.source_text(path, start, end, root)
 
     return server
 

@@ -2,7 +2,8 @@
 
 A :class:`Workspace` serves one or more workspace roots. Each root has its own index
 (:class:`~codeask.index.engine.RootIndex`, settings from its own ``.codeask.toml``); questions
-search all of them, and every source says which root it came from.
+search all of them, and every source says which root it came from. The workspace holds the
+settings, the roots and the LLM client; a question is answered by :mod:`codeask.query.ask`.
 """
 
 from __future__ import annotations
@@ -12,29 +13,20 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codeask.counts import as_positive_int
 from codeask.index.embed import Embedder, load_embedder
 from codeask.index.engine import IndexStats, ProgressFn, RootIndex
-from codeask.index.records import IndexReadiness, IndexState, WorkspaceStatus
+from codeask.index.records import IndexState, WorkspaceStatus
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.assemble import build_ask_pipeline
+from codeask.query.ask import QuestionError, ask, check_question, index_state
+from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets
 from codeask.query.pipeline import Pipeline, Query, root_labels
 from codeask.query.result import Answer, Source
-from codeask.query.steps.retrieve import SearchTarget, path_filter
 from codeask.query.templates import Templates
 from codeask.settings import Settings, load_settings
 
-if TYPE_CHECKING:  # LanceDB is imported only when an index is opened (status of a new folder loads none)
-    from codeask.index.store import Store
-
 __all__ = ["Workspace", "QuestionError", "IndexState", "WorkspaceStatus"]
-
-
-class QuestionError(ValueError):
-    """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
-    (the CLI reports it as a usage error, exit code 2)."""
 
 
 class Workspace:
@@ -277,17 +269,9 @@ class Workspace:
                 self._llm_key = resolved
             return self._llm
 
-    def _targets(self) -> list[SearchTarget]:
-        indexes = list(self.indexes.values())
-        labels = root_labels([str(i.root) for i in indexes])
-        return [SearchTarget(str(i.root), _store_of(i), labels[str(i.root)]) for i in indexes]
-
     def root_labels(self) -> dict[str, str]:
         """``{root: label}`` naming each root in citation labels (:func:`~codeask.query.pipeline.root_labels`)."""
         return root_labels(list(self.indexes))
-
-    def _has_vectors(self) -> bool:
-        return any(i.store.has_vectors() for i in list(self.indexes.values()))
 
     def build_pipeline(
         self,
@@ -309,8 +293,8 @@ class Workspace:
             llm=llm,
             templates=templates or Templates(self.settings),
             embedder=self.embedder,
-            has_vectors=self._has_vectors,
-            targets=self._targets,
+            has_vectors=lambda: any_vectors(list(self.indexes.values())),
+            targets=lambda: search_targets(list(self.indexes.values())),
             context={"workspace": self},
             stream=stream,
             on_sources=on_sources,
@@ -329,116 +313,34 @@ class Workspace:
         stream: Callable[[str], None] | None = None,
         on_sources: Callable[[list[Source]], None] | None = None,
     ) -> Answer:
-        """Answer ``question`` from the current index (callers update it first if they want).
-
-        LLM failures never lose the sources: a failed subquestion call searches with the original
-        question, a failed answer call returns the ranked sources; ``Answer.error`` says what failed.
-
-        Args:
-            top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
-            cancelled: a ``() -> bool``, ``threading.Event`` or :class:`~codeask.llm.CancelToken`;
-                checked between steps and by every LLM call (which it aborts, closing the connection).
-            stream: gets the answer's text deltas as they arrive.
-            on_sources: gets the answer's sources just before the answer's LLM call.
-
-            path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
-
-        Returns:
-            The :class:`Answer`; its ``index`` is :meth:`index_state` (what the answer stands on), and
-            with no document retrieved its text is :meth:`why_empty`.
-
-        Raises:
-            QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
-            LLMError: an explicit ``llm.provider`` without a key (see :meth:`llm`).
-            ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
-            Cancelled: cancelled between steps or during an LLM call.
-            TemplateError, SettingsError: a broken template or setting.
-        """
-        question = self.check_question(question)
-        options: dict[str, Any] = {
-            "top_k": None if top_k is None else as_positive_int("top_k", top_k),
-            "max_files": None if max_files is None else as_positive_int("max_files", max_files),
-        }
-        if path_glob:
-            path_filter(path_glob)  # a bad glob fails here, before any LLM call
-            options["path_glob"] = path_glob
-        llm = None if no_llm else self.llm()
-        query = Query(question, options=options)
-
-        def sources_ready(query: Query) -> None:
-            if on_sources is not None:
-                on_sources(Answer.from_query(query).sources)
-
-        templates = Templates(self.settings)
-        pipeline = self.build_pipeline(llm=llm, stream=stream, on_sources=sources_ready, templates=templates)
-        try:
-            query = pipeline.run(query, cancelled=cancelled, progress=progress)
-        except LLMError as exc:  # a custom step let it through: answer without the LLM
-            query = Query(question, options=options, errors=[str(exc)])
-            query = self.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
-        error = "; ".join(dict.fromkeys(query.errors)) or None
-        state = self.index_state()
-        if not query.documents:
-            query.answer = self.why_empty(state)
-        warnings = list(dict.fromkeys([*self.warnings, *templates.warnings]))
-        return Answer.from_query(
-            query,
-            llm=llm.describe() if llm is not None else None,
-            error=error,
-            warnings=warnings,
-            index=state.to_json(),
+        """Answer ``question`` from the current index (callers update it first if they want):
+        :func:`codeask.query.ask.ask`, which documents the arguments and the errors raised
+        (``QuestionError``, ``LLMError`` for an explicit provider without a key, ``ValueError``,
+        ``Cancelled``)."""
+        return ask(
+            self,
+            question,
+            top_k=top_k,
+            max_files=max_files,
+            path_glob=path_glob,
+            no_llm=no_llm,
+            cancelled=cancelled,
+            progress=progress,
+            stream=stream,
+            on_sources=on_sources,
         )
 
     def check_question(self, question: str) -> str:
-        """``question`` stripped, once it is askable.
+        """``question`` stripped, once it is askable (:func:`codeask.query.ask.check_question`).
 
         Raises:
-            QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``
-                characters (the message gives both numbers).
+            QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``.
         """
-        text = (question or "").strip()
-        if not text:
-            raise QuestionError("the question is empty")
-        limit = self.settings.retrieval.max_question_chars
-        if len(text) > limit:
-            raise QuestionError(
-                f"the question is {len(text):,} characters long; the limit is {limit:,} "
-                f"(retrieval.max_question_chars): ask about one thing, or quote less code"
-            )
-        return text
+        return check_question(self.settings, question)
 
     def index_state(self) -> IndexState:
-        """How far the indexes of all roots are (:class:`IndexState`); reads only counts."""
-        indexes = list(self.indexes.values())
-        files = sum(i.manifest.count() for i in indexes)
-        pending = sum(i.store.count_pending() for i in indexes)
-        state: IndexReadiness
-        if any(not i.searchable() for i in indexes):
-            state = "building"
-        elif pending:
-            state = "keyword-only"
-        else:
-            state = "ready"
-        return IndexState(state, files, pending)
-
-    def why_empty(self, state: IndexState) -> str:
-        """The answer text when nothing was retrieved: nothing indexable (with the skip reasons of the
-        last walk), an index still being built, or no match among the indexed files."""
-        if state.files_indexed == 0:
-            if state.state == "building":
-                return "Nothing is indexed yet: the first index of this workspace is still being built. Ask again in a moment."
-            skipped: dict[str, int] = {}
-            for index in list(self.indexes.values()):
-                for reason, count in index.last_skipped().items():
-                    skipped[reason] = skipped.get(reason, 0) + count
-            if skipped:
-                reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
-                return (
-                    f"Nothing in this workspace could be indexed: {sum(skipped.values())} files skipped "
-                    f"({reasons}); see 'What gets indexed' in the README."
-                )
-            return "Nothing in this workspace could be indexed: no files were found."
-        return f"No matching code was found for this question among the {state.files_indexed:,} indexed files."
+        """How far the indexes of all roots are (:func:`codeask.query.ask.index_state`); reads only counts."""
+        return index_state(list(self.indexes.values()))
 
     # ------------------------------------------------------- language server helpers
     def embed_pending(
@@ -457,8 +359,3 @@ class Workspace:
     def vectors_pending(self) -> int:
         """Chunks still waiting for a vector, over every root."""
         return sum(index.store.count_pending() for index in list(self.indexes.values()))
-
-
-def _store_of(index: RootIndex) -> Callable[[], Store]:
-    """A callable returning ``index.store`` when called (opened lazily, by the retriever)."""
-    return lambda: index.store

@@ -2,8 +2,9 @@
 
 Indexes: an inverted (full-text) index on ``chunks.text``; B-tree indexes on ``chunks.id``,
 ``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
-vectors an IVF-SQ index on ``vectors.vector`` (:func:`codeask.index.search.partitions` partitions,
-8-bit scalar quantization, dot product of L2-normalized vectors = cosine). Compaction
+vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
+:data:`codeask.index.search.PARTITION_ROWS` vectors, 8-bit scalar quantization, dot product of
+L2-normalized vectors = cosine; an index of another layout is rebuilt at compaction). Compaction
 (:func:`optimize`) folds new rows into every index incrementally and deletes the files of versions
 older than ``index.keep_versions_minutes``, never those a running query may still read.
 """
@@ -18,8 +19,8 @@ from typing import Any
 import pyarrow.compute as pc
 from lancedb.index import FTS, BTree, IvfSq
 
+from codeask.index import search
 from codeask.index.rows import TABLE, VECTORS, batches, sql_in
-from codeask.index.search import partitions
 
 # ``index``/``store`` arguments are a Store, typed Any: codeask.index.store imports this module and
 # the package has no import cycles, not even for type checking (tests/test_import_graph.py).
@@ -50,11 +51,27 @@ def _create_missing_indexes(store: Any) -> None:
     if vectors and "embed_hash" not in have:
         store._vectors.create_index("embed_hash", config=BTree(), replace=True)
     if vectors >= store.ann_min_rows and "vector" not in have:
-        store._vectors.create_index(
-            "vector",
-            config=IvfSq(distance_type="dot", num_partitions=partitions(vectors)),
-            replace=True,
-        )
+        _create_ann_index(store)
+
+
+def _create_ann_index(store: Any) -> None:
+    """(Re)build the IVF-SQ index on ``vectors.vector``. The partition size, not the partition
+    count, is what LanceDB keeps in the index and its incremental optimize splits and joins
+    partitions around: given only a count, optimize joins them into a few huge ones."""
+    store._vectors.create_index(
+        "vector",
+        config=IvfSq(distance_type="dot", target_partition_size=search.PARTITION_ROWS),
+        replace=True,
+    )
+
+
+def _ann_layout_outdated(store: Any) -> bool:
+    """Whether ``vectors`` has an ANN index built for another partition size (or, by an older
+    codeask, for a partition count, which LanceDB's optimize collapses): rebuilt at compaction."""
+    for ix in store._read(store._vectors.list_indices):
+        if ix.columns == ["vector"]:
+            return (ix.index_details or {}).get("target_partition_size") != search.PARTITION_ROWS
+    return False
 
 
 def optimize(store: Any) -> None:
@@ -66,6 +83,10 @@ def optimize(store: Any) -> None:
     pending = store._pending.known()  # no pending row changes below: the state carries over
     if store._rows_deleted:
         _collect_unused_vectors(store)
+    if _ann_layout_outdated(store):
+        with store._index_lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _create_ann_index(store)
     retention = timedelta(minutes=store.keep_versions_minutes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

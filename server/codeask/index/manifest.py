@@ -12,6 +12,8 @@ Tables::
 
     files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER)
     dirty(path TEXT PRIMARY KEY)                -- files whose chunks are being rewritten
+    skipped(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, reason TEXT, limits TEXT)
+                                                -- files read once and skipped for their content
     meta(key TEXT PRIMARY KEY, value TEXT)      -- embedding model, vector dimension, schema version
 """
 
@@ -23,19 +25,35 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["Manifest", "FileRecord"]
+__all__ = ["Manifest", "FileRecord", "SkipRecord"]
 
 
-@dataclass(frozen=True)
-class FileRecord:
-    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks."""
+class FileRecord(NamedTuple):
+    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks.
+
+    A named tuple (immutable): a restart reads one per indexed file, 147k at 1M chunks, and a
+    frozen dataclass cost 4x as much to build."""
 
     path: str
     content_hash: str
     size: int
     mtime_ns: int
     chunks: int
+
+
+@dataclass(frozen=True)
+class SkipRecord:
+    """A file read once and skipped for its content (``binary``, ``minified``, ``too_large``) at this
+    size (bytes) and mtime (ns), under these ``limits`` (the settings that decided it, as a string):
+    while all three match, the walk does not read it again."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    reason: str
+    limits: str
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -72,6 +90,7 @@ class Manifest:
         self.path = Path(path)
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._count: tuple[tuple[int, int], int] | None = None
         if read_only:
             self._db = _connect_read_only(self.path)
             return
@@ -84,13 +103,17 @@ class Manifest:
         )
         self._db.execute("CREATE TABLE IF NOT EXISTS dirty (path TEXT PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+            " mtime_ns INTEGER NOT NULL, reason TEXT NOT NULL, limits TEXT NOT NULL)"
+        )
         self._db.commit()
 
     def all(self) -> dict[str, FileRecord]:
         """Every indexed file's record, by workspace-relative path."""
         with self._lock:
             rows = self._db.execute("SELECT path, content_hash, size, mtime_ns, chunks FROM files").fetchall()
-        return {r[0]: FileRecord(*r) for r in rows}
+        return {r[0]: FileRecord._make(r) for r in rows}
 
     def get(self, path: str) -> FileRecord | None:
         """The record of ``path`` (workspace-relative), or ``None`` when it is not indexed."""
@@ -128,12 +151,39 @@ class Manifest:
                 [(r.path, r.content_hash, r.size, r.mtime_ns, r.chunks) for r in records],
             )
             self._db.executemany("DELETE FROM dirty WHERE path = ?", [(r.path,) for r in records])
+            self._db.executemany("DELETE FROM skipped WHERE path = ?", [(r.path,) for r in records])
+            self._db.commit()
+
+    def skipped(self) -> dict[str, SkipRecord]:
+        """Files skipped for their content by an earlier read, by workspace-relative path."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns, reason, limits FROM skipped").fetchall()
+        return {r[0]: SkipRecord(*r) for r in rows}
+
+    def record_skipped(self, records: Iterable[SkipRecord]) -> None:
+        """Remember files skipped for their content, so an unchanged one is not read again."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO skipped (path, size, mtime_ns, reason, limits) VALUES (?, ?, ?, ?, ?)",
+                [(r.path, r.size, r.mtime_ns, r.reason, r.limits) for r in records],
+            )
+            self._db.commit()
+
+    def forget_skipped(self, paths: Iterable[str]) -> None:
+        """Drop the skip records of ``paths`` (gone from disk, or indexable again)."""
+        with self._lock:
+            self._db.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
             self._db.commit()
 
     def count(self) -> int:
-        """Number of indexed files."""
+        """Number of indexed files: counted once per manifest change (this connection's changes and
+        SQLite's ``data_version`` for other processes' commits), not per call (every ``ask`` reads
+        it; ``COUNT(*)`` over 147k files took 4-18 ms)."""
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+            stamp = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+            if self._count is None or self._count[0] != stamp:
+                self._count = (stamp, int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]))
+            return self._count[1]
 
     def get_meta(self, key: str) -> str | None:
         """The ``meta`` value for ``key`` (e.g. ``index``: JSON of model, dim, schema), or ``None``."""
@@ -152,6 +202,7 @@ class Manifest:
         with self._lock:
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM dirty")
+            self._db.execute("DELETE FROM skipped")
             self._db.commit()
 
     def checkpoint(self) -> None:

@@ -1,7 +1,8 @@
 """Phase 1 of indexing a root: walk -> changed files -> chunks -> rows, committed in batches.
 
 A restart costs one ``scandir`` per folder and one stat per file: a file whose size and mtime match
-its manifest record is not read. Changed files are read, hashed, chunked and written in batches of
+its manifest record is not read, nor is one an earlier read skipped for its content (binary, minified,
+too large: the manifest's skip records) while its size, mtime and the deciding settings match. Changed files are read, hashed, chunked and written in batches of
 ``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
 keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
 run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
@@ -17,13 +18,22 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
-from codeask.index.manifest import FileRecord
+from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, read_text, walk
 
 # ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
 # the package has no import cycles, not even for type checking (tests/test_import_graph.py).
-__all__ = ["sync_root", "remove_paths", "write_batch"]
+__all__ = ["sync_root", "remove_paths", "write_batch", "skip_limits"]
+
+#: Skip reasons decided by a file's content and the settings in :func:`skip_limits` alone: recorded,
+#: so the unchanged file is not read again. Others (``vanished``, ``permission_denied``) are retried.
+CONTENT_SKIPS = frozenset({"binary", "minified", "too_large"})
+
+
+def skip_limits(settings: Any) -> str:
+    """The index settings a content skip depends on, as the string kept in its skip record."""
+    return f"max_file_bytes={settings.max_file_bytes};max_line_length={settings.max_line_length}"
 
 
 def sync_root(
@@ -50,11 +60,20 @@ def sync_root(
             progress(Progress("scan", len(result.files), len(result.files), f"{len(result.files)} files"))
         known = index.manifest.all()
         seen = {f.path for f in result.files}
-        candidates = [
-            f
-            for f in result.files
-            if (rec := known.get(f.path)) is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns
-        ]
+        skips = index.manifest.skipped()
+        limits = skip_limits(index.settings.index)
+        candidates = []
+        for f in result.files:
+            rec = known.get(f.path)
+            if rec is not None and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                continue
+            skip = skips.get(f.path) if rec is None else None
+            if skip is not None and (skip.size, skip.mtime_ns, skip.limits) == (f.size, f.mtime_ns, limits):
+                skipped[skip.reason] += 1
+                continue
+            candidates.append(f)
+        if stale := [p for p in skips if p not in seen]:
+            index.manifest.forget_skipped(stale)
         # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
         gone = (set(known) | index.manifest.dirty()) - seen
     batch_size = index.settings.index.write_batch_files
@@ -142,6 +161,8 @@ def write_batch(
     records: list[FileRecord] = []
     touch: list[FileRecord] = []
     drop: list[str] = []
+    skips: list[SkipRecord] = []
+    limits = skip_limits(index.settings.index)
     for entry in entries:
         got = read_text(entry.abs_path, index.settings.index)
         old = known.get(entry.path)
@@ -149,6 +170,8 @@ def write_batch(
             skipped[got] += 1
             if old is not None or got == "vanished":
                 drop.append(entry.path)
+            if got in CONTENT_SKIPS:
+                skips.append(SkipRecord(entry.path, entry.size, entry.mtime_ns, got, limits))
             continue
         record = FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, 0)
         if old is not None and old.content_hash == got.content_hash:
@@ -161,6 +184,8 @@ def write_batch(
         index.manifest.record(touch)
     if drop:
         remove_paths(index, drop, stats)
+    if skips:
+        index.manifest.record_skipped(skips)
     if not records:
         return {}
     from codeask.index.rows import chunk_rows, embed_text

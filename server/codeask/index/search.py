@@ -2,9 +2,10 @@
 
 Dense search finds the nearest vectors (content-addressed, one per distinct embedded text) and then
 the chunk rows that use them with one keyed lookup, ``embed_hash IN (...)`` on its B-tree: never a
-scan of the chunk table. Above ``index.ann_min_rows`` vectors the IVF-SQ index is probed in
-:func:`ann_params` partitions and the best candidates re-ranked with the full vectors
-(``bench/scale.py`` measures top-10 recall against exact search and the latency at 1M chunks).
+scan of the chunk table. Above ``index.ann_min_rows`` vectors the IVF-SQ index (partitions of about
+:data:`PARTITION_ROWS` vectors) is probed in :func:`ann_params` partitions and the best candidates
+re-ranked with the full vectors (``bench/scale.py`` measures top-10 recall against exact search and
+the latency at 1M chunks).
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ from codeask.index.rows import HIT_COLUMNS, IDENT, TABLE, VECTORS, Hit, keyword_
 # the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["keyword_search", "vector_search", "nearest_hashes", "ann_params", "partitions"]
 
-#: Partitions probed at least, and at least 1/NPROBES_SHARE of them (40 of 1,000 at 1M vectors:
-#: top-10 recall 1.0 vs exact on bench/scale.py's questions, 20 probes only 0.90; refine 2 to 5 alike).
+#: Vectors per IVF partition the index is built for (LanceDB's ``target_partition_size``, kept in
+#: the index so its incremental optimize splits and joins partitions around it: an index built by
+#: partition count only was joined by optimize into 35 partitions of 23,500 vectors at 1M chunks,
+#: and every query compared all 824,412 codes, 0.3 s). About sqrt(1M): 1,000 partitions at 1M.
+PARTITION_ROWS = 1024
+#: Partitions probed at least, and at least 1/NPROBES_SHARE of them (32 of ~800 at 1M chunks).
 NPROBES_MIN = 20
 NPROBES_SHARE = 25
 #: The best ``REFINE_FACTOR * limit`` quantized candidates are re-ranked with the full vectors.
@@ -31,8 +36,9 @@ REFINE_FACTOR = 2
 
 
 def partitions(vectors: int) -> int:
-    """IVF partitions for ``vectors`` rows: ``sqrt(n)`` (1,000 at 1M)."""
-    return max(1, int(math.sqrt(vectors)))
+    """IVF partitions of an index over ``vectors`` rows: ``ceil(n / PARTITION_ROWS)`` (about; LanceDB
+    splits and joins partitions around :data:`PARTITION_ROWS` as rows change)."""
+    return max(1, math.ceil(vectors / PARTITION_ROWS))
 
 
 def ann_params(vectors: int) -> tuple[int, int]:

@@ -28,7 +28,8 @@ are deleted at compaction (:meth:`Store.optimize`).
 
 Indexes (:mod:`codeask.index.maintenance`): full-text on ``chunks.text``; B-trees on ``chunks.id``,
 ``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
-vectors an IVF-SQ index on ``vectors.vector``, searched with refinement
+vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
+:data:`codeask.index.search.PARTITION_ROWS` vectors), searched with refinement
 (:func:`codeask.index.search.ann_params`); below it, dense search is exact. IVF-SQ was measured
 against IVF-PQ and IVF-HNSW-SQ on 20,000 clustered 384-d vectors: top-10 recall vs exact 0.987 /
 0.95 / 0.78 at refine factor 5, built in 6 s / 229 s / 43 s (``bench/scale.py`` measures it at 1M).

@@ -39,6 +39,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 
@@ -94,9 +95,8 @@ BINARY_SNIFF_BYTES = 8192
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
-class FileEntry:
-    """One file to index.
+class FileEntry(NamedTuple):
+    """One file to index (a named tuple: a walk builds one per file, 147k at 1M chunks).
 
     ``path`` is the workspace-relative POSIX path (``"src/requests/sessions.py"``); ``abs_path`` the
     absolute path (a ``str``: no ``Path`` object per listed file) as reached inside the root (a
@@ -172,7 +172,9 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
     files: list[FileEntry] = []
     skipped: collections.Counter[str] = collections.Counter()
     visited: set[str] = {root_real}
-    real_files: set[str] = set()  # real paths of regular files reached without a symlink
+    # real folders of the regular files reached without a symlink, one per file (joined into real
+    # paths only when a file was reached through a symlink too: the common walk builds no set)
+    real_dirs: list[str] = []
     linked_files: list[tuple[FileEntry, str]] = []  # files reached through a symlink, real path
     codeask: GitIgnoreSpec | None = None
 
@@ -265,11 +267,12 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                     skipped["unreadable"] += 1
                     continue
                 files.append(FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns))
-                real_files.add(real_dir + os.sep + name)
+                real_dirs.append(real_dir)
             except OSError as exc:
                 skipped[_oserror_reason(exc)] += 1
 
     linked_files.sort(key=lambda item: item[0].path)
+    real_files = {d + os.sep + f.path.rpartition("/")[2] for d, f in zip(real_dirs, files)} if linked_files else set()
     for entry_, real in linked_files:
         if real in real_files:
             skipped["symlink_loop"] += 1

@@ -88,7 +88,8 @@ __all__ = [
 class BaseLLM:
     """Shared state, the streamed call (:meth:`generate`) and error formatting for the adapters.
 
-    An adapter implements ``_open(messages, system, max_tokens, timeout, **extra)`` (start one
+    An adapter implements ``_connect()`` (build its SDK client from the stored settings; the
+    constructor's signature is this class's), ``_open(messages, system, max_tokens, timeout, **extra)`` (start one
     streamed request with the SDK, raising the SDK's own exceptions), ``_events(stream)``
     (yield ``(text, finish_reason, prompt_tokens)`` per stream event, each possibly ``None``),
     ``_retryable(exc)`` and ``_convert(exc)``.
@@ -135,6 +136,10 @@ class BaseLLM:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self._send_temperature = temperature is not None
+        self._connect()
+
+    def _connect(self) -> None:
+        """Build the provider's SDK client from the stored settings (each adapter: its own)."""
 
     def describe(self) -> str:
         """``provider:model``, e.g. ``openai:gpt-4o-mini`` (no base URL, never the key)."""

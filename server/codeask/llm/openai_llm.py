@@ -55,32 +55,8 @@ class OpenAILLM(BaseLLM):
     provider = "openai"
     key_hint = "OPENAI_API_KEY"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        max_tokens: int = 1024,
-        temperature: float | None = 0.0,
-        connect_timeout: float = 10.0,
-        first_token_timeout: float | None = None,
-        context_tokens: int | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            connect_timeout=connect_timeout,
-            first_token_timeout=first_token_timeout,
-            context_tokens=context_tokens,
-        )
+    def _connect(self) -> None:
+        """Build the SDK client (called by :class:`~codeask.llm.base.BaseLLM` once the settings are stored)."""
         self._tokenize_url: str | None = None  # llama.cpp's /tokenize, once /props answered
         # Parameters some models/servers refuse; learnt from 400 replies and then left out.
         self._token_param = "max_tokens"
@@ -88,8 +64,8 @@ class OpenAILLM(BaseLLM):
         self._send_stream_options = True
         self._httpx = httpx_module(openai.DefaultHttpxClient)
         self.client = openai.OpenAI(
-            api_key=api_key or NO_KEY_PLACEHOLDER,
-            base_url=base_url or DEFAULT_OPENAI_BASE_URL,
+            api_key=self._api_key or NO_KEY_PLACEHOLDER,
+            base_url=self.base_url or DEFAULT_OPENAI_BASE_URL,
             max_retries=0,  # codeask retries itself, and only before the first byte
             http_client=http_client(openai.DefaultHttpxClient),
         )

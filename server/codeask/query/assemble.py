@@ -6,14 +6,14 @@ retrieve -> one_per_file -> [rerank] -> [widen] -> [summary] -> answer (``widen`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from codeask.index.embed import Embedder
 from codeask.llm import LLM
 from codeask.query.answer import NoLLMAnswer, SimpleAnswer
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
-from codeask.query.pipeline import Pipeline, Query, Step
+from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
@@ -22,7 +22,29 @@ from codeask.query.steps.widen import Widen
 from codeask.query.templates import Templates
 from codeask.settings import Settings
 
-__all__ = ["build_ask_pipeline"]
+if TYPE_CHECKING:  # the engine and the store import LanceDB; the targets only pass them on
+    from codeask.index.engine import RootIndex
+    from codeask.index.store import Store
+
+__all__ = ["build_ask_pipeline", "search_targets", "any_vectors"]
+
+
+def search_targets(indexes: Iterable[RootIndex]) -> list[SearchTarget]:
+    """One :class:`~codeask.query.steps.retrieve.SearchTarget` per index, labelled by
+    :func:`~codeask.query.pipeline.root_labels` of all of them; each store is opened when the
+    retriever first calls for it."""
+    indexes = list(indexes)
+    labels = root_labels([str(i.root) for i in indexes])
+    return [SearchTarget(str(i.root), _store_of(i), labels[str(i.root)]) for i in indexes]
+
+
+def _store_of(index: RootIndex) -> Callable[[], Store]:
+    return lambda: index.store
+
+
+def any_vectors(indexes: Iterable[RootIndex]) -> bool:
+    """Whether any of ``indexes`` holds vectors yet (else a question is searched by keywords only)."""
+    return any(i.store.has_vectors() for i in indexes)
 
 
 def build_ask_pipeline(

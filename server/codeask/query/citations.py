@@ -12,17 +12,34 @@ answer:
   citation.
 
 Citations inside code blocks or inline code are left alone (``a[1]`` is code, not a citation).
+
+**Attributed citations.** Small local models often name the right code without writing ``[n]``.
+For each paragraph with no valid model-written citation, codeask attributes citations from what the
+paragraph names verifiably (:func:`attribute`): a backticked name, or a dotted, snake_case or
+CamelCase identifier, or a file path, that one document defines (``def name``, ``class name``,
+``fn``/``function``/``struct``... ``name``, ``name =`` at a line start, or the document's own
+symbol) or, failing a definition, that occurs (whole word) in exactly one document's text; a path
+names the first document of that file. A dotted name is tried whole, then by its last part
+(``PreparedRequest.prepare_cookies`` -> ``prepare_cookies``). Names defined or mentioned by several
+documents, language keywords and builtins attribute nothing. Attributed citations are shown apart
+from the model's: the paragraph ends with ``*(named here: [[2]](uri), [[5]](uri))*`` and they are
+counted separately (``attributed_share``); ``share`` stays the model-written one. A paragraph whose
+model-written ``[n]`` cite none of the documents its names point to (a small model may cite ``[1]``
+everywhere) is listed in ``mismatched`` and gets the ``named here`` links too.
+
 The sources of an answer never come from here: they are the documents; this only checks the text.
 """
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from dataclasses import dataclass, field
 
 from codeask.query.pipeline import Document
 
-__all__ = ["CitationCheck", "check_citations"]
+__all__ = ["Attribution", "CitationCheck", "attribute", "check_citations"]
 
 # [3], [1, 2], [1][2]; not [x], not [3](link) (an existing markdown link), not a[3] (indexing).
 _CITE = re.compile(r"(?<![\w\]\)])((?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+)(?![(\[])")
@@ -46,6 +63,38 @@ class CitationCheck:
     valid: list[int] = field(default_factory=list)
     invalid: list[int] = field(default_factory=list)
     share: float = 0.0
+    attributed: list[Attribution] = field(default_factory=list)
+    """Citations codeask attributed from the names paragraphs use, in order: to paragraphs without a
+    valid model-written one, and to :attr:`mismatched` ones."""
+    attributed_share: float = 0.0
+    """Share in ``[0, 1]`` of paragraphs with no valid model-written citation but at least one
+    attributed one; ``share + attributed_share`` is the share with any valid citation."""
+    paragraphs: int = 0
+    """How many paragraphs the answer has (the denominator of the shares)."""
+    mismatched: list[int] = field(default_factory=list)
+    """Paragraphs (0-based) whose valid model-written ``[n]`` cite none of the documents the names
+    they use point to (e.g. every item citing ``[1]``): their attributed citations are shown too."""
+
+    @property
+    def mismatched_share(self) -> float:
+        """Share in ``[0, 1]`` of paragraphs in :attr:`mismatched`."""
+        return round(len(self.mismatched) / self.paragraphs, 3) if self.paragraphs else 0.0
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """One attributed citation: paragraph ``paragraph`` (0-based, in answer order) names ``name``,
+    which document ``n`` (1-based prompt number) defines (``how="defined"``) or alone mentions
+    (``how="mentioned"``, or ``"path"`` for a file path)."""
+
+    paragraph: int
+    n: int
+    name: str
+    how: str
+
+    def to_json(self) -> dict[str, object]:
+        """``{"paragraph", "n", "name", "how"}``."""
+        return {"paragraph": self.paragraph, "n": self.n, "name": self.name, "how": self.how}
 
 
 def check_citations(text: str, documents: list[Document]) -> CitationCheck:
@@ -54,9 +103,12 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
     invalid: list[int] = []
     out_lines: list[str] = []
     paragraphs: list[bool] = []  # per paragraph: has a valid citation
+    texts: list[list[str]] = []  # per paragraph: its raw lines
+    ends: list[int] = []  # per paragraph: index in out_lines of its last line
     in_code = False
     in_paragraph = False
-    cited = False  # set by replace(): the line being rendered has a valid citation
+    cites: list[set[int]] = []  # per paragraph: the valid numbers it cites
+    cited: set[int] = set()  # filled by replace(): the valid numbers of the line being rendered
 
     def replace(match: re.Match) -> str:
         links = []
@@ -66,10 +118,9 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
                 if n not in valid:
                     valid.append(n)
                 links.append(f"[[{n}]]({documents[n - 1].uri})")
+                cited.add(n)
             elif n not in invalid:
                 invalid.append(n)
-        nonlocal cited
-        cited = cited or bool(links)
         return "".join(links)
 
     for line in text.splitlines():
@@ -90,18 +141,121 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
             in_paragraph = False
             out_lines.append(_render(line, replace))
             continue
-        cited = False
+        cited.clear()
         rendered = _render(line, replace)
         starts_item = bool(re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line))
         if not in_paragraph or starts_item:
             paragraphs.append(False)
+            texts.append([])
+            ends.append(0)
+            cites.append(set())
             in_paragraph = True
         if cited:
             paragraphs[-1] = True
+            cites[-1] |= cited
+        texts[-1].append(line)
+        ends[-1] = len(out_lines)
         out_lines.append(rendered)
+    attributed: list[Attribution] = []
+    mismatched: list[int] = []
+    for i, lines in enumerate(texts):
+        found = attribute("\n".join(lines), documents, paragraph=i)
+        if not found:
+            continue
+        if cites[i]:
+            if cites[i] & {a.n for a in found}:
+                continue  # the model cites a document the paragraph's names point to
+            mismatched.append(i)
+        attributed.extend(found)
+        links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
+        out_lines[ends[i]] += f" *(named here: {links})*"
     markdown = "\n".join(out_lines)
-    share = sum(paragraphs) / len(paragraphs) if paragraphs else 0.0
-    return CitationCheck(markdown=markdown, valid=valid, invalid=invalid, share=round(share, 3))
+    count = len(paragraphs)
+    share = sum(paragraphs) / count if count else 0.0
+    attributed_share = len({a.paragraph for a in attributed if not cites[a.paragraph]}) / count if count else 0.0
+    return CitationCheck(
+        markdown=markdown,
+        valid=valid,
+        invalid=invalid,
+        share=round(share, 3),
+        attributed=attributed,
+        attributed_share=round(attributed_share, 3),
+        paragraphs=count,
+        mismatched=mismatched,
+    )
+
+
+# what a paragraph may name: `code`, paths, dotted names, snake_case, CamelCase / camelCase
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)+[\w-]+\.\w+|[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|rs|go|java|rb|c|h|cc|cpp|hpp|cs|kt|swift|php|toml|json|yaml|yml|cfg|ini|md|rst))\b"
+)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_SNAKE = re.compile(r"^_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*$")
+_CAMEL = re.compile(r"^[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+$")
+_BUILTINS = frozenset(dir(builtins))
+_COMMON = frozenset(keyword.kwlist) | _BUILTINS | {"self", "cls", "this", "true", "false", "null"}
+_DEFINES = r"(?:def|class|function|fn|struct|enum|trait|interface|type|func|const|let|var)\s+"
+
+
+def _names(text: str) -> list[tuple[str, bool]]:
+    """``(name, is_path)`` of what ``text`` names, in order, once each: paths, the identifiers inside
+    backticks (any form), and dotted, snake_case or CamelCase identifiers in the prose."""
+    out: dict[str, bool] = {}
+    for m in _PATH.finditer(text):
+        out.setdefault(m.group(1), True)
+    prose = _INLINE_CODE.sub(" ", _PATH.sub(" ", text))
+    for code in _INLINE_CODE.finditer(text):
+        for m in _NAME.finditer(code.group(0)):
+            if not _PATH.fullmatch(m.group(0)):
+                out.setdefault(m.group(0), False)
+    for m in _NAME.finditer(prose):
+        name = m.group(0).rstrip(".")
+        if "." in name or _SNAKE.match(name) or _CAMEL.match(name):
+            out.setdefault(name, False)
+    return list(out.items())
+
+
+def _resolve(name: str, documents: list[Document]) -> tuple[int, str] | None:
+    """``(n, how)`` of the one document that defines ``name`` (else alone mentions it), or ``None``."""
+    if len(name) < 3 or name in _COMMON or name.split(".", 1)[0] in _BUILTINS:
+        return None
+    last = name.rsplit(".", 1)[-1]
+    defines = re.compile(rf"(?m)(?:\b{_DEFINES}{re.escape(last)}\b|^{re.escape(last)}\s*[:=](?!=))")
+    defined = [
+        i
+        for i, d in enumerate(documents, 1)
+        if d.symbol == name or d.symbol.rsplit(".", 1)[-1] == last or defines.search(d.content)
+    ]
+    if len(defined) == 1:
+        return defined[0], "defined"
+    if defined:
+        return None
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    mentioned = [i for i, d in enumerate(documents, 1) if word.search(d.content)]
+    if len(mentioned) == 1:
+        return mentioned[0], "mentioned"
+    return None
+
+
+def attribute(text: str, documents: list[Document], *, paragraph: int = 0) -> list[Attribution]:
+    """The citations ``text`` (one paragraph) earns from the names it uses (see the module
+    docstring): at most one per document, in the order the names appear."""
+    found: list[Attribution] = []
+    seen: set[int] = set()
+    for name, is_path in _names(text):
+        hit: tuple[int, str] | None = None
+        if is_path:
+            files = [i for i, d in enumerate(documents, 1) if d.label == name or d.label.endswith("/" + name)]
+            if files and len({documents[i - 1].label for i in files}) == 1:
+                hit = (files[0], "path")
+        else:
+            hit = _resolve(name, documents)
+            if hit is None and "." in name:
+                hit = _resolve(name.rsplit(".", 1)[-1], documents)
+        if hit is not None and hit[0] not in seen:
+            seen.add(hit[0])
+            found.append(Attribution(paragraph, hit[0], name, hit[1]))
+    return found
 
 
 def _render(line: str, replace) -> str:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import Any
 
 from codeask.llm import LLM, LLMError
+from codeask.query.assemble import any_vectors, search_targets
 from codeask.query.custom import load_step
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.result import Source, Withheld, source_list
@@ -27,12 +29,7 @@ from codeask.query.span import Span, enclosing_chunk, make_span, symbol_span, wi
 from codeask.query.steps.embed import EmbedQuery
 from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, RelatedList
 from codeask.query.steps.related import RelatedRetrieve, identifiers
-from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.templates import Templates
-
-if TYPE_CHECKING:  # the engine and the store import LanceDB; explain only passes them on
-    from codeask.index.engine import RootIndex
-    from codeask.index.store import Store
 
 __all__ = [
     "Explanation",
@@ -130,10 +127,6 @@ class Explanation:
         )
 
 
-def _store_of(index: RootIndex) -> Callable[[], Store]:
-    return lambda: index.store
-
-
 def explain_pipeline(
     workspace, *, llm: LLM | None, brief: bool, templates: Templates, cache: ExplainCache | None = None
 ) -> Pipeline:
@@ -145,13 +138,7 @@ def explain_pipeline(
     """
     s = workspace.settings
     indexes = list(workspace.indexes.values())
-    labels = workspace.root_labels()
-
-    def targets() -> list[SearchTarget]:
-        return [SearchTarget(str(i.root), _store_of(i), labels.get(str(i.root), "")) for i in indexes]
-
-    def has_vectors() -> bool:
-        return any(i.store.has_vectors() for i in indexes)
+    targets = search_targets(indexes)
 
     context = {"llm": llm, "templates": templates, "settings": s, "workspace": workspace}
     evaluators = [
@@ -160,8 +147,8 @@ def explain_pipeline(
     ]
     answerer = ExplainAnswer(llm, templates, s, brief=brief, cache=cache) if llm is not None else RelatedList()
     return Pipeline(
-        query_transformers=[EmbedQuery(workspace.embedder, has_vectors)],
-        retriever=RelatedRetrieve(targets, s.retrieval, s.index),
+        query_transformers=[EmbedQuery(workspace.embedder, partial(any_vectors, indexes))],
+        retriever=RelatedRetrieve(lambda: targets, s.retrieval, s.index),
         response_transformers=[],
         answerer=answerer,
         evaluators=evaluators,

@@ -128,6 +128,21 @@ class Answer:
     ``None`` without an LLM answer."""
     invalid_citations: list[int] = field(default_factory=list)
     """``[n]`` the answer cited that name no document (removed from the markdown)."""
+    citations_attributed: float | None = None
+    """Share in ``[0, 1]`` of paragraphs without a valid model-written ``[n]`` to which codeask
+    attributed a citation from the names they use (:func:`codeask.query.citations.attribute`);
+    ``None`` without an LLM answer."""
+    citations_any: float | None = None
+    """Share in ``[0, 1]`` of paragraphs with at least one valid citation, model-written or attributed
+    (``citations + citations_attributed``); ``None`` without an LLM answer."""
+    citations_mismatched: float | None = None
+    """Share in ``[0, 1]`` of paragraphs whose valid model-written ``[n]`` cite none of the documents
+    the names they use point to (their attributed citations are listed too); ``None`` without an
+    LLM answer."""
+    attributed_citations: list[dict[str, Any]] = field(default_factory=list)
+    """The attributed citations: ``{"paragraph", "n", "name", "how"}`` (0-based paragraph, the
+    document number, the name that points to it, ``"defined"``/``"mentioned"``/``"path"``); shown in
+    the markdown as ``*(named here: [[n]](uri))*`` after the paragraph."""
     documents: list[dict[str, Any]] = field(default_factory=list)
     """The documents the LLM saw, numbered as the answer cites them:
     ``{"n", "path", "start_line", "end_line", "uri"}`` (empty without an LLM answer)."""
@@ -137,14 +152,22 @@ class Answer:
     """Settings warnings: workspace values that were ignored, templates the sandbox refused."""
     index: dict[str, Any] | None = None
     """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
-    the answer stands on (:class:`codeask.workspace.IndexState`)."""
+    the answer stands on (:class:`codeask.index.records.IndexState`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason`` and ``citations`` are
-        left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
+        """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
+        ``citations_attributed``, ``citations_any`` and ``citations_mismatched`` are left out when
+        ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
-        for key in ("error", "cut_reason", "citations"):
+        for key in (
+            "error",
+            "cut_reason",
+            "citations",
+            "citations_attributed",
+            "citations_any",
+            "citations_mismatched",
+        ):
             if out[key] is None:
                 del out[key]
         return out
@@ -170,11 +193,16 @@ class Answer:
         sources = [Source.from_document(spans[0], spans[1:]) for spans in by_file.values()]
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
-        citations = invalid = None
+        citations = invalid = attributed_share = any_share = mismatched = None
+        attributed: list[dict[str, Any]] = []
         numbered: list[dict[str, Any]] = []
         if query.prompt_documents is not None and body:
             check = check_citations(body, query.prompt_documents)
             body, citations, invalid = check.markdown, check.share, check.invalid
+            attributed_share = check.attributed_share
+            any_share = round(check.share + check.attributed_share, 3)
+            attributed = [a.to_json() for a in check.attributed]
+            mismatched = check.mismatched_share
             numbered = [
                 {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
                 for i, d in enumerate(query.prompt_documents, 1)
@@ -192,6 +220,10 @@ class Answer:
             cut_reason=query.cut_reason,
             citations=citations,
             invalid_citations=invalid or [],
+            citations_attributed=attributed_share,
+            citations_any=any_share,
+            citations_mismatched=mismatched,
+            attributed_citations=attributed,
             documents=numbered,
             withheld=list(query.withheld),
             warnings=list(warnings or []),

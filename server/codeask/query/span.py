@@ -43,11 +43,15 @@ class Span:
     definition: bool = False
 
     @property
+    def display_path(self) -> str:
+        """The path a user reads: workspace-relative (``root_label/`` first with several roots), the
+        absolute path when outside every root."""
+        return f"{self.root_label}/{self.path}" if self.root_label and self.path else self.path or self.abs_path
+
+    @property
     def label(self) -> str:
-        """``path:start-end`` (1-based lines; ``root_label/`` first with several roots; the file name
-        when outside every root)."""
-        path = f"{self.root_label}/{self.path}" if self.root_label and self.path else self.path
-        return f"{path or Path(self.abs_path).name}:{self.start_line}-{self.end_line}"
+        """``display_path:start-end`` (1-based lines)."""
+        return f"{self.display_path}:{self.start_line}-{self.end_line}"
 
     def to_json(self) -> dict[str, Any]:
         """``{"path", "root", "start_line", "end_line", "symbol", "definition"}`` (``path`` absolute when

@@ -3,7 +3,7 @@
 Explain and hover use them to explain the symbol under the cursor (its whole definition) rather
 than the chunk around it: a chunk may hold several small methods, or only part of a large one.
 The node types, the unwrapping of decorators / ``export`` and the naming rules are the chunker's
-own (``_DEF_TYPES``, ``_inner_def``, ``_def_name``), so a definition here has the symbol its chunk
+own (:func:`.code.named_definition`), so a definition here has the symbol its chunk
 claims in the index (``Class.method``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codeask.index.chunking.code import _DEF_TYPES, _def_name, _inner_def, _node_rows, parser_for
+from codeask.index.chunking.code import named_definition, node_rows, parser_for
 from codeask.lines import split_lines
 
 __all__ = ["Definition", "definitions"]
@@ -49,13 +49,13 @@ def definitions(text: str, language: str) -> list[Definition]:
         node, scope = stack.pop()
         found = []
         for child in node.named_children:
-            inner = _inner_def(child) if child.type in _DEF_TYPES else None
-            name = _def_name(inner) if inner is not None else None
-            if inner is None or not name:
+            named = named_definition(child)
+            if named is None:
                 found.append((child, scope))
                 continue
+            inner, name = named
             symbol = f"{scope}.{name}" if scope else name
-            start, end = _node_rows(child)
+            start, end = node_rows(child)
             name_node = inner.child_by_field_name("name") or inner
             out.append(Definition(symbol, name.rsplit(".", 1)[-1], start + 1, end + 1, name_node.start_point.row + 1))
             found.append((inner, symbol))

@@ -28,6 +28,7 @@ from codeask.query.pipeline import Document, Query
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, fence, render_documents
 from codeask.settings import Settings
+from codeask.uris import file_uri
 
 __all__ = [
     "ExplainAnswer",
@@ -67,7 +68,10 @@ def related_markdown(span: Any, documents: list[Document]) -> str:
     head = f"**{span.symbol}**" if span.symbol else f"`{span.label}`"
     if not documents:
         return f"{head}: no related code found in the index."
-    lines = [f"Related code for {head} (`{span.label}`):", ""]
+    here = source_link(
+        span.display_path, span.start_line, span.end_line, file_uri(span.abs_path, span.start_line, span.end_line)
+    )
+    lines = [f"Related code for {head} ({here}):", ""]
     for i, d in enumerate(documents, 1):
         symbol = f" `{d.symbol}`" if d.symbol else ""
         lines.append(f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}")
@@ -156,7 +160,7 @@ class ExplainAnswer:
         span = query.options["selection"]
         return self.templates.render(
             "explain",
-            path=span.label.rsplit(":", 1)[0] if span.path else span.abs_path,
+            path=span.display_path,
             start_line=selection.start_line,
             end_line=selection.end_line,
             symbol=span.symbol,
