@@ -293,12 +293,14 @@ class RootIndex:
         *,
         embed: bool,
         use_shared: bool = False,
+        background: bool = False,
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
         with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
         live edits are embedded locally, without a network round trip), then (with ``embed``) the
-        model. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
+        model: with ``background`` (phase 2) its niced indexing instance (``embedding.index_nice``),
+        else the normal-priority one that queries and live updates use. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
         shared cache are counted in ``self.chunks_shared``.
 
         Raises:
@@ -306,7 +308,12 @@ class RootIndex:
         """
         shared = self.shared if use_shared else None
         caches = [ReadOnlyCache(shared.fetch)] if shared is not None else []
-        model = (lambda batch: self.embedder.embed(batch, should_stop=should_stop)) if embed else None
+        embedder = (
+            (load_embedder(self.settings.embedding, background=True) if background else self.embedder)
+            if embed
+            else None
+        )
+        model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
         new, embedded = fill_vectors(texts, self.store, caches, model)
         self.chunks_shared += len(new) - embedded
         return new, embedded

@@ -2,7 +2,8 @@
 
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
 team's shared cache, else embedded by the model, in groups under the write lock (released between
-groups; live updates waiting for it go first) and committed every ``index.embed_commit_rows`` texts
+groups; live updates waiting for it go first) by the niced indexing model
+(:func:`~codeask.index.embed.load_embedder` ``background=True``) and committed every ``index.embed_commit_rows`` texts
 or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
 """
 
@@ -37,7 +38,8 @@ def embed_pending(
     Texts are embedded in groups of 32 under the write lock (released between groups, and
     waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
     ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
-    longer than a few seconds always leaves durable progress (issue 18, item 6).
+    longer than a few seconds always leaves durable progress (issue 18, item 6). The model runs
+    at lower CPU priority (``embedding.index_nice``) so searches meanwhile get the CPU first.
     """
     store = index.store
     s = index.settings.index
@@ -73,7 +75,9 @@ def embed_pending(
             group = {h: texts[h] for h in todo[start : start + EMBED_GROUP_TEXTS]}
             try:
                 with index.writing(wait=wait):
-                    new, count = index.fill_vectors(group, embed=True, use_shared=True, should_stop=should_stop)
+                    new, count = index.fill_vectors(
+                        group, embed=True, use_shared=True, background=True, should_stop=should_stop
+                    )
             except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
                 stopped = True
                 break

@@ -149,6 +149,11 @@ class EmbeddingSettings(_Section):
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = Field(default=None, gt=0)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
+    index_nice: int = Field(default=10, ge=0, le=19)
+    """Niceness added to indexing's embedding (phase 2, publishing; POSIX): the model runs in a child
+    process at this lower CPU priority, so searches, query embedding and live updates (a model
+    in-process, at normal priority) get the CPU and the GIL first; ``0`` = one in-process model at
+    normal priority. Measured by ``bench/index.py`` (README "Indexing while you search")."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of

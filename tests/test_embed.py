@@ -1,0 +1,92 @@
+"""Indexing embeds at a lower CPU priority than queries (``embedding.index_nice``, issue 11)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from codeask.index.embed import NICE_SUPPORTED, load_embedder
+from codeask.index.engine import RootIndex
+from codeask.settings import EmbeddingSettings, load_settings
+
+posix_only = pytest.mark.skipif(not NICE_SUPPORTED, reason="os.nice is POSIX-only")
+
+
+@posix_only
+def test_indexing_model_runs_in_a_niced_child_and_queries_keep_theirs_in_process():
+    settings = EmbeddingSettings(index_nice=7)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    indexing = load_embedder(settings, background=True)
+    pid = indexing.worker_pid
+    assert indexing.nice == 7 and pid is not None and pid != os.getpid()
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, base + 7)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == base, "this process's priority changed"
+
+    query = load_embedder(settings)
+    assert query is not indexing and query.nice == 0 and query.worker_pid is None
+    assert load_embedder(settings, background=True) is indexing
+    assert indexing.providers == query.providers
+    text = "def total(items): return sum(i.price for i in items)"
+    np.testing.assert_allclose(indexing.embed([text])[0], query.embed_query(text), atol=1e-5)
+
+
+def test_index_nice_zero_shares_one_in_process_model_and_the_bound_is_enforced():
+    settings = EmbeddingSettings(index_nice=0)
+    assert load_embedder(settings, background=True) is load_embedder(settings)
+    assert load_embedder(settings).worker_pid is None
+    with pytest.raises(ValidationError):
+        EmbeddingSettings(index_nice=20)
+    with pytest.raises(ValidationError):
+        EmbeddingSettings(index_nice=-1)
+
+
+@posix_only
+def test_phase2_embeds_in_the_niced_child_and_live_updates_in_process(sample_workspace):
+    index = RootIndex(sample_workspace, load_settings(sample_workspace, flags={"embedding.index_nice": 5}))
+    indexing = load_embedder(index.settings.embedding, background=True)
+    query = load_embedder(index.settings.embedding)
+    index.sync(embed=False)
+    start_indexing, start_query = indexing.texts_embedded, query.texts_embedded
+    embedded = index.embed_pending()
+    assert embedded > 0
+    assert indexing.texts_embedded - start_indexing == embedded
+    assert query.texts_embedded == start_query
+
+    new = sample_workspace / "src/shop/refunds.py"
+    new.write_text("def issue_refund_voucher(order):\n    return order.total * 0.1\n", encoding="utf-8")
+    stats = index.update_paths([new])
+    assert stats.chunks_embedded == 1
+    assert query.texts_embedded == start_query + 1
+    assert indexing.texts_embedded - start_indexing == embedded
+
+
+@posix_only
+def test_the_indexing_child_ends_when_its_parent_is_killed():
+    """A killed server or CLI leaves no model process behind (nobody would shut its pool down)."""
+    script = (
+        "from codeask.index.embed import load_embedder\n"
+        "from codeask.settings import EmbeddingSettings\n"
+        "print(load_embedder(EmbeddingSettings(index_nice=3), background=True).worker_pid, flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        os.kill(child, 0)  # alive while the parent is
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(600):  # a generous bound, not a speed goal: the child polls its parent every second
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
