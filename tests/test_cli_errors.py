@@ -100,6 +100,17 @@ def test_explain_range_running_past_the_end_is_cut_at_the_last_line(sample_works
     assert (out["selection"]["start_line"], out["selection"]["end_line"]) == (count, count), out["selection"]
 
 
+def test_explain_counts_lines_as_codeask_cites_them(sample_workspace):
+    """A form feed or U+2028 does not end a line (codeask.lines): a file of 3 lines ending in one
+    is 3 lines long, so line 3 is in range and line 4 is past the end."""
+    odd = sample_workspace / "src/shop/odd.py"
+    odd.write_text("x = 1\f\ny = '\u2028'\nz = 3\n", encoding="utf-8")
+    out = json.loads(codeask("explain", str(sample_workspace), "src/shop/odd.py:3-9", "--no-llm", "--json").stdout)
+    assert (out["selection"]["start_line"], out["selection"]["end_line"]) == (3, 3)
+    line = one_line(codeask("explain", str(sample_workspace), "src/shop/odd.py:4", "--no-llm", check=False), 2)
+    assert "past the end" in line and "3 lines" in line
+
+
 def test_ask_no_update_on_a_never_indexed_folder_says_how_to_index(sample_workspace, isolated_env):
     line = one_line(codeask("ask", str(sample_workspace), "coupons", "--no-llm", "--no-update", check=False), 1)
     assert "has no index yet" in line and f"codeask index {sample_workspace}" in line

@@ -140,6 +140,11 @@ async def test_ask_codebase_with_the_fake_llm(sample_workspace, llm_env):
         assert any("apply_discount" in prompt for prompt in llm_env.prompts())  # the code reached the LLM
         explained = await client.call_tool("explain_code", {"path": "src/shop/pricing.py", "start_line": 6, "end_line": 9})
         assert not explained.is_error and explained.structured_content["llm"].startswith("openai")
+        # the LLM refuses the key: the sources and the error, said once
+        llm_env.fail_next(401, "invalid api key", times=20)
+        failed = await client.call_tool("ask_codebase", {"question": "Where is the shipping fee computed?"})
+        assert not failed.is_error and failed.structured_content["error"] and failed.structured_content["sources"]
+        assert failed.content[0].text.count("invalid api key") == 1, failed.content[0].text
 
 
 def _free_port() -> int:

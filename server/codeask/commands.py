@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from codeask.console import CLIError, IndexProgress, UsageError, stderr_console
+from codeask.lines import split_lines
 
 __all__ = ["HANDLERS", "OPENED", "startup_seconds"]
 
@@ -224,7 +225,7 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
         if sep and head and whole.is_file():  # FILE:something that is not a line range
             raise UsageError("explain", f"bad line range {lines!r}: use FILE:START-END, 1-based")
         raise CLIError(f"file not found: {path}")
-    count = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    count = len(split_lines(path.read_text(encoding="utf-8", errors="replace")))  # codeask's line model
     if end is None:  # the whole file
         return path, start, max(start, count)
     if start > count:

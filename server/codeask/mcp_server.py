@@ -321,7 +321,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         text = result.markdown or "No matching code found."
         if result.note:
             text = f"{result.note}\n\n{source_lines(result.sources)}"
-        if result.error:
+        elif result.error and result.error not in text:  # the markdown says it already when it has one
             text += f"\n\nLLM error: {result.error}"
         return tool_result(text + index_line(result.index), result, result.sources)
 
