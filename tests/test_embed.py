@@ -27,6 +27,9 @@ def test_indexing_model_runs_in_a_niced_child_and_queries_keep_theirs_in_process
     assert indexing.nice == 7 and pid is not None and pid != os.getpid()
     assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, base + 7)
     assert os.getpriority(os.PRIO_PROCESS, 0) == base, "this process's priority changed"
+    # the child writes nothing to this process's stdout (a language server's protocol stream)
+    if os.path.isdir(f"/proc/{pid}/fd"):
+        assert os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2")
 
     query = load_embedder(settings)
     assert query is not indexing and query.nice == 0 and query.worker_pid is None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -62,8 +63,13 @@ _child: Embedder | None = None
 
 
 def _child_init(settings: EmbeddingSettings, nice: int) -> None:
-    """In the indexing child process: lower its priority, watch the parent, then load the model."""
+    """In the indexing child process: send its standard output to standard error (the parent's
+    stdout may be a language server's or MCP server's protocol stream), lower its priority, watch
+    the parent, then load the model."""
     global _child
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     os.nice(nice)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     _child = Embedder(settings)
