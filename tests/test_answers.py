@@ -78,7 +78,8 @@ def test_paragraphs_without_citations_get_them_attributed_from_the_names_they_us
     lines = check.markdown.split("\n\n")
     assert lines[0].endswith(f"leaves the host. *(named here: [[2]]({docs[1].uri}))*")
     assert lines[1].endswith(f"*(named here: [[3]]({docs[2].uri}), [[1]]({docs[0].uri}))*")
-    assert lines[2].endswith(f"too. *(named here: [[2]]({docs[1].uri}))*") and "named here" not in lines[3]
+    assert lines[2].endswith(f"too. *(named here: [[2]]({docs[1].uri}); not in the cited [4])*")
+    assert "named here" not in lines[3]
 
 
 def test_model_citations_that_contradict_the_names_used_are_flagged():
@@ -93,7 +94,7 @@ def test_model_citations_that_contradict_the_names_used_are_flagged():
     assert [(a.paragraph, a.n, a.name) for a in check.attributed] == [(1, 2, "rebuild_auth")]
     first, second = check.markdown.splitlines()
     assert "named here" not in first
-    assert second.endswith(f"drops the header. *(named here: [[2]]({docs[1].uri}))*")
+    assert second.endswith(f"drops the header. *(named here: [[2]]({docs[1].uri}); not in the cited [1])*")
 
 
 def test_a_name_mentioned_in_one_document_only_is_attributed_to_it():

@@ -168,6 +168,8 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
             mismatched.append(i)
         attributed.extend(found)
         links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
+        if cites[i]:  # the model's numbers point elsewhere: say so beside the right links
+            links += "; not in the cited " + ", ".join(f"[{n}]" for n in sorted(cites[i]))
         out_lines[ends[i]] += f" *(named here: {links})*"
     markdown = "\n".join(out_lines)
     count = len(paragraphs)
