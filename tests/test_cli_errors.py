@@ -100,6 +100,13 @@ def test_explain_range_running_past_the_end_is_cut_at_the_last_line(sample_works
     assert (out["selection"]["start_line"], out["selection"]["end_line"]) == (count, count), out["selection"]
 
 
+def test_explain_an_empty_target_is_a_usage_error_and_a_folder_is_named_as_one(sample_workspace):
+    line = one_line(codeask("explain", str(sample_workspace), "", "--no-llm", check=False), 2)
+    assert "the file to explain is empty" in line and "codeask explain --help" in line
+    line = one_line(codeask("explain", str(sample_workspace), "src/shop", "--no-llm", check=False), 1)
+    assert "is a folder, not a file" in line
+
+
 def test_explain_counts_lines_as_codeask_cites_them(sample_workspace):
     """A form feed or U+2028 does not end a line (codeask.lines): a file of 3 lines ending in one
     is 3 lines long, so line 3 is in range and line 4 is past the end."""

@@ -210,6 +210,8 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
             the file's last line), exit code 2.
         CLIError: the file does not exist.
     """
+    if not target.strip():
+        raise UsageError("explain", "the file to explain is empty: use FILE or FILE:START-END")
     file, start, end = target, 1, None
     head, sep, lines = target.rpartition(":")
     is_range = bool(sep and lines and head) and all(part.isdigit() for part in lines.split("-", 1))
@@ -224,7 +226,7 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
         whole = Path(head) if Path(head).is_absolute() else Path(root) / head
         if sep and head and whole.is_file():  # FILE:something that is not a line range
             raise UsageError("explain", f"bad line range {lines!r}: use FILE:START-END, 1-based")
-        raise CLIError(f"file not found: {path}")
+        raise CLIError(f"{path} is a folder, not a file" if path.is_dir() else f"file not found: {path}")
     count = len(split_lines(path.read_text(encoding="utf-8", errors="replace")))  # codeask's line model
     if end is None:  # the whole file
         return path, start, max(start, count)
