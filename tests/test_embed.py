@@ -93,3 +93,33 @@ def test_the_indexing_child_ends_when_its_parent_is_killed():
         time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+_IN_A_MULTIPROCESSING_CHILD = """
+import multiprocessing, sys
+
+def work():
+    from codeask.index.embed import load_embedder
+    from codeask.settings import EmbeddingSettings
+    load_embedder(EmbeddingSettings(index_nice=5), background=True).embed(["def f(): pass"])
+
+if __name__ == "__main__":
+    child = multiprocessing.get_context("spawn").Process(target=work)
+    child.start()
+    child.join(600)  # a hang guard, not a speed check
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    sys.exit(f"alive={alive} exitcode={child.exitcode}" if alive or child.exitcode else 0)
+"""
+
+
+@posix_only
+def test_a_multiprocessing_child_that_embedded_in_the_background_exits(tmp_path):
+    """A process started by ``multiprocessing`` (as bench/concurrency.py's writer is) ends through
+    ``multiprocessing.util._exit_function``, which joins its children: the idle embedding worker
+    must be shut down by then, or the process waits forever."""
+    script = tmp_path / "child.py"
+    script.write_text(_IN_A_MULTIPROCESSING_CHILD, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -25,6 +25,7 @@ Runtime's CPU memory arena (it embeds a query or a saved file's few chunks).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
 import sys
 import threading
@@ -158,13 +159,22 @@ class Embedder:
         self.dim = int(probe.shape[1])
 
     def _start_worker(self) -> ProcessPoolExecutor:
-        """The niced child process (started on first use) that loads and runs the model."""
-        return ProcessPoolExecutor(
+        """The niced child process (started on first use) that loads and runs the model.
+
+        Its shutdown is also a ``multiprocessing`` finalizer: a process that is itself a
+        ``multiprocessing`` child ends through ``multiprocessing.util._exit_function``, which joins
+        every child but never runs the ``concurrent.futures`` exit hook, so without it that process
+        would wait forever for the idle worker."""
+        worker = ProcessPoolExecutor(
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_child_init,
             initargs=(self.settings, self.nice),
         )
+        multiprocessing.util.Finalize(
+            worker, worker.shutdown, kwargs={"wait": True, "cancel_futures": True}, exitpriority=100
+        )
+        return worker
 
     def _load_model(self) -> Any:
         """The fastembed ``TextEmbedding`` for ``self.settings`` (its ONNX session is created here).
