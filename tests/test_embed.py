@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from codeask.index.embed import NICE_SUPPORTED, load_embedder
+from codeask.index.embed import NICE_SUPPORTED, _cache, load_embedder
 from codeask.index.engine import RootIndex
 from codeask.settings import EmbeddingSettings, load_settings
 
@@ -35,13 +37,17 @@ def test_indexing_model_runs_in_a_niced_child_and_queries_keep_theirs_in_process
     assert query is not indexing and query.nice == 0 and query.worker_pid is None
     assert load_embedder(settings, background=True) is indexing
     assert indexing.providers == query.providers
+    # a foreground command's one model (its phase 2 and its queries): in this process, normal priority
+    foreground = load_embedder(settings, bulk=True)
+    assert foreground not in (query, indexing) and foreground.nice == 0 and foreground.worker_pid is None
+    assert load_embedder(settings, bulk=True) is foreground
     text = "def total(items): return sum(i.price for i in items)"
     np.testing.assert_allclose(indexing.embed([text])[0], query.embed_query(text), atol=1e-5)
 
 
 def test_index_nice_zero_shares_one_in_process_model_and_the_bound_is_enforced():
     settings = EmbeddingSettings(index_nice=0)
-    assert load_embedder(settings, background=True) is load_embedder(settings)
+    assert load_embedder(settings, background=True) is load_embedder(settings) is load_embedder(settings, bulk=True)
     assert load_embedder(settings).worker_pid is None
     with pytest.raises(ValidationError):
         EmbeddingSettings(index_nice=20)
@@ -67,6 +73,21 @@ def test_phase2_embeds_in_the_niced_child_and_live_updates_in_process(sample_wor
     assert stats.chunks_embedded == 1
     assert query.texts_embedded == start_query + 1
     assert indexing.texts_embedded - start_indexing == embedded
+
+
+def test_a_foreground_index_embeds_phase2_with_its_in_process_model(sample_workspace):
+    """``background_indexing=False`` (a foreground command's workspace): phase 2 uses the in-process
+    model that also embeds its queries; the niced instance embeds nothing."""
+    settings = load_settings(sample_workspace, flags={"embedding.index_nice": 5})
+    index = RootIndex(sample_workspace, settings, background_indexing=False)
+    foreground = load_embedder(settings.embedding, bulk=True)
+    niced = {id(e): e.texts_embedded for e in _cache.values() if e.nice}
+    index.sync(embed=False)
+    start = foreground.texts_embedded
+    embedded = index.embed_pending()
+    assert embedded > 0 and foreground.texts_embedded - start == embedded
+    assert index.embedder is foreground
+    assert {id(e): e.texts_embedded for e in _cache.values() if e.nice} == niced
 
 
 @posix_only
@@ -123,3 +144,86 @@ def test_a_multiprocessing_child_that_embedded_in_the_background_exits(tmp_path)
     script.write_text(_IN_A_MULTIPROCESSING_CHILD, encoding="utf-8")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def _children(pid: int) -> dict[int, tuple[int, str]]:
+    """``{pid: (nice, command line)}`` of the child processes of ``pid`` (Linux ``/proc``)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:  # fields[1]: ppid, fields[16]: nice
+            out[int(entry)] = (int(fields[16]), cmdline)
+    return out
+
+
+def _spawn_workers(pid: int) -> dict[int, int]:
+    """``{pid: nice}`` of the ``multiprocessing`` spawn workers (the embedding child) of ``pid``."""
+    return {child: nice for child, (nice, cmdline) in _children(pid).items() if "spawn_main" in cmdline}
+
+
+_CLI_INDEX_THEN_WAIT = """
+import json, sys
+from codeask.cli import main
+from codeask.index.embed import _cache
+
+if __name__ == "__main__":  # a spawned child imports this file too
+    code = main(["index", "--json", sys.argv[1]])
+    embedders = [{"nice": e.nice, "texts_embedded": e.texts_embedded} for e in _cache.values()]
+    print(json.dumps({"exit": code, "embedders": embedders}), flush=True)
+    sys.stdin.read()  # the test looks at this process's children meanwhile
+"""
+
+proc_only = pytest.mark.skipif(not (NICE_SUPPORTED and os.path.isdir("/proc/self")), reason="needs os.nice and /proc")
+
+
+@proc_only
+def test_cli_index_embeds_at_normal_priority_in_process(sample_workspace, tmp_path):
+    """``codeask index`` is a foreground command: the user waits for phase 2, so its model runs in the
+    CLI process at the CLI's own priority and no niced child is started (``embedding.index_nice``
+    stays the server's, MCP server's and ``watch``'s). The command runs in a subprocess (its own
+    process-wide models) that waits after it, so its child processes can be listed."""
+    (sample_workspace / ".codeask.toml").write_text("[embedding]\nindex_nice = 7\n", encoding="utf-8")
+    script = tmp_path / "cli_index_then_wait.py"
+    script.write_text(_CLI_INDEX_THEN_WAIT, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(sample_workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        index_json = json.loads(proc.stdout.readline() or "null")
+        report = json.loads(proc.stdout.readline() or "null")
+        workers = _spawn_workers(proc.pid)
+    finally:
+        _, err = proc.communicate(input="", timeout=600)  # a hang guard, not a speed check
+    assert proc.returncode == 0 and index_json and report, err
+    assert report["exit"] == 0 and index_json["chunks_embedded"] > 0
+    assert workers == {}, "codeask index started an embedding child process"
+    assert [e["nice"] for e in report["embedders"]] == [0]
+    assert report["embedders"][0]["texts_embedded"] >= index_json["chunks_embedded"]
+
+
+@proc_only
+def test_watch_embeds_in_the_niced_child(sample_workspace):
+    """``codeask watch`` answers asks while it indexes: its phase 2 keeps the niced child."""
+    from tests.test_resident import _start_watch
+
+    (sample_workspace / ".codeask.toml").write_text("[embedding]\nindex_nice = 7\n", encoding="utf-8")
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    proc, _sock = _start_watch(sample_workspace)  # its socket opens once the first index is done
+    try:
+        workers = _spawn_workers(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=600)  # a hang guard, not a speed check
+    assert list(workers.values()) == [min(19, base + 7)], workers

@@ -39,10 +39,13 @@ _IMPORTED = time.monotonic()
 OPENED: list[Any] = []
 
 
-def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None):
+def _workspace(paths: Sequence[Path], flags: dict[str, Any] | None = None, *, background_indexing: bool = False):
+    """The command's Workspace (settings warnings printed on stderr). Phase 2 embeds at this process's
+    priority unless ``background_indexing`` (``watch``, which answers asks while it indexes): the user
+    of a foreground command waits for exactly that work (see :class:`codeask.workspace.Workspace`)."""
     from codeask.workspace import Workspace
 
-    ws = Workspace(paths, flags=flags)
+    ws = Workspace(paths, flags=flags, background_indexing=background_indexing)
     OPENED.append(ws)
     for line in ws.warnings:
         print(f"codeask: warning: {line}", file=sys.stderr)
@@ -286,7 +289,7 @@ def _cmd_status(args) -> int:
 def _cmd_watch(args) -> int:
     from codeask.index.watch import Watcher
 
-    ws = _workspace(args.path)
+    ws = _workspace(args.path, background_indexing=True)  # it answers asks while it re-indexes changes
     console = stderr_console()
     with IndexProgress(not args.json) as progress:
         ws.index(progress=progress)

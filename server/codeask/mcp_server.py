@@ -87,7 +87,7 @@ class CodeaskMCP:
     """
 
     def __init__(self, roots: Sequence[Path | str], *, env: dict[str, str] | None = None):
-        self.ws = Workspace(roots, env=env)
+        self.ws = Workspace(roots, env=env, background_indexing=True)  # agents search while it indexes
         self.roots = list(self.ws.indexes)
         #: The files an agent may name, and their lines (:class:`~codeask.mcp_files.AgentFiles`).
         self.files = AgentFiles(self.ws, self.roots)

@@ -110,7 +110,7 @@ def publish(
     embedder = None
     dim = 384
     if root is not None:
-        embedder = load_embedder(emb, background=True)  # bulk work: niced (embedding.index_nice)
+        embedder = load_embedder(emb, bulk=True)  # the user (or CI job) waits for it: normal priority
         dim = embedder.dim
     cache = SharedVectorCache(url, mid, dim)
     if root is not None and embedder is not None:

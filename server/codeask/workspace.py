@@ -37,6 +37,12 @@ class Workspace:
         env, editor, workspace_editor, flags: settings layers (see
             :func:`codeask.settings.load_settings`); ``editor`` is user-scoped (trusted),
             ``workspace_editor`` workspace-scoped (untrusted: trusted-only keys are ignored).
+        background_indexing: phase 2 embeds in a child process niced by ``embedding.index_nice``
+            (``True``, the default: a process that searches while it indexes, such as the language
+            server, the MCP server and ``codeask watch``), or in this process at its own priority
+            (``False``: a foreground command whose user waits for the index, such as ``codeask
+            index``, ``ask``, ``explain`` and ``eval``). Every root's index gets it
+            (:class:`~codeask.index.engine.RootIndex`).
 
     Raises:
         SettingsError: a ``.codeask.toml`` or a value is invalid.
@@ -53,7 +59,9 @@ class Workspace:
         editor: Mapping[str, Any] | None = None,
         workspace_editor: Mapping[str, Any] | None = None,
         flags: Mapping[str, Any] | None = None,
+        background_indexing: bool = True,
     ):
+        self.background_indexing = background_indexing
         self._env, self._editor, self._flags = env, dict(editor or {}), dict(flags or {})
         self._workspace_editor = dict(workspace_editor or {})
         self._lock = threading.RLock()
@@ -119,7 +127,9 @@ class Workspace:
                 if new.index != index.settings.index or new.embedding != index.settings.embedding:
                     # The old object may still be in use by an indexing thread: it finishes its
                     # write under the shared lock file, then is dropped.
-                    self.indexes[root] = RootIndex(Path(root), new, embedder=None)
+                    self.indexes[root] = RootIndex(
+                        Path(root), new, embedder=None, background_indexing=self.background_indexing
+                    )
                     stale = True
                 else:
                     index.settings = new
@@ -143,7 +153,9 @@ class Workspace:
                 same = next((i for i in self.indexes.values() if i.real_root == real), None)
                 if same is not None:
                     return same
-                self.indexes[str(root)] = RootIndex(root, self._load(root), embedder=None)
+                self.indexes[str(root)] = RootIndex(
+                    root, self._load(root), embedder=None, background_indexing=self.background_indexing
+                )
             return self.indexes[str(root)]
 
     def remove_root(self, root: Path | str) -> None:
@@ -175,12 +187,13 @@ class Workspace:
         return None
 
     def embedder(self) -> Embedder:
-        """The shared embedding model for the workspace settings (:func:`~codeask.index.embed.load_embedder`).
+        """The shared embedding model for the workspace settings (:func:`~codeask.index.embed.load_embedder`;
+        without ``background_indexing`` the same in-process model as phase 2's).
 
         Raises:
             EmbeddingError: the model's files are not available offline.
         """
-        return load_embedder(self.settings.embedding)
+        return load_embedder(self.settings.embedding, bulk=not self.background_indexing)
 
     # ---------------------------------------------------------------- indexing
     def index(

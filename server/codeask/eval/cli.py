@@ -121,7 +121,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
 
     questions = load_questions(args.questions)
     flags = {"retrieval.max_files": args.max_files}
-    ws = Workspace([args.path], flags=flags)
+    ws = Workspace([args.path], flags=flags, background_indexing=False)  # the user waits for it
     settings = ws.settings
 
     judge_llm = None

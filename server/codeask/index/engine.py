@@ -78,8 +78,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_EMBED_ROUND_TEXTS = 1024
-_EMBED_GROUP_TEXTS = 32
 _OPTIMIZE_ROWS = 2048
 
 
@@ -91,9 +89,22 @@ class RootIndex:
             ``real_root`` is its resolved path.
         settings: loaded settings (``index``, ``embedding`` sections are used).
         embedder: the embedding model; loaded lazily (shared per process) when ``None``.
+        background_indexing: where phase 2 runs the model. ``True`` (the default): in a child
+            process niced by ``embedding.index_nice``, for a process that answers searches while it
+            indexes (the language server, the MCP server, ``codeask watch``); ``False``: in this
+            process at its own priority, for a foreground command whose user waits for exactly this
+            work (``codeask index``, ``ask``, ``explain``, ``eval``). Live updates and queries use
+            the normal-priority model either way.
     """
 
-    def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        *,
+        background_indexing: bool = True,
+    ):
         # The root as the client named it (a symlinked root stays the link: citations, URIs and
         # Locations use it, so editors do not open a second tab for the same file); the index is
         # keyed by its real path, which the symlink checks also use.
@@ -104,6 +115,8 @@ class RootIndex:
         if self.index_dir == self.real_root or self.real_root in self.index_dir.parents:
             raise ValueError(f"the index folder {self.index_dir} must not be inside the workspace {self.root}")
         self._embedder = embedder
+        #: Whether phase 2 embeds in the niced child process (see the class docstring).
+        self.background_indexing = background_indexing
         #: Whether a phase 1 runs in this process (see :meth:`searchable`).
         self.phase1_running = False
         self._embedder_lock = threading.Lock()
@@ -169,14 +182,15 @@ class RootIndex:
 
     @property
     def embedder(self) -> Embedder:
-        """The embedding model, loaded on first use (shared per process, :func:`~codeask.index.embed.load_embedder`).
+        """The embedding model, loaded on first use (shared per process, :func:`~codeask.index.embed.load_embedder`):
+        the normal-priority one of queries and live updates; without ``background_indexing`` also phase 2's.
 
         Raises:
             EmbeddingError: the model's files are not available offline.
         """
         with self._embedder_lock:
             if self._embedder is None:
-                self._embedder = load_embedder(self.settings.embedding)
+                self._embedder = load_embedder(self.settings.embedding, bulk=not self.background_indexing)
             return self._embedder
 
     @property
@@ -299,8 +313,8 @@ class RootIndex:
         """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
         with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
         live edits are embedded locally, without a network round trip), then (with ``embed``) the
-        model: with ``background`` (phase 2) its niced indexing instance (``embedding.index_nice``),
-        else the normal-priority one that queries and live updates use. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
+        model: with ``background`` (phase 2 of an index with ``background_indexing``) its niced
+        indexing instance (``embedding.index_nice``), else :attr:`embedder`, the normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
         shared cache are counted in ``self.chunks_shared``.
 
         Raises:

@@ -2,9 +2,16 @@
 
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
 team's shared cache, else embedded by the model, in groups under the write lock (released between
-groups; live updates waiting for it go first) by the niced indexing model
-(:func:`~codeask.index.embed.load_embedder` ``background=True``) and committed every ``index.embed_commit_rows`` texts
+groups; live updates waiting for it go first), and committed every ``index.embed_commit_rows`` texts
 or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
+
+Which model instance embeds is chosen once, by whoever built the index
+(``RootIndex.background_indexing``): a process that searches while it indexes (language server, MCP
+server, ``codeask watch``) uses the niced indexing model in a child process
+(:func:`~codeask.index.embed.load_embedder` ``background=True``, ``embedding.index_nice``); a
+foreground command (``codeask index``, ``ask``, ``explain``, ``eval``), whose user waits for exactly
+this work, embeds at its own priority: a nice value lowers it against *other programs* too, and on
+a busy machine that made the first ``ask`` of a small repository wait minutes.
 """
 
 from __future__ import annotations
@@ -38,8 +45,13 @@ def embed_pending(
     Texts are embedded in groups of 32 under the write lock (released between groups, and
     waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
     ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
-    longer than a few seconds always leaves durable progress (issue 18, item 6). The model runs
-    at lower CPU priority (``embedding.index_nice``) so searches meanwhile get the CPU first.
+    longer than a few seconds always leaves durable progress (issue 18, item 6). With
+    ``index.background_indexing`` the model runs at lower CPU priority (``embedding.index_nice``)
+    so searches meanwhile get the CPU first; without it, at this process's priority.
+
+    Raises:
+        IndexLocked: another process writes this index and ``wait`` is false.
+        EmbeddingError: the model cannot be loaded, or its child process died.
     """
     store = index.store
     s = index.settings.index
@@ -76,7 +88,11 @@ def embed_pending(
             try:
                 with index.writing(wait=wait):
                     new, count = index.fill_vectors(
-                        group, embed=True, use_shared=True, background=True, should_stop=should_stop
+                        group,
+                        embed=True,
+                        use_shared=True,
+                        background=index.background_indexing,
+                        should_stop=should_stop,
                     )
             except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
                 stopped = True

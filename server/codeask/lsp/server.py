@@ -79,11 +79,11 @@ def make_server() -> CodeaskServer:
         if not uris and params.root_path and Path(params.root_path).is_dir():
             roots = [params.root_path]
         try:
-            ls.ws = Workspace(roots, editor=ls.init_settings)
+            ls.ws = Workspace(roots, editor=ls.init_settings, background_indexing=True)  # searches meanwhile
         except Exception as exc:  # a bad setting must not keep the server from starting
             log.exception("workspace settings")
             ls.show(f"codeask: {exc}")
-            ls.ws = Workspace(roots)
+            ls.ws = Workspace(roots, background_indexing=True)
         ls.scheduler = IndexScheduler(
             ls.ws,
             reporter=ls.reporter,

@@ -150,10 +150,13 @@ class EmbeddingSettings(_Section):
     threads: int | None = Field(default=None, gt=0)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
     index_nice: int = Field(default=10, ge=0, le=19)
-    """Niceness added to indexing's embedding (phase 2, publishing; POSIX): the model runs in a child
-    process at this lower CPU priority, so searches, query embedding and live updates (a model
-    in-process, at normal priority) get the CPU and the GIL first; ``0`` = one in-process model at
-    normal priority. Measured by ``bench/index.py`` (README "Indexing while you search")."""
+    """Niceness added to background indexing's embedding (phase 2 in the language server, the MCP
+    server and ``codeask watch``; POSIX): the model runs in a child process at this lower CPU
+    priority, so searches, query embedding and live updates (a model in-process, at normal priority)
+    get the CPU and the GIL first; ``0`` = one in-process model at normal priority. Foreground
+    commands (``codeask index``, ``ask``, ``explain``, ``eval``, ``publish``) ignore it: their user
+    waits for that work, so they embed in-process at their own priority. Measured by
+    ``bench/index.py`` (README "Indexing while you search")."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
