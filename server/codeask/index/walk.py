@@ -406,9 +406,9 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     except OSError as exc:
         reason = _oserror_reason(exc)
         return "unreadable" if reason == "symlink_loop" else reason
-    reason = _bytes_reason(data, limit)
-    if reason is not None:
-        return reason
+    skip = _bytes_reason(data, limit)
+    if skip is not None:
+        return skip
     content_hash = hashlib.sha256(data).hexdigest()
     body = data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
     try:
