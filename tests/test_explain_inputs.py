@@ -139,10 +139,12 @@ def test_mcp_explain_code_refuses_the_same_files(sample_workspace, tmp_path):
     for target, says in refused.items():
         path = target.split(":")[0]
         # AgentFiles.resolve's own words for what it refuses first
-        says = {".env": "secret", "src/shop/notes.py": "links outside", "src/shop/pipe.py": "no such file"}.get(path, says)
+        says = {".env": "secret", "src/shop/notes.py": "links outside"}.get(path, says)
         with pytest.raises(ToolError, match=says):
             engine.files.selection(path, 1, 1)
     (sample_workspace / "src/shop/blank.py").write_text("\n\n\n", encoding="utf-8")
+    with pytest.raises(ToolError, match="is a folder, not a file"):
+        engine.files.selection("src/shop", 1, 1)
     engine.searchable.set()  # not indexed: the lines are refused before the index is read
     with pytest.raises(ToolError, match="holds only blank lines"):
         engine.explain_code("src/shop/blank.py", 1, 2)

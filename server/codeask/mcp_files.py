@@ -78,9 +78,13 @@ class AgentFiles:
             if reason is not None:
                 raise ToolError(f"{path} is {_NEVER_READ.get(reason, reason)}; codeask never reads it")
             return str(index.root), rel, str(candidate)
-        inside = any((index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates)
+        inside = [c for c in candidates if (index := self.ws.root_for(c)) is not None and str(index.root) in roots]
         if not inside:
             raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
+        if any(c.is_dir() for c in inside):
+            raise ToolError(f"{path} is a folder, not a file")
+        if any(c.exists() for c in inside):  # a FIFO, socket or device: never opened
+            raise ToolError(f"{path} is not a regular file; codeask does not read it")
         raise ToolError(f"{path}: no such file in the workspace")
 
     def read_lines(self, rel: str, abs_path: str) -> list[str]:
