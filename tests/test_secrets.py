@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from codeask.query.explain import explain, make_span
+import pytest
+
+from codeask.query.explain import NotExplainable, explain, make_span
 from codeask.workspace import Workspace
 
 SECRET_VALUE = "s3cr3t-vault-value-7f1c"
@@ -53,7 +55,7 @@ def test_eval_export_drops_secret_contexts(sample_workspace, fake_llm, tmp_path)
     assert all(SECRET_VALUE not in c for c in rows[0]["contexts"])
 
 
-def test_explain_withholds_secret_ignored_and_outside_files(sample_workspace, fake_llm, tmp_path):
+def test_explain_withholds_ignored_files_and_refuses_secret_files(sample_workspace, fake_llm, tmp_path):
     (sample_workspace / ".gitignore").write_text("generated/\n", encoding="utf-8")
     (sample_workspace / "generated").mkdir()
     ignored = sample_workspace / "generated/build_info.py"
@@ -66,9 +68,11 @@ def test_explain_withholds_secret_ignored_and_outside_files(sample_workspace, fa
     creds.write_text("[default]\naws_secret_access_key = aws-secret-value\n", encoding="utf-8")
     ws = Workspace([sample_workspace], editor=_llm(fake_llm))
     ws.index(embed=False)
-    for path in (ignored, env_file, creds):
-        result = explain(ws, make_span(ws, str(path), 1, 1))
-        assert "Not sent to the LLM" in result.markdown
+    result = explain(ws, make_span(ws, str(ignored), 1, 1))  # read here, never sent
+    assert "Not sent to the LLM: an ignored file" in result.markdown
+    for path in (env_file, creds):  # a secret file, in the workspace or outside it, is not even read
+        with pytest.raises(NotExplainable, match="is a secret file"):
+            make_span(ws, str(path), 1, 1)
     assert fake_llm.requests == []
     # An ordinary file is explained with the LLM, and its selection is in the prompt.
     result = explain(ws, make_span(ws, str(sample_workspace / "src/shop/pricing.py"), 6, 9))

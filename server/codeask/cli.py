@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="explain lines of a file, grounded in related code of the workspace")
     p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument(
-        "target", metavar="FILE[:START[-END]]", help="the file (relative to the folder or absolute) and 1-based lines"
+        "target",
+        metavar="FILE[:START[-END]]",
+        help="the file (absolute, or relative to the folder, else to the current folder) and 1-based lines",
     )
     p.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: the related code only")

@@ -204,15 +204,33 @@ def _cmd_ask(args) -> int:
     return status
 
 
-def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
-    """``FILE[:START[-END]]`` -> (absolute file, start, end): the whole file without a range, a range
-    running past the last line cut there; the file is read once, here.
+def _explain_file(root: Path, file: str) -> tuple[Path, bool]:
+    """``FILE`` as the user typed it -> (absolute path, whether it exists): an absolute ``FILE`` as
+    is; a relative one against the workspace folder ``root`` first, then against the current
+    folder (a path tab-completed in a subfolder); the folder's path when it is in neither."""
+    if Path(file).is_absolute():
+        path = Path(os.path.abspath(file))
+        return path, os.path.lexists(path)
+    for base in (Path(root), Path.cwd()):
+        path = Path(os.path.abspath(base / file))
+        if os.path.lexists(path):
+            return path, True
+    return Path(os.path.abspath(Path(root) / file)), False
+
+
+def _explain_target(ws, root: Path, target: str) -> tuple[Path, int, int, str]:
+    """``FILE[:START[-END]]`` -> (absolute file, start, end, its text): the whole file without a
+    range, a range running past the last line cut there. ``FILE`` is found by :func:`_explain_file`
+    and read once, here, by :func:`~codeask.query.span.explain_source` (the indexer's rules).
 
     Raises:
         UsageError: bad line numbers (not ``START-END``, 1-based, ``START <= END``, or starting past
             the file's last line), exit code 2.
-        CLIError: the file does not exist.
+        CLIError: the file does not exist, or codeask does not read it (a folder, a secret, binary,
+            too large or minified file, a link out of the folder), exit code 1.
     """
+    from codeask.query.span import NotExplainable, explain_source
+
     if not target.strip():
         raise UsageError("explain", "the file to explain is empty: use FILE or FILE:START-END")
     file, start, end = target, 1, None
@@ -224,32 +242,42 @@ def _explain_target(root: Path, target: str) -> tuple[Path, int, int]:
         start, end = int(first), int(last or first)
         if start < 1 or end < start:
             raise UsageError("explain", f"bad line range {lines!r}: use START-END, 1-based, START <= END")
-    path = Path(file) if Path(file).is_absolute() else Path(root) / file
-    if not path.is_file():
-        whole = Path(head) if Path(head).is_absolute() else Path(root) / head
-        if sep and head and whole.is_file():  # FILE:something that is not a line range
+    path, found = _explain_file(root, file)
+    if not found:
+        if sep and head and _explain_file(root, head)[1]:  # FILE:something that is not a line range
             raise UsageError("explain", f"bad line range {lines!r}: use FILE:START-END, 1-based")
-        raise CLIError(f"{path} is a folder, not a file" if path.is_dir() else f"file not found: {path}")
-    count = len(split_lines(path.read_text(encoding="utf-8", errors="replace")))  # codeask's line model
+        where = f"{root}" if Path(file).is_absolute() else f"{root} or the current folder {Path.cwd()}"
+        raise CLIError(f"file not found: {file}" + ("" if Path(file).is_absolute() else f" (in {where})"))
+    try:
+        text = explain_source(ws, str(path))
+    except NotExplainable as exc:
+        raise CLIError(str(exc)) from None
+    count = len(split_lines(text))  # codeask's line model
     if end is None:  # the whole file
-        return path, start, max(start, count)
+        return path, start, max(start, count), text
     if start > count:
         raise UsageError("explain", f"line {start} is past the end of {file} ({count:,} lines)")
-    return path, start, min(end, count)
+    return path, start, min(end, count), text
 
 
 def _cmd_explain(args) -> int:
     from codeask.index.engine import IndexLocked
-    from codeask.query.explain import explain, make_span
+    from codeask.query.explain import NotExplainable, explain, make_span
 
     ws = _workspace([args.path])
     index = next(iter(ws.indexes.values()))
-    path, start, end = _explain_target(index.root, args.target)
+    path, start, end, text = _explain_target(ws, index.root, args.target)
+    if ws.root_for(str(path)) is None:
+        print(f"codeask: note: {path} is outside the workspace folder {index.root}", file=sys.stderr)
     try:
         index.sync(wait=False)
     except IndexLocked as exc:
         print(f"codeask: note: {exc}; explaining from the index as it is", file=sys.stderr)
-    result = explain(ws, make_span(ws, str(path), start, end), brief=args.brief, no_llm=args.no_llm)
+    try:
+        span = make_span(ws, str(path), start, end, text=text)
+    except NotExplainable as exc:  # blank lines
+        raise CLIError(str(exc)) from None
+    result = explain(ws, span, brief=args.brief, no_llm=args.no_llm)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     else:

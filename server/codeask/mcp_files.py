@@ -20,6 +20,7 @@ from urllib.parse import quote
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 
 from codeask.lines import split_lines
+from codeask.query.span import NotExplainable, explain_source
 from codeask.workspace import Workspace
 
 __all__ = ["AgentFiles"]
@@ -77,9 +78,13 @@ class AgentFiles:
             if reason is not None:
                 raise ToolError(f"{path} is {_NEVER_READ.get(reason, reason)}; codeask never reads it")
             return str(index.root), rel, str(candidate)
-        inside = any((index := self.ws.root_for(c)) is not None and str(index.root) in roots for c in candidates)
+        inside = [c for c in candidates if (index := self.ws.root_for(c)) is not None and str(index.root) in roots]
         if not inside:
             raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
+        if any(c.is_dir() for c in inside):
+            raise ToolError(f"{path} is a folder, not a file")
+        if any(c.exists() for c in inside):  # a FIFO, socket or device: never opened
+            raise ToolError(f"{path} is not a regular file; codeask does not read it")
         raise ToolError(f"{path}: no such file in the workspace")
 
     def read_lines(self, rel: str, abs_path: str) -> list[str]:
@@ -99,13 +104,17 @@ class AgentFiles:
         at the file's last line.
 
         Raises:
-            ToolError: the path is not readable (see :meth:`resolve`), the lines are not
-                ``1 <= start_line <= end_line``, or ``start_line`` is past the end of the file.
+            ToolError: the path is not readable (see :meth:`resolve`), explain does not read it
+                (:func:`~codeask.query.span.explain_source`: binary, too large, minified), the lines
+                are not ``1 <= start_line <= end_line``, or ``start_line`` is past the end of the file.
         """
         _root, rel, abs_path = self.resolve(path)
         if start_line < 1 or end_line < start_line:
             raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
-        n_lines = len(self.read_lines(rel, abs_path))
+        try:  # explain's own rules: binary, too large or minified files are not explained
+            n_lines = len(split_lines(explain_source(self.ws, abs_path)))
+        except NotExplainable as exc:
+            raise ToolError(f"cannot explain: {exc}") from None
         if start_line > n_lines:
             raise ToolError(f"{rel} has {n_lines} lines; start_line {start_line} is past the end")
         return rel, abs_path, start_line, min(end_line, n_lines)

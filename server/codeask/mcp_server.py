@@ -55,7 +55,7 @@ from codeask.mcp_results import (
     source_lines,
     tool_result,
 )
-from codeask.query.explain import explain, make_span
+from codeask.query.explain import NotExplainable, explain, make_span
 from codeask.workspace import Workspace
 
 __all__ = ["CodeaskMCP", "make_server", "run", "SearchResult", "AskResult", "ExplainResult", "IndexStatus"]
@@ -245,7 +245,10 @@ class CodeaskMCP:
         """
         rel, abs_path, start_line, end_line = self.files.selection(path, start_line, end_line)
         self._wait_searchable()
-        span = make_span(self.ws, abs_path, start_line, end_line)
+        try:
+            span = make_span(self.ws, abs_path, start_line, end_line)
+        except NotExplainable as exc:  # changed since the check: binary now, or blank lines
+            raise ToolError(f"cannot explain: {exc}") from None
         result = explain(self.ws, span).to_json()
         return ExplainResult(
             path=rel,

@@ -69,7 +69,9 @@ __all__ = [
     "Ignorer",
     "walk",
     "entry_for",
+    "file_entry",
     "read_text",
+    "content_reason",
     "PROJECT_MARKERS",
     "NEVER_WALKED",
     "is_secret",
@@ -297,7 +299,6 @@ def entry_for(root: Path, rel: str, settings: IndexSettings, ignorer: Ignorer) -
         ``"symlink_loop"``, ``"vanished"`` (gone, or a folder), ``"permission_denied"``,
         ``"unreadable"`` (not a regular file, or a name that is not UTF-8). Never raises.
     """
-    settings = _index_settings(settings)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
@@ -305,6 +306,24 @@ def entry_for(root: Path, rel: str, settings: IndexSettings, ignorer: Ignorer) -
     reason = ignorer.reason(rel)
     if reason is not None:
         return reason
+    return file_entry(root, rel, settings)
+
+
+def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry | str:
+    """:func:`entry_for` without the name rules (ignore files, secret and exclude patterns): the
+    rules on links and kinds of file alone, for a path whose name was judged apart (explain).
+
+    Returns:
+        the file's :class:`FileEntry`, or ``"excluded"`` (a link with ``follow_symlinks`` off),
+        ``"outside_root"``, ``"symlink_loop"``, ``"vanished"`` (gone, or a folder),
+        ``"permission_denied"``, ``"unreadable"`` (not a regular file, a name that is not UTF-8).
+        Never raises.
+    """
+    settings = _index_settings(settings)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "unreadable"
     root_abs = os.path.abspath(os.fspath(root))
     abs_path = os.path.join(root_abs, *rel.split("/"))
     try:
@@ -339,6 +358,27 @@ def _minified(text: str, max_line_length: int) -> bool:
     return long_chars * 2 > len(text)
 
 
+def _bytes_reason(data: bytes, limit: int) -> str | None:
+    """``"too_large"`` (over ``limit`` bytes), ``"binary"`` (NUL in the first 8 KiB) or ``None``."""
+    if len(data) > limit:
+        return "too_large"
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return "binary"
+    return None
+
+
+def content_reason(text: str, settings: IndexSettings) -> str | None:
+    """Why :func:`read_text` would skip a file holding ``text`` (an editor's buffer, not read from
+    disk): ``"too_large"`` (its UTF-8 encoding is over ``max_file_bytes`` bytes), ``"binary"`` (a
+    NUL in its first 8 KiB), ``"minified"`` (as :func:`read_text`), or ``None``. Never raises."""
+    settings = _index_settings(settings)
+    data = text.encode("utf-8", "surrogatepass")
+    reason = _bytes_reason(data, settings.max_file_bytes)
+    if reason is None and _minified(text, settings.max_line_length):
+        reason = "minified"
+    return reason
+
+
 def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     """Read and decode one file for indexing.
 
@@ -366,10 +406,9 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     except OSError as exc:
         reason = _oserror_reason(exc)
         return "unreadable" if reason == "symlink_loop" else reason
-    if len(data) > limit:
-        return "too_large"
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        return "binary"
+    skip = _bytes_reason(data, limit)
+    if skip is not None:
+        return skip
     content_hash = hashlib.sha256(data).hexdigest()
     body = data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
     try:

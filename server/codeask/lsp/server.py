@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from codeask.imports import start_preload
 from codeask.index.watch import is_relevant
@@ -45,7 +46,7 @@ from codeask.lsp.session import STOP_SECONDS, CodeaskServer
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane
 from codeask.projects import project_root_of
-from codeask.query.explain import explain, make_span, symbol_span
+from codeask.query.explain import NotExplainable, explain, explain_source, make_span, symbol_span
 from codeask.query.pipeline import Cancelled
 from codeask.workspace import Workspace
 
@@ -247,7 +248,12 @@ def make_server() -> CodeaskServer:
             span = make_span(ls.ws, path, start, end, text=text)
             return explain(ls.ws, span, cancelled=cancelled, progress=progress, cache=ls.cache)
 
-        result = await ls.run_request("codeask: explaining", run)
+        try:
+            explain_source(ls.ws, path, text=text)  # a file codeask never reads: refused before any wait
+            result = await ls.run_request("codeask: explaining", run)
+        except NotExplainable as exc:  # secret, binary, minified, a link out of its folder, blank lines
+            ls.show(f"codeask: cannot explain: {exc}", lsp.MessageType.Warning)
+            raise JsonRpcInvalidParams(f"cannot explain: {exc}") from None
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
         out = result.to_json()
@@ -267,12 +273,10 @@ def make_server() -> CodeaskServer:
         if path is None or not ls.scheduler.keyword_ready():
             return None  # a hover never starts indexing
         text = ls.buffer_text(uri)
-        shown = text
-        if shown is None:
-            try:
-                shown = Path(path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return None
+        try:  # the indexer's rules: a file codeask never reads gets no hover
+            shown = explain_source(ls.ws, path, text=text)
+        except NotExplainable:
+            return None
         word = word_at(shown, pos.line, pos.character, ls.position_encoding())
         if not _WORD.match(word or ""):
             return None
@@ -291,7 +295,10 @@ def make_server() -> CodeaskServer:
         def run(cancelled, progress):
             if cancelled():
                 return None
-            span = symbol_span(ls.ws, path, pos.line + 1, word, text=text)
+            try:
+                span = symbol_span(ls.ws, path, pos.line + 1, word, text=text)
+            except NotExplainable:  # changed on disk since the check above
+                return None
             if span is None or cancelled():
                 return None
             return explain(ls.ws, span, brief=True, llm=llm, no_llm=llm is None, cancelled=cancelled, cache=ls.cache)
@@ -351,7 +358,7 @@ def guard(fn, *, command: bool = False):
                     log.info("%s cancelled: the server is stopping", name)
                     return None
                 raise
-            except Cancelled:
+            except (Cancelled, JsonRpcException):  # a deliberate error response, reported by the handler
                 raise
             except Exception as exc:
                 log.exception("%s failed", name)

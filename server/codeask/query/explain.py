@@ -25,7 +25,15 @@ from codeask.query.assemble import any_vectors, search_targets
 from codeask.query.custom import load_step
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.result import Source, Withheld, source_list
-from codeask.query.span import Span, enclosing_chunk, make_span, symbol_span, withheld_reason
+from codeask.query.span import (
+    NotExplainable,
+    Span,
+    enclosing_chunk,
+    explain_source,
+    make_span,
+    symbol_span,
+    withheld_reason,
+)
 from codeask.query.steps.embed import EmbedQuery
 from codeask.query.steps.explain_answer import ExplainAnswer, ExplainCache, RelatedList
 from codeask.query.steps.related import RelatedRetrieve, identifiers
@@ -34,6 +42,8 @@ from codeask.query.templates import Templates
 __all__ = [
     "Explanation",
     "Span",
+    "NotExplainable",
+    "explain_source",
     "explain",
     "explain_pipeline",
     "make_span",

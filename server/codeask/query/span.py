@@ -3,24 +3,39 @@
 A selection becomes a span with :func:`make_span`; a hover becomes the definition of the symbol under
 the cursor with :func:`symbol_span` (found with tree-sitter in the file, else through the index, else
 the definition around the cursor; :func:`enclosing_chunk` is the last resort).
-:func:`withheld_reason` says when a span must not reach an LLM.
+
+What may be explained at all is decided once, by the indexer's own rules (:func:`explain_source`,
+raising :class:`NotExplainable`): a secret file, a link out of its workspace folder, a binary,
+too large or minified file is never read; nor are blank lines explained. What is read but must not
+reach an LLM (an ignored or excluded file, a file outside every workspace folder) is
+:func:`withheld_reason`'s; credentials inside the text are the content scan's
+(:mod:`codeask.query.secrets`, through :func:`codeask.query.answer.safe_documents`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from codeask.index.chunk import chunk_file, language_for
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.index.walk import is_secret
+from codeask.index.walk import content_reason, file_entry, is_secret, read_text
 from codeask.lines import split_lines
 from codeask.query.steps.related import COMMON_NAMES
 from codeask.query.steps.retrieve import HybridRetrieve
 
-__all__ = ["Span", "make_span", "symbol_span", "enclosing_chunk", "withheld_reason"]
+__all__ = [
+    "Span",
+    "NotExplainable",
+    "explain_source",
+    "make_span",
+    "symbol_span",
+    "enclosing_chunk",
+    "withheld_reason",
+]
 
 
 @dataclass
@@ -66,10 +81,97 @@ class Span:
         }
 
 
-def _read(abs_path: str) -> str | None:
+class NotExplainable(ValueError):
+    """A file or lines explain refuses: ``str(exc)`` says why in one line (it names the file as a
+    user reads it), ``reason`` is the indexer's skip reason (:data:`codeask.index.walk.SKIP_REASONS`),
+    ``"folder"`` or ``"blank"``."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _refusal(reason: str, name: str, workspace) -> str:
+    s = workspace.settings.index
+    return {
+        "secret": f"{name} is a secret file (index.secret_patterns); codeask never reads it",
+        "binary": f"{name} is a binary file (a NUL byte in its first 8 KiB); codeask explains text files",
+        "too_large": f"{name} is larger than index.max_file_bytes ({s.max_file_bytes:,} bytes); codeask does not read it",
+        "minified": (
+            f"{name} looks minified (lines longer than index.max_line_length, {s.max_line_length:,} characters, "
+            "hold most of it); codeask does not explain it"
+        ),
+        "outside_root": f"{name} is a link to a file outside its workspace folder; codeask does not read it",
+        "excluded": f"{name} is reached through a symlink and index.follow_symlinks is off; codeask does not read it",
+        "symlink_loop": f"{name} is a symlink loop",
+        "vanished": f"file not found: {name}",
+        "permission_denied": f"{name}: permission denied",
+        "folder": f"{name} is a folder, not a file",
+    }.get(reason, f"{name} is not a regular file; codeask does not read it")
+
+
+def explain_source(workspace, abs_path: str, *, text: str | None = None) -> str:
+    """The text explain reads for ``abs_path``: ``text`` (an editor's buffer) or the file on disk,
+    decoded as the indexer decodes it (:func:`codeask.index.walk.read_text`: UTF-8, a BOM stripped,
+    undecodable bytes as U+FFFD), after the indexer's rules:
+
+    * inside a workspace folder, the rules on links and kinds of file
+      (:func:`codeask.index.walk.file_entry`: a link whose target leaves the folder, a loop, a FIFO
+      or device) and the secret-file patterns (:meth:`Ignorer.reason <codeask.index.walk.Ignorer.reason>`);
+      outside every folder, the secret patterns matched against the whole absolute path
+      (``~/.aws/credentials``) and the regular-file test;
+    * then the content rules (binary, too large, minified: :func:`~codeask.index.walk.read_text`,
+      or :func:`~codeask.index.walk.content_reason` for ``text``).
+
+    Ignored and excluded files, and files outside every folder, are read: what is read of them is
+    withheld from the LLM by :func:`withheld_reason`. With ``text``, a file missing on disk (an
+    unsaved or deleted document) is explained from ``text``.
+
+    Raises:
+        NotExplainable: why the file is not read, in one line.
+    """
+    abs_path = os.path.abspath(abs_path)
+    settings = workspace.settings.index
+    index = workspace.root_for(abs_path)
+    rel = (index.relative(abs_path) or "") if index is not None else ""
+    name = rel or abs_path
+    if os.path.isdir(abs_path):
+        raise NotExplainable(_refusal("folder", name, workspace), "folder")
+    if index is not None and rel:
+        entry = file_entry(index.root, rel, settings)
+        reason = entry if isinstance(entry, str) else None
+        if reason == "vanished" and text is not None:
+            reason = None
+        if reason is None and index.ignorer.reason(rel) == "secret":
+            reason = "secret"
+    elif is_secret(Path(abs_path).as_posix().lstrip("/"), settings):
+        reason = "secret"
+    else:
+        try:
+            reason = None if stat.S_ISREG(os.stat(abs_path).st_mode) else "unreadable"
+        except FileNotFoundError:
+            reason = None if text is not None else "vanished"
+        except OSError as exc:
+            reason = "permission_denied" if isinstance(exc, PermissionError) else "unreadable"
+    if reason is None:
+        if text is not None:
+            reason = content_reason(text, settings)
+        else:
+            got = read_text(abs_path, settings)
+            if not isinstance(got, str):
+                return got.text
+            reason = got
+    if reason is not None:
+        raise NotExplainable(_refusal(reason, name, workspace), reason)
+    assert text is not None
+    return text
+
+
+def _disk_text(workspace, abs_path: str) -> str | None:
+    """The file's text as :func:`explain_source` reads it, or ``None`` when it is not read."""
     try:
-        return Path(abs_path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return explain_source(workspace, abs_path)
+    except NotExplainable:
         return None
 
 
@@ -94,11 +196,15 @@ def make_span(
     """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
     from ``text`` (an editor buffer) or the file on disk. Its symbol is ``symbol`` when given (the
     span is then that definition), else the innermost definition holding the whole span (tree-sitter),
-    else the symbol of the indexed chunk holding it."""
+    else the symbol of the indexed chunk holding it.
+
+    Raises:
+        NotExplainable: the file is not read (:func:`explain_source`), or the lines are blank.
+    """
     abs_path = os.path.abspath(abs_path)  # as the editor named it (a symlinked root stays the link)
+    source = explain_source(workspace, abs_path, text=text)
     index = workspace.root_for(abs_path)
     rel = (index.relative(abs_path) or "") if index is not None else ""
-    source = text if text is not None else (_read(abs_path) or "")
     if end_line < start_line:
         start_line, end_line = end_line, start_line
     span = Span(
@@ -113,6 +219,11 @@ def make_span(
         symbol=symbol,
         definition=bool(symbol),
     )
+    if not span.text.strip():
+        what = f"{span.label} holds only blank lines"
+        if not source.strip():
+            what = f"{span.display_path} is empty" if not source else f"{span.display_path} holds only blank lines"
+        raise NotExplainable(f"nothing to explain: {what}", "blank")
     if index is not None:
         inside = [r for r in _rows(index, rel) if r["start_line"] <= end_line and r["end_line"] >= start_line]
         span.own_ids = {r["id"] for r in inside}
@@ -134,12 +245,15 @@ def make_span(
 
 def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = None) -> Span | None:
     """The chunk containing 1-based ``line``: the indexed chunk when the file on disk is what the
-    editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text."""
+    editor shows, else (an unsaved buffer, or a file not indexed yet) a chunk of the buffer text;
+    ``None`` when no chunk holds the line.
+
+    Raises:
+        NotExplainable: the file is not read (:func:`explain_source`).
+    """
     abs_path = os.path.abspath(abs_path)
-    disk = _read(abs_path)
-    source = text if text is not None else disk
-    if source is None:
-        return None
+    source = explain_source(workspace, abs_path, text=text)
+    disk = source if text is None else _disk_text(workspace, abs_path)
     index = workspace.root_for(abs_path)
     if index is not None and (text is None or text == disk):
         for row in _rows(index, index.relative(abs_path) or ""):
@@ -174,7 +288,7 @@ def _indexed_definition(workspace, name: str) -> Span | None:
     for _, _, root, hit in sorted(found, key=lambda t: (t[0], t[1])):
         abs_path = str(Path(root) / hit.path)
         if abs_path not in parsed:
-            parsed[abs_path] = definitions(_read(abs_path) or "", language_for(abs_path))
+            parsed[abs_path] = definitions(_disk_text(workspace, abs_path) or "", language_for(abs_path))
         for d in reversed(parsed[abs_path]):  # innermost first
             if d.name == name and d.start_line <= hit.end_line and d.end_line >= hit.start_line:
                 return _definition_span(workspace, abs_path, d, None)
@@ -192,12 +306,14 @@ def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | N
     4. the innermost definition around the cursor (a local variable: the function it lives in);
     5. the chunk around the cursor (:func:`enclosing_chunk`).
 
-    Definitions are found with tree-sitter (:func:`codeask.index.chunking.symbols.definitions`).
+    Definitions are found with tree-sitter (:func:`codeask.index.chunking.symbols.definitions`);
+    ``None`` when nothing holds the line.
+
+    Raises:
+        NotExplainable: the file is not read (:func:`explain_source`).
     """
     abs_path = os.path.abspath(abs_path)
-    source = text if text is not None else _read(abs_path)
-    if source is None:
-        return None
+    source = explain_source(workspace, abs_path, text=text)
     defs = definitions(source, language_for(abs_path))
     on_name = [d for d in defs if d.name_line == line and d.name == word]
     if on_name:
