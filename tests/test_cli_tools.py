@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import filelock
+import pytest
 
 from tests.test_cli import codeask
 
@@ -106,6 +112,50 @@ def test_doctor_prints_a_fix_for_each_problem(sample_workspace, tmp_path):
     proc = codeask("doctor", "--json", env={"CODEASK_LLM": "anthropic"}, check=False)
     llm = _checks(proc)["llm"]
     assert proc.returncode == 1 and llm["status"] == "fail" and "ANTHROPIC_API_KEY" in llm["fix"]
+
+
+def _run_with_terminal_stderr(*args: str) -> tuple[int, str, str]:
+    """Run ``python -m codeask ARGS`` with stderr on a pseudo-terminal and stdout on a pipe;
+    returns (exit code, stdout, everything written to the terminal)."""
+    leader, follower = os.openpty()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TERM": "xterm", "COLUMNS": "120", "LINES": "40"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codeask", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    terminal = bytearray()
+    deadline = time.monotonic() + 900  # a hang guard, not a speed check
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([leader], [], [], 1.0)[0]:
+                continue
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the command closed the terminal (it ended)
+                break
+            if not chunk:
+                break
+            terminal += chunk
+    finally:
+        os.close(leader)
+    out, _ = proc.communicate(timeout=900)
+    return proc.returncode, out.decode(), terminal.decode(errors="replace")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_json_on_stdout_and_progress_bars_on_a_terminal_stderr(sample_workspace):
+    """``index --json``: stdout holds only the JSON object, and a terminal on stderr shows the
+    progress bars as without ``--json`` (no plain lines there: those are for logs)."""
+    code, out, terminal = _run_with_terminal_stderr("index", str(sample_workspace), "--json")
+    assert code == 0, terminal
+    stats = json.loads(out)  # the one object, nothing else
+    assert out.strip().count("\n") == 0 and stats["chunks_embedded"] > 0
+    assert "indexing files" in terminal and "embedding chunks" in terminal, terminal
+    assert "codeask progress:" not in terminal
 
 
 def test_progress_lines_without_a_terminal_and_startup_seconds(sample_workspace):

@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     from codeask.eval.cli import add_eval_parser
     from codeask.publish import add_publish_parser
 
-    add_eval_parser(sub, progress=IndexProgress)
+    add_eval_parser(sub, progress=IndexProgress.for_command)
     add_publish_parser(sub)
     return parser
 

@@ -60,7 +60,7 @@ def _cmd_index(args) -> int:
         _ = index.store  # open the tables (imports LanceDB): start-up, not indexing
     startup = startup_seconds()
     try:
-        with IndexProgress(not args.json) as progress:
+        with IndexProgress.for_command(args.json) as progress:
             stats = ws.index(progress=progress, embed=not args.no_embed, wait=not args.no_wait)
     except IndexLocked as exc:
         raise CLIError(f"{exc}; try again when it is done") from exc
@@ -141,7 +141,7 @@ def _cmd_ask(args) -> int:
         )
     elif not args.no_update:
         try:
-            with IndexProgress(not args.json) as progress:
+            with IndexProgress.for_command(args.json) as progress:
                 index.sync(progress=progress, wait=False)
         except IndexLocked as exc:
             console.print(f"[yellow]note:[/] {exc}; answering from the index as it is", highlight=False)
@@ -319,7 +319,7 @@ def _cmd_watch(args) -> int:
 
     ws = _workspace(args.path, background_indexing=True)  # it answers asks while it re-indexes changes
     console = stderr_console()
-    with IndexProgress(not args.json) as progress:
+    with IndexProgress.for_command(args.json) as progress:
         ws.index(progress=progress)
     asks = None
     if len(ws.indexes) == 1:

@@ -87,6 +87,12 @@ class IndexProgress:
     output panel): plain lines, one when a phase with work starts, then at most one every
     ``interval`` seconds (``$CODEASK_PROGRESS_SECONDS``, default 10), and one when it ends, e.g.
     ``codeask progress: embedding chunks: 512/3,000 (17%), 41.2 chunks/s, ETA 60 s``.
+
+    Args:
+        enabled: ``False`` shows nothing.
+        interval: seconds between plain lines (default ``$CODEASK_PROGRESS_SECONDS`` or 10).
+        terminal_only: show the bars on a terminal but no plain lines elsewhere (``--json``: see
+            :meth:`for_command`).
     """
 
     _UNITS: ClassVar[dict[str, tuple[str, str]]] = {
@@ -94,9 +100,9 @@ class IndexProgress:
         "embed": ("embedding chunks", "chunks"),
     }
 
-    def __init__(self, enabled: bool, *, interval: float | None = None):
-        self.enabled = enabled
+    def __init__(self, enabled: bool, *, interval: float | None = None, terminal_only: bool = False):
         self.tty = sys.stderr.isatty()
+        self.enabled = enabled and (self.tty or not terminal_only)
         if interval is None:
             try:
                 interval = float(os.environ.get("CODEASK_PROGRESS_SECONDS", "10"))
@@ -109,6 +115,13 @@ class IndexProgress:
         self._last_line: dict[str, float] = {}
         self._finished: set[str] = set()
         self._previous = time.monotonic()
+
+    @classmethod
+    def for_command(cls, json_output: bool) -> IndexProgress:
+        """A command's indexing progress on stderr: rich bars when stderr is a terminal, with or without
+        ``--json`` (stdout keeps only the answer or the one JSON object); otherwise plain lines, and
+        none with ``--json`` (a program reading the JSON usually captures stderr too)."""
+        return cls(True, terminal_only=json_output)
 
     def __enter__(self):
         if self.enabled and self.tty:

@@ -34,7 +34,7 @@ from typing import Any
 
 from codeask.console import folder_arg, positive_int
 
-#: ``progress(enabled)`` -> context manager yielding a ``Progress`` callback (:class:`codeask.console.IndexProgress`).
+#: ``progress(json_output)`` -> context manager yielding a ``Progress`` callback (:meth:`codeask.console.IndexProgress.for_command`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
 
 __all__ = ["add_eval_parser", "run_eval", "NO_LLM_TOP_K"]
@@ -109,8 +109,8 @@ def _mean(values: list[float | None]) -> float | None:
 def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     """Run ``codeask eval`` for parsed ``args``; returns the summary (plus ``exit_code``).
 
-    ``progress(enabled)`` is a context manager yielding the indexing progress callback (e.g.
-    :class:`codeask.console.IndexProgress`), entered with ``enabled = not args.json``; None shows none.
+    ``progress(json_output)`` is a context manager yielding the indexing progress callback (e.g.
+    :meth:`codeask.console.IndexProgress.for_command`), entered with ``args.json``; None shows none.
     """
     from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
@@ -133,7 +133,7 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
             )
         judge_llm = make_llm(dataclasses.replace(resolved, model=args.judge_model), settings.llm)
 
-    with progress(not args.json) if progress is not None else contextlib.nullcontext() as report:
+    with progress(args.json) if progress is not None else contextlib.nullcontext() as report:
         ws.index(progress=report)
 
     llm = None if args.no_llm else ws.llm()
