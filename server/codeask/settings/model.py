@@ -157,6 +157,12 @@ class EmbeddingSettings(_Section):
     commands (``codeask index``, ``ask``, ``explain``, ``eval``, ``publish``) ignore it: their user
     waits for that work, so they embed in-process at their own priority. Measured by
     ``bench/index.py`` (README "Indexing while you search")."""
+    index_idle: bool = True
+    """Linux: background indexing's child (see ``index_nice``, which must be > 0) also runs under
+    the ``SCHED_IDLE`` scheduling policy, so it gets a core only when no normal-priority thread
+    wants it: searches during phase 2 stay as fast as after it. On a machine kept busy by other
+    programs phase 2 then waits for idle time (keyword search answers meanwhile); ``false`` keeps the
+    nice value alone (a smaller, steady share). Ignored elsewhere."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
