@@ -149,26 +149,29 @@ def test_mcp_explain_code_refuses_the_same_files(sample_workspace, tmp_path):
 
 
 async def test_language_server_refuses_the_same_files(sample_workspace, tmp_path, fake_llm):
-    from lsprotocol import types as lsp
+    """Each refusal is one InvalidParams error whose message is the line to show, and no
+    ``window/showMessage`` besides: a client that shows failed requests (VS Code, Neovim) shows it once."""
     from pygls.exceptions import JsonRpcInvalidParams
 
     from tests.test_lsp import cmd, hover, llm_options, open_doc, session, uri, wait_indexed
 
-    _refused_files(sample_workspace, tmp_path)
-    logo, notes = sample_workspace / "assets/logo.py", sample_workspace / "src/shop/notes.py"
+    refused = {target.split(":")[0]: says for target, says in _refused_files(sample_workspace, tmp_path).items()}
+    (sample_workspace / "src/shop/blank.py").write_text("\n\n   \n", encoding="utf-8")
+    refused["src/shop/blank.py"] = "holds only blank lines"
+    notes = sample_workspace / "src/shop/notes.py"
     rng = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
     config = {"codeask": {"hover": {"llm": True}}}
     async with session(sample_workspace, options=llm_options(fake_llm), configuration=config) as client:
         await wait_indexed(client)
-        for path, says in (
-            (logo, "is a binary file"),
-            (notes, "is a link to a file outside its workspace folder"),
-            (sample_workspace / ".env", "is a secret file"),
-        ):
-            with pytest.raises(JsonRpcInvalidParams, match=f"cannot explain: .* {says}"):
-                await cmd(client, "codeask.explain", uri(path), rng)
-        warnings = [m.message for m in client.messages if m.type == lsp.MessageType.Warning]
-        assert any("cannot explain: assets/logo.py is a binary file" in m for m in warnings), warnings
+        for path, says in refused.items():
+            with pytest.raises(JsonRpcInvalidParams, match=f"^cannot explain: .*{path}.* {says}") as err:
+                await cmd(client, "codeask.explain", uri(sample_workspace / path), rng)
+            assert "\n" not in str(err.value) and "Traceback" not in str(err.value), (path, str(err.value))
+        with pytest.raises(JsonRpcInvalidParams, match="^cannot explain: untitled:Untitled-1 is not a file on disk$"):
+            await cmd(client, "codeask.explain", "untitled:Untitled-1", rng)
+        await cmd(client, "codeask.status")  # a round trip: any message sent with a refusal has arrived
+        said = [m.message for m in client.messages if "explain" in m.message]
+        assert said == [], said  # the error is the one message; no showMessage repeats it
         # a hover in the linked file (open in the editor) sends nothing either
         open_doc(client, notes, f"PRIVATE = '{OUTSIDE_VALUE}'\n")
         assert await hover(client, notes, "PRIVATE") is None

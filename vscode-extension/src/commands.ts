@@ -69,6 +69,24 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
+/** JSON-RPC `InvalidParams`: the server refused the input (e.g. a file codeask never explains). */
+export const INVALID_PARAMS = -32602;
+
+/**
+ * True for a request the server refused (`InvalidParams`): its message is the one line to show
+ * (`cannot explain: .env is a secret file`). The server does not also `window/showMessage` it.
+ */
+export function isRefusal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === INVALID_PARAMS;
+}
+
+/** True for a cancelled request (VS Code's `CancellationError`, LSP `RequestCancelled` / `ServerCancelled`). */
+export function isCancellation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  return name === 'Canceled' || code === -32800 || code === -32802;
+}
+
 /** LSP range of an editor selection. */
 export function toLspRange(sel: { start: { line: number; character: number }; end: { line: number; character: number } }): LspRange {
   return {
@@ -93,7 +111,12 @@ export function createCommandHandlers(deps: CommandDeps) {
     await deps.state.update(RECENT_KEY, addRecent(recent(), question));
   }
 
+  /** Shows a failed request once: a refusal as a warning in the server's words, anything else as an error. */
   async function reportError(what: string, error: unknown): Promise<void> {
+    if (isRefusal(error)) {
+      await vs.window.showWarningMessage(`codeask: ${errorMessage(error)}`);
+      return;
+    }
     const actions = deps.showOutput ? ['Show Output'] : [];
     const choice = await vs.window.showErrorMessage(`codeask: ${what} failed: ${errorMessage(error)}`, ...actions);
     if (choice === 'Show Output') deps.showOutput?.();
@@ -217,6 +240,23 @@ export function createCommandHandlers(deps: CommandDeps) {
     deps.showAnswer({ title, markdown: r.markdown, sources: r.sources, locations: r.locations });
   }
 
+  /**
+   * `middleware.executeCommand` for `codeask.explain` run through VS Code (the server's "Explain
+   * selection" code action): shows the result in the answer panel, or reports a failure once (a
+   * refusal as a warning) and resolves undefined, so that VS Code does not show it a second time.
+   */
+  async function runExplainCommand(args: unknown[], next: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
+    let result: unknown;
+    try {
+      result = await next(args);
+    } catch (error) {
+      if (!isCancellation(error)) void reportError('explain', error);
+      return undefined;
+    }
+    showExplanation(args, result);
+    return result;
+  }
+
   async function showStatus(): Promise<ServerStatus | undefined> {
     let status: ServerStatus;
     try {
@@ -309,7 +349,7 @@ export function createCommandHandlers(deps: CommandDeps) {
     return openSource(openRequestFromMessage(msg));
   }
 
-  return { askQuestion, explainSelection, showExplanation, showStatus, reindexWorkspace, setApiKey, openSource, onWebviewMessage, pickQuestion };
+  return { askQuestion, explainSelection, showExplanation, runExplainCommand, showStatus, reindexWorkspace, setApiKey, openSource, onWebviewMessage, pickQuestion };
 }
 
 export type CommandHandlers = ReturnType<typeof createCommandHandlers>;

@@ -213,11 +213,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       middleware: {
         provideHover: selectionHover,
         // The server's "Explain selection" code action runs codeask.explain through VS Code;
-        // show its result in the answer panel (our own calls use sendRequest, not this path).
+        // show its result in the answer panel, or its failure once (our own calls use sendRequest,
+        // not this path).
         executeCommand: async (command, args, next) => {
-          const result = await next(command, args);
-          if (command === 'codeask.explain') handlers.showExplanation(args, result);
-          return result;
+          if (command !== 'codeask.explain') return next(command, args);
+          return handlers.runExplainCommand(args, async (a) => next(command, a));
         },
         handleWorkDoneProgress: (token, params, next) => {
           if (statusBar.progress(token, params as WorkDoneProgress)) void refreshStatus();

@@ -140,6 +140,49 @@ describe('codeask.explainSelection', () => {
     t.handlers.showExplanation(['file:///ws/calc.py', range], null);
     assert.equal(t.answers.length, 1);
   });
+  it('shows a refusal once, as a warning in the server\'s words', async () => {
+    const refusal = Object.assign(new Error('cannot explain: assets/logo.py is a binary file'), { code: -32602 });
+    const t = setup({ activeTextEditor: editor }, () => {
+      throw refusal;
+    });
+    assert.equal(await t.handlers.explainSelection(), undefined);
+    assert.deepEqual(t.calls.warn, ['codeask: cannot explain: assets/logo.py is a binary file']);
+    assert.deepEqual(t.calls.error, []);
+    assert.equal(t.answers.length, 0);
+    const failed = setup({ activeTextEditor: editor }, () => {
+      throw Object.assign(new Error('explain_command failed: boom'), { code: -32603 });
+    });
+    await failed.handlers.explainSelection();
+    assert.deepEqual(failed.calls.warn, []);
+    assert.equal(failed.calls.error.length, 1);
+    assert.match(failed.calls.error[0], /explain failed: explain_command failed: boom/);
+  });
+  it('runs the code action\'s codeask.explain: the result in the panel, a failure shown once and not rethrown', async () => {
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 3 } };
+    const args = ['file:///ws/calc.py', range];
+    const t = setup();
+    const result = { markdown: 'Adds.', sources: [], locations: [] };
+    assert.equal(await t.handlers.runExplainCommand(args, async () => result), result);
+    assert.equal(t.answers[0].title, 'Explain calc.py:1-2');
+    const refusal = { code: -32602, message: 'cannot explain: .env is a secret file' };
+    // resolves (VS Code shows a failed code action command itself: that would be a second message)
+    assert.equal(
+      await t.handlers.runExplainCommand(args, async () => {
+        throw refusal;
+      }),
+      undefined,
+    );
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(t.calls.warn, ['codeask: cannot explain: .env is a secret file']);
+    assert.deepEqual(t.calls.error, []);
+    const cancelled = Object.assign(new Error('Canceled'), { name: 'Canceled' });
+    await t.handlers.runExplainCommand(args, async () => {
+      throw cancelled;
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.calls.warn.length + t.calls.error.length, 1);
+    assert.equal(t.answers.length, 1);
+  });
   it('asks for a selection when there is none', async () => {
     const t = setup({ activeTextEditor: { ...editor, selection: new Selection(new Position(1, 1), new Position(1, 1)) } });
     await t.handlers.explainSelection();

@@ -20,6 +20,7 @@ import {
   Location,
   ProtocolConnection,
   RegistrationRequest,
+  ShowMessageNotification,
   ShowMessageRequest,
   UnregistrationRequest,
   WorkDoneProgress,
@@ -29,6 +30,7 @@ import {
   StreamMessageWriter,
   Trace,
 } from 'vscode-languageserver-protocol/node';
+import { isRefusal } from '../src/commands';
 import { configurationItem, serverEnv, userScopeSettings } from '../src/settings';
 
 const SKIP = process.env.CODEASK_SKIP_PROTOCOL_TEST === '1';
@@ -79,6 +81,8 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
   let init: InitializeResult | undefined;
   const progress: unknown[] = [];
   const trace: string[] = [];
+  /** `window/showMessage` notifications from the server. */
+  const shown: string[] = [];
 
   /** Rejects with the server's stderr when the process dies first. */
   function guarded<T>(what: string, p: Promise<T>): Promise<T> {
@@ -166,6 +170,7 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
     conn.onRequest(RegistrationRequest.type, () => undefined);
     conn.onRequest(UnregistrationRequest.type, () => undefined);
     conn.onRequest(ShowMessageRequest.type, () => null);
+    conn.onNotification(ShowMessageNotification.type, (params) => shown.push(params.message));
     conn.onError(() => undefined);
     conn.listen();
     await conn.trace(Trace.Verbose, { log: (message: unknown, data?: string) => trace.push(`${typeof message === 'string' ? message : JSON.stringify(message)} ${data ?? ''}`) });
@@ -268,6 +273,29 @@ describe('protocol: the real codeask server over stdio', { skip: SKIP ? 'CODEASK
     }
     assert.equal(typeof status.chunks_total, 'number');
     assert.notEqual(status.index_state, 'not-indexed');
+  });
+
+  it('refuses to explain a secret file with one InvalidParams error and no showMessage besides', async () => {
+    writeFileSync(join(workspace, '.env'), 'API_TOKEN=env-token-value-9\n');
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+    assert.ok(connection && init, 'the server did not start (see the first test)');
+    const args = [pathToFileURL(join(workspace, '.env')).href, range];
+    let refusal: unknown;
+    // not through execute(): it rewraps the error, and the code is what the extension reads
+    await connection!.sendRequest(ExecuteCommandRequest.type, { command: 'codeask.explain', arguments: args }).then(
+      () => assert.fail('.env was explained'),
+      (error: unknown) => {
+        refusal = error;
+      },
+    );
+    assert.ok(isRefusal(refusal), `an InvalidParams error: ${JSON.stringify(refusal)}`);
+    assert.match((refusal as Error).message, /^cannot explain: \.env is a secret file[^\n]*$/);
+    await execute('codeask.status', []); // a round trip: a message sent with the refusal has arrived
+    assert.deepEqual(
+      shown.filter((m) => m.includes('explain')),
+      [],
+      'the error is the one message: the extension shows it, so the server must not show it too',
+    );
   });
 
   it('a verbose trace of the whole session holds no API key', () => {

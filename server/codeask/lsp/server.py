@@ -236,10 +236,15 @@ def make_server() -> CodeaskServer:
     @server.command("codeask.explain")
     @command_guard
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
-        """Answer ``workspace/executeCommand`` ``codeask.explain`` (waits for the keyword index too)."""
+        """Answer ``workspace/executeCommand`` ``codeask.explain`` (waits for the keyword index too).
+
+        Input it will not explain (not a file on disk; secret, binary, too large, minified, a link out
+        of its folder, not a regular file, blank lines) is refused with an InvalidParams error whose
+        message is the one line to show (``cannot explain: ...``). The client shows it: no
+        ``window/showMessage`` as well, or every client would show the refusal twice."""
         path = uri_to_path(uri)
         if path is None:
-            raise ValueError(f"codeask.explain: not a file: URI: {uri!r}")
+            raise JsonRpcInvalidParams(f"cannot explain: {uri} is not a file on disk")
         start, end = selection_lines(rng)
         text = ls.buffer_text(uri)
 
@@ -252,7 +257,6 @@ def make_server() -> CodeaskServer:
             explain_source(ls.ws, path, text=text)  # a file codeask never reads: refused before any wait
             result = await ls.run_request("codeask: explaining", run)
         except NotExplainable as exc:  # secret, binary, minified, a link out of its folder, blank lines
-            ls.show(f"codeask: cannot explain: {exc}", lsp.MessageType.Warning)
             raise JsonRpcInvalidParams(f"cannot explain: {exc}") from None
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
