@@ -178,6 +178,50 @@ async def test_streamable_http_transport(sample_workspace):
         proc.wait(30)
 
 
+async def test_files_an_agent_reads_follow_the_indexers_rules(sample_workspace, tmp_path):
+    """``codeask://source`` and ``explain_code`` read a file only as the indexer would: a link out of
+    the root, any link when ``index.follow_symlinks`` is off, a binary file and a secret file are each
+    refused with one line naming the reason; a normal file and a link inside the root still read."""
+    from mcp import MCPError
+
+    private = tmp_path / "elsewhere" / "private_notes.py"
+    private.parent.mkdir()
+    private.write_text("PRIVATE = 'outside-private-value'\n", encoding="utf-8")
+    shop = sample_workspace / "src/shop"
+    (shop / "leak.py").symlink_to(private)
+    (shop / "alias.py").symlink_to(shop / "cart.py")  # inside the root: read while links are followed
+    (sample_workspace / "assets").mkdir()
+    (sample_workspace / "assets/logo.py").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (sample_workspace / ".env").write_text("API_TOKEN=env-token-value-9\n", encoding="utf-8")
+    strict = tmp_path / "strict"  # a second root whose own settings turn links off
+    strict.mkdir()
+    (strict / ".codeask.toml").write_text("[index]\nfollow_symlinks = false\n", encoding="utf-8")
+    (strict / "real.py").write_text("def real():\n    return 1\n", encoding="utf-8")
+    (strict / "alias.py").symlink_to(strict / "real.py")
+    refused = {  # (resource path, explain_code path) -> what the refusal says
+        ("src/shop/leak.py", str(shop / "leak.py")): "src/shop/leak.py is a link to a file outside its workspace folder",
+        ("alias.py?root=1", str(strict / "alias.py")): "alias.py is reached through a symlink and index.follow_symlinks is off",
+        ("assets/logo.py", "assets/logo.py"): "assets/logo.py is a binary file",
+        (".env", ".env"): ".env is a secret file",
+    }
+    cart = (shop / "cart.py").read_text(encoding="utf-8").splitlines()
+    async with Client(server_params(sample_workspace, strict)) as client:
+        for (resource, path), says in refused.items():
+            with pytest.raises(MCPError) as err:
+                await client.read_resource(f"codeask://source/{resource}")
+            message = err.value.message
+            assert says in message and "\n" not in message, (resource, message)
+            assert "outside-private-value" not in message and "env-token" not in message
+            failed = await client.call_tool("explain_code", {"path": path, "start_line": 1, "end_line": 1})
+            assert failed.is_error and says in failed.content[0].text, (path, failed.content)
+        read = await client.read_resource("codeask://source/src/shop/cart.py?start=1&end=3")
+        assert read.contents[0].text == "\n".join(cart[:3])
+        linked = await client.read_resource("codeask://source/src/shop/alias.py?start=1&end=3")
+        assert linked.contents[0].text == "\n".join(cart[:3])
+        own = await client.read_resource("codeask://source/real.py?root=1")
+        assert own.contents[0].text == "def real():\n    return 1"
+
+
 def test_bad_arguments_are_one_line(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "codeask", "mcp", str(tmp_path / "missing")], capture_output=True, text=True, timeout=120
@@ -233,8 +277,8 @@ def test_paths_through_a_symlinked_root(sample_workspace, tmp_path):
     engine = CodeaskMCP([link])
     root = str(link)  # the root as the client named it (citations keep the link path)
     for given in (str(link / "src/shop/cart.py"), str(sample_workspace / "src/shop/cart.py"), "src/shop/cart.py"):
-        assert engine.files.resolve(given)[:2] == (root, "src/shop/cart.py"), given
+        assert engine.files.read(given)[:2] == (root, "src/shop/cart.py"), given
     with pytest.raises(ToolError, match="secret"):
-        engine.files.resolve(str(link / ".env"))
+        engine.files.read(str(link / ".env"))
     with pytest.raises(ToolError, match="outside the workspace"):
-        engine.files.resolve(str(tmp_path))
+        engine.files.read(str(tmp_path))

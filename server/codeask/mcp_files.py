@@ -1,10 +1,12 @@
 """Which workspace files an MCP client (an AI agent) may read, and which of their lines.
 
 An agent names a file by a path relative to a workspace root, or an absolute one inside it.
-:class:`AgentFiles` turns that into an indexable file of a root, or refuses it with a one-line
-:class:`~mcp.server.mcpserver.exceptions.ToolError`, under the indexer's own trust rules: links are
-followed only while they stay inside their root, and files the indexer skips (secrets,
-``.gitignore``d, default excludes: :meth:`codeask.index.walk.Ignorer.reason`) are never read.
+:class:`AgentFiles` turns that into the text of a file of a root, or refuses it with one line
+(a :class:`~mcp.server.mcpserver.exceptions.ToolError`; a ``ResourceNotFoundError`` for the
+``codeask://source`` resource) naming the reason. The decision is the indexer's and explain's own
+(:func:`codeask.query.span.explain_source` over :mod:`codeask.index.walk`'s rules: links, secret,
+binary, too large and minified files), plus the names the indexer never indexes (``.gitignore``d,
+excluded), which explain reads but an agent never gets.
 
 Line numbers are 1-based and inclusive, counted in codeask's one line model
 (:func:`codeask.lines.split_lines`), so the lines a ``codeask://source`` resource returns are the
@@ -17,7 +19,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 
 from codeask.lines import split_lines
 from codeask.query.span import NotExplainable, explain_source
@@ -25,7 +27,9 @@ from codeask.workspace import Workspace
 
 __all__ = ["AgentFiles"]
 
-_NEVER_READ = {"secret": "a secret file", "ignored": "an ignored file", "excluded": "an excluded file"}
+#: Names the indexer skips that explain reads (and withholds): never given to an agent. Secret files are
+#: explain_source's own refusal.
+_NEVER_READ = {"ignored": "ignored (.gitignore / .codeaskignore)", "excluded": "excluded (index.exclude)"}
 
 
 class AgentFiles:
@@ -40,15 +44,20 @@ class AgentFiles:
         self.ws = ws
         self.roots = roots
 
-    def resolve(self, path: str, *, root: int | None = None) -> tuple[str, str, str]:
-        """A path from an agent -> ``(root, rel_path, abs_path)`` of an indexable file.
+    def read(self, path: str, *, root: int | None = None) -> tuple[str, str, str, str]:
+        """A path from an agent -> ``(root, rel_path, abs_path, text)`` of a file codeask reads.
 
         ``path`` is relative to a root (the first root holding it; ``root`` picks one by position)
-        or absolute. Links are followed only when they stay inside their root.
+        or absolute. Whether it is read is decided by the indexer's rules, as explain decides
+        (:func:`~codeask.query.span.explain_source`: links that leave the root or, with
+        ``index.follow_symlinks`` off, any link; FIFOs and devices; secret files; binary, too large
+        or minified files), plus the names the indexer never indexes (``.gitignore``d, excluded:
+        :meth:`Ignorer.reason <codeask.index.walk.Ignorer.reason>`), which an agent never gets.
+        ``text`` is decoded as the indexer decodes it, so its lines are the lines a citation names.
 
         Raises:
-            ToolError: the path is outside every root, missing, not a file, or a file codeask never
-                reads (secret, ignored, excluded).
+            ToolError: the path is outside every root, missing, a folder, or a file codeask does not
+                read, in one line naming the reason.
         """
         path = (path or "").strip()
         if not path:
@@ -60,61 +69,37 @@ class AgentFiles:
             candidates = [Path(os.path.abspath(path))]
         else:
             candidates = [Path(os.path.abspath(Path(r) / path)) for r in roots]
-        for candidate in candidates:
-            index = self.ws.root_for(candidate)
-            if index is None or str(index.root) not in roots:
-                continue
-            if not candidate.is_file():
-                continue
-            real = os.path.realpath(candidate)
-            root_real = os.path.realpath(index.root)
-            if os.path.commonpath([real, root_real]) != root_real:
-                raise ToolError(f"{path} links outside the workspace root; codeask does not read it")
-            try:
-                rel = candidate.relative_to(index.root).as_posix()
-            except ValueError:  # given through a symlinked form of the root
-                rel = Path(real).relative_to(root_real).as_posix()
-            reason = index.ignorer.reason(rel)
-            if reason is not None:
-                raise ToolError(f"{path} is {_NEVER_READ.get(reason, reason)}; codeask never reads it")
-            return str(index.root), rel, str(candidate)
-        inside = [c for c in candidates if (index := self.ws.root_for(c)) is not None and str(index.root) in roots]
+        inside = [
+            (c, index) for c in candidates if (index := self.ws.root_for(c)) is not None and str(index.root) in roots
+        ]
         if not inside:
             raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
-        if any(c.is_dir() for c in inside):
+        # the first root holding the name (a dangling link or a FIFO counts: it is refused below)
+        candidate, index = next(((c, i) for c, i in inside if os.path.lexists(c)), inside[0])
+        rel = index.relative(candidate)
+        if not rel:
             raise ToolError(f"{path} is a folder, not a file")
-        if any(c.exists() for c in inside):  # a FIFO, socket or device: never opened
-            raise ToolError(f"{path} is not a regular file; codeask does not read it")
-        raise ToolError(f"{path}: no such file in the workspace")
-
-    def read_lines(self, rel: str, abs_path: str) -> list[str]:
-        """The lines of a resolved file (UTF-8, undecodable bytes replaced), without line ends.
-
-        Raises:
-            ToolError: the file cannot be read (``"<rel>: cannot read: <why>"``).
-        """
+        reason = index.ignorer.reason(rel)
+        if reason in _NEVER_READ:  # read by explain but withheld from an LLM; never given to an agent
+            raise ToolError(f"{rel} is {_NEVER_READ[reason]}; codeask does not index or return it")
         try:
-            with open(abs_path, encoding="utf-8", errors="replace", newline="") as f:
-                return split_lines(f.read())
-        except OSError as exc:
-            raise ToolError(f"{rel}: cannot read: {exc.strerror or exc}") from None
+            text = explain_source(self.ws, str(candidate))
+        except NotExplainable as exc:
+            raise ToolError(str(exc)) from None
+        return str(index.root), rel, str(candidate), text
 
     def selection(self, path: str, start_line: int, end_line: int) -> tuple[str, str, int, int]:
         """The ``explain_code`` target: ``(rel_path, abs_path, start_line, end_line)``, the end cut
         at the file's last line.
 
         Raises:
-            ToolError: the path is not readable (see :meth:`resolve`), explain does not read it
-                (:func:`~codeask.query.span.explain_source`: binary, too large, minified), the lines
-                are not ``1 <= start_line <= end_line``, or ``start_line`` is past the end of the file.
+            ToolError: the path is not read (see :meth:`read`), the lines are not
+                ``1 <= start_line <= end_line``, or ``start_line`` is past the end of the file.
         """
-        _root, rel, abs_path = self.resolve(path)
+        _root, rel, abs_path, text = self.read(path)
         if start_line < 1 or end_line < start_line:
             raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
-        try:  # explain's own rules: binary, too large or minified files are not explained
-            n_lines = len(split_lines(explain_source(self.ws, abs_path)))
-        except NotExplainable as exc:
-            raise ToolError(f"cannot explain: {exc}") from None
+        n_lines = len(split_lines(text))
         if start_line > n_lines:
             raise ToolError(f"{rel} has {n_lines} lines; start_line {start_line} is past the end")
         return rel, abs_path, start_line, min(end_line, n_lines)
@@ -124,22 +109,19 @@ class AgentFiles:
         inclusive; default the whole file) of a workspace file, joined with ``\\n``.
 
         Raises:
-            ResourceNotFoundError: the file is not a readable workspace file, or bad line numbers.
-            ResourceError: the file cannot be read.
+            ResourceNotFoundError: the file is not read (:meth:`read`'s one line), or bad line numbers.
         """
         try:
             first = int(start) if start else 1
             last = int(end) if end else None
             root_n = int(root) if root else None
-            _, rel, abs_path = self.resolve(path, root=root_n)
         except ValueError:
             raise ResourceNotFoundError(f"codeask://source/{path}: start, end and root must be integers") from None
+        try:
+            _, rel, _abs_path, text = self.read(path, root=root_n)
         except ToolError as exc:
             raise ResourceNotFoundError(str(exc)) from None
-        try:
-            lines = self.read_lines(rel, abs_path)
-        except ToolError as exc:
-            raise ResourceError(str(exc)) from None
+        lines = split_lines(text)
         last = len(lines) if last is None else min(last, len(lines))
         if first < 1 or first > max(1, len(lines)) or last < first - 1:
             raise ResourceNotFoundError(f"{rel}: lines {first}-{last} are not in the file ({len(lines)} lines)")

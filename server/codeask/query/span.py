@@ -26,6 +26,7 @@ from codeask.index.walk import content_reason, file_entry, is_secret, read_text
 from codeask.lines import split_lines
 from codeask.query.steps.related import COMMON_NAMES
 from codeask.query.steps.retrieve import HybridRetrieve
+from codeask.settings import IndexSettings
 
 __all__ = [
     "Span",
@@ -91,11 +92,10 @@ class NotExplainable(ValueError):
         self.reason = reason
 
 
-def _refusal(reason: str, name: str, workspace) -> str:
-    s = workspace.settings.index
+def _refusal(reason: str, name: str, s: IndexSettings) -> str:
     return {
         "secret": f"{name} is a secret file (index.secret_patterns); codeask never reads it",
-        "binary": f"{name} is a binary file (a NUL byte in its first 8 KiB); codeask explains text files",
+        "binary": f"{name} is a binary file (a NUL byte in its first 8 KiB); codeask reads text files only",
         "too_large": f"{name} is larger than index.max_file_bytes ({s.max_file_bytes:,} bytes); codeask does not read it",
         "minified": (
             f"{name} looks minified (lines longer than index.max_line_length, {s.max_line_length:,} characters, "
@@ -131,12 +131,12 @@ def explain_source(workspace, abs_path: str, *, text: str | None = None) -> str:
         NotExplainable: why the file is not read, in one line.
     """
     abs_path = os.path.abspath(abs_path)
-    settings = workspace.settings.index
     index = workspace.root_for(abs_path)
+    settings = (index.settings if index is not None else workspace.settings).index  # as the indexer reads it
     rel = (index.relative(abs_path) or "") if index is not None else ""
     name = rel or abs_path
     if os.path.isdir(abs_path):
-        raise NotExplainable(_refusal("folder", name, workspace), "folder")
+        raise NotExplainable(_refusal("folder", name, settings), "folder")
     if index is not None and rel:
         entry = file_entry(index.root, rel, settings)
         reason = entry if isinstance(entry, str) else None
@@ -162,7 +162,7 @@ def explain_source(workspace, abs_path: str, *, text: str | None = None) -> str:
                 return got.text
             reason = got
     if reason is not None:
-        raise NotExplainable(_refusal(reason, name, workspace), reason)
+        raise NotExplainable(_refusal(reason, name, settings), reason)
     assert text is not None
     return text
 
