@@ -158,6 +158,35 @@ def test_json_on_stdout_and_progress_bars_on_a_terminal_stderr(sample_workspace)
     assert "codeask progress:" not in terminal
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_explain_in_a_cold_folder_shows_the_indexing_progress(sample_workspace, tmp_path):
+    """``explain`` indexes a cold folder first, with the progress of ``ask`` / ``index`` on stderr:
+    bars on a terminal (with or without ``--json``), plain lines on a pipe, none on a pipe with
+    ``--json``; stdout holds only the explanation (or the one JSON object)."""
+    copy = shutil.copytree(sample_workspace, tmp_path / "copy")  # another folder: another, cold, index
+    code, out, terminal = _run_with_terminal_stderr(
+        "explain", str(sample_workspace), "src/shop/cart.py:1-5", "--no-llm", "--json"
+    )
+    assert code == 0, terminal
+    result = json.loads(out)  # the one object, nothing else
+    assert out.strip().count("\n") == 0 and result["markdown"]
+    assert "indexing files" in terminal and "embedding chunks" in terminal, terminal
+    assert "codeask progress:" not in terminal
+
+    proc = codeask("explain", str(copy), "src/shop/cart.py:1-5", "--no-llm")  # stderr is a pipe
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("codeask progress:")]
+    done = r"codeask progress: indexing files: 4/4 \(100%\), [\d.]+ files/s, done in [\d.]+ s"
+    assert any(re.fullmatch(done, line) for line in lines), proc.stderr
+    assert any(line.startswith("codeask progress: embedding chunks:") for line in lines), proc.stderr
+    assert "codeask progress" not in proc.stdout and proc.stdout.strip()
+    # warm: nothing to index, no progress
+    assert "codeask progress:" not in codeask("explain", str(copy), "src/shop/cart.py:1-5", "--no-llm").stderr
+
+    cold = shutil.copytree(sample_workspace, tmp_path / "cold")
+    proc = codeask("explain", str(cold), "src/shop/cart.py:1-5", "--no-llm", "--json")
+    assert json.loads(proc.stdout)["markdown"] and "codeask progress:" not in proc.stderr  # --json on a pipe: no lines
+
+
 def test_progress_lines_without_a_terminal_and_startup_seconds(sample_workspace):
     proc = codeask("index", str(sample_workspace))  # stderr is a pipe here, not a terminal
     lines = [line for line in proc.stderr.splitlines() if line.startswith("codeask progress:")]

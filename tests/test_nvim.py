@@ -85,6 +85,10 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     assert any(n.startswith("codeask: 4 files") for n in result["notes"]), result["notes"]
     assert any(n.startswith("codeask: re-indexed") for n in result["notes"]), result["notes"]
     assert result["hover"] and "pricing.py" in result["hover"]
+    # a refused :CodeaskExplain: the server's InvalidParams error, shown once, as a warning
+    refused = result["explain_error"]
+    assert refused["code"] == -32602 and refused["message"] == "nothing to explain: src/shop/blank.py holds only blank lines", refused
+    assert result["explain_said"] == [{"msg": f"codeask: {refused['message']}", "level": 3}], result["explain_said"]
 
 
 @needs_nvim

@@ -269,8 +269,14 @@ def _cmd_explain(args) -> int:
     path, start, end, text = _explain_target(ws, index.root, args.target)
     if ws.root_for(str(path)) is None:
         print(f"codeask: note: {path} is outside the workspace folder {index.root}", file=sys.stderr)
-    try:
-        index.sync(wait=False)
+    if not "".join(split_lines(text)[start - 1 : end]).strip():
+        try:  # blank lines: refused in one line before any indexing (make_span says so before reading the index)
+            make_span(ws, str(path), start, end, text=text)
+        except NotExplainable as exc:
+            raise CLIError(str(exc)) from None
+    try:  # a cold folder takes minutes: the same progress on stderr as ask and index
+        with IndexProgress.for_command(args.json) as progress:
+            index.sync(progress=progress, wait=False)
     except IndexLocked as exc:
         print(f"codeask: note: {exc}; explaining from the index as it is", file=sys.stderr)
     try:

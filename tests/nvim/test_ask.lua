@@ -79,6 +79,25 @@ local ok, err = pcall(function()
   local r = client:request_sync('textDocument/hover', params, 60000, bufnr)
   out.hover = r and r.result and r.result.contents and r.result.contents.value or vim.NIL
 
+  -- :CodeaskExplain on a blank file: refused, said once (the error, no window/showMessage besides)
+  local said = {}
+  vim.notify = function(msg, level) table.insert(said, { msg = msg, level = level or vim.NIL }) end
+  vim.lsp.handlers['window/showMessage'] = function(_, result)
+    table.insert(said, { msg = 'showMessage: ' .. result.message, level = vim.NIL })
+  end
+  local blank = vim.fs.joinpath(vim.fs.dirname(os.getenv('CODEASK_NVIM_FILE')), 'blank.py')
+  vim.fn.writefile({ '', '', '' }, blank)
+  vim.cmd.edit(blank)
+  assert(vim.wait(30000, function() return #vim.lsp.get_clients({ name = 'codeask', bufnr = 0 }) > 0 end, 50),
+    'codeask did not attach to blank.py')
+  local refused
+  codeask.explain(1, 2, function(e) refused = e or vim.NIL end)
+  assert(vim.wait(60000, function() return refused ~= nil end, 50), 'explain timed out')
+  -- a round trip: a showMessage sent with the refusal has arrived
+  client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 5000)
+  out.explain_error = refused ~= vim.NIL and { code = refused.code, message = refused.message } or vim.NIL
+  out.explain_said = said
+
   local f = assert(io.open(os.getenv('CODEASK_NVIM_OUT'), 'w'))
   f:write(vim.json.encode(out))
   f:close()

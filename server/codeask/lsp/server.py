@@ -240,8 +240,8 @@ def make_server() -> CodeaskServer:
 
         Input it will not explain (not a file on disk; secret, binary, too large, minified, a link out
         of its folder, not a regular file, blank lines) is refused with an InvalidParams error whose
-        message is the one line to show (``cannot explain: ...``). The client shows it: no
-        ``window/showMessage`` as well, or every client would show the refusal twice."""
+        message is the one line to show (``cannot explain: ...``, ``nothing to explain: ...``). The
+        client shows it: no ``window/showMessage`` as well, or every client would show it twice."""
         path = uri_to_path(uri)
         if path is None:
             raise JsonRpcInvalidParams(f"cannot explain: {uri} is not a file on disk")
@@ -257,7 +257,8 @@ def make_server() -> CodeaskServer:
             explain_source(ls.ws, path, text=text)  # a file codeask never reads: refused before any wait
             result = await ls.run_request("codeask: explaining", run)
         except NotExplainable as exc:  # secret, binary, minified, a link out of its folder, blank lines
-            raise JsonRpcInvalidParams(f"cannot explain: {exc}") from None
+            said = str(exc)  # blank lines already say "nothing to explain: ..."
+            raise JsonRpcInvalidParams(said if exc.reason == "blank" else f"cannot explain: {said}") from None
         if result.error:
             ls.show(f"codeask: LLM error: {result.error}")
         out = result.to_json()

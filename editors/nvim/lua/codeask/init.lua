@@ -128,12 +128,17 @@ function M.qf_items(result)
   return items
 end
 
+--- JSON-RPC InvalidParams: the server refused the input (e.g. explain on a secret or binary file);
+--- its message is the one line to show (the server does not also send window/showMessage).
+local INVALID_PARAMS = -32602
+
 local function command(name, args, on_result)
   local c = need_client()
   if not c then return end
   c:request('workspace/executeCommand', { command = name, arguments = args }, function(err, result)
     if err then
-      vim.notify('codeask: ' .. err.message, vim.log.levels.ERROR)
+      local level = err.code == INVALID_PARAMS and vim.log.levels.WARN or vim.log.levels.ERROR
+      vim.notify('codeask: ' .. err.message, level)
     end
     on_result(err, result)
   end)
