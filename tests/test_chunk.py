@@ -21,7 +21,7 @@ def editor_lines(text: str) -> list[str]:
 def assert_covers(chunks: list[Chunk], text: str) -> None:
     """Chunks tile lines 1..N exactly and reproduce them."""
     lines = editor_lines(text)
-    if not lines:
+    if not text.strip():  # empty or whitespace only: no chunk at all
         assert chunks == []
         return
     expected_start = 1
@@ -587,11 +587,17 @@ def test_syntax_error_still_covers(tmp_path):
 
 def test_empty_and_tiny():
     assert chunk_text("e.py", "") == []
-    one = chunk_text("e.py", "\n")
-    assert spans(one) == [(1, 1, "")] and one[0].content == ""
     c = chunk_text("x.py", "x = 1")
     assert spans(c) == [(1, 1, "")] and c[0].content == "x = 1"
-    assert chunk_text("blank.md", "\n\n\n")[0].end_line == 3
+    assert spans(chunk_text("x.py", "\n\nx = 1\n\n")) == [(1, 4, "")]  # blank lines around code stay covered
+
+
+@pytest.mark.parametrize("name", ["e.py", "blank.md", "doc.rst", "notes.txt", "x.js", "Makefile"])
+@pytest.mark.parametrize("text", ["\n", "\n\n\n", "   \n\t\n", "\r\n\r\n", " \x0c\n\u2028\n", "    "])
+def test_whitespace_only_file_has_no_chunks(name, text):
+    """A file holding only whitespace makes no chunk (an empty row search could return), in every language."""
+    assert chunk_text(name, text) == []
+    assert chunk_text(name, text, chunk_lines=1) == []
 
 
 @pytest.mark.parametrize(

@@ -320,3 +320,28 @@ def test_one_commit_per_file_replacement_keeps_unchanged_rows(sample_workspace):
     assert tables(index.store)[0].version == version + 1
     after = {r["id"] for r in index.store.rows_for_path("src/shop/big.py")}
     assert len(before) > 2 and after - before and len(before & after) >= len(before) - 1
+
+
+def test_blank_only_file_is_indexed_with_no_rows_until_it_holds_code(sample_workspace):
+    """A whitespace-only file is recorded like an empty file (indexed, 0 chunks) and writes no row a
+    search could return; an edit that adds code gives it rows, and blanking it again removes them."""
+    blank, empty = sample_workspace / "src/shop/blank.py", sample_workspace / "src/shop/empty.py"
+    blank.write_text("\n   \n\t\n\n", encoding="utf-8")
+    empty.write_text("", encoding="utf-8")
+    index = _index(sample_workspace)
+    index.sync()
+    assert index.store.rows_for_path("src/shop/blank.py") == []
+    assert not any(not content.strip() for _, _, _, _, content, _ in _rows(index))  # no blank row at all
+    assert index.manifest.get("src/shop/blank.py").chunks == index.manifest.get("src/shop/empty.py").chunks == 0
+    status = index.status()
+    assert status["files"] == 6 and status["chunks_total"] == len(_rows(index))
+
+    blank.write_text("\n\ndef wrap_gift(items):\n    return len(items)\n\n", encoding="utf-8")
+    index.update_paths([blank])
+    rows = index.store.rows_for_path("src/shop/blank.py")
+    assert [(r["start_line"], r["end_line"]) for r in rows] == [(1, 5)] and "wrap_gift" in rows[0]["content"]
+    assert index.manifest.get("src/shop/blank.py").chunks == 1
+
+    blank.write_text("\n\n", encoding="utf-8")
+    index.update_paths([blank])
+    assert index.store.rows_for_path("src/shop/blank.py") == [] and index.manifest.get("src/shop/blank.py").chunks == 0

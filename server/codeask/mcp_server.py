@@ -247,8 +247,8 @@ class CodeaskMCP:
         self._wait_searchable()
         try:
             span = make_span(self.ws, abs_path, start_line, end_line)
-        except NotExplainable as exc:  # changed since the check: binary now, or blank lines
-            raise ToolError(f"cannot explain: {exc}") from None
+        except NotExplainable as exc:  # blank lines ("nothing to explain: ..."), or changed since read: binary now
+            raise ToolError(str(exc)) from None
         result = explain(self.ws, span).to_json()
         return ExplainResult(
             path=rel,

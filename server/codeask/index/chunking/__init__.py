@@ -129,12 +129,14 @@ def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: 
     order, contiguous, non-overlapping and cover lines ``1..N`` with
     ``N == len(split_lines(text))``; none is longer than ``chunk_lines``
     lines or ``max_chunk_chars`` characters except a single over-long line,
-    which is then a chunk by itself.  Returns ``[]`` for empty text.
+    which is then a chunk by itself.  Returns ``[]`` for text holding only
+    whitespace (an empty file too): such a file is indexed with no chunk, so
+    no blank row can be retrieved.
     """
+    if not text.strip():
+        return []
     lines = split_lines(text)
     n = len(lines)
-    if n == 0:
-        return []
     language = language_for(path)
     ctx = Ctx(lines, chunk_lines, max_chunk_chars)
     ranges: list[Span] | None = None
