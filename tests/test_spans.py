@@ -6,7 +6,7 @@ import textwrap
 
 from codeask.index.store import Hit
 from codeask.llm.base import estimate_tokens
-from codeask.query.answer import Answer, Templates, render_documents
+from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.pipeline import Document, Query
@@ -180,6 +180,28 @@ def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked
     assert f"[[2]]({extra.uri})" in ans.markdown and f"[[1]]({lead.uri})" in ans.markdown
     assert f"1. [a.py:10-30]({lead.uri}), [50-60]({extra.uri})\n2. [b.py:1-9]({b.uri})" in ans.markdown
     assert [(d["n"], d["start_line"]) for d in ans.to_json()["documents"]] == [(1, 10), (2, 50), (3, 1)]
+
+
+def test_the_answer_without_an_llm_numbers_files_as_the_sources_list_does():
+    """One item per file, its spans under it: item n is source n (a file's second span is not a new number)."""
+    lead = _doc("a.py", 10, 30, 0.9, symbol="Session.send")
+    b = _doc("b.py", 1, 9, 0.75)
+    extra = _doc("a.py", 50, 60, 0.7, symbol="Session.close", extra=True)
+    docs = [lead, b, extra] + [_doc(f"m{i}.py", 1, 3, 0.5 - i / 100) for i in range(9)]
+    q = Query("how is a session sent?")
+    q.retrieved("retrieve", docs)
+    q = NoLLMAnswer()(q)
+    ans = Answer.from_query(q)
+    items = [line for line in ans.answer.splitlines() if line[:1].isdigit()]
+    assert [line.split(" ", 1)[0] for line in items] == [f"{n}." for n in range(1, len(ans.sources) + 1)]
+    for line, source in zip(items, ans.sources):
+        assert line.split(" ", 1)[1].startswith(f"[{source.path}:{source.start_line}-{source.end_line}]")
+    lines = ans.answer.splitlines()
+    second = lines.index(f"   [a.py:50-60]({extra.uri}) `Session.close`")  # under item 1, after its snippet
+    assert lines.index(items[0]) < second < lines.index(items[1])
+    # item 10's content is indented under its text ("10. " is 4 wide), so its snippet stays in the item
+    tenth = lines.index(items[9])
+    assert lines[tenth + 1].startswith("    ```")
 
 
 def test_ask_sends_the_definition_not_the_import_block(tmp_path):

@@ -231,7 +231,9 @@ def wants_code(question: str) -> bool:
 
 
 class NoLLMAnswer:
-    """The answer without an LLM: the ranked sources, each with a short snippet."""
+    """The answer without an LLM: the ranked files, numbered as the ``Sources:`` list numbers them
+    (one item per file, in order of its best document), each span with its link, symbol and its first
+    ``_SNIPPET_LINES`` lines."""
 
     name = "answer"
 
@@ -240,17 +242,24 @@ class NoLLMAnswer:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
         first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
+        by_file: dict[tuple[str, str], list[Document]] = {}
+        for d in query.documents:
+            by_file.setdefault(d.key(), []).append(d)
         lines = [f"Most relevant code for: *{first.strip()}*", ""]
-        for i, d in enumerate(query.documents, 1):
-            symbol = f" `{d.symbol}`" if d.symbol else ""
-            lines.append(f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}")
-            content_lines = split_lines(d.content)
-            snippet = content_lines[:_SNIPPET_LINES]
-            fence = "````" if any("```" in s for s in snippet) else "```"
-            lines.append(f"   {fence}{d.language if d.language != 'text' else ''}")
-            lines.extend(f"   {s}" for s in snippet)
-            if len(content_lines) > _SNIPPET_LINES:
-                lines.append("   ...")
-            lines.append(f"   {fence}")
+        for i, spans in enumerate(by_file.values(), 1):
+            marker = f"{i}. "
+            indent = " " * len(marker)  # a list item's content lines start under its text
+            for j, d in enumerate(spans):
+                symbol = f" `{d.symbol}`" if d.symbol else ""
+                link = f"{source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}"
+                lines.append(f"{marker}{link}" if j == 0 else f"{indent}{link}")
+                content_lines = split_lines(d.content)
+                snippet = content_lines[:_SNIPPET_LINES]
+                fence = "````" if any("```" in s for s in snippet) else "```"
+                lines.append(f"{indent}{fence}{d.language if d.language != 'text' else ''}")
+                lines.extend(f"{indent}{s}" for s in snippet)
+                if len(content_lines) > _SNIPPET_LINES:
+                    lines.append(f"{indent}...")
+                lines.append(f"{indent}{fence}")
         query.answered(self.name, "\n".join(lines), llm=False)
         return query
