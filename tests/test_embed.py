@@ -244,10 +244,9 @@ def test_watch_embeds_in_the_niced_child(sample_workspace):
 
     (sample_workspace / ".codeask.toml").write_text("[embedding]\nindex_nice = 7\n", encoding="utf-8")
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    proc, _sock = _start_watch(sample_workspace)  # its socket opens once the first index is done
+    watch = _start_watch(sample_workspace)  # returns once the first index is done
     try:
-        workers = _spawn_workers(proc.pid)
+        workers = _spawn_workers(watch.proc.pid)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=600)  # a hang guard, not a speed check
+        watch.stop()
     assert list(workers.values()) == [min(19, base + 7)], workers

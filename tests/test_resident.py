@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from codeask.resident import socket_path
@@ -15,24 +16,49 @@ from tests.test_cli import codeask
 QUESTION = "How is the coupon discount applied?"
 
 
-def _start_watch(root, env=None):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codeask", "watch", str(root)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
-    )
-    sock = socket_path(root)
-    deadline = time.monotonic() + 600  # a hang guard, not a speed check
-    while not sock.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the watch never opened its socket"
-        time.sleep(0.2)
-    return proc, sock
+class Watch:
+    """A ``codeask watch ROOT`` subprocess whose stderr is collected line by line in a thread."""
+
+    def __init__(self, root, env=None):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "codeask", "watch", str(root)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+        )
+        self.sock = socket_path(root)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr), daemon=True)
+        self._reader.start()
+
+    def wait_for(self, what: str, done) -> None:
+        """Until ``done()``; the watch must not exit meanwhile (600 s: a hang guard, not a speed check)."""
+        deadline = time.monotonic() + 600
+        while not done():
+            assert self.proc.poll() is None, f"the watch exited: {''.join(self.lines)}"
+            assert time.monotonic() < deadline, f"the watch never {what}: {''.join(self.lines)}"
+            time.sleep(0.05)
+
+    def stop(self) -> str:
+        """SIGTERM (as Ctrl-C); its whole stderr."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=600)  # a hang guard, not a speed check (stdout: nothing without --json)
+        self._reader.join(timeout=600)
+        self.proc.stdout.close()
+        return "".join(self.lines)
+
+
+def _start_watch(root, env=None) -> Watch:
+    """A watch of ``root`` once its first index is complete (both phases) and it answers asks."""
+    watch = Watch(root, env)
+    watch.wait_for("finished its first index", lambda: any("watching for changes" in line for line in watch.lines))
+    assert watch.sock.exists(), "".join(watch.lines)
+    return watch
 
 
 def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_workspace, tmp_path, fake_llm):
     (sample_workspace / "logo.png").write_bytes(b"\x89PNG\x00\x00" * 50)  # read, then skipped: not indexed
     in_process = json.loads(codeask("ask", str(sample_workspace), QUESTION, "--no-llm", "--json").stdout)
-    proc, sock = _start_watch(sample_workspace)
+    watch = _start_watch(sample_workspace)
+    sock = watch.sock
     try:
         assert oct(sock.parent.stat().st_mode & 0o777) == "0o700"
         assert oct(sock.with_suffix(".key").stat().st_mode & 0o777) == "0o600"
@@ -53,8 +79,7 @@ def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_wo
         out = json.loads(codeask("ask", str(sample_workspace), QUESTION, "--json", env=llm_env).stdout)
         assert out["answer"] == "FAKE ANSWER" and out["llm"].startswith("openai:")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
+        err = watch.stop()
     assert "indexed 4 files; watching for changes" in err, err  # the status's count, not the files read
     assert not sock.exists() and not sock.with_suffix(".key").exists()
     # no watch: in-process again (and the broken cache dir is reported)
@@ -73,3 +98,41 @@ def test_a_stale_socket_is_ignored(sample_workspace):
     finally:
         sock.unlink(missing_ok=True)
         sock.with_suffix(".key").unlink(missing_ok=True)
+
+
+def test_a_watch_answers_keyword_first_while_its_first_phase_2_runs(tmp_path):
+    """The socket opens at the end of phase 1: an ask meanwhile is answered by the watch from the
+    keyword index (state ``keyword-only``), and a SIGTERM during phase 2 still removes the socket."""
+    from tests.test_embed import _spawn_workers
+
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(120):  # enough chunks that phase 2 is still running when its child is paused below
+        (root / f"mod{i}.py").write_text(
+            f"def handler_{i}(value):\n    return value * {i} + {i * i}\n\n\n"
+            f"class Store{i}:\n    def load_{i}(self, key):\n        return self.data.get(key, {i})\n",
+            encoding="utf-8",
+        )
+    watch = Watch(root)
+    try:
+        watch.wait_for("opened its socket", watch.sock.exists)
+        workers: dict[int, int] = {}
+        watch.wait_for("started its embedding child", lambda: workers.update(_spawn_workers(watch.proc.pid)) or workers)
+        (child,) = workers
+        os.kill(child, signal.SIGSTOP)  # phase 2 cannot finish while the ask runs
+        try:
+            # a cache dir that cannot work: only the watch can answer
+            broken = tmp_path / "not-a-folder"
+            broken.write_text("x", encoding="utf-8")
+            out = json.loads(
+                codeask("ask", str(root), "handler_7", "--no-llm", "--json", env={"CODEASK_CACHE_DIR": str(broken)}).stdout
+            )
+        finally:
+            os.kill(child, signal.SIGCONT)
+        assert out["index"]["state"] == "keyword-only" and out["index"]["vectors_pending"] > 0, out["index"]
+        assert out["sources"][0]["path"] == "mod7.py"
+    finally:
+        err = watch.stop()
+    assert watch.proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert "watching for changes" not in err, "phase 2 ended before the ask: the test proved nothing"
+    assert not watch.sock.exists() and not watch.sock.with_suffix(".key").exists()

@@ -321,23 +321,27 @@ def _cmd_status(args) -> int:
 
 
 def _cmd_watch(args) -> int:
+    import signal
+
+    from codeask.index.phases import PhaseHooks
     from codeask.index.watch import Watcher
 
     ws = _workspace(args.path, background_indexing=True)  # it answers asks while it re-indexes changes
     console = stderr_console()
-    with IndexProgress.for_command(args.json) as progress:
-        ws.index(progress=progress)
     asks = None
-    if len(ws.indexes) == 1:
+
+    def answer_asks(phase, finished: bool) -> None:
+        """Once phase 1 is done, ``codeask ask`` on this folder is answered here: keyword-first while
+        phase 2 computes the vectors (as the language server and the MCP server do)."""
+        nonlocal asks
+        if phase != "keywords" or not finished or len(ws.indexes) != 1:
+            return
         from codeask.resident import AskServer
 
         try:
             asks = AskServer(ws).start()
         except OSError as exc:
             console.print(f"[yellow]note:[/] not answering asks for other processes: {exc}", highlight=False)
-    answering = "; `codeask ask` on this folder is answered here" if asks else ""
-    indexed = sum(index.manifest.count() for index in ws.indexes.values())  # not the files read and skipped
-    console.print(f"indexed {indexed} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False)
 
     def on_update(stats) -> None:
         if args.json:
@@ -348,21 +352,29 @@ def _cmd_watch(args) -> int:
                 f"{stats.chunks_embedded} embedded ({stats.seconds * 1000:.0f} ms)"
             )
 
-    watcher = Watcher(ws, on_update=on_update)
-    import signal
-
     def interrupt(signum, frame):  # ``kill`` stops it as Ctrl-C does: the socket is removed
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+    watcher = None
     try:
+        with IndexProgress.for_command(args.json) as progress:
+            ws.index(progress=progress, hooks=PhaseHooks(end=answer_asks))
+        answering = "; `codeask ask` on this folder is answered here" if asks else ""
+        indexed = sum(index.manifest.count() for index in ws.indexes.values())  # not the files read and skipped
+        console.print(f"indexed {indexed} files; watching for changes{answering} (Ctrl-C to stop)", highlight=False)
+        watcher = Watcher(ws, on_update=on_update)
         watcher.run()  # the watch limit switches to polling with one warning (codeask.index.watch)
     except KeyboardInterrupt:
-        pass
+        if watcher is None:
+            raise  # interrupted while indexing: "interrupted", exit 130
     except (OSError, RuntimeError) as exc:
+        if watcher is None:
+            raise
         raise CLIError(f"watching for changes stopped: {exc}") from exc
     finally:
-        watcher.stop()
+        if watcher is not None:
+            watcher.stop()
         if asks is not None:
             asks.stop()
     return 0
