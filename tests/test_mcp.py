@@ -193,6 +193,7 @@ async def test_files_an_agent_reads_follow_the_indexers_rules(sample_workspace, 
     (sample_workspace / "assets").mkdir()
     (sample_workspace / "assets/logo.py").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     (sample_workspace / ".env").write_text("API_TOKEN=env-token-value-9\n", encoding="utf-8")
+    (shop / "notes.txt").symlink_to(sample_workspace / ".env")
     strict = tmp_path / "strict"  # a second root whose own settings turn links off
     strict.mkdir()
     (strict / ".codeask.toml").write_text("[index]\nfollow_symlinks = false\n", encoding="utf-8")
@@ -203,6 +204,7 @@ async def test_files_an_agent_reads_follow_the_indexers_rules(sample_workspace, 
         ("alias.py?root=1", str(strict / "alias.py")): "alias.py is reached through a symlink and index.follow_symlinks is off",
         ("assets/logo.py", "assets/logo.py"): "assets/logo.py is a binary file",
         (".env", ".env"): ".env is a secret file",
+        ("src/shop/notes.txt", "src/shop/notes.txt"): "src/shop/notes.txt is a secret file",  # a link to .env
     }
     cart = (shop / "cart.py").read_text(encoding="utf-8").splitlines()
     async with Client(server_params(sample_workspace, strict)) as client:

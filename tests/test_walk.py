@@ -16,6 +16,7 @@ from codeask.index.walk import (
     FileText,
     Ignorer,
     entry_for,
+    file_entry,
     is_secret,
     read_text,
     walk,
@@ -408,6 +409,25 @@ def test_symlink_inside_root_followed_once(tmp_path: Path, settings: IndexSettin
     vendored = next(f for f in result.files if f.path == "vendored/index.js")
     assert vendored.abs_path == str(tmp_path / "vendored" / "index.js")  # keeps the link path
     assert result.skipped == collections.Counter({"excluded": 1, "symlink_loop": 3})
+
+
+def test_symlink_to_a_secret_inside_root_is_secret(tmp_path: Path, settings: IndexSettings) -> None:
+    """A link inside the root whose target is a secret file (by the target's own path) is skipped as
+    secret by the walk and refused by entry_for, whatever the link is named."""
+    write(tmp_path, ".env", "API_TOKEN=abc\n")
+    write(tmp_path, "keys/id_rsa", "PRIVATE\n")
+    write(tmp_path, "lib/core.py")
+    os.symlink(".env", tmp_path / "notes.txt")
+    os.symlink("keys/id_rsa", tmp_path / "readme_key.txt")
+    os.symlink("lib/core.py", tmp_path / "core_alias.py")  # a plain duplicate: still a loop
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["lib/core.py"]
+    assert result.skipped == collections.Counter({"secret": 4, "symlink_loop": 1})
+    ignorer = Ignorer(tmp_path, settings)
+    for link in ("notes.txt", "readme_key.txt"):
+        assert entry_for(tmp_path, link, settings, ignorer) == "secret"
+        assert file_entry(tmp_path, link, settings) == "secret"
+    assert isinstance(entry_for(tmp_path, "core_alias.py", settings, ignorer), FileEntry)
 
 
 def test_follow_symlinks_off(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ Skip reasons:
 ``symlink_loop``       a symlink whose target was already reached (a loop or a duplicate path),
                        or a chain of links that never ends (ELOOP)
 ``outside_root``       a symlink whose real target is outside the root's real path
+                       (a symlink whose target inside the root is secret counts as ``secret``)
 ``permission_denied``  a folder that cannot be listed, or a file that cannot be read
 ``vanished``           a broken symlink, or an entry deleted between listing and stat/read
 ``unreadable``         any other OS error, a non-regular file (FIFO, socket, device), or a
@@ -134,6 +135,15 @@ def _is_inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
+def _secret_target(real: str, root_real: str, settings: IndexSettings, is_dir: bool = False) -> bool:
+    """Whether a link's real target ``real`` inside the root is secret by its own path: a link named
+    ``notes.txt`` to ``.env`` is as secret as ``.env``."""
+    if real == root_real:
+        return False
+    target = Path(os.path.relpath(real, root_real)).as_posix()
+    return is_secret(target + "/" if is_dir else target, settings)
+
+
 def _oserror_reason(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return "permission_denied"
@@ -242,6 +252,8 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
                     real = os.path.realpath(entry.path)
                     if not _is_inside(real, root_real):
                         skipped["outside_root"] += 1
+                    elif _secret_target(real, root_real, settings, is_dir):
+                        skipped["secret"] += 1
                     elif is_dir:
                         output = project and name in outputs and not re_included
                         heapq.heappush(deferred, (rel, entry.path, real, chain, output))
@@ -315,7 +327,7 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
 
     Returns:
         the file's :class:`FileEntry`, or ``"excluded"`` (a link with ``follow_symlinks`` off),
-        ``"outside_root"``, ``"symlink_loop"``, ``"vanished"`` (gone, or a folder),
+        ``"outside_root"``, ``"secret"`` (a link whose target's own path is secret), ``"symlink_loop"``, ``"vanished"`` (gone, or a folder),
         ``"permission_denied"``, ``"unreadable"`` (not a regular file, a name that is not UTF-8).
         Never raises.
     """
@@ -336,6 +348,8 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
             return "excluded"
         if not _is_inside(real, root_real):
             return "outside_root"
+        if _secret_target(real, root_real, settings):
+            return "secret"
     try:
         st = os.stat(abs_path)
     except OSError as exc:
