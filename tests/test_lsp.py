@@ -348,6 +348,21 @@ async def test_without_llm_or_progress_capability(sample_workspace):
         assert f"]({uri(sample_workspace / 'src/shop/cart.py')}#L" in value
         out = await cmd(client, "codeask.ask", "shipping cost")
         assert out["llm"] is None and out["sources"][0]["path"] == "src/shop/shipping.py"
+        # bad input: one InvalidParams error whose message is the line to show, no showMessage besides
+        from pygls.exceptions import JsonRpcInvalidParams
+
+        bad = [
+            ({"question": "  "}, "^ask: no question$"),
+            ({"question": "why?" * 2000}, "^ask: .*retrieval.max_question_chars"),
+            ({"question": "shipping cost", "top_k": 0}, "^ask: top_k"),
+        ]
+        for params, says in bad:
+            with pytest.raises(JsonRpcInvalidParams, match=says) as err:
+                await cmd(client, "codeask.ask", params)
+            assert "\n" not in str(err.value), str(err.value)
+        await cmd(client, "codeask.status")  # a round trip: any message sent with a refusal has arrived
+        said = [m.message for m in client.messages if "ask" in m.message and m.type != lsp.MessageType.Info]
+        assert said == [], said
 
 
 async def wait_found(client, question: str, path: str, needle: str = "", timeout: float = 30) -> dict:

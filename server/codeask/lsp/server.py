@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from codeask.imports import start_preload
 from codeask.index.watch import is_relevant
@@ -209,22 +209,27 @@ def make_server() -> CodeaskServer:
     @server.command("codeask.ask")
     @command_guard
     async def ask(ls: CodeaskServer, *args):
-        """Answer ``workspace/executeCommand`` ``codeask.ask`` (``ValueError`` without a question).
-        Before the first index has its keyword phase, the ask starts indexing and waits for it."""
+        """Answer ``workspace/executeCommand`` ``codeask.ask``: an InvalidParams error, its message the
+        one line to show, without a question or a workspace folder, for a question longer than
+        ``retrieval.max_question_chars`` or a bad ``top_k`` / ``max_files``. Before the first index
+        has its keyword phase, the ask starts indexing and waits for it."""
         opts = args[0] if args and isinstance(args[0], dict) else {"question": " ".join(str(a) for a in args)}
         question = str(opts.get("question") or "").strip()
         if not question:
-            raise ValueError("codeask.ask: no question")
+            raise JsonRpcInvalidParams("ask: no question")
         if not ls.ws.indexes:
-            raise ValueError("codeask.ask: no workspace folder is open: open a folder (or a file inside a project)")
+            raise JsonRpcInvalidParams("ask: no workspace folder is open: open a folder (or a file inside a project)")
         kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
         no_llm = bool(opts.get("no_llm"))
 
         def run(cancelled, progress):
             ls.wait_for_keywords(cancelled, progress)
-            answer = ls.ws.ask(
-                question, no_llm=no_llm, cancelled=cancelled, progress=progress, sources_on_llm_error=True, **kwargs
-            )
+            try:
+                answer = ls.ws.ask(
+                    question, no_llm=no_llm, cancelled=cancelled, progress=progress, sources_on_llm_error=True, **kwargs
+                )
+            except ValueError as exc:  # the question or top_k / max_files the client sent (QuestionError too)
+                raise JsonRpcInvalidParams(f"ask: {exc}") from None
             return answer.to_json()
 
         result = await ls.run_request("codeask: asking", run)
@@ -343,7 +348,10 @@ def make_server() -> CodeaskServer:
 
 
 def guard(fn, *, command: bool = False):
-    """Log and show an unexpected error of a handler (the request then fails; the server lives).
+    """Log an unexpected error of a handler with its traceback and say it once (the server lives): a
+    ``command``'s request fails with an internal error carrying the exception's text (every client
+    shows a failed command: VS Code's extension, Neovim's plugin), any other handler's is shown with
+    ``window/showMessage`` (a notification has no response to carry it).
 
     A ``command`` handler cancelled as a task (only the event loop's teardown at the end of input does
     that: ``$/cancelRequest`` stops a command's work through :meth:`CodeaskServer.cancel_request`)
@@ -367,6 +375,8 @@ def guard(fn, *, command: bool = False):
                 raise
             except Exception as exc:
                 log.exception("%s failed", name)
+                if command:  # the clients prefix it ("codeask: ask failed: ...")
+                    raise JsonRpcInternalError(str(exc) or type(exc).__name__) from None
                 ls.show(f"codeask: {name} failed: {exc}")
                 raise
 
