@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from codeask.index.embed import IDLE_SUPPORTED, NICE_SUPPORTED, _cache, load_embedder
+from codeask.index.embed import IDLE_SUPPORTED, NICE_SUPPORTED, EmbeddingError, _cache, load_embedder
 from codeask.index.engine import RootIndex
 from codeask.settings import EmbeddingSettings, load_settings
 
@@ -130,7 +130,7 @@ def test_the_indexing_child_ends_when_its_parent_is_killed():
     finally:
         parent.kill()
         parent.wait()
-    for _ in range(600):  # a generous bound, not a speed goal: the child polls its parent every second
+    for _ in range(6000):  # a hang guard, not a speed goal: the child reads end of input and ends
         try:
             os.kill(child, 0)
         except ProcessLookupError:
@@ -138,6 +138,62 @@ def test_the_indexing_child_ends_when_its_parent_is_killed():
         time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+@posix_only
+def test_a_child_that_cannot_load_or_dies_is_an_embedding_error_and_the_next_batch_gets_a_new_one(tmp_path):
+    missing = EmbeddingSettings(model="no-such/model", model_path=str(tmp_path / "none"), index_nice=4)
+    with pytest.raises(EmbeddingError, match="cannot load embedding model 'no-such/model'"):
+        load_embedder(missing, background=True)
+    embedder = load_embedder(EmbeddingSettings(index_nice=4), background=True)
+    first = embedder.worker_pid
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(EmbeddingError, match="the indexing embedding process stopped"):
+        embedder.embed(["def f(): pass"])
+    assert embedder.embed(["def f(): pass"]).shape == (1, embedder.dim)
+    assert embedder.worker_pid not in (None, first)
+
+
+_EXIT_WITH_A_STALLED_CHILD = """
+import sys
+from codeask.index.embed import load_embedder
+from codeask.settings import EmbeddingSettings
+
+embedder = load_embedder(EmbeddingSettings(index_nice=5), background=True)
+embedder.embed(["def f(): pass"])
+print(embedder.worker_pid, flush=True)
+sys.stdin.read()  # the test stops the child, then closes this: exit now
+"""
+
+
+@pytest.mark.skipif(not (NICE_SUPPORTED and os.path.isdir("/proc/self")), reason="needs os.nice and /proc")
+def test_the_parent_exits_without_waiting_for_a_child_that_gets_no_cpu():
+    """A child at a low priority (``SCHED_IDLE`` on a busy machine) may get no CPU for minutes: the
+    parent's exit never waits for it (a stopped child stands for one the scheduler passes over)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _EXIT_WITH_A_STALLED_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    child = int(parent.stdout.readline())
+    os.kill(child, signal.SIGSTOP)
+    try:
+        parent.stdin.close()
+        assert parent.wait(timeout=600) == 0  # a hang guard: before, the exit waited for the child
+    finally:
+        os.kill(child, signal.SIGCONT) if _alive(child) else None
+    for _ in range(6000):  # killed by the parent's exit (a hang guard, not a speed goal)
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, ended but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 _IN_A_MULTIPROCESSING_CHILD = """
@@ -188,9 +244,9 @@ def _children(pid: int) -> dict[int, tuple[int, str]]:
     return out
 
 
-def _spawn_workers(pid: int) -> dict[int, int]:
-    """``{pid: nice}`` of the ``multiprocessing`` spawn workers (the embedding child) of ``pid``."""
-    return {child: nice for child, (nice, cmdline) in _children(pid).items() if "spawn_main" in cmdline}
+def _embedding_children(pid: int) -> dict[int, int]:
+    """``{pid: nice}`` of the embedding child processes of ``pid`` (running ``_child_main``)."""
+    return {child: nice for child, (nice, cmdline) in _children(pid).items() if "_child_main" in cmdline}
 
 
 _CLI_INDEX_THEN_WAIT = """
@@ -227,7 +283,7 @@ def test_cli_index_embeds_at_normal_priority_in_process(sample_workspace, tmp_pa
     try:
         index_json = json.loads(proc.stdout.readline() or "null")
         report = json.loads(proc.stdout.readline() or "null")
-        workers = _spawn_workers(proc.pid)
+        workers = _embedding_children(proc.pid)
     finally:
         _, err = proc.communicate(input="", timeout=600)  # a hang guard, not a speed check
     assert proc.returncode == 0 and index_json and report, err
@@ -246,7 +302,7 @@ def test_watch_embeds_in_the_niced_child(sample_workspace):
     base = os.getpriority(os.PRIO_PROCESS, 0)
     watch = _start_watch(sample_workspace)  # returns once the first index is done
     try:
-        workers = _spawn_workers(watch.proc.pid)
+        workers = _embedding_children(watch.proc.pid)
     finally:
         watch.stop()
     assert list(workers.values()) == [min(19, base + 7)], workers

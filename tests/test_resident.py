@@ -103,7 +103,7 @@ def test_a_stale_socket_is_ignored(sample_workspace):
 def test_a_watch_answers_keyword_first_while_its_first_phase_2_runs(tmp_path):
     """The socket opens at the end of phase 1: an ask meanwhile is answered by the watch from the
     keyword index (state ``keyword-only``), and a SIGTERM during phase 2 still removes the socket."""
-    from tests.test_embed import _spawn_workers
+    from tests.test_embed import _embedding_children
 
     root = tmp_path / "many"
     root.mkdir()
@@ -117,7 +117,7 @@ def test_a_watch_answers_keyword_first_while_its_first_phase_2_runs(tmp_path):
     try:
         watch.wait_for("opened its socket", watch.sock.exists)
         workers: dict[int, int] = {}
-        watch.wait_for("started its embedding child", lambda: workers.update(_spawn_workers(watch.proc.pid)) or workers)
+        watch.wait_for("started its embedding child", lambda: workers.update(_embedding_children(watch.proc.pid)) or workers)
         (child,) = workers
         os.kill(child, signal.SIGSTOP)  # phase 2 cannot finish while the ask runs
         try:

@@ -12,7 +12,7 @@ Any other fastembed model name can be configured (``embedding.model``) by users 
 either in fastembed's cache or in a local folder (``embedding.model_path``).
 
 Indexing embeds at a lower CPU priority than searching (``embedding.index_nice``): phase 2 gets
-its own :class:`Embedder` whose model runs in a child process (``spawn``) with a raised nice value.
+its own :class:`Embedder` whose model runs in a child process with a raised nice value.
 A process, not a thread: ONNX Runtime's pool threads inherit the priority either way, but a niced
 thread that holds the GIL while the scheduler passes it over stalls every query thread of the
 process (measured on the sphinx sdist under load average ~10: keyword p95 during phase 2 12x its
@@ -38,17 +38,15 @@ user: a nice value would lower it against other programs too (on a machine at lo
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.util
 import os
+import pickle
+import subprocess
 import sys
 import threading
-import time
+import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -75,22 +73,6 @@ NICE_SUPPORTED = hasattr(os, "nice")
 #: The ``SCHED_IDLE`` scheduling policy exists (Linux); elsewhere ``embedding.index_idle`` is ignored.
 IDLE_SUPPORTED = hasattr(os, "SCHED_IDLE") and hasattr(os, "sched_setscheduler")
 
-#: The child process's own (normal-priority) embedder, set by :func:`_child_init`.
-_child: Embedder | None = None
-
-
-def _child_init(settings: EmbeddingSettings, nice: int) -> None:
-    """In the indexing child process: send its standard output to standard error (the parent's
-    stdout may be a language server's or MCP server's protocol stream), lower the priority of all its
-    threads (:func:`_lower_priority`), watch the parent, then load the model."""
-    global _child
-    sys.stdout.flush()
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    _lower_priority(nice, settings.index_idle and IDLE_SUPPORTED)
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    _child = Embedder(settings)
-
 
 def _lower_priority(nice: int, idle: bool) -> None:
     """Raise every thread's nice value of this process by ``nice`` and, with ``idle``, put each
@@ -112,22 +94,117 @@ def _lower_priority(nice: int, idle: bool) -> None:
             pass
 
 
-def _exit_with_parent(parent: int) -> None:
-    """End this child once its parent is gone (killed: nobody would ever shut the pool down)."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
+#: How the parent starts the child: this interpreter runs :func:`_child_main`.
+_CHILD_CODE = "from codeask.index.embed import _child_main; _child_main()"
 
 
-def _child_embed(texts: list[str]) -> np.ndarray:
-    """In the indexing child process: one batch -> ``(len(texts), dim)`` float32."""
-    assert _child is not None
-    return _child._embed_batch(texts)
+def _child_main() -> None:
+    """The indexing child process (started by :class:`_Child`): reads pickled requests on its
+    standard input and writes pickled replies on what was its standard output, which then points at
+    standard error (the parent's stdout may be a language server's or MCP server's protocol stream).
+
+    The first request is ``(settings, nice)``: lower the priority of every thread
+    (:func:`_lower_priority`), load the model, reply ``("ok", providers)`` or ``("error", message)``.
+    Then each request is a list of texts, each reply ``("ok", (n, dim) float32)`` or
+    ``("error", message)``. End of input (the parent closed the pipe, or died) ends the process at
+    once, without the interpreter's shutdown: nobody waits for it, and at a low priority that work
+    could take minutes on a busy machine."""
+    requests = sys.stdin.buffer
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def reply(message: tuple) -> None:
+        pickle.dump(message, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+    try:
+        settings, nice = pickle.load(requests)
+        _lower_priority(nice, settings.index_idle and IDLE_SUPPORTED)
+        try:
+            model = Embedder(settings)
+        except EmbeddingError as exc:
+            reply(("error", str(exc)))
+            return
+        reply(("ok", model.providers))
+        while True:
+            texts = pickle.load(requests)
+            try:
+                reply(("ok", model._embed_batch(texts)))
+            except Exception as exc:  # said to the parent, which raises EmbeddingError
+                reply(("error", f"{type(exc).__name__}: {exc}"))
+    except (EOFError, OSError):  # the parent is gone or closed the pipe
+        pass
+    finally:
+        os._exit(0)
 
 
-def _child_providers() -> list[str]:
-    assert _child is not None
-    return _child.providers
+class _Child:
+    """The indexing child process that runs the model at a lower priority (see the module docstring).
+
+    Started with :mod:`subprocess`, not :mod:`multiprocessing`: an exiting parent waits for its
+    ``multiprocessing`` children (and ``concurrent.futures`` for its pool's), and a child that gets
+    no CPU (``SCHED_IDLE`` on a busy machine) held the parent's exit for minutes. At exit, and when
+    the :class:`Embedder` is collected, the child is killed and nobody waits for it; a child whose
+    parent is killed reads end of input and ends too.
+
+    Raises (from the constructor and :meth:`embed`):
+        EmbeddingError: the model cannot be loaded in the child, or the child stopped (killed, out of
+            memory).
+    """
+
+    def __init__(self, settings: EmbeddingSettings, nice: int):
+        package_root = str(Path(__file__).resolve().parents[2])  # where ``codeask`` is imported from
+        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD_CODE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        self.pid = self._proc.pid
+        self._finalizer = weakref.finalize(self, _kill, self._proc)
+        self.providers: list[str] = self._call((settings, nice))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One batch -> ``(len(texts), dim)`` float32."""
+        return self._call(texts)
+
+    def _call(self, request: Any) -> Any:
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            stdin.flush()
+            status, value = pickle.load(stdout)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
+            self.close()
+            raise EmbeddingError("the indexing embedding process stopped") from exc
+        if status != "ok":
+            raise EmbeddingError(value)
+        return value
+
+    def close(self) -> None:
+        """Kill the child (it keeps nothing: every vector came back over the pipe); does not wait."""
+        self._finalizer()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Close the pipes to ``proc`` and kill it, without waiting."""
+    for stream in (proc.stdin, proc.stdout):
+        _close_quietly(stream)
+    try:
+        proc.kill()
+    except OSError:  # already gone
+        pass
+
+
+def _close_quietly(stream: IO[bytes] | None) -> None:
+    try:
+        if stream is not None:
+            stream.close()
+    except OSError:
+        pass
 
 
 def _register_builtin() -> None:
@@ -164,7 +241,7 @@ class Embedder:
     core for one batch; two concurrent batches only add memory).
 
     With ``nice > 0`` (POSIX) the model is loaded, and every batch run, in one child process
-    (``spawn``, started here) whose nice value is raised by ``nice``; callers block until their
+    (started here, see :class:`_Child`) whose nice value is raised by ``nice``; callers block until their
     batch is done. A model that cannot load there raises :class:`EmbeddingError` here.
 
     ``memory_arena=False`` turns off ONNX Runtime's CPU memory arena (less resident memory between
@@ -184,33 +261,15 @@ class Embedder:
         self.texts_embedded = 0
         self._memory_arena = memory_arena
         self.nice = nice if NICE_SUPPORTED and nice > 0 else 0
-        self._worker: ProcessPoolExecutor | None = None
+        self._worker: _Child | None = None
         self._model: Any = None
         if self.nice:
-            self._worker = self._start_worker()
+            self._worker = _Child(settings, self.nice)
         else:
             self._model = self._load_model()
         probe = self._embed_batch(["codeask"])
         self.texts_embedded = 0
         self.dim = int(probe.shape[1])
-
-    def _start_worker(self) -> ProcessPoolExecutor:
-        """The niced child process (started on first use) that loads and runs the model.
-
-        Its shutdown is also a ``multiprocessing`` finalizer: a process that is itself a
-        ``multiprocessing`` child ends through ``multiprocessing.util._exit_function``, which joins
-        every child but never runs the ``concurrent.futures`` exit hook, so without it that process
-        would wait forever for the idle worker."""
-        worker = ProcessPoolExecutor(
-            max_workers=1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_child_init,
-            initargs=(self.settings, self.nice),
-        )
-        multiprocessing.util.Finalize(
-            worker, worker.shutdown, kwargs={"wait": True, "cancel_futures": True}, exitpriority=100
-        )
-        return worker
 
     def _load_model(self) -> Any:
         """The fastembed ``TextEmbedding`` for ``self.settings`` (its ONNX session is created here).
@@ -250,7 +309,7 @@ class Embedder:
     def providers(self) -> list[str]:
         """The ONNX Runtime execution providers the loaded session runs on (e.g. ``["CPUExecutionProvider"]``)."""
         if self._worker is not None:
-            return self._worker.submit(_child_providers).result()
+            return list(self._worker.providers)
         session = getattr(getattr(self._model, "model", None), "model", None)
         return list(session.get_providers()) if session is not None else []
 
@@ -264,19 +323,20 @@ class Embedder:
         """One batch in the niced child process; caller holds ``_lock``.
 
         Raises:
-            EmbeddingError: the child died (e.g. killed, out of memory); the next call starts a new one.
+            EmbeddingError: the child stopped (e.g. killed, out of memory); the next call starts a new one.
         """
         assert self._worker is not None
         try:
-            return self._worker.submit(_child_embed, texts).result()
-        except BrokenProcessPool as exc:
-            self._worker = self._start_worker()
-            raise EmbeddingError(f"the indexing embedding process stopped: {exc}") from exc
+            return self._worker.embed(texts)
+        except EmbeddingError:
+            self._worker.close()
+            self._worker = _Child(self.settings, self.nice)
+            raise
 
     @property
     def worker_pid(self) -> int | None:
         """The process id of the niced child that runs the model, or ``None`` (runs in this process)."""
-        return None if self._worker is None else self._worker.submit(os.getpid).result()
+        return None if self._worker is None else self._worker.pid
 
     def _run(self, texts: Sequence[str]) -> list:
         """One ONNX call on ``texts`` in this process; caller holds ``_lock``."""
