@@ -258,7 +258,7 @@ index.embed_pending(progress=lambda p: os.kill(os.getpid(), signal.SIGKILL))
 """
 
 
-@pytest.mark.parametrize("seconds, durable", [(0.0, True), (1e9, False)])
+@pytest.mark.parametrize("seconds, durable", [(0.0, True), (86_400.0, False)])
 def test_phase2_commits_by_time_as_well_as_rows(sample_workspace, seconds, durable):
     """Issue 18 item 6: a run killed after its first group of texts keeps their vectors when the
     time rule is due (``embed_commit_seconds``), although the row rule is not; without it, nothing."""

@@ -123,6 +123,20 @@ def test_every_numeric_setting_has_a_lower_bound(tmp_path, key, field):
         load_settings(tmp_path, env={}, flags={key: -1})
 
 
+@pytest.mark.parametrize(("key", "field"), list(_numeric_fields()), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_numeric_setting_has_an_upper_bound_a_repository_cannot_pass(tmp_path, key, field):
+    """A repository's ``.codeask.toml`` setting a number out of all proportion (a batch that needs
+    hundreds of GB, thousands of LLM calls per question) is ignored with one warning."""
+    bounds = [m for m in field.metadata if hasattr(m, "le") or hasattr(m, "lt")]
+    assert bounds, f"{key} accepts any large number"
+    section, name = key.split(".")
+    (tmp_path / ".codeask.toml").write_text(f"[{section}]\n{name} = 1e15\n", encoding="utf-8")
+    s = load_settings(tmp_path, env={})
+    [warning] = s.warnings
+    assert f"`{key}" in warning, warning
+    assert getattr(getattr(s, section), name) == field.default
+
+
 # --- trust per layer -------------------------------------------------------------------------
 
 HOSTILE_FILE = """

@@ -1,6 +1,12 @@
 """The settings model: every knob in one fully-defaulted pydantic tree (:class:`Settings`), with its
-bounds (a count is a ``PositiveInt``, a factor is in ``[0, 1]``, ...) and its trust markers
-(:func:`trusted_only`, :func:`add_only`); :class:`ResolvedLLM` is the LLM it resolves to.
+bounds and its trust markers (:func:`trusted_only`, :func:`add_only`); :class:`ResolvedLLM` is the
+LLM it resolves to.
+
+Every number has a lower and an upper bound: a repository's ``.codeask.toml`` is untrusted, and a
+value out of bounds there is ignored with one warning, so it cannot make codeask exhaust the
+machine (``embedding.batch_size`` = 100000 would need hundreds of GB) or spend the user's LLM
+budget (``llm.num_subquestions``, ``llm.max_retries``, ``llm.max_tokens``). The upper bounds are
+far above any useful value.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticUndefined
 
@@ -90,33 +96,33 @@ class LLMSettings(_Section):
     openai_base_url: str | None = trusted_only(None)
     anthropic_api_key: str | None = trusted_only(None, repr=False)
     anthropic_base_url: str | None = trusted_only(None)
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0, le=3600)
     """Seconds of silence allowed between two stream events once the answer has started (every
     call is streamed); also the base of the default time to first token. ``CODEASK_LLM_TIMEOUT``."""
-    connect_timeout: float = Field(default=10.0, gt=0)
+    connect_timeout: float = Field(default=10.0, gt=0, le=600)
     """Seconds to open the connection. ``CODEASK_LLM_CONNECT_TIMEOUT``."""
-    first_token_timeout: float | None = Field(default=None, gt=0)
+    first_token_timeout: float | None = Field(default=None, gt=0, le=3600)
     """Seconds from sending a prompt to its first token; ``None``: ``timeout`` plus the prompt's tokens
     at 20 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one.
     ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``."""
-    max_retries: int = Field(default=3, ge=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
     """Retries with backoff, only before the first byte of a reply: refused connections, connect
     timeouts, HTTP 408/409/429/5xx. A request that timed out waiting for its first token is not sent
     again. ``CODEASK_LLM_MAX_RETRIES``."""
-    max_tokens: int = Field(default=1024, gt=0)
+    max_tokens: int = Field(default=1024, gt=0, le=131_072)
     """Answer length cap, tokens. ``CODEASK_LLM_MAX_TOKENS``."""
-    context_tokens: int | None = Field(default=None, gt=0)
+    context_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     """The model's context window, tokens; ``None``: asked from the endpoint where it says
     (llama.cpp ``/props``, vLLM ``/v1/models`` ``max_model_len``, Ollama ``/api/show``), else
     4096 for a local endpoint and 128000 for a hosted one. Prompts are fitted into it, leaving
     ``max_tokens`` (at most half the context) for the answer. ``CODEASK_LLM_CONTEXT_TOKENS``."""
-    tokens_per_document: int = Field(default=700, gt=0)
+    tokens_per_document: int = Field(default=700, gt=0, le=1_000_000)
     """How many prompt tokens one document is planned at: the answer gets at most
     ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
     small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
     temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
-    num_subquestions: NonNegativeInt = 3
+    num_subquestions: int = Field(default=3, ge=0, le=10)
     """Follow-up questions generated per ask (the original question is always kept)."""
     subquestion_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
     """Cosine similarity (of the embedding model's vectors) from which a generated search query is
@@ -141,13 +147,13 @@ class EmbeddingSettings(_Section):
     ``model_path`` or fastembed's cache."""
     model_path: str | None = trusted_only(None)
     """Local folder with the model's ONNX and tokenizer files (fastembed ``specific_model_path``)."""
-    batch_size: PositiveInt = 4
+    batch_size: int = Field(default=4, gt=0, le=64)
     """Chunks per ONNX call. Texts are length-sorted first, so small batches lose no speed
     (4 and 8 both ~44 chunks/s here) while the peak memory grows with the batch (batch 64 peaks
     at 8.5 GB RSS, batch 8 at ~0.58 GB, batch 4 at ~0.43 GB for the model alone)."""
-    max_tokens: PositiveInt = 256
+    max_tokens: int = Field(default=256, gt=0, le=8192)
     """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
-    threads: int | None = Field(default=None, gt=0)
+    threads: int | None = Field(default=None, gt=0, le=256)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
     index_nice: int = Field(default=10, ge=0, le=19)
     """Niceness added to background indexing's embedding (phase 2 in the language server, the MCP
@@ -174,9 +180,9 @@ class IndexSettings(_Section):
 
     cache_dir: str | None = trusted_only(None)
     """Where indexes live; ``None`` = the platform user cache dir (``platformdirs``)."""
-    max_file_bytes: PositiveInt = 1024 * 1024
+    max_file_bytes: int = Field(default=1024 * 1024, gt=0, le=100 * 1024 * 1024)
     """Files larger than this are skipped (``too_large``)."""
-    max_line_length: PositiveInt = 1000
+    max_line_length: int = Field(default=1000, gt=0, le=1_000_000)
     """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
     extra_exclude: list[str] = Field(default_factory=list)
@@ -187,35 +193,35 @@ class IndexSettings(_Section):
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
     """Symlinks inside the root are followed once; links leaving the root and loops are skipped."""
-    chunk_lines: PositiveInt = 60
+    chunk_lines: int = Field(default=60, gt=0, le=10_000)
     """Target chunk size in lines; larger definitions are split at inner definitions or windows."""
-    max_chunk_chars: PositiveInt = 3000
+    max_chunk_chars: int = Field(default=3000, gt=0, le=1_000_000)
     """Hard cap on chunk size, characters."""
-    write_batch_files: PositiveInt = 200
+    write_batch_files: int = Field(default=200, gt=0, le=100_000)
     """Files per LanceDB commit in phase 1."""
-    compact_every: PositiveInt = 50
+    compact_every: int = Field(default=50, gt=0, le=1_000_000)
     """Run LanceDB compaction (and old-version cleanup) after this many commits."""
-    keep_versions_minutes: float = Field(default=10.0, ge=0)
+    keep_versions_minutes: float = Field(default=10.0, ge=0, le=7 * 24 * 60)
     """Old LanceDB versions are deleted at compaction only once older than this, so readers in
     other threads and processes never lose the files of the version they are reading."""
-    ann_min_rows: PositiveInt = 50_000
+    ann_min_rows: int = Field(default=50_000, gt=0, le=1_000_000_000)
     """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
-    embed_commit_rows: PositiveInt = 256
+    embed_commit_rows: int = Field(default=256, gt=0, le=1_000_000)
     """Phase 2 commits its vectors every this many texts..."""
-    embed_commit_seconds: float = Field(default=5.0, ge=0)
+    embed_commit_seconds: float = Field(default=5.0, ge=0, le=86_400)
     """...or every this many seconds, whichever comes first."""
 
 
 class RetrievalSettings(_Section):
     """How chunks are found for a question."""
 
-    top_k: PositiveInt = 20
+    top_k: int = Field(default=20, gt=0, le=1000)
     """Chunks kept after fusion."""
-    max_files: PositiveInt = 8
+    max_files: int = Field(default=8, gt=0, le=100)
     """Files kept by the one-per-file filter."""
-    candidates: PositiveInt = 100
+    candidates: int = Field(default=100, gt=0, le=10_000)
     """Chunks fetched from each ranking (keyword, dense) before fusion."""
-    rrf_k: NonNegativeInt = 60
+    rrf_k: int = Field(default=60, ge=0, le=10_000)
     """Reciprocal rank fusion constant: score = sum 1 / (rrf_k + rank)."""
     downweight: bool = True
     """Rank tests, docs, changelogs and examples below implementation files."""
@@ -231,7 +237,7 @@ class RetrievalSettings(_Section):
     """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
     top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
     Bounded, and the token budget drops added spans first, so a workspace may set it."""
-    max_question_chars: PositiveInt = 4000
+    max_question_chars: int = Field(default=4000, gt=0, le=1_000_000)
     """Longest question accepted, characters (about a page of text); a longer one is refused with
     an error instead of being embedded, searched and sent to the LLM."""
 
@@ -243,9 +249,9 @@ class RerankSettings(_Section):
     model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
-    top_k: PositiveInt = 10
+    top_k: int = Field(default=10, gt=0, le=1000)
     """Documents kept after rerank; retrieval fetches at least twice as many."""
-    batch_size: PositiveInt = 8
+    batch_size: int = Field(default=8, gt=0, le=256)
     """Query-document pairs per cross-encoder call."""
 
 
@@ -281,7 +287,7 @@ class SharedSettings(_Section):
     url: str | None = trusted_only(None)
     """``s3://bucket/prefix`` of the cache (``$CODEASK_SHARED_CACHE``); ``None``: no shared cache.
     Credentials, region and endpoint come from the standard AWS environment variables."""
-    retention_days: float = Field(default=30.0, gt=0)
+    retention_days: float = Field(default=30.0, gt=0, le=3650)
     """``codeask publish --compact`` drops keys no publish used within this many days."""
 
 
