@@ -184,7 +184,7 @@ def test_watch_limit_falls_back_to_polling(tmp_path):
         update = json.loads(next_line("out", "files_changed"))
         assert "pkg3/added.py" in update["paths_changed"]
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)  # as Ctrl-C (a shell without job control starts background jobs with SIGINT ignored)
         proc.wait(60)
     time.sleep(0.2)
     while not lines.empty():
