@@ -20,7 +20,7 @@ from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, ContextLengthError, LLMError
 from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents
-from codeask.query.pipeline import Document, Query
+from codeask.query.pipeline import Document, Query, per_file
 from codeask.query.result import Answer, Source, Withheld, markdown, source_link
 from codeask.query.templates import TemplateError, Templates, UnsafeTemplateError, fence, render_documents, sandbox
 from codeask.settings import Settings
@@ -242,11 +242,8 @@ class NoLLMAnswer:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
         first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
-        by_file: dict[tuple[str, str], list[Document]] = {}
-        for d in query.documents:
-            by_file.setdefault(d.key(), []).append(d)
         lines = [f"Most relevant code for: *{first.strip()}*", ""]
-        for i, spans in enumerate(by_file.values(), 1):
+        for i, spans in enumerate(per_file(query.documents), 1):
             marker = f"{i}. "
             indent = " " * len(marker)  # a list item's content lines start under its text
             for j, d in enumerate(spans):

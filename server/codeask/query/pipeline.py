@@ -36,6 +36,7 @@ __all__ = [
     "Step",
     "Evaluator",
     "file_uri",
+    "per_file",
     "root_labels",
 ]
 
@@ -136,6 +137,16 @@ class Document:
     def key(self) -> tuple[str, str]:
         """``(root, path)``: the file this chunk belongs to (one source per file)."""
         return (self.root, self.path)
+
+
+def per_file(documents: Sequence[Document]) -> list[list[Document]]:
+    """``documents`` grouped by file (:meth:`Document.key`): files in the order of their first
+    document, each file's documents in their order. One source per file is numbered this way in
+    ``Sources:`` and in the answer without an LLM, so the two always agree."""
+    groups: dict[tuple[str, str], list[Document]] = {}
+    for d in documents:
+        groups.setdefault(d.key(), []).append(d)
+    return list(groups.values())
 
 
 #: Where a :class:`Query` is: ``pending`` (asked) -> ``retrieved`` (has documents) -> ``answered``.

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codeask.query.citations import check_citations
-from codeask.query.pipeline import Document, Query
+from codeask.query.pipeline import Document, Query, per_file
 from codeask.uris import markdown_link
 
 __all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "source_link", "source_list"]
@@ -187,10 +187,7 @@ class Answer:
         ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
         ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
         ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
-        by_file: dict[tuple[str, str], list[Document]] = {}
-        for d in query.documents:
-            by_file.setdefault(d.key(), []).append(d)
-        sources = [Source.from_document(spans[0], spans[1:]) for spans in by_file.values()]
+        sources = [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)]
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
         citations = invalid = attributed_share = any_share = mismatched = None
