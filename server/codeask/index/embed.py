@@ -184,6 +184,11 @@ class _Child:
             raise EmbeddingError(value)
         return value
 
+    @property
+    def stopped(self) -> bool:
+        """The child is gone (killed, out of memory) or was closed."""
+        return not self._finalizer.alive
+
     def close(self) -> None:
         """Kill the child (it keeps nothing: every vector came back over the pipe); does not wait."""
         self._finalizer()
@@ -323,14 +328,15 @@ class Embedder:
         """One batch in the niced child process; caller holds ``_lock``.
 
         Raises:
-            EmbeddingError: the child stopped (e.g. killed, out of memory); the next call starts a new one.
+            EmbeddingError: the batch failed in the child, or the child stopped (e.g. killed, out of
+                memory): then a new child is started for the next call.
         """
         assert self._worker is not None
         try:
             return self._worker.embed(texts)
         except EmbeddingError:
-            self._worker.close()
-            self._worker = _Child(self.settings, self.nice)
+            if self._worker.stopped:
+                self._worker = _Child(self.settings, self.nice)
             raise
 
     @property
