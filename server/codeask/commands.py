@@ -302,7 +302,10 @@ def _cmd_explain(args) -> int:
 
 
 def _cmd_status(args) -> int:
+    from codeask.index.folders import check_cache_dir
+
     ws = _workspace([args.path])
+    check_cache_dir(ws.settings)  # a file there is no "not indexed": index would fail on it
     status = ws.status()
     if args.json:
         print(json.dumps(status))
