@@ -7,6 +7,7 @@ is logged once. The token file lives in the test's ``$CODEASK_CONFIG_DIR``, neve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import stat
@@ -22,7 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pygls.lsp.client import LanguageClient
 
-from codeask.listen import read_token, rotate_token, token_path
+from codeask.listen import is_loopback, parse_address, read_token, rotate_token, token_path
 
 INIT = {
     "jsonrpc": "2.0",
@@ -79,6 +80,16 @@ def test_token_file_is_owner_only_and_rotates(tmp_path, monkeypatch):
     assert rotate_token() != rotated and stat.S_IMODE(path.stat().st_mode) == 0o600  # the fix it names
     path.write_text("short\n")
     assert "holds no valid token" in _codeask("token").stderr
+
+
+def test_addresses():
+    assert parse_address("[::1]:8765", "--http") == ("::1", 8765) and is_loopback("::1")
+    assert parse_address(":8765", "--http") == ("127.0.0.1", 8765)
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "localhost", "LOCALHOST"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "myhost", "localhost.evil.example"))
+    for bad in ("nonsense", "127.0.0.1:", "127.0.0.1:99999", "host:-1"):
+        with pytest.raises(ValueError, match="--http wants HOST:PORT"):
+            parse_address(bad, "--http")
 
 
 def test_non_loopback_needs_allow_remote(tmp_path):
@@ -191,6 +202,11 @@ async def test_lsp_tcp_needs_the_token_and_serves_only_its_folders(sample_worksp
     status = {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": "codeask.status"}}
     try:
         await _listening(proc, port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"Content-Length: 2000000\r\n\r\n{")  # 2 MB before initialize: not read
+        with contextlib.suppress(ConnectionError):
+            assert await asyncio.wait_for(reader.read(), 30) == b""  # closed, nothing answered
+        writer.close()
         refusals = {
             "token is missing or wrong": [_initialize(sample_workspace, None), status],
             "token is missing or wrong ": [_initialize(sample_workspace, "wrong-token"), status],
@@ -214,6 +230,9 @@ async def test_lsp_tcp_needs_the_token_and_serves_only_its_folders(sample_worksp
         )
         assert "codeask.status" in result.capabilities.execute_command_provider.commands
         client.initialized(lsp.InitializedParams())
+        # a second client, even with the token, cannot join (or take over) the session
+        got, closed = await _raw_lsp(port, _initialize(sample_workspace, token))
+        assert closed and got == []
         run = client.workspace_execute_command_async
         await run(lsp.ExecuteCommandParams(command="codeask.reindex"))
         got = await run(lsp.ExecuteCommandParams(command="codeask.status"))
@@ -230,5 +249,5 @@ async def test_lsp_tcp_needs_the_token_and_serves_only_its_folders(sample_worksp
     finally:
         stderr = _stop(proc)
     refused = [line for line in stderr.splitlines() if "refused 127.0.0.1" in line]
-    assert len(refused) == 1 and "token is missing or wrong" in refused[0], stderr
+    assert len(refused) == 1 and "a 2,000,000-byte message before initialize" in refused[0], stderr
     assert "Unhandled exception" not in stderr and "SystemExit" not in stderr, stderr
