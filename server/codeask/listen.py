@@ -160,7 +160,6 @@ def is_loopback(host: str) -> bool:
 class Refusals:
     """Refused peers, each logged once (WARNING on ``codeask.listen``) however often it retries."""
 
-    where: str
     seen: set[str] = field(default_factory=set)
     full: bool = False
 
@@ -170,10 +169,10 @@ class Refusals:
             return
         if len(self.seen) >= MAX_PEERS:
             self.full = True
-            log.warning("%s: refused %d peers; refusals of further peers are not logged", self.where, MAX_PEERS)
+            log.warning("refused %d peers; refusals of further peers are not logged", MAX_PEERS)
             return
         self.seen.add(peer)
-        log.warning("%s: refused %s: %s (said once per peer)", self.where, peer, reason)
+        log.warning("refused %s: %s; further refusals of this peer are not logged", peer, reason)
 
 
 @dataclass(frozen=True)
@@ -221,5 +220,5 @@ def open_listener(
         port=port,
         token=read_token(),
         allowed_hosts=tuple(dict.fromkeys(names)),
-        refusals=Refusals(f"codeask {command}"),
+        refusals=Refusals(),
     )
