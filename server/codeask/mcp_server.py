@@ -1,7 +1,8 @@
 """``codeask mcp PATH...``: the codeask engine as a Model Context Protocol server for AI agents.
 
 Built on the official ``mcp`` Python SDK (:class:`mcp.server.MCPServer`), over stdio or, with
-``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``). It serves the same
+``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``, behind a bearer token:
+:mod:`codeask.mcp_http`). It serves the same
 :class:`~codeask.workspace.Workspace` as the CLI and the language server: one index per root, one
 writer at a time. When another process (an editor's ``codeask serve``) is writing the index, this
 server reads it as it is and says so in ``index_status``. While it runs, a watcher keeps the index
@@ -30,7 +31,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -57,6 +58,9 @@ from codeask.mcp_results import (
 )
 from codeask.query.explain import NotExplainable, explain, make_span
 from codeask.workspace import Workspace
+
+if TYPE_CHECKING:
+    from codeask.listen import Listener
 
 __all__ = ["CodeaskMCP", "make_server", "run", "SearchResult", "AskResult", "ExplainResult", "IndexStatus"]
 
@@ -369,26 +373,22 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
     return server
 
 
-def run(paths: list[Path], http: str | None = None) -> int:
-    """Serve ``paths`` over stdio (or streamable HTTP at ``HOST:PORT``, endpoint ``/mcp``) until the
+def run(paths: list[Path], listener: "Listener | None" = None) -> int:
+    """Serve ``paths`` over stdio (or, with ``listener``, streamable HTTP at
+    ``http://HOST:PORT/mcp`` behind its token: :func:`codeask.mcp_http.serve_http`) until the
     client disconnects; returns the exit code.
 
     Raises:
-        ValueError: ``http`` is not ``HOST:PORT``.
         FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
-    host, port = "127.0.0.1", 0
-    if http:
-        named, _, port_s = http.rpartition(":")
-        if not port_s.isdigit():
-            raise ValueError(f"--http wants HOST:PORT, got {http!r}")
-        host, port = named or host, int(port_s)
     engine = CodeaskMCP(paths).start()
     server = make_server(engine)
     try:
-        if http:
-            server.run("streamable-http", host=host, port=port)
+        if listener is not None:
+            from codeask.mcp_http import serve_http
+
+            serve_http(server, listener)
         else:
             server.run("stdio")
     except KeyboardInterrupt:

@@ -43,6 +43,7 @@ from codeask.lsp.convert import (
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.session import STOP_SECONDS, CodeaskServer
+from codeask.lsp.tcp import Gate, serve_tcp
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane
 from codeask.projects import project_root_of
@@ -79,6 +80,8 @@ def make_server() -> CodeaskServer:
         roots = [p for u in uris if (p := uri_to_path(u)) and Path(p).is_dir()]
         if not uris and params.root_path and Path(params.root_path).is_dir():
             roots = [params.root_path]
+        if not uris and not params.root_path and ls.gate is not None:  # over TCP: the served folders
+            roots = [str(f) for f in ls.gate.folders]
         try:
             ls.ws = Workspace(roots, editor=ls.init_settings, background_indexing=True)  # searches meanwhile
         except Exception as exc:  # a bad setting must not keep the server from starting
@@ -133,7 +136,9 @@ def make_server() -> CodeaskServer:
             if path := uri_to_path(folder.uri):
                 await ls.reads.run(functools.partial(ls.ws.remove_root, path))
         for folder in params.event.added:
-            if (path := uri_to_path(folder.uri)) and Path(path).is_dir():
+            if (path := uri_to_path(folder.uri)) and not ls.serves(path):
+                ls.show(f"codeask: {path} is outside the folders this server serves: not added")
+            elif path and Path(path).is_dir():
                 await ls.reads.run(functools.partial(ls.ws.add_root, path))
         if ls.scheduler.started:
             ls.scheduler.request()
@@ -146,6 +151,8 @@ def make_server() -> CodeaskServer:
         if not ls.ready or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
             return
         root = await ls.reads.run(lambda: project_root_of(path))
+        if root is not None and not ls.serves(root):
+            return  # over TCP, outside the served folders
         if root is None:
             if not ls.no_folder_said:
                 ls.no_folder_said = True
@@ -250,6 +257,8 @@ def make_server() -> CodeaskServer:
         path = uri_to_path(uri)
         if path is None:
             raise JsonRpcInvalidParams(f"cannot explain: {uri} is not a file on disk")
+        if not ls.serves(path):
+            raise JsonRpcInvalidParams(f"cannot explain: {path} is outside the folders this server serves")
         start, end = selection_lines(rng)
         text = ls.buffer_text(uri)
 
@@ -280,7 +289,7 @@ def make_server() -> CodeaskServer:
             return None
         uri, pos = params.text_document.uri, params.position
         path = ls.hover_target(uri)
-        if path is None or not ls.scheduler.keyword_ready():
+        if path is None or not ls.serves(path) or not ls.scheduler.keyword_ready():
             return None  # a hover never starts indexing
         text = ls.buffer_text(uri)
         try:  # the indexer's rules: a file codeask never reads gets no hover
@@ -415,8 +424,9 @@ def quiet(fn):
     return quieted
 
 
-def run(tcp: str | None = None) -> NoReturn:
-    """Serve over stdio (or ``HOST:PORT`` TCP) until ``exit`` or the end of input, then end the
+def run(gate: Gate | None = None) -> NoReturn:
+    """Serve over stdio (or, with ``gate``, over TCP to one client showing the token:
+    :func:`codeask.lsp.tcp.serve_tcp`) until ``exit`` or the end of input, then end the
     process: exit code 0 after a ``shutdown``, else 1 (``exit`` without ``shutdown``, or a bare end
     of input). Never returns.
 
@@ -435,9 +445,9 @@ def run(tcp: str | None = None) -> NoReturn:
     sys.setswitchinterval(0.001)
     server = make_server()
     try:
-        if tcp:
-            host, _, port = tcp.rpartition(":")
-            server.start_tcp(host or "127.0.0.1", int(port))
+        if gate is not None:
+            server.gate = gate
+            serve_tcp(server, gate)
         else:
             server.start_io()
     except (SystemExit, KeyboardInterrupt):
