@@ -238,4 +238,8 @@ def test_small_context_gets_fewer_documents(sample_workspace, fake_llm):
         "coupon discount shipping cart price"
     )
     assert len(small.documents) == 1 < len(big.documents)
-    assert len(small.sources) == len(big.sources)  # the sources stay: only the prompt is trimmed
+    # the sources are what was sent; the rest of what retrieval found is listed apart
+    assert [(s.path, s.start_line) for s in small.sources] == [(d["path"], d["start_line"]) for d in small.documents]
+    assert {s.path for s in small.sources + small.also_relevant} == {s.path for s in big.sources}
+    assert "Also relevant, not sent to the model:" in small.markdown
+    assert "Also relevant" not in big.markdown and big.also_relevant == []

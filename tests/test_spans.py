@@ -172,13 +172,14 @@ def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked
     q.prompt_documents = list(q.documents)
     q.answered("answer", "Closing is in [2]; sending in [1].")
     ans = Answer.from_query(q)
-    assert [s.path for s in ans.sources] == ["a.py", "b.py"]
-    assert [(x["start_line"], x["end_line"], x["uri"]) for x in ans.sources[0].spans] == [
-        (10, 30, lead.uri),
-        (50, 60, extra.uri),
+    # with an LLM, source n is what the answer cites as [n]: one per document sent, spans included
+    assert [(s.path, s.start_line) for s in ans.sources] == [("a.py", 10), ("a.py", 50), ("b.py", 1)]
+    assert [[(x["start_line"], x["end_line"], x["uri"]) for x in s.spans] for s in ans.sources[:2]] == [
+        [(10, 30, lead.uri)],
+        [(50, 60, extra.uri)],
     ]
     assert f"[[2]]({extra.uri})" in ans.markdown and f"[[1]]({lead.uri})" in ans.markdown
-    assert f"1. [a.py:10-30]({lead.uri}), [50-60]({extra.uri})\n2. [b.py:1-9]({b.uri})" in ans.markdown
+    assert f"1. [a.py:10-30]({lead.uri})\n2. [a.py:50-60]({extra.uri})\n3. [b.py:1-9]({b.uri})" in ans.markdown
     assert [(d["n"], d["start_line"]) for d in ans.to_json()["documents"]] == [(1, 10), (2, 50), (3, 1)]
 
 

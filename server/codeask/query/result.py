@@ -8,14 +8,19 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from codeask.lines import split_lines
+from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.uris import markdown_link
 
-__all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "source_link", "source_list"]
+__all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "sent_and_left_out", "source_link", "source_list"]
+
+#: The heading of what retrieval found but the prompt left out (``Answer.also_relevant``).
+ALSO_RELEVANT = "Also relevant, not sent to the model:"
 
 
 def source_link(label: str, start_line: int, end_line: int, uri: str) -> str:
@@ -28,12 +33,19 @@ def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
     file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
 
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
+
+
+def source_lines(sources: Sequence[Source]) -> list[str]:
+    """One ``[label:start-end](uri)`` line per source, its further spans after it as
+    ``[start-end](...#Lstart-Lend)``."""
+
     def line(s: Source) -> str:
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri)
         more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"]) for x in s.spans[1:]]
         return ", ".join([first, *more])
 
-    return "\n".join(f"{i}. {line(s)}" for i, s in enumerate(sources, 1))
+    return [line(s) for s in sources]
 
 
 @dataclass(frozen=True)
@@ -76,15 +88,23 @@ class Source:
     label: str = ""
     spans: list[dict[str, Any]] = field(default_factory=list)
     """Every span of this file the answer drew on, the best (this source's own lines) first, then
-    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content"}``
-    (1-based inclusive lines, each with its own link)."""
+    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content",
+    "anchor"}`` (1-based inclusive lines, each with its own link; ``anchor`` is ``{"symbol",
+    "hash"}`` (:func:`codeask.query.anchors.anchor`), what re-finds the span after an edit)."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
         """The source of ``d`` (its file's best span), with ``more`` spans of the same file after it
         in ``spans``; the score rounded to 6 decimals."""
         spans = [
-            {"start_line": x.start_line, "end_line": x.end_line, "uri": x.uri, "symbol": x.symbol, "content": x.content}
+            {
+                "start_line": x.start_line,
+                "end_line": x.end_line,
+                "uri": x.uri,
+                "symbol": x.symbol,
+                "content": x.content,
+                "anchor": anchor(x.content, x.symbol),
+            }
             for x in [d, *(more or [])]
         ]
         return cls(
@@ -101,12 +121,40 @@ class Source:
         )
 
 
+def _key(d: Document) -> tuple[str, str, int]:
+    return (d.root, d.path, d.start_line)
+
+
+def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
+    """``(sources, also_relevant)`` of ``query``.
+
+    With an LLM answer (``query.prompt_documents`` set): one source per document the prompt held, in
+    its numbered order (source ``n`` is what the answer cites as ``[n]``), lines as sent (a document
+    the budget shortened keeps its shorter range), text as indexed (before any redaction); then the
+    documents retrieval found but the prompt left out, one source per file with its spans. Without
+    one: one source per file of the documents (:func:`~codeask.query.pipeline.per_file`) and ``[]``.
+    """
+    if query.prompt_documents is None:
+        return [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)], []
+    originals = {_key(d): d for d in query.documents}
+    sent = []
+    for d in query.prompt_documents:
+        o = originals.get(_key(d), d)
+        kept = split_lines(o.content)[: d.end_line - d.start_line + 1]
+        sent.append(Source.from_document(replace(o, end_line=d.end_line, content="\n".join(kept))))
+    sent_keys = {_key(d) for d in query.prompt_documents}
+    left = [d for d in query.documents if _key(d) not in sent_keys]
+    return sent, [Source.from_document(spans[0], spans[1:]) for spans in per_file(left)]
+
+
 @dataclass
 class Answer:
     """What ``ask`` returns; ``to_json()`` is the ``codeask ask --json`` object.
 
-    ``sources`` are the distinct files of the documents, most relevant first (each file's best
-    chunk), taken from the documents and never parsed from the model's text.
+    ``sources`` are taken from the documents, never parsed from the model's text: with an LLM
+    answer, exactly the documents its prompt held, numbered as it cites them; without one, the
+    distinct files of the documents, most relevant first (each file's best chunk)
+    (:func:`sent_and_left_out`).
     """
 
     question: str
@@ -114,6 +162,9 @@ class Answer:
     markdown: str
     subquestions: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    also_relevant: list[Source] = field(default_factory=list)
+    """What retrieval found but the prompt left out (the token budget, secrets withheld), one item
+    per file as without an LLM; always empty without an LLM answer."""
     llm: str | None = None
     error: str | None = None
     finish_reason: str | None = None
@@ -187,7 +238,7 @@ class Answer:
         ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
         ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
         ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
-        sources = [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)]
+        sources, also_relevant = sent_and_left_out(query)
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
         citations = invalid = attributed_share = any_share = mismatched = None
@@ -210,6 +261,7 @@ class Answer:
             markdown="",
             subquestions=list(query.subquestions),
             sources=sources,
+            also_relevant=also_relevant,
             llm=llm,
             error=error,
             finish_reason=query.finish_reason,
@@ -243,7 +295,11 @@ class Answer:
             shown = ", ".join(f"[{n}]" for n in self.invalid_citations)
             notes.append(f"> Citations to sources that do not exist were removed: {shown}.")
         out = "".join("\n\n" + n for n in notes)
-        return markdown(out, self.sources) if self.sources else out
+        out = markdown(out, self.sources) if self.sources else out
+        if self.also_relevant:
+            lines = "\n".join(f"- {line}" for line in source_lines(self.also_relevant))
+            out += f"\n{ALSO_RELEVANT}\n{lines}\n"
+        return out
 
 
 def index_note(index: dict[str, Any] | None) -> str:
