@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.test_cli import REDIRECT_Q
 
-TOOLS = {"search_code", "ask_codebase", "explain_code", "index_status"}
+TOOLS = {"search_code", "ask_codebase", "explain_code", "index_status", "resolve_citation"}
 
 
 def server_params(*roots: Path) -> StdioServerParameters:

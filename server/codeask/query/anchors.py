@@ -24,10 +24,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from codeask.index.chunking.languages import language_for
 from codeask.index.chunking.symbols import Definition, definitions
 from codeask.lines import split_lines
+from codeask.query.span import NotExplainable, explain_source
+from codeask.uris import file_uri
 
-__all__ = ["Resolution", "Status", "anchor", "resolve", "text_hash", "NOTES"]
+__all__ = ["Resolution", "Status", "anchor", "resolve", "resolve_file", "text_hash", "NOTES"]
 
 Status = Literal["same", "moved", "changed", "gone"]
 
@@ -111,3 +114,33 @@ def resolve(text: str, language: str, start_line: int, end_line: int, symbol: st
         return _found("same", start_line, end_line)
     end = max(1, min(end_line, len(lines)))
     return _found("gone", max(1, min(start_line, end)), end)
+
+
+def resolve_file(
+    workspace: Any,
+    abs_path: str,
+    start_line: int,
+    end_line: int,
+    symbol: str,
+    digest: str,
+    *,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """:func:`resolve` against ``abs_path`` as it is now (``text``: an editor's unsaved buffer), read
+    as the indexer reads it (:func:`codeask.query.span.explain_source`, which decides what may be read):
+    ``{"path", "uri", "status", "start_line", "end_line", "note"}`` (``uri`` a
+    ``file:///abs/path#Lstart-Lend``). A file that is gone gives ``status`` ``"gone"`` and the
+    cited lines.
+
+    Raises:
+        NotExplainable: the file may not be read (a secret file, a folder, binary...), in one line.
+    """
+    try:
+        current = explain_source(workspace, abs_path, text=text)
+        found = resolve(current, language_for(abs_path), start_line, end_line, symbol, digest)
+    except NotExplainable as exc:
+        if exc.reason != "vanished":
+            raise
+        found = Resolution("gone", start_line, end_line, "the file is gone")
+    uri = file_uri(abs_path, found.start_line, found.end_line)
+    return {"path": abs_path, "uri": uri, **found.to_json()}
