@@ -23,10 +23,11 @@ __all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "sent_and_l
 ALSO_RELEVANT = "Also relevant, not sent to the model:"
 
 
-def source_link(label: str, start_line: int, end_line: int, uri: str) -> str:
+def source_link(label: str, start_line: int, end_line: int, uri: str, title: str = "") -> str:
     """``[label:start-end](uri)``: a cited location as a markdown link (1-based inclusive lines; the
-    label escaped by :func:`~codeask.uris.markdown_link`, ``uri`` a ``file:///abs/path#Lstart-Lend``)."""
-    return markdown_link(f"{label}:{start_line}-{end_line}", uri)
+    label escaped by :func:`~codeask.uris.markdown_link`, ``uri`` a ``file:///abs/path#Lstart-Lend``,
+    ``title`` the link's title: :func:`anchor_title` in ``Sources:``)."""
+    return markdown_link(f"{label}:{start_line}-{end_line}", uri, title)
 
 
 def source_list(sources: Sequence[Source]) -> str:
@@ -41,11 +42,24 @@ def source_lines(sources: Sequence[Source]) -> list[str]:
     ``[start-end](...#Lstart-Lend)``."""
 
     def line(s: Source) -> str:
-        first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri)
-        more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"]) for x in s.spans[1:]]
+        spans = s.spans or [{}]
+        first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
+        more = [
+            markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]
+        ]
         return ", ".join([first, *more])
 
     return [line(s) for s in sources]
+
+
+def anchor_title(span: dict[str, Any]) -> str:
+    """The link title carrying a span's anchor, ``codeask:<hash> <symbol>`` (what ``codeask
+    cite-check`` checks, :mod:`codeask.query.citecheck`); ``""`` without an anchor."""
+    found = span.get("anchor")
+    if not found:
+        return ""
+    symbol = "".join(found["symbol"].split())
+    return f"codeask:{found['hash']}" + (f" {symbol}" if symbol else "")
 
 
 @dataclass(frozen=True)
