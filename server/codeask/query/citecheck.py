@@ -37,9 +37,7 @@ from codeask.uris import uri_to_path
 
 __all__ = ["Link", "Problem", "check_file", "find_links"]
 
-_LINK = re.compile(
-    r"\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\((?P<target><[^>\n]*>|[^\s()]+)(?:\s+\"(?P<title>[^\"\n]*)\")?\)"
-)
+_LINK = re.compile(r"\[(?P<text>(?:[^\[\]\\]|\\.)*)\]\((?P<target><[^>\n]*>|[^\s()]+)(?:\s+\"(?P<title>[^\"\n]*)\")?\)")
 _BARE = re.compile(r"(?<![\w/.\-#:\[(])(?P<path>[\w.\-/]*\w\.\w+):(?P<start>\d+)(?:-(?P<end>\d+))?(?![\w:])")
 _FRAGMENT = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 _ANCHOR = re.compile(r"codeask:([0-9a-f]{16})(?:\s+(\S+))?")
@@ -145,13 +143,17 @@ def check_link(link: Link, path: Path, settings: IndexSettings) -> Problem | Non
         found = resolve(read.text, language, link.start_line, link.end_line, link.symbol, link.digest)
         if found.status == "same":
             return None
-        return Problem(link, f"{found.note}: now lines {found.start_line}-{found.end_line}", (found.start_line, found.end_line))
+        return Problem(
+            link, f"{found.note}: now lines {found.start_line}-{found.end_line}", (found.start_line, found.end_line)
+        )
     if link.end_line > len(lines) or link.start_line < 1:
         return Problem(link, f"lines {link.start_line}-{link.end_line} are past the end ({len(lines)} lines)")
     return _symbol_problem(link, read.text, language)
 
 
-def check_file(markdown_path: Path, root: Path | None = None, settings: IndexSettings | None = None) -> tuple[int, list[Problem]]:
+def check_file(
+    markdown_path: Path, root: Path | None = None, settings: IndexSettings | None = None
+) -> tuple[int, list[Problem]]:
     """``(links checked, problems)`` of the markdown file ``markdown_path``; ``root`` (default: the
     file's folder) bounds the files read.
 

@@ -44,9 +44,7 @@ def source_lines(sources: Sequence[Source]) -> list[str]:
     def line(s: Source) -> str:
         spans = s.spans or [{}]
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
-        more = [
-            markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]
-        ]
+        more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]]
         return ", ".join([first, *more])
 
     return [line(s) for s in sources]
