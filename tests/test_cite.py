@@ -184,3 +184,62 @@ async def test_mcp_sources_and_resolve_citation(coupons, llm_env):
         assert found.structured_content["start_line"] == cited["start_line"] + 10
         refused = await client.call_tool("resolve_citation", {"path": "../outside.py", "start_line": 1, "end_line": 2})
         assert refused.is_error and "outside the workspace" in refused.content[0].text
+
+
+# ------------------------------------------------------------------------------- freshness
+
+
+def test_answer_says_which_sources_changed_since_indexed_and_why_not_reindexed(coupons):
+    import subprocess
+    import sys
+
+    from codeask.workspace import Workspace
+
+    ws = Workspace([coupons])
+    ws.index(embed=False)
+    fresh = ws.ask(QUESTION, no_llm=True)
+    assert fresh.stale_sources == [] and "Changed on disk" not in fresh.markdown
+    changed = coupons / "rules/rule3.py"
+    changed.write_text(rule(3).replace("total - 3", "total - 30"), encoding="utf-8")
+    (coupons / "rules/rule5.py").unlink()
+    answer = ws.ask(QUESTION, no_llm=True).to_json()
+    assert sorted((s["path"], s["reason"]) for s in answer["stale_sources"]) == [
+        ("rules/rule3.py", "changed"),
+        ("rules/rule5.py", "deleted"),
+    ]
+    assert "not_reindexed" not in answer
+    assert "> **Changed on disk since indexed:**" in answer["markdown"] and "not re-indexed yet" in answer["markdown"]
+
+    index = next(iter(ws.indexes.values()))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import filelock, sys, time; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(120)",
+         str(index.index_dir / "write.lock")],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        locked = ws.ask(QUESTION, no_llm=True).to_json()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert locked["not_reindexed"] == "another process holds the index lock"
+    assert "it could not be re-indexed first: another process holds the index lock" in locked["markdown"]
+
+
+def test_documents_the_budget_shortened_are_named_and_listed_as_sent():
+    from codeask.query.budget import shorten
+    from codeask.query.pipeline import Document, Query
+    from codeask.query.result import Answer
+
+    long = Document("a.py", "/ws", 10, 29, "run", "python", "\n".join(f"x{i} = {i}" for i in range(20)), 1.0)
+    other = Document("b.py", "/ws", 1, 2, "", "python", "y = 1\nz = 2", 0.5)
+    q = Query("q")
+    q.retrieved("retrieve", [long, other])
+    q.prompt_documents = [shorten(long, 5)]
+    q.answered("answer", "It runs [1].")
+    out = Answer.from_query(q).to_json()
+    assert [(s["path"], s["start_line"], s["end_line"]) for s in out["sources"]] == [("a.py", 10, 14)]
+    assert out["sources"][0]["spans"][0]["anchor"]["hash"] == text_hash([f"x{i} = {i}" for i in range(5)])
+    assert out["cut_documents"] == [{"n": 1, "path": "a.py", "start_line": 10, "end_line": 14, "indexed_end_line": 29}]
+    assert "> **Cut to fit the model's context:** [1] `a.py` to lines 10-14." in out["markdown"]
+    assert [s["path"] for s in out["also_relevant"]] == ["b.py"]

@@ -14,6 +14,7 @@ from typing import Any
 from codeask.lines import split_lines
 from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
+from codeask.query.freshness import stale_note
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.uris import markdown_link
 
@@ -137,6 +138,16 @@ def _key(d: Document) -> tuple[str, str, int]:
     return (d.root, d.path, d.start_line)
 
 
+def _cut(query: Query) -> list[dict[str, Any]]:
+    """:attr:`Answer.cut_documents` of ``query``."""
+    ends = {_key(d): d.end_line for d in query.documents}
+    return [
+        {"n": n, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "indexed_end_line": ends[_key(d)]}
+        for n, d in enumerate(query.prompt_documents or [], 1)
+        if ends.get(_key(d), d.end_line) != d.end_line
+    ]
+
+
 def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
     """``(sources, also_relevant)`` of ``query``.
 
@@ -216,6 +227,15 @@ class Answer:
     index: dict[str, Any] | None = None
     """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
     the answer stands on (:class:`codeask.index.records.IndexState`)."""
+    stale_sources: list[dict[str, Any]] = field(default_factory=list)
+    """Retrieved files changed on disk after they were indexed (the answer read their indexed text):
+    ``{"path", "root", "reason": "changed" | "deleted"}`` (:mod:`codeask.query.freshness`)."""
+    not_reindexed: str | None = None
+    """With ``stale_sources``: why they could not be re-indexed first (``"the index is read-only"``,
+    ``"another process holds the index lock"``); left out of the JSON when ``None``."""
+    cut_documents: list[dict[str, Any]] = field(default_factory=list)
+    """Documents the token budget shortened before sending: ``{"n", "path", "start_line",
+    "end_line", "indexed_end_line"}`` (``end_line`` the last line sent)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
@@ -224,6 +244,7 @@ class Answer:
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
         for key in (
+            "not_reindexed",
             "error",
             "cut_reason",
             "citations",
@@ -244,6 +265,8 @@ class Answer:
         error: str | None = None,
         warnings: list[str] | None = None,
         index: dict[str, Any] | None = None,
+        stale: list[dict[str, Any]] | None = None,
+        not_reindexed: str | None = None,
     ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document, with the file's
         other documents as ``spans``). The markdown adds
@@ -289,6 +312,9 @@ class Answer:
             withheld=list(query.withheld),
             warnings=list(warnings or []),
             index=index,
+            stale_sources=list(stale or []),
+            not_reindexed=not_reindexed,
+            cut_documents=_cut(query),
         )
         answer.markdown = body + answer.footer()
         return answer
@@ -299,6 +325,13 @@ class Answer:
         notes = []
         if note := index_note(self.index):
             notes.append(note)
+        if note := stale_note(self.stale_sources, self.not_reindexed):
+            notes.append(note)
+        if self.cut_documents:
+            cut = ", ".join(
+                f"[{c['n']}] `{c['path']}` to lines {c['start_line']}-{c['end_line']}" for c in self.cut_documents
+            )
+            notes.append(f"> **Cut to fit the model's context:** {cut}.")
         if self.truncated:
             notes.append(f"> **Answer cut off** ({self.cut_reason}).")
         if self.error:
