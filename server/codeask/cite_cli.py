@@ -52,8 +52,8 @@ def _handler(args) -> int:
         except OSError as exc:
             raise UsageError("cite-check", f"cannot read {file}: {exc.strerror or exc}") from None
         checked += n
-        for p in found:
-            link = p.link
+        for problem in found:
+            link = problem.link
             problems.append(
                 {
                     "file": str(file),
@@ -62,14 +62,15 @@ def _handler(args) -> int:
                     "target": link.target,
                     "start_line": link.start_line,
                     "end_line": link.end_line,
-                    "message": p.message,
-                    "now": list(p.now) if p.now else None,
+                    "message": problem.message,
+                    "now": list(problem.now) if problem.now else None,
                 }
             )
     if args.json:
         print(json.dumps({"checked": checked, "problems": problems}, ensure_ascii=False))
     else:
-        for p in problems:
-            shown = f"[{p['text']}]({p['target']}#L{p['start_line']}-L{p['end_line']})" if p["text"] else p["target"]
-            print(f"{p['file']}:{p['line']}: {shown}: {p['message']}")
+        for item in problems:
+            target = f"{item['target']}#L{item['start_line']}-L{item['end_line']}"
+            shown = f"[{item['text']}]({target})" if item["text"] else f"{item['target']}:{item['start_line']}"
+            print(f"{item['file']}:{item['line']}: {shown}: {item['message']}")
     return 1 if problems else 0

@@ -217,6 +217,12 @@ class Answer:
     """The attributed citations: ``{"paragraph", "n", "name", "how"}`` (0-based paragraph, the
     document number, the name that points to it, ``"defined"``/``"mentioned"``/``"path"``); shown in
     the markdown as ``*(named here: [[n]](uri))*`` after the paragraph."""
+    repointed_citations: list[dict[str, Any]] = field(default_factory=list)
+    """Model citations moved to the one document defining the code their paragraph names:
+    ``{"paragraph", "from", "to", "name"}`` (:func:`codeask.query.citations.check_citations`)."""
+    unverified_citations: list[dict[str, Any]] = field(default_factory=list)
+    """Model citations whose paragraph names code the cited document does not hold (and none
+    re-pointed): ``{"paragraph", "n"}``; shown as ``[[n]](uri) *(unverified)*``."""
     documents: list[dict[str, Any]] = field(default_factory=list)
     """The documents the LLM saw, numbered as the answer cites them:
     ``{"n", "path", "start_line", "end_line", "uri"}`` (empty without an LLM answer)."""
@@ -279,6 +285,8 @@ class Answer:
         citations = invalid = attributed_share = any_share = mismatched = None
         attributed: list[dict[str, Any]] = []
         numbered: list[dict[str, Any]] = []
+        repointed: list[dict[str, Any]] = []
+        unverified: list[dict[str, Any]] = []
         if query.prompt_documents is not None and body:
             check = check_citations(body, query.prompt_documents)
             body, citations, invalid = check.markdown, check.share, check.invalid
@@ -286,6 +294,7 @@ class Answer:
             any_share = round(check.share + check.attributed_share, 3)
             attributed = [a.to_json() for a in check.attributed]
             mismatched = check.mismatched_share
+            repointed, unverified = check.repointed, check.unverified
             numbered = [
                 {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
                 for i, d in enumerate(query.prompt_documents, 1)
@@ -308,6 +317,8 @@ class Answer:
             citations_any=any_share,
             citations_mismatched=mismatched,
             attributed_citations=attributed,
+            repointed_citations=repointed,
+            unverified_citations=unverified,
             documents=numbered,
             withheld=list(query.withheld),
             warnings=list(warnings or []),
