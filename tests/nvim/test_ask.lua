@@ -52,6 +52,13 @@ local ok, err = pcall(function()
   out.floats = #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
     vim.api.nvim_list_wins())
 
+  -- files retrieval found but the model was not sent follow the sources, marked
+  out.qf_also = codeask.qf_items({
+    sources = { { path = 'a.py', root = '/ws', spans = { { symbol = 'run' } } } },
+    locations = { { uri = 'file:///ws/a.py', range = { start = { line = 9, character = 0 } } } },
+    also_relevant = { { path = 'b.py', root = '/ws', start_line = 3, symbol = 'stop' } },
+  })
+
   -- the user command itself
   vim.cmd('CodeaskAsk shipping cost for express delivery')
   assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 0 }).title:find('shipping') ~= nil end, 50),

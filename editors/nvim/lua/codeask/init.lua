@@ -106,7 +106,8 @@ local function show(markdown)
 end
 
 --- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
---- (a source lists its spans in `spans`, best first, in the order of the Locations).
+--- (a source lists its spans in `spans`, best first, in the order of the Locations), then one per
+--- file of `also_relevant` (found, not sent to the model), its text saying so.
 function M.qf_items(result)
   local texts = {}
   for _, src in ipairs(result.sources or {}) do
@@ -124,6 +125,18 @@ function M.qf_items(result)
       col = loc.range.start.character + 1,
       text = texts[i] or '',
     })
+  end
+  -- what retrieval found but the model was not sent (`also_relevant`), after the sources, marked
+  for _, src in ipairs(result.also_relevant or {}) do
+    if type(src.root) == 'string' and type(src.path) == 'string' and type(src.start_line) == 'number' then
+      local symbol = (type(src.symbol) == 'string' and src.symbol ~= '') and src.symbol or src.path
+      table.insert(items, {
+        filename = src.root .. '/' .. src.path,
+        lnum = src.start_line,
+        col = 1,
+        text = 'not sent to the model: ' .. symbol,
+      })
+    end
   end
   return items
 end
