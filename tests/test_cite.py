@@ -88,8 +88,8 @@ def test_cite_check_names_wrong_links_and_where_the_code_is_now(tmp_path, capsys
     )
     doc = tmp_path / "guide.md"
     doc.write_text(
-        "# Adapters\n\n[Adapter.close](adapters.py#L9-L10) closes; [send](adapters.py#L1-L3) sends.\n"
-        "```\nnot a link: adapters.py:99\n```\n",
+        "# Adapters\n\n[`Adapter.close`](adapters.py#L9-L10) closes; [send](adapters.py#L1-L3) sends.\n"
+        "```\nnot a link: adapters.py:99\n```\nIn code, `[send](adapters.py#L4)` is no link.\n",
         encoding="utf-8",
     )
     assert main(["cite-check", str(doc)]) == 1
@@ -100,7 +100,7 @@ def test_cite_check_names_wrong_links_and_where_the_code_is_now(tmp_path, capsys
     source.write_text("#\n" * 10 + source.read_text(encoding="utf-8"), encoding="utf-8")
     assert main(["cite-check", str(doc), "--json"]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
-    assert [(p["text"], p["now"]) for p in problems] == [("Adapter.close", [19, 20]), ("send", [14, 15])]
+    assert [(p["text"], p["now"]) for p in problems] == [("`Adapter.close`", [19, 20]), ("send", [14, 15])]
 
     assert main(["cite-check", str(tmp_path / "missing.md")]) == 2
     assert "missing.md is not a file" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """``codeask cite-check``: are the links to code in a markdown file still true?
 
-A link to code is ``[text](path#Lx-Ly)`` (``#Lx`` for one line; ``file:///abs/path#Lx-Ly`` too) or a
-bare ``path:line`` / ``path:x-y`` outside links and code blocks. Relative paths are taken from the
+A link to code is ``[text](path#Lx-Ly)`` (``#Lx`` for one line; ``file:///abs/path#Lx-Ly`` too)
+outside code, or a bare ``path:line`` / ``path:x-y`` outside links and code blocks (inline code
+included: docs often write `` `adapters.py:40` ``). Relative paths are taken from the
 markdown file's folder, then from ``root``; a file outside ``root`` is not read. Each link is
 checked against the file as it is now (read as the indexer reads it,
 :func:`codeask.index.walk.read_text`):
@@ -42,6 +43,7 @@ _BARE = re.compile(r"(?<![\w/.\-#:\[(])(?P<path>[\w.\-/]*\w\.\w+):(?P<start>\d+)
 _FRAGMENT = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 _ANCHOR = re.compile(r"codeask:([0-9a-f]{16})(?:\s+(\S+))?")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _IDENT = re.compile(r"^(`?)([A-Za-z_][\w.]*)(?:\(\))?\1$")
 _CODE_SHAPED = re.compile(r"[._]|[a-z][A-Z]")
 
@@ -78,7 +80,9 @@ def find_links(markdown: str) -> Iterator[Link]:
             continue
         if in_code:
             continue
-        for m in _LINK.finditer(line):
+        masked = _INLINE_CODE.sub(lambda code: " " * len(code.group()), line)  # same offsets as line
+        for m in _LINK.finditer(masked):
+            text = line[m.start("text") : m.end("text")]
             target = m["target"].strip("<>")
             frag = _FRAGMENT.search(target)
             if frag is None or target.startswith(("http:", "https:", "#")):
@@ -87,7 +91,7 @@ def find_links(markdown: str) -> Iterator[Link]:
             anchor = _ANCHOR.match(m["title"] or "")
             yield Link(
                 number,
-                m["text"],
+                text,
                 target[: frag.start()],
                 start,
                 int(frag[2] or start),
