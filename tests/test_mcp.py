@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from codeask.listen import read_token
 from tests.test_cli import REDIRECT_Q
 
-TOOLS = {"search_code", "ask_codebase", "explain_code", "index_status"}
+TOOLS = {"search_code", "ask_codebase", "explain_code", "index_status", "resolve_citation"}
 
 
 def server_params(*roots: Path) -> StdioServerParameters:

@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``token``, ``clean``, ``doctor``, ``publish``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``token``, ``clean``, ``doctor``, ``publish``, ``cite-check``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -121,11 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    from codeask.cite_cli import add_citecheck_parser
     from codeask.eval.cli import add_eval_parser
     from codeask.publish import add_publish_parser
 
     add_eval_parser(sub, progress=IndexProgress.for_command)
     add_publish_parser(sub)
+    add_citecheck_parser(sub)
     return parser
 
 

@@ -14,6 +14,7 @@ Tools (JSON schemas from the signatures, structured results from the pydantic mo
 * ``search_code(query, top_k?, max_files?, path_glob?)`` -> :class:`SearchResult` (no LLM call);
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
 * ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
+* ``resolve_citation(path, start_line, end_line, symbol?, hash?)`` -> :class:`CitationOut`;
 * ``index_status()`` -> :class:`IndexStatus`.
 
 Expected failures (a path outside the roots, a secret file, bad lines, a bad glob) are tool errors
@@ -45,15 +46,16 @@ from codeask.index.watch import Watcher
 from codeask.mcp_files import AgentFiles
 from codeask.mcp_results import (
     AskResult,
+    CitationOut,
     ExplainResult,
     IndexState,
     IndexStatus,
     SearchResult,
     SourceOut,
-    SpanOut,
     index_line,
     one_line_tool_errors,
     source_lines,
+    source_outs,
     tool_result,
 )
 from codeask.query.explain import NotExplainable, explain, make_span
@@ -163,31 +165,7 @@ class CodeaskMCP:
     # ------------------------------------------------------------- sources
     def sources(self, items: list[dict[str, Any]]) -> list[SourceOut]:
         """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1."""
-        return [
-            SourceOut(
-                rank=i,
-                path=s["path"],
-                root=s["root"],
-                start_line=s["start_line"],
-                end_line=s["end_line"],
-                symbol=s.get("symbol") or "",
-                score=s["score"],
-                content=s["content"],
-                uri=s["uri"],
-                resource_uri=self.files.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
-                spans=[
-                    SpanOut(
-                        start_line=x["start_line"],
-                        end_line=x["end_line"],
-                        symbol=x.get("symbol") or "",
-                        content=x.get("content", ""),
-                        uri=x["uri"],
-                    )
-                    for x in s.get("spans") or []
-                ],
-            )
-            for i, s in enumerate(items, 1)
-        ]
+        return source_outs(items, self.files.resource_uri)
 
     # ------------------------------------------------------------- tools
     def search_code(
@@ -234,6 +212,7 @@ class CodeaskMCP:
             markdown=out["markdown"],
             subquestions=out.get("subquestions") or [],
             sources=self.sources(out["sources"]),
+            also_relevant=self.sources(out["also_relevant"]),
             llm=out.get("llm"),
             note=note,
             error=out.get("error"),
@@ -343,6 +322,19 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         code only."""
         result = engine.explain_code(path, start_line, end_line)
         return tool_result(result.markdown, result, result.sources)
+
+    @server.tool(name="resolve_citation", title="Resolve a citation")
+    def resolve_citation(
+        path: Annotated[str, Field(description="the cited file, relative to the workspace root (or absolute)")],
+        start_line: Annotated[int, Field(ge=1, description="first cited line, 1-based")],
+        end_line: Annotated[int, Field(ge=1, description="last cited line, 1-based, inclusive")],
+        symbol: Annotated[str, Field(description="the span's anchor.symbol ('' when none)")] = "",
+        hash: Annotated[str, Field(description="the span's anchor.hash ('' when unknown)")] = "",
+    ) -> CitationOut:
+        """Where cited code is now, after edits: give a source span (path, lines, anchor) from an
+        earlier answer; returns its current lines and status same | moved | changed (the symbol's
+        code changed since the answer) | gone (nearest match)."""
+        return CitationOut(**engine.files.resolve_citation(path, start_line, end_line, symbol, hash))
 
     @server.tool(name="index_status", title="Index status")
     def index_status() -> IndexStatus:

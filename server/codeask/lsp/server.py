@@ -10,6 +10,10 @@ Commands (``workspace/executeCommand``):
 * ``codeask.ask`` ``[question]`` or ``[{"question", "top_k"?, "max_files"?, "no_llm"?}]`` ->
   ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
+* ``codeask.resolveCitation`` ``[{"uri" | "path", "start_line", "end_line", "symbol"?, "hash"?}]``
+  (or those five positionally) -> where the cited code is now: ``{"status": "same" | "moved" |
+  "changed" | "gone", "note", "start_line", "end_line", "uri", "path", "location"}``
+  (:func:`codeask.query.anchors.resolve_file`; ``location`` an LSP Location);
 * ``codeask.reindex`` ``[]`` -> ``IndexStats.to_json()``;
 * ``codeask.status`` ``[]`` -> ``{"indexing", "indexed", "read_only", "files", "chunks_total",
   "vectors_pending", "index_dir", "llm", "watch": {"mode": "native" | "polling" | "off", "warning"}, ...}``
@@ -34,6 +38,7 @@ from codeask.imports import start_preload
 from codeask.index.watch import is_relevant
 from codeask.llm import CancelToken
 from codeask.lsp.convert import (
+    location,
     selection_lines,
     settings_from,
     source_locations,
@@ -47,15 +52,17 @@ from codeask.lsp.tcp import Gate, serve_tcp
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane
 from codeask.projects import project_root_of
+from codeask.query.anchors import resolve_file
 from codeask.query.explain import NotExplainable, explain, explain_source, make_span, symbol_span
 from codeask.query.pipeline import Cancelled
+from codeask.uris import file_uri
 from codeask.workspace import Workspace
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
 log = logging.getLogger("codeask.lsp")
 
-COMMANDS = ["codeask.ask", "codeask.explain", "codeask.reindex", "codeask.status"]
+COMMANDS = ["codeask.ask", "codeask.explain", "codeask.reindex", "codeask.resolveCitation", "codeask.status"]
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
@@ -244,6 +251,33 @@ def make_server() -> CodeaskServer:
             ls.show(f"codeask: LLM error: {result['error']}")
         result["locations"] = source_locations(result["sources"], ls.position_encoding())
         return result
+
+    @server.command("codeask.resolveCitation")
+    @command_guard
+    async def resolve_citation(ls: CodeaskServer, *args):
+        """Answer ``workspace/executeCommand`` ``codeask.resolveCitation``: re-find a cited span in
+        the file as it is now (the editor's buffer when open); InvalidParams for bad arguments or a
+        file codeask does not read."""
+        keys = ("uri", "start_line", "end_line", "symbol", "hash")
+        opts = args[0] if args and isinstance(args[0], dict) else dict(zip(keys, args))
+        target = str(opts.get("uri") or opts.get("path") or "")
+        path = uri_to_path(target) if target.startswith("file:") else target
+        try:
+            start, end = int(opts["start_line"]), int(opts["end_line"])
+        except (KeyError, TypeError, ValueError):
+            raise JsonRpcInvalidParams("resolveCitation: start_line and end_line must be integers") from None
+        if not path or not os.path.isabs(path) or start < 1 or end < start:
+            raise JsonRpcInvalidParams(
+                "resolveCitation: need a file: uri (or absolute path) and 1 <= start_line <= end_line"
+            )
+        symbol, digest = str(opts.get("symbol") or ""), str(opts.get("hash") or "")
+        text = ls.buffer_text(file_uri(path))
+        try:
+            found = await asyncio.to_thread(resolve_file, ls.ws, path, start, end, symbol, digest, text=text)
+        except NotExplainable as exc:
+            raise JsonRpcInvalidParams(f"resolveCitation: {exc}") from None
+        found["location"] = location("", path, found["start_line"], found["end_line"], encoding=ls.position_encoding())
+        return found
 
     @server.command("codeask.explain")
     @command_guard
