@@ -44,13 +44,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # common, multifile_score
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fake_llm
 
 from tests.fake_llm import FakeLLMServer
 
 from codeask.eval.metrics import distinct_files
 from codeask.workspace import Workspace
-from common import peak_rss_mb, write_result
+from common import RESULTS, peak_rss_mb, write_result
 from multifile_score import BM25, mean, score, text_files
 
 SET = Path(__file__).resolve().parent / "multifile" / "set.jsonl"
@@ -171,6 +172,25 @@ def print_table(by_language: dict[str, dict], overall: dict) -> None:
             print(f"{name:11} {s['questions']:3d} {variant:9} {cells} {prompt}")
 
 
+def report(label: str, results: list[dict], repos: dict[str, dict], *, complete: bool) -> dict:
+    """Summarize ``results`` and write them to ``bench/results/multifile-<label>.json`` (after every
+    repository, so a run stopped half-way keeps what it measured: ``complete`` says which)."""
+    languages = sorted({r["language"] for r in results})
+    data = {
+        "label": label,
+        "complete": complete,
+        "codeask_commit": codeask_commit(),
+        "languages": {lang: summary([r for r in results if r["language"] == lang]) for lang in languages},
+        "overall": summary(results),
+        "repos": repos,
+        "questions": results,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+    write_result(f"multifile-{label}", data)
+    return data
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trees", type=Path, required=True, help="folder of materialized trees (owner+name)")
@@ -181,12 +201,18 @@ def main() -> int:
     parser.add_argument("--context-tokens", type=int, default=128_000, help="llm.context_tokens for the prompt run")
     args = parser.parse_args()
     rows = load_rows(args.set, args.only, args.limit)
+    if not rows:
+        print(f"multifile: no question in {args.set} for language {args.only!r}", file=sys.stderr)
+        return 2
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_repo[row["repo"]].append(row)
     missing = [r for r in by_repo if not (args.trees / r.replace("/", "+")).is_dir()]
     if missing:
-        print(f"multifile: no tree for {', '.join(missing)} under {args.trees} (see bench/multifile/README.md)")
+        print(
+            f"multifile: no tree for {', '.join(missing)} under {args.trees} (see bench/multifile/README.md)",
+            file=sys.stderr,
+        )
         return 2
     llm = FakeLLMServer()
     results: list[dict] = []
@@ -197,24 +223,11 @@ def main() -> int:
             results.extend(out)
             repos[repo] = timing
             print(f"{repo}: {timing}", flush=True)
+            data = report(args.label, results, repos, complete=len(repos) == len(by_repo))
     finally:
         llm.close()
-    languages = sorted({r["language"] for r in results})
-    by_language = {lang: summary([r for r in results if r["language"] == lang]) for lang in languages}
-    overall = summary(results)
-    print_table(by_language, overall)
-    data = {
-        "label": args.label,
-        "codeask_commit": codeask_commit(),
-        "languages": by_language,
-        "overall": overall,
-        "repos": repos,
-        "questions": results,
-        "load_average": list(os.getloadavg()),
-        "peak_rss_mb": round(peak_rss_mb(), 1),
-    }
-    out = write_result(f"multifile-{args.label}", data)
-    print(f"\nwritten to {out}")
+    print_table(data["languages"], data["overall"])
+    print(f"\nwritten to {RESULTS / f'multifile-{args.label}.json'}")
     return 0
 
 
