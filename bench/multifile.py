@@ -155,9 +155,12 @@ def summary(results: list[dict]) -> dict:
 
 
 def codeask_commit() -> str:
-    """The git commit of the codeask checkout being measured (``"unknown"`` outside a git checkout)."""
+    """The last git commit that changed the codeask package being measured (not the bench's own
+    commits); ``"unknown"`` outside a git checkout."""
     folder = Path(sys.modules["codeask"].__file__ or ".").parent
-    done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(folder), "log", "-1", "--format=%H", "--", "."], capture_output=True, text=True
+    )
     return done.stdout.strip() or "unknown"
 
 
