@@ -1,7 +1,8 @@
 """Phase 2 of indexing a root: vectors for the chunk rows that have none yet.
 
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
-team's shared cache, else embedded by the model, in groups under the write lock (released between
+machine's vector store (:mod:`codeask.index.machine`, a whole round at once) and the team's shared
+cache, else embedded by the model, in groups under the write lock (released between
 groups; live updates waiting for it go first), and committed every ``index.embed_commit_rows`` texts
 or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
 
@@ -68,6 +69,7 @@ def embed_pending(
                 store.put_vectors(buffer)
                 index.maybe_optimize()
             buffer.clear()
+        index.flush_machine()
         last_commit = time.monotonic()
 
     stopped = False
@@ -76,6 +78,14 @@ def embed_pending(
         todo = [h for h in texts if h not in buffer]
         if not todo:
             break
+        # Vectors the machine already holds (a clone, a worktree, a branch switch): a few keyed
+        # lookups for the whole round instead of one per group.
+        reused, _ = index.fill_vectors({h: texts[h] for h in todo}, embed=False)
+        buffer.update(reused)
+        done += len(reused)
+        todo = [h for h in todo if h not in reused]
+        if len(buffer) >= s.embed_commit_rows:
+            commit()
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
             if should_stop and should_stop():
                 stopped = True
