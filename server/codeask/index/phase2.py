@@ -72,6 +72,15 @@ def embed_pending(
         index.flush_machine()
         last_commit = time.monotonic()
 
+    def report(done: int, total: int) -> int:
+        """Say how far phase 2 is (reused and embedded vectors alike); returns the total, raised to ``done``."""
+        total = max(total, done)
+        if progress:
+            elapsed = time.monotonic() - started
+            eta = elapsed / done * (total - done) if done else None
+            progress(Progress("embed", done, total, f"{done}/{total} chunks embedded", eta))
+        return total
+
     stopped = False
     while not stopped:
         texts = store.pending_texts(EMBED_ROUND_TEXTS)
@@ -84,6 +93,8 @@ def embed_pending(
         buffer.update(reused)
         done += len(reused)
         todo = [h for h in todo if h not in reused]
+        if reused:
+            total = report(done, total)
         if len(buffer) >= s.embed_commit_rows:
             commit()
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
@@ -112,18 +123,7 @@ def embed_pending(
             done += len(group)
             if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
                 commit()
-            if progress:
-                elapsed = time.monotonic() - started
-                total = max(total, done)
-                progress(
-                    Progress(
-                        "embed",
-                        done,
-                        total,
-                        f"{done}/{total} chunks embedded",
-                        elapsed / done * (total - done) if done else None,
-                    )
-                )
+            total = report(done, total)
     commit()
     if done and not (should_stop and should_stop()):
         with index.writing(wait=wait):
