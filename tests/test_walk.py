@@ -137,6 +137,15 @@ def test_default_excludes(tmp_path: Path, settings: IndexSettings) -> None:
     assert ign.reason("node_modules", is_dir=True) == "excluded"
 
 
+def test_a_git_file_of_a_worktree_or_submodule_is_never_indexed(tmp_path: Path, settings: IndexSettings) -> None:
+    write(tmp_path, ".git", "gitdir: /elsewhere/.git/worktrees/review\n")
+    write(tmp_path, "vendor/lib/.git", "gitdir: ../../.git/modules/lib\n")
+    write(tmp_path, "pkg/mod.py")
+    result = walk(tmp_path, settings)
+    assert paths(result) == ["pkg/mod.py"]
+    assert Ignorer(tmp_path, settings).reason(".git") == "excluded"
+
+
 def test_build_output_names_excluded_only_where_they_are_build_output(tmp_path: Path, settings: IndexSettings) -> None:
     """Issue 18.1: ``build/``, ``dist/``, ``coverage/`` are source folders too."""
     write(tmp_path, "setup.py", "from setuptools import setup\n")

@@ -3,7 +3,9 @@
 An index folder is ``<cache dir>/<folder name>-<hash of path>`` (see
 :func:`codeask.index.engine.index_dir_for`) and records the workspace folder it indexes in
 ``root.txt``. Only folders that look like an index (``manifest.sqlite`` or ``root.txt`` inside)
-are listed or removed; an index whose write lock another process holds is never removed.
+are listed or removed; an index whose write lock another process holds is never removed. The
+machine's vector stores (``<cache dir>/_vectors/``, :mod:`codeask.index.machine`) are listed beside
+them and removed with ``--all``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from pathlib import Path
 
 import filelock
 
-__all__ = ["IndexFolder", "list_indexes", "remove_index", "folder_bytes"]
+__all__ = [
+    "IndexFolder",
+    "list_indexes",
+    "remove_index",
+    "folder_bytes",
+    "VectorStore",
+    "list_vector_stores",
+    "remove_vector_store",
+]
 
 
 @dataclass
@@ -88,5 +98,55 @@ def remove_index(index: IndexFolder) -> None:
         raise RuntimeError(f"the index {index.index_dir} is in use by {who}; stop it first") from None
     try:
         shutil.rmtree(index.index_dir)
+    finally:
+        lock.release()
+
+
+@dataclass
+class VectorStore:
+    """The machine's vector store of one embedding model (:mod:`codeask.index.machine`): its folder
+    (named by the model key), the vectors it holds and its size on disk (bytes)."""
+
+    folder: Path
+    vectors: int
+    bytes: int
+
+    def to_json(self) -> dict:
+        """``{"dir", "model", "vectors", "bytes"}``."""
+        return {"dir": str(self.folder), "model": self.folder.name, "vectors": self.vectors, "bytes": self.bytes}
+
+
+def list_vector_stores(cache: Path) -> list[VectorStore]:
+    """The machine's vector stores under ``cache`` (``<cache>/_vectors/<model key>``), by name; never
+    creates anything. Counting opens each store read-only (LanceDB, imported only when one exists)."""
+    from codeask.index.machine import STORES
+
+    folder = cache / STORES
+    if not folder.is_dir():
+        return []
+    from codeask.index.machine import folder_vectors
+
+    return [
+        VectorStore(child, folder_vectors(child), folder_bytes(child))
+        for child in sorted(folder.iterdir())
+        if child.is_dir() and not child.is_symlink()
+    ]
+
+
+def remove_vector_store(store: VectorStore) -> None:
+    """Delete ``store.folder`` while holding its write lock (no process is adding to it meanwhile;
+    readers that still have it open lose only cache hits).
+
+    Raises:
+        RuntimeError: another process holds the write lock.
+        OSError: the folder cannot be removed.
+    """
+    lock = filelock.FileLock(str(store.folder / "write.lock"))
+    try:
+        lock.acquire(timeout=5)
+    except filelock.Timeout:
+        raise RuntimeError(f"the vector store {store.folder} is being written by another process") from None
+    try:
+        shutil.rmtree(store.folder)
     finally:
         lock.release()

@@ -404,7 +404,8 @@ def _cmd_clean(args) -> int:
                 raise CLIError(f"no index of {want} in {cache}")
             chosen += [m for m in matches if m not in chosen]
     removing = bool(args.all or args.missing or args.path)
-    removed, failed = [], []
+    stores, stores_removed, failed = _clean_vector_stores(cache, remove=bool(args.all))
+    removed = []
     for index in chosen:
         try:
             remove_index(index)
@@ -418,12 +419,19 @@ def _cmd_clean(args) -> int:
             "removed": len(removed),
             "removed_bytes": sum(i.bytes for i in removed),
             "total_bytes": sum(i.bytes for i in indexes),
+            "vector_stores": [dict(s.to_json(), removed=s in stores_removed) for s in stores],
+            "vector_store_bytes": sum(s.bytes for s in stores),
         }
         print(json.dumps(out))
     else:
         for index in indexes:
             mark = "removed " if index in removed else ("gone    " if not index.root_exists else "        ")
             print(f"{mark}{_size(index.bytes):>9}  {index.root or '?'}  ({index.index_dir.name})")
+        for store in stores:
+            mark = "removed " if store in stores_removed else "        "
+            print(
+                f"{mark}{_size(store.bytes):>9}  {store.vectors:,} vectors shared by every index ({store.folder.name})"
+            )
         total = sum(i.bytes for i in indexes)
         print(f"{len(indexes)} indexes, {_size(total)} in {cache}", end="")
         if removing:
@@ -435,6 +443,21 @@ def _cmd_clean(args) -> int:
     for line in failed:
         print(f"codeask: {line}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _clean_vector_stores(cache: Path, *, remove: bool) -> tuple[list, list, list[str]]:
+    """``codeask clean``'s part for the machine's vector stores (:func:`codeask.clean.list_vector_stores`):
+    ``(stores, removed, failure lines)``, removing every store with ``--all``."""
+    from codeask.clean import list_vector_stores, remove_vector_store
+
+    stores, removed, failed = list_vector_stores(cache), [], []
+    for store in stores if remove else []:
+        try:
+            remove_vector_store(store)
+            removed.append(store)
+        except (RuntimeError, OSError) as exc:
+            failed.append(f"{store.folder}: {exc}")
+    return stores, removed, failed
 
 
 def _size(n: float) -> str:

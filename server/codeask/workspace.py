@@ -187,13 +187,15 @@ class Workspace:
         return None
 
     def embedder(self) -> Embedder:
-        """The shared embedding model for the workspace settings (:func:`~codeask.index.embed.load_embedder`;
-        without ``background_indexing`` the same in-process model as phase 2's).
+        """The embedding model of questions (:func:`~codeask.index.embed.load_embedder`): in a one-shot
+        command (without ``background_indexing``) the quick-loading one (``queries=True``), in a
+        server the shared normal-priority one.
 
         Raises:
             EmbeddingError: the model's files are not available offline.
         """
-        return load_embedder(self.settings.embedding, bulk=not self.background_indexing)
+        one_shot = not self.background_indexing
+        return load_embedder(self.settings.embedding, bulk=one_shot, queries=one_shot)
 
     # ---------------------------------------------------------------- indexing
     def index(

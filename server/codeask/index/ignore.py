@@ -51,8 +51,9 @@ GITIGNORE = ".gitignore"
 CODEASKIGNORE = ".codeaskignore"
 
 #: Folders no ignore file can re-include: version-control metadata (a remote URL in ``.git/config``
-#: may hold a token) and codeask's own folder.
-NEVER_WALKED = (".git/", ".hg/", ".svn/", ".jj/", ".codeask/")
+#: may hold a token) and codeask's own folder; ``.git`` also as a file, which a ``git worktree`` or a
+#: submodule has in place of the folder (``gitdir: ...``).
+NEVER_WALKED = (".git", ".hg/", ".svn/", ".jj/", ".codeask/")
 
 #: Files that mark a project root: a build-output folder name beside one of them is build output.
 PROJECT_MARKERS = frozenset(

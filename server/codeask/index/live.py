@@ -75,8 +75,11 @@ def update_paths(index: Any, abs_paths: Iterable[Path | str]) -> IndexStats:
             # the new chunks' vectors follow in a second commit, before the lock is released.
             stats.seconds_to_searchable = time.monotonic() - started
             if texts:
+                reused_before = index.chunks_reused
                 new, stats.chunks_embedded = index.fill_vectors(texts, embed=True)
+                stats.chunks_reused = index.chunks_reused - reused_before
                 index.store.put_vectors(new)
+                index.flush_machine()
             index.maybe_optimize()
     finally:
         index.mark_urgent(-1)

@@ -50,7 +50,7 @@ def sync_root(
     with the manifest, read, chunk and commit what changed in batches of ``index.write_batch_files``
     files, remove what is gone, compact; fills and returns ``stats``."""
     stopped = False
-    shared_before = index.chunks_shared
+    shared_before, reused_before = index.chunks_shared, index.chunks_reused
     with index.writing(wait=wait):
         index.ignorer.refresh()
         result = walk(index.root, index.settings.index, index.ignorer)
@@ -120,6 +120,7 @@ def sync_root(
     stats.chunks_total = store.count()
     stats.vectors_pending = store.count_pending()
     stats.chunks_shared = index.chunks_shared - shared_before
+    stats.chunks_reused = index.chunks_reused - reused_before
     stats.seconds = time.monotonic() - started
     return stats
 

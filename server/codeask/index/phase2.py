@@ -1,7 +1,8 @@
 """Phase 2 of indexing a root: vectors for the chunk rows that have none yet.
 
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
-team's shared cache, else embedded by the model, in groups under the write lock (released between
+machine's vector store (:mod:`codeask.index.machine`, a whole round at once) and the team's shared
+cache, else embedded by the model, in groups under the write lock (released between
 groups; live updates waiting for it go first), and committed every ``index.embed_commit_rows`` texts
 or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
 
@@ -68,7 +69,17 @@ def embed_pending(
                 store.put_vectors(buffer)
                 index.maybe_optimize()
             buffer.clear()
+        index.flush_machine()
         last_commit = time.monotonic()
+
+    def report(done: int, total: int) -> int:
+        """Say how far phase 2 is (reused and embedded vectors alike); returns the total, raised to ``done``."""
+        total = max(total, done)
+        if progress:
+            elapsed = time.monotonic() - started
+            eta = elapsed / done * (total - done) if done else None
+            progress(Progress("embed", done, total, f"{done}/{total} chunks embedded", eta))
+        return total
 
     stopped = False
     while not stopped:
@@ -76,6 +87,16 @@ def embed_pending(
         todo = [h for h in texts if h not in buffer]
         if not todo:
             break
+        # Vectors the machine already holds (a clone, a worktree, a branch switch): a few keyed
+        # lookups for the whole round instead of one per group.
+        reused, _ = index.fill_vectors({h: texts[h] for h in todo}, embed=False)
+        buffer.update(reused)
+        done += len(reused)
+        todo = [h for h in todo if h not in reused]
+        if reused:
+            total = report(done, total)
+        if len(buffer) >= s.embed_commit_rows:
+            commit()
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
             if should_stop and should_stop():
                 stopped = True
@@ -102,18 +123,7 @@ def embed_pending(
             done += len(group)
             if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
                 commit()
-            if progress:
-                elapsed = time.monotonic() - started
-                total = max(total, done)
-                progress(
-                    Progress(
-                        "embed",
-                        done,
-                        total,
-                        f"{done}/{total} chunks embedded",
-                        elapsed / done * (total - done) if done else None,
-                    )
-                )
+            total = report(done, total)
     commit()
     if done and not (should_stop and should_stop()):
         with index.writing(wait=wait):

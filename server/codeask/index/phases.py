@@ -103,12 +103,14 @@ def run_phases(
     pending = sum(i.store.count_pending() for i in indexes) if embed and not stop() else 0
     if pending:
         shared_before = sum(i.chunks_shared for i in indexes)
+        reused_before = sum(i.chunks_reused for i in indexes)
 
         def vectors(index: Any) -> int:
             return index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
 
         total.chunks_embedded += sum(_phase("vectors", pending, indexes, vectors, hooks, stop))
         total.chunks_shared += sum(i.chunks_shared for i in indexes) - shared_before
+        total.chunks_reused += sum(i.chunks_reused for i in indexes) - reused_before
     total.vectors_pending = sum(i.store.count_pending() for i in indexes)
     total.chunks_total = sum(i.store.count() for i in indexes)
     total.seconds = time.monotonic() - started

@@ -25,6 +25,7 @@ __all__ = [
     "chunk_rows",
     "embed_hash",
     "embed_text",
+    "EMBED_TEXT_VERSION",
     "keyword_text",
     "split_identifier",
     "path_words",
@@ -69,6 +70,11 @@ def keyword_text(text: str) -> str:
         return token + " " + " ".join(parts)
 
     return IDENT.sub(expand, text)
+
+
+#: Version of :func:`embed_text`'s layout: part of the key of the machine's vector store
+#: (:mod:`codeask.index.machine`), so a changed layout never reuses vectors of the old one.
+EMBED_TEXT_VERSION = 1
 
 
 def embed_text(symbol: str, content: str) -> str:

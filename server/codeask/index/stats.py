@@ -48,6 +48,7 @@ class IndexStats:
     files_skipped: dict[str, int] = field(default_factory=dict)
     chunks_embedded: int = 0
     chunks_shared: int = 0
+    chunks_reused: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
     vectors_pending: int = 0
@@ -72,6 +73,7 @@ class IndexStats:
             files_skipped=dict(skipped),
             chunks_embedded=self.chunks_embedded + other.chunks_embedded,
             chunks_shared=self.chunks_shared + other.chunks_shared,
+            chunks_reused=self.chunks_reused + other.chunks_reused,
             chunks_deleted=self.chunks_deleted + other.chunks_deleted,
             chunks_total=self.chunks_total + other.chunks_total,
             vectors_pending=self.vectors_pending + other.vectors_pending,

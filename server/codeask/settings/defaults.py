@@ -91,7 +91,7 @@ DEFAULT_SECRET_PATTERNS: list[str] = [
 #: name, so it is excluded only at the root. Build-output folder names are in
 #: :data:`DEFAULT_BUILD_OUTPUTS`, excluded only where they hold build output.
 DEFAULT_EXCLUDES: list[str] = [
-    ".git/",
+    ".git",
     ".hg/",
     ".svn/",
     ".jj/",

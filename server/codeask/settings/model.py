@@ -169,6 +169,12 @@ class EmbeddingSettings(_Section):
     wants it: searches during phase 2 stay as fast as after it. On a machine kept busy by other
     programs phase 2 then waits for idle time (keyword search answers meanwhile); ``false`` keeps the
     nice value alone (a smaller, steady share). Ignored elsewhere."""
+    machine_cache_mb: int = trusted_only(2048, ge=0, le=1_048_576)
+    """Size of the machine's vector store, MiB (one per embedding model in the cache dir,
+    :mod:`codeask.index.machine`): every root's index takes vectors from it before embedding, so a
+    second clone, a worktree or a branch switch embeds only texts new to the machine; past the limit
+    the least recently used vectors go (2048 MiB holds about 1.3 million 384-d vectors). ``0`` turns
+    it off. Trusted layers only (it is the machine's, not a repository's)."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
