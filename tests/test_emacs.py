@@ -1,7 +1,8 @@
 """Real Emacs (``emacs --batch``, Debian's ``emacs-nox`` with ``elpa-eglot``) with
 ``editors/emacs/codeask.el`` loaded, against ``python -m codeask serve`` over stdio: eglot connects,
-``codeask.ask`` (workspace/executeCommand) answers, and the Locations eglot received name the cited
-files and lines (tests/emacs/test_ask.el prints them).
+``codeask.ask`` (workspace/executeCommand) answers, the Locations eglot received name the cited
+files and lines, and ``M-x codeask-ask`` shows the answer and an xref list of them
+(tests/emacs/test_ask.el prints what it saw).
 
 Outside CI the test skips when ``emacs`` is missing; in CI (``CI=true``, as ``.ci/run`` runs, which
 installs it) a missing ``emacs`` is a failure. An ``emacs`` without eglot fails it everywhere (the
@@ -73,6 +74,9 @@ def test_eglot_ask_returns_locations(sample_workspace: Path, tmp_path: Path) -> 
         sample_workspace / rel
         for rel in ("src/shop/cart.py", "src/shop/pricing.py", "src/shop/shipping.py", "README.md")
     }
+    # M-x codeask-ask: the answer in *codeask*, one xref item per location
+    assert int(printed(proc.stdout, "ANSWER")[0][0]) > 0
+    assert printed(proc.stdout, "XREFS") == [[str(len(locations))]]
     # the function that applies the coupon is among the cited lines
     pricing = sample_workspace / "src/shop/pricing.py"
     def_line = pricing.read_text().splitlines().index("def apply_discount(amount, coupon):") + 1
