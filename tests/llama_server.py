@@ -34,7 +34,7 @@ class LlamaServerUnavailable(RuntimeError):
     """``xllamacpp`` or the model package is not installed, or the server did not start."""
 
 
-#: The ``xllamacpp`` release ``.ci/run`` installs (a prebuilt abi3 wheel, llama.cpp b11549).
+#: The ``xllamacpp`` release ``.ci/run`` installs (a prebuilt abi3 wheel, CPU build).
 XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
 #: The child process that runs the server (see its docstring).
 SERVE_SCRIPT = Path(__file__).with_name("llama_serve.py")
