@@ -295,13 +295,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
 
     @server.tool(name="ask_codebase", title="Ask the codebase")
     def ask_codebase(
-        question: Annotated[
-            str,
-            Field(
-                description="a question about this codebase, in words, or a pasted bug report with its "
-                "traceback and logs (up to 200,000 characters)"
-            ),
-        ],
+        question: Annotated[str, Field(description="a question about this codebase, or a pasted bug report with logs")],
         max_files: Annotated[
             int | None, Field(ge=1, le=50, description="files the answer may draw on (default 8)")
         ] = None,
