@@ -18,10 +18,10 @@ REDIRECT_Q = "How does a session decide whether to follow a redirect?"
 
 
 def codeask(
-    *args: str, env: dict | None = None, check: bool = True, cwd: Path | None = None
+    *args: str, env: dict | None = None, check: bool = True, cwd: Path | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m codeask ARGS`` (in ``cwd``, default this process's) with the network made
-    unreachable through a dead proxy."""
+    """Run ``python -m codeask ARGS`` (in ``cwd``, default this process's; ``stdin`` on its standard
+    input) with the network made unreachable through a dead proxy."""
     full_env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -31,7 +31,13 @@ def codeask(
         **(env or {}),
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "codeask", *args], capture_output=True, text=True, env=full_env, timeout=900, cwd=cwd
+        [sys.executable, "-m", "codeask", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=900,
+        cwd=cwd,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"codeask {' '.join(args)} exited {proc.returncode}: {proc.stderr}")

@@ -45,13 +45,17 @@ def test_usage_errors_are_one_line_naming_the_help(sample_workspace):
 
 
 def test_question_over_the_limit_is_refused_before_indexing(sample_workspace, isolated_env):
-    proc = codeask("ask", str(sample_workspace), "why?" * 5000, "--no-llm", check=False)
+    # over 128 KiB an argument is refused by Linux itself: a long question comes on standard input
+    proc = codeask("ask", str(sample_workspace), "-", "--no-llm", check=False, stdin="why?" * 50_001)
     line = one_line(proc, 2)
-    assert "20,000 characters" in line and "4,000" in line and "retrieval.max_question_chars" in line
+    assert "200,004 characters" in line and "200,000" in line and "retrieval.max_question_chars" in line
     assert proc.stdout == ""
     assert not any(isolated_env.glob("*/lance")), "nothing was indexed for a refused question"
-    (sample_workspace / ".codeask.toml").write_text("[retrieval]\nmax_question_chars = 30000\n", encoding="utf-8")
-    assert codeask("ask", str(sample_workspace), "why?" * 5000, "--no-llm", check=False).returncode == 0
+    (sample_workspace / ".codeask.toml").write_text("[retrieval]\nmax_question_chars = 4000\n", encoding="utf-8")
+    assert "4,000" in one_line(codeask("ask", str(sample_workspace), "why?" * 5000, "--no-llm", check=False), 2)
+    (sample_workspace / ".codeask.toml").write_text("[retrieval]\nmax_question_chars = 300000\n", encoding="utf-8")
+    out = codeask("ask", str(sample_workspace), "-", "--no-llm", "--json", check=False, stdin="why?" * 50_001)
+    assert out.returncode == 0 and json.loads(out.stdout)["question_digest"]["chars_in"] == 200_004
 
 
 def test_cache_dir_that_is_a_file(sample_workspace, tmp_path):

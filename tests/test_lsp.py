@@ -353,7 +353,7 @@ async def test_without_llm_or_progress_capability(sample_workspace):
 
         bad = [
             ({"question": "  "}, "^ask: no question$"),
-            ({"question": "why?" * 2000}, "^ask: .*retrieval.max_question_chars"),
+            ({"question": "why?" * 50_001}, "^ask: .*retrieval.max_question_chars"),
             ({"question": "shipping cost", "top_k": 0}, "^ask: top_k"),
         ]
         for params, says in bad:

@@ -72,7 +72,7 @@ def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_wo
         text = codeask("ask", str(sample_workspace), QUESTION, "--no-llm", env=env).stdout
         assert "Sources:" in text or "Most relevant code" in text
         # bad input is still one line and exit 2
-        long = codeask("ask", str(sample_workspace), "why?" * 2000, "--no-llm", env=env, check=False)
+        long = codeask("ask", str(sample_workspace), "-", "--no-llm", env=env, check=False, stdin="why?" * 50_001)
         assert long.returncode == 2 and "retrieval.max_question_chars" in long.stderr and "Traceback" not in long.stderr
         # other LLM settings than the watch's: answered in-process, through the LLM
         llm_env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.openai_base_url}

@@ -320,12 +320,19 @@ def test_minified_js_skipped_but_long_literal_kept(tmp_path: Path, settings: Ind
     assert got.text == src
 
 
-def test_latin1_decoded_with_replacement(tmp_path: Path, settings: IndexSettings) -> None:
-    p = write(tmp_path, "legacy.py", "name = 'café'\n".encode("latin-1"))
+def test_latin1_decoded_as_a_legacy_encoding_hash_on_the_bytes(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "legacy.py", "name = 'café'  # à côté\n".encode("latin-1"))
     got = read_text(p, settings)
     assert isinstance(got, FileText)
-    assert got.text == "name = 'caf\ufffd'\n"
+    assert got.text == "name = 'café'  # à côté\n" and got.encoding == "cp1252"
     assert got.content_hash == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_utf8_with_one_bad_byte_stays_utf8(tmp_path: Path, settings: IndexSettings) -> None:
+    p = write(tmp_path, "mixed.py", "name = 'naïve café'\n".encode() + b"# \xff\n")
+    got = read_text(p, settings)
+    assert isinstance(got, FileText)
+    assert got.text == "name = 'naïve café'\n# \ufffd\n" and got.encoding == "utf-8"
 
 
 def test_empty_file(tmp_path: Path, settings: IndexSettings) -> None:

@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="ask a question about a workspace folder")
     p.add_argument("path", type=folder_arg, help="workspace folder")
-    p.add_argument("question", help="the question")
+    p.add_argument(
+        "question", help="the question; - reads it from standard input (a pasted report, up to 200,000 characters)"
+    )
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--no-llm", action="store_true", help="no LLM: ranked sources with snippets")
     p.add_argument("--top-k", type=positive_int, help="chunks retrieved (default 20)")

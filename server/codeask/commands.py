@@ -118,9 +118,33 @@ def _ask_resident(args) -> int | None:
     return 0
 
 
+#: Bytes of standard input read for ``ask PATH -``: the most characters any setting accepts
+#: (``retrieval.max_question_chars`` <= 1,000,000), 4 bytes each at most, and one more character.
+STDIN_QUESTION_BYTES = 4 * 1_000_001
+
+
+def question_from_stdin() -> str:
+    """The question of ``codeask ask PATH -``: standard input, decoded as a file is
+    (:func:`codeask.index.decode.decode`: a BOM, else UTF-8, else the detected legacy encoding, so a
+    report PowerShell saved as UTF-16 reads), at most :data:`STDIN_QUESTION_BYTES` bytes (more is
+    refused by the length check).
+
+    Raises:
+        UsageError: standard input is not text.
+    """
+    from codeask.index.decode import decode
+
+    decoded = decode(sys.stdin.buffer.read(STDIN_QUESTION_BYTES))
+    if decoded is None:
+        raise UsageError("ask", "standard input is not text (binary data); pipe a text file to ask PATH -")
+    return decoded.text
+
+
 def _cmd_ask(args) -> int:
     from codeask.index.engine import IndexLocked
 
+    if args.question == "-":
+        args.question = question_from_stdin()
     served = _ask_resident(args)
     if served is not None:
         return served

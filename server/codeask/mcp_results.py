@@ -115,6 +115,10 @@ class AskResult(BaseModel):
     note: str | None = Field(default=None, description="e.g. that no LLM is configured")
     error: str | None = Field(default=None, description="LLM error; the sources are still valid")
     index: IndexState
+    question_digest: dict[str, int] | None = Field(
+        default=None,
+        description="{chars_in, chars_sent} when a long question was cut to a digest for search and the LLM",
+    )
 
 
 class ExplainResult(BaseModel):

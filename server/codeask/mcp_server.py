@@ -217,6 +217,7 @@ class CodeaskMCP:
             note=note,
             error=out.get("error"),
             index=self.index_state(),
+            question_digest=out.get("question_digest"),
         )
 
     def explain_code(self, path: str, start_line: int, end_line: int) -> ExplainResult:
@@ -294,7 +295,7 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
 
     @server.tool(name="ask_codebase", title="Ask the codebase")
     def ask_codebase(
-        question: Annotated[str, Field(description="a question about this codebase, in words")],
+        question: Annotated[str, Field(description="a question about this codebase, or a pasted bug report with logs")],
         max_files: Annotated[
             int | None, Field(ge=1, le=50, description="files the answer may draw on (default 8)")
         ] = None,

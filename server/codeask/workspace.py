@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -237,8 +238,8 @@ class Workspace:
         return total
 
     def status(self) -> WorkspaceStatus:
-        """``{"indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
-        "embedding_model", "roots", "llm"}``.
+        """``{"indexed", "read_only", "files", "files_by_encoding", "chunks_total", "vectors_pending",
+        "index_dir", "embedding_model", "roots", "llm"}``.
 
         ``indexed``: every root has an index (a root never indexed creates nothing here);
         ``read_only``: some root's index cannot be updated; ``index_dir`` is the first root's;
@@ -250,6 +251,7 @@ class Workspace:
             "indexed": bool(roots) and all(r["indexed"] for r in roots),
             "read_only": any(r["read_only"] for r in roots),
             "files": sum(r["files"] for r in roots),
+            "files_by_encoding": dict(sum((Counter(r["files_by_encoding"]) for r in roots), Counter())),
             "chunks_total": sum(r["chunks_total"] for r in roots),
             "vectors_pending": sum(r["vectors_pending"] for r in roots),
             "index_dir": roots[0]["index_dir"] if roots else None,

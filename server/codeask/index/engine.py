@@ -444,7 +444,8 @@ class RootIndex:
 
     def status(self) -> RootStatus:
         """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
-        "embedding_model", "index_bytes"}`` (``index_bytes``: the index folder's size on disk).
+        "embedding_model", "index_bytes", "files_by_encoding"}`` (``index_bytes``: the index folder's size
+        on disk; ``files_by_encoding``: indexed files by the encoding they were read with).
 
         A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
         """
@@ -458,6 +459,7 @@ class RootIndex:
             "index_dir": str(self.index_dir),
             "embedding_model": self.settings.embedding.model,
             "index_bytes": 0,
+            "files_by_encoding": {},
         }
         if not out["indexed"]:
             return out
@@ -466,4 +468,5 @@ class RootIndex:
         out["chunks_total"] = store.count()
         out["vectors_pending"] = store.count_pending()
         out["index_bytes"] = store.disk_bytes()
+        out["files_by_encoding"] = self.manifest.by_encoding()
         return out

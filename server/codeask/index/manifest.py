@@ -10,7 +10,8 @@ indexed paths never have to be read from the chunk table.
 
 Tables::
 
-    files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER)
+    files(path TEXT PRIMARY KEY, content_hash TEXT, size INTEGER, mtime_ns INTEGER, chunks INTEGER,
+          encoding TEXT)                        -- NULL: recorded before encodings were (read again once)
     dirty(path TEXT PRIMARY KEY)                -- files whose chunks are being rewritten
     skipped(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, reason TEXT, limits TEXT)
                                                 -- files read once and skipped for their content
@@ -31,7 +32,9 @@ __all__ = ["Manifest", "FileRecord", "SkipRecord"]
 
 
 class FileRecord(NamedTuple):
-    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks.
+    """One indexed file: content hash (sha256 hex of the bytes), size (bytes), mtime (ns), chunks, and
+    the encoding its text was decoded with (:func:`codeask.index.decode.decode`'s codec name; ``None``
+    for a file recorded by a codeask that did not record it: the next walk reads it again).
 
     A named tuple (immutable): a restart reads one per indexed file, 147k at 1M chunks, and a
     frozen dataclass cost 4x as much to build."""
@@ -41,6 +44,7 @@ class FileRecord(NamedTuple):
     size: int
     mtime_ns: int
     chunks: int
+    encoding: str | None = "utf-8"
 
 
 @dataclass(frozen=True)
@@ -93,14 +97,20 @@ class Manifest:
         self._count: tuple[tuple[int, int], int] | None = None
         if read_only:
             self._db = _connect_read_only(self.path)
+            self._columns = "path, content_hash, size, mtime_ns, chunks, " + (
+                "encoding" if self._has_encoding() else "NULL"
+            )
             return
+        self._columns = "path, content_hash, size, mtime_ns, chunks, encoding"
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, content_hash TEXT NOT NULL,"
-            " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL)"
+            " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, chunks INTEGER NOT NULL, encoding TEXT)"
         )
+        if not self._has_encoding():  # a manifest from before encodings were recorded
+            self._db.execute("ALTER TABLE files ADD COLUMN encoding TEXT")
         self._db.execute("CREATE TABLE IF NOT EXISTS dirty (path TEXT PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.execute(
@@ -109,18 +119,19 @@ class Manifest:
         )
         self._db.commit()
 
+    def _has_encoding(self) -> bool:
+        return "encoding" in {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
+
     def all(self) -> dict[str, FileRecord]:
         """Every indexed file's record, by workspace-relative path."""
         with self._lock:
-            rows = self._db.execute("SELECT path, content_hash, size, mtime_ns, chunks FROM files").fetchall()
+            rows = self._db.execute(f"SELECT {self._columns} FROM files").fetchall()
         return {r[0]: FileRecord._make(r) for r in rows}
 
     def get(self, path: str) -> FileRecord | None:
         """The record of ``path`` (workspace-relative), or ``None`` when it is not indexed."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT path, content_hash, size, mtime_ns, chunks FROM files WHERE path = ?", (path,)
-            ).fetchone()
+            row = self._db.execute(f"SELECT {self._columns} FROM files WHERE path = ?", (path,)).fetchone()
         return FileRecord(*row) if row else None
 
     def forget(self, paths: Iterable[str]) -> None:
@@ -147,8 +158,9 @@ class Manifest:
         records = list(records)
         with self._lock:
             self._db.executemany(
-                "INSERT OR REPLACE INTO files (path, content_hash, size, mtime_ns, chunks) VALUES (?, ?, ?, ?, ?)",
-                [(r.path, r.content_hash, r.size, r.mtime_ns, r.chunks) for r in records],
+                "INSERT OR REPLACE INTO files (path, content_hash, size, mtime_ns, chunks, encoding)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                records,
             )
             self._db.executemany("DELETE FROM dirty WHERE path = ?", [(r.path,) for r in records])
             self._db.executemany("DELETE FROM skipped WHERE path = ?", [(r.path,) for r in records])
@@ -184,6 +196,14 @@ class Manifest:
             if self._count is None or self._count[0] != stamp:
                 self._count = (stamp, int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]))
             return self._count[1]
+
+    def by_encoding(self) -> dict[str, int]:
+        """Indexed files counted by the encoding they were read with (``{"cp1252": 2, "utf-8": 120}``;
+        files recorded before encodings were count as ``"unknown"`` until the next walk reads them)."""
+        column = self._columns.rpartition(", ")[2]
+        with self._lock:
+            rows = self._db.execute(f"SELECT COALESCE({column}, 'unknown'), COUNT(*) FROM files GROUP BY 1").fetchall()
+        return {str(r[0]): int(r[1]) for r in sorted(rows)}
 
     def get_meta(self, key: str) -> str | None:
         """The ``meta`` value for ``key`` (e.g. ``index``: JSON of model, dim, schema), or ``None``."""

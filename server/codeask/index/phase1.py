@@ -31,9 +31,23 @@ __all__ = ["sync_root", "remove_paths", "write_batch", "skip_limits"]
 CONTENT_SKIPS = frozenset({"binary", "minified", "too_large"})
 
 
+#: Version of the decoding rules (:mod:`codeask.index.decode`) in skip records: a file skipped as
+#: binary by older rules (a UTF-16 file) is read again once they change.
+DECODE_RULES = 2
+
+
 def skip_limits(settings: Any) -> str:
-    """The index settings a content skip depends on, as the string kept in its skip record."""
-    return f"max_file_bytes={settings.max_file_bytes};max_line_length={settings.max_line_length}"
+    """The index settings (and decoding rules) a content skip depends on, as the string kept in its
+    skip record."""
+    return f"max_file_bytes={settings.max_file_bytes};max_line_length={settings.max_line_length};decode={DECODE_RULES}"
+
+
+def _same_text(old: FileRecord | None, content_hash: str, encoding: str) -> bool:
+    """Whether ``old``'s chunks hold the text just read: same bytes, decoded the same way (a record
+    from before encodings were kept was decoded as UTF-8)."""
+    if old is None or old.content_hash != content_hash:
+        return False
+    return old.encoding == encoding or (old.encoding is None and encoding.startswith("utf-8"))
 
 
 def sync_root(
@@ -65,7 +79,7 @@ def sync_root(
         candidates = []
         for f in result.files:
             rec = known.get(f.path)
-            if rec is not None and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+            if rec is not None and rec.size == f.size and rec.mtime_ns == f.mtime_ns and rec.encoding is not None:
                 continue
             skip = skips.get(f.path) if rec is None else None
             if skip is not None and (skip.size, skip.mtime_ns, skip.limits) == (f.size, f.mtime_ns, limits):
@@ -118,6 +132,7 @@ def sync_root(
     with index.writing(wait=wait):
         index.maybe_optimize(force=True)
     stats.chunks_total = store.count()
+    stats.files_by_encoding = index.manifest.by_encoding()
     stats.vectors_pending = store.count_pending()
     stats.chunks_shared = index.chunks_shared - shared_before
     stats.chunks_reused = index.chunks_reused - reused_before
@@ -172,13 +187,12 @@ def write_batch(
             if got in CONTENT_SKIPS:
                 skips.append(SkipRecord(entry.path, entry.size, entry.mtime_ns, got, limits))
             continue
-        record = FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, 0)
-        if old is not None and old.content_hash == got.content_hash:
-            touch.append(FileRecord(entry.path, old.content_hash, entry.size, entry.mtime_ns, old.chunks))
+        if old is not None and _same_text(old, got.content_hash, got.encoding):
+            touch.append(old._replace(size=entry.size, mtime_ns=entry.mtime_ns, encoding=got.encoding))
             continue
         chunks = chunk_file(entry.path, got.text, index.settings.index)
         chunks_by_path[entry.path] = chunks
-        records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
+        records.append(FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, len(chunks), got.encoding))
     if touch:
         index.manifest.record(touch)
     if drop:

@@ -46,7 +46,8 @@ class ChunkRow(StoredRow):
 class RootStatus(TypedDict):
     """One root's index: ``indexed`` (it has an index), ``read_only`` (it cannot be updated),
     ``files``, ``chunks_total``, ``vectors_pending`` (chunks without a vector yet), ``index_dir``,
-    ``embedding_model`` and ``index_bytes`` (the index folder's size on disk, bytes)."""
+    ``embedding_model``, ``index_bytes`` (the index folder's size on disk, bytes) and
+    ``files_by_encoding`` (indexed files by the encoding they were read with, ``{"utf-8": 120}``)."""
 
     root: str
     indexed: bool
@@ -57,17 +58,20 @@ class RootStatus(TypedDict):
     index_dir: str
     embedding_model: str
     index_bytes: int
+    files_by_encoding: dict[str, int]
 
 
 class WorkspaceStatus(TypedDict):
     """:meth:`Workspace.status`: the roots' :class:`~codeask.index.records.RootStatus` summed
     (``indexed`` when every root has an index, ``read_only`` when any cannot be updated), the first
     root's ``index_dir`` (``None`` without roots), the embedding model, the LLM as
-    ``provider:model`` (``None`` without one) and each root's own status."""
+    ``provider:model`` (``None`` without one) and each root's own status; ``files_by_encoding`` sums
+    the roots' counts."""
 
     indexed: bool
     read_only: bool
     files: int
+    files_by_encoding: dict[str, int]
     chunks_total: int
     vectors_pending: int
     index_dir: str | None

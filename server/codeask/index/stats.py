@@ -37,8 +37,10 @@ ProgressFn = Callable[[Progress], None]
 class IndexStats:
     """What one indexing run did; serialized as-is by ``codeask index --json``.
 
-    ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count; ``seconds`` is
-    wall time of the run.
+    ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count;
+    ``files_by_encoding`` counts the root's indexed files (all of them, not only those this run read)
+    by the encoding they were read with (``{"utf-8": 120, "utf-16-le": 1}``); ``seconds`` is wall
+    time of the run.
     """
 
     root: str = ""
@@ -46,6 +48,7 @@ class IndexStats:
     files_changed: int = 0
     files_removed: int = 0
     files_skipped: dict[str, int] = field(default_factory=dict)
+    files_by_encoding: dict[str, int] = field(default_factory=dict)
     chunks_embedded: int = 0
     chunks_shared: int = 0
     chunks_reused: int = 0
@@ -71,6 +74,7 @@ class IndexStats:
             files_changed=self.files_changed + other.files_changed,
             files_removed=self.files_removed + other.files_removed,
             files_skipped=dict(skipped),
+            files_by_encoding=dict(Counter(self.files_by_encoding) + Counter(other.files_by_encoding)),
             chunks_embedded=self.chunks_embedded + other.chunks_embedded,
             chunks_shared=self.chunks_shared + other.chunks_shared,
             chunks_reused=self.chunks_reused + other.chunks_reused,

@@ -14,7 +14,9 @@ Skip reasons:
                        a build-output folder (see below), or one of
                        codeask's own files (``.codeask.toml``, ``.codeaskignore``)
 ``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
-``binary``             NUL byte in the first 8 KiB
+``binary``             no text encoding explains the bytes (:func:`codeask.index.decode.decode`: a NUL
+                       byte in the first 8 KiB that UTF-16/32 does not explain, or no legacy
+                       encoding under the detector's confidence floor)
 ``too_large``          more than ``max_file_bytes`` bytes
 ``minified``           lines longer than ``max_line_length`` hold more than half the characters
 ``symlink_loop``       a symlink whose target was already reached (a loop or a duplicate path),
@@ -44,6 +46,7 @@ from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 
+from codeask.index.decode import SNIFF_BYTES, decode
 from codeask.index.ignore import (
     CACHEDIR_TAG,
     CODEASKIGNORE,
@@ -92,11 +95,6 @@ SKIP_REASONS = (
     "unreadable",
 )
 
-#: Bytes inspected for a NUL byte to call a file binary.
-BINARY_SNIFF_BYTES = 8192
-
-_UTF8_BOM = b"\xef\xbb\xbf"
-
 
 class FileEntry(NamedTuple):
     """One file to index (a named tuple: a walk builds one per file, 147k at 1M chunks).
@@ -123,12 +121,14 @@ class WalkResult:
 
 @dataclass(frozen=True)
 class FileText:
-    """A file's decoded ``text`` (UTF-8, BOM stripped, invalid bytes as U+FFFD), the sha256 hex
-    ``content_hash`` of its raw bytes and its ``size`` in bytes."""
+    """A file's decoded ``text`` (:func:`codeask.index.decode.decode`: BOM stripped, bad bytes as
+    U+FFFD), the ``encoding`` it was read with (a canonical codec name: ``utf-8``, ``utf-16-le``,
+    ``cp1252``, ...), the sha256 hex ``content_hash`` of its raw bytes and its ``size`` in bytes."""
 
     text: str
     content_hash: str
     size: int
+    encoding: str = "utf-8"
 
 
 def _is_inside(real: str, root_real: str) -> bool:
@@ -372,25 +372,16 @@ def _minified(text: str, max_line_length: int) -> bool:
     return long_chars * 2 > len(text)
 
 
-def _bytes_reason(data: bytes, limit: int) -> str | None:
-    """``"too_large"`` (over ``limit`` bytes), ``"binary"`` (NUL in the first 8 KiB) or ``None``."""
-    if len(data) > limit:
-        return "too_large"
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        return "binary"
-    return None
-
-
 def content_reason(text: str, settings: IndexSettings) -> str | None:
     """Why :func:`read_text` would skip a file holding ``text`` (an editor's buffer, not read from
     disk): ``"too_large"`` (its UTF-8 encoding is over ``max_file_bytes`` bytes), ``"binary"`` (a
     NUL in its first 8 KiB), ``"minified"`` (as :func:`read_text`), or ``None``. Never raises."""
     settings = _index_settings(settings)
-    data = text.encode("utf-8", "surrogatepass")
-    reason = _bytes_reason(data, settings.max_file_bytes)
-    if reason is None and _minified(text, settings.max_line_length):
-        reason = "minified"
-    return reason
+    if len(text.encode("utf-8", "surrogatepass")) > settings.max_file_bytes:
+        return "too_large"
+    if "\x00" in text[:SNIFF_BYTES]:
+        return "binary"
+    return "minified" if _minified(text, settings.max_line_length) else None
 
 
 def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
@@ -398,11 +389,11 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
 
     Returns:
         :class:`FileText`, or a skip reason: ``"too_large"`` (over ``max_file_bytes``, at stat or
-        at read time), ``"binary"`` (NUL in the first 8 KiB), ``"minified"`` (lines longer than
+        at read time), ``"binary"`` (no encoding decodes it: :func:`codeask.index.decode.decode`), ``"minified"`` (lines longer than
         ``max_line_length`` hold over half the characters), ``"vanished"`` (deleted or a broken
         link), ``"permission_denied"``, ``"unreadable"`` (other OS errors, not a regular file).
-        Text is UTF-8 (a BOM stripped), with invalid bytes replaced by U+FFFD; an empty file gives
-        ``""``.
+        Text is decoded by :func:`codeask.index.decode.decode` (a BOM, else UTF-8, else the detected
+        legacy encoding; bad bytes as U+FFFD); an empty file gives ``""``.
 
     Raises:
         Nothing for a bad file: every OS error becomes a reason string.
@@ -420,15 +411,11 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     except OSError as exc:
         reason = _oserror_reason(exc)
         return "unreadable" if reason == "symlink_loop" else reason
-    skip = _bytes_reason(data, limit)
-    if skip is not None:
-        return skip
-    content_hash = hashlib.sha256(data).hexdigest()
-    body = data[len(_UTF8_BOM) :] if data.startswith(_UTF8_BOM) else data
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        text = body.decode("utf-8", errors="replace")
-    if _minified(text, settings.max_line_length):
+    if len(data) > limit:
+        return "too_large"
+    decoded = decode(data)
+    if decoded is None:
+        return "binary"
+    if _minified(decoded.text, settings.max_line_length):
         return "minified"
-    return FileText(text=text, content_hash=content_hash, size=len(data))
+    return FileText(decoded.text, hashlib.sha256(data).hexdigest(), len(data), decoded.encoding)

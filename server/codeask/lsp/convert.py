@@ -64,7 +64,7 @@ def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-
 
 
 def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16") -> str:
-    """The identifier (``[A-Za-z0-9_]``) at 0-based ``line`` / ``character`` of ``text`` (``character`` in
+    """The identifier (letters of any script, digits, ``_``: ``größe``, ``計算``) at 0-based ``line`` / ``character`` of ``text`` (``character`` in
     ``encoding`` code units), ``""`` when there is none; lines as in :mod:`codeask.lines` (pygls's own
     ``TextDocument.lines`` uses ``str.splitlines()``, which also breaks at form feeds)."""
     found = _word_bounds(text, line, character, encoding)
@@ -102,7 +102,7 @@ def _word_bounds(text: str, line: int, character: int, encoding: str | None) -> 
 
 
 def _word_char(ch: str) -> bool:
-    return ch == "_" or (ch.isascii() and ch.isalnum())
+    return ch == "_" or ch.isalnum()
 
 
 def selection_lines(rng: Any) -> tuple[int, int]:

@@ -26,7 +26,6 @@ import asyncio
 import functools
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -63,7 +62,6 @@ __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 log = logging.getLogger("codeask.lsp")
 
 COMMANDS = ["codeask.ask", "codeask.explain", "codeask.reindex", "codeask.resolveCitation", "codeask.status"]
-_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
 
@@ -331,7 +329,7 @@ def make_server() -> CodeaskServer:
         except NotExplainable:
             return None
         word = word_at(shown, pos.line, pos.character, ls.position_encoding())
-        if not _WORD.match(word or ""):
+        if not word.isidentifier():
             return None
         settings = ls.ws.settings.hover
         # The newest hover wins: an older one still waiting returns nothing, one running is cancelled.

@@ -3,7 +3,8 @@
 passes before it leaves the process (:func:`safe_documents`).
 
 The answer step follows Swiftide's ``answers::Simple``: the prompt template sees ``question`` and
-``original`` (the question as asked), ``current`` (what the search looked for) and ``documents``:
+``original`` (the question as asked, or its digest when it was long: :mod:`codeask.query.digest`,
+cut further to a quarter of the prompt budget), ``current`` (what the search looked for) and ``documents``:
 each document rendered with the document template and joined with ``---`` lines, or, when a
 response transformer replaced ``current`` after retrieval (a summary), that text instead.
 
@@ -14,12 +15,14 @@ caller gets in :mod:`codeask.query.result`; their names stay importable from her
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.llm import LLM, ContextLengthError, LLMError
 from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents
+from codeask.query.digest import digest_question
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.query.result import Answer, Source, Withheld, markdown, source_link
 from codeask.query.templates import TemplateError, Templates, UnsafeTemplateError, fence, render_documents, sandbox
@@ -143,17 +146,18 @@ class SimpleAnswer:
             rendered = render_documents(self.templates, documents)
         return self.templates.render(
             "answer",
-            question=query.original,
-            original=query.original,
+            question=query.asked,
+            original=query.asked,
             current=query.current,
             documents=rendered,
-            wants_code=wants_code(query.original),
+            wants_code=wants_code(query.asked),
         )
 
     def fit(self, query: Query, documents: list[Document] | None = None) -> tuple[str, list[Document], Budget]:
         """The prompt fitted to the model's context (:mod:`codeask.query.budget`), the documents it
         holds (numbered ``[1]..[n]`` in this order) and the budget."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
+        fit_question(query, self.llm.count_tokens, budget.prompt // 4)
         if query.response_transformed:
             return self.prompt(query), list(query.documents), budget
         if documents is None:
@@ -228,6 +232,17 @@ _WANTS_CODE = re.compile(
 )
 
 
+def fit_question(query: Query, count: Callable[[str], int], limit: int) -> None:
+    """Cut ``query``'s question to a digest of at most ``limit`` tokens (``count`` counts them) when it
+    is longer: a long report must leave the prompt room for the code. Sets ``query.digest``."""
+    asked = query.asked
+    tokens = count(asked)
+    if tokens <= limit:
+        return
+    chars = max(200, len(asked) * limit // tokens)
+    query.digest = digest_question(query.original, min(chars, len(asked) - 1))
+
+
 def wants_code(question: str) -> bool:
     """Whether the question asks for code (an example, a snippet, how to call or write something)."""
     return bool(_WANTS_CODE.search(question))
@@ -244,7 +259,7 @@ class NoLLMAnswer:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
-        first = next((line for line in query.original.strip().splitlines() if line.strip()), query.original)
+        first = next((line for line in query.asked.strip().splitlines() if line.strip()), query.asked)
         lines = [f"Most relevant code for: *{first.strip()}*", ""]
         for i, spans in enumerate(per_file(query.documents), 1):
             marker = f"{i}. "

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from codeask.counts import as_positive_int
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
+from codeask.query.digest import digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
 from codeask.query.pipeline import Pipeline, Query
+from codeask.query.report import parse_question
 from codeask.query.result import Answer, Source
 from codeask.query.steps.retrieve import path_filter
 from codeask.query.templates import Templates
@@ -74,7 +76,7 @@ def check_question(settings: Settings, question: str) -> str:
     if len(text) > limit:
         raise QuestionError(
             f"the question is {len(text):,} characters long; the limit is {limit:,} "
-            f"(retrieval.max_question_chars): ask about one thing, or quote less code"
+            f"(retrieval.max_question_chars): paste the report without its longest logs"
         )
     return text
 
@@ -127,6 +129,8 @@ def ask(
         TemplateError, SettingsError: a broken template or setting.
     """
     question = check_question(workspace.settings, question)
+    parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
+    digest = digest_question(question, workspace.settings.retrieval.question_digest_chars)
     options: dict[str, Any] = {
         "top_k": None if top_k is None else as_positive_int("top_k", top_k),
         "max_files": None if max_files is None else as_positive_int("max_files", max_files),
@@ -141,7 +145,7 @@ def ask(
         if not sources_on_llm_error:
             raise
         llm, errors = None, [str(exc)]
-    query = Query(question, options=options, errors=list(errors))
+    query = Query(question, options=options, errors=list(errors), parts=parts, digest=digest)
 
     def sources_ready(query: Query) -> None:
         if on_sources is not None:
@@ -152,7 +156,7 @@ def ask(
     try:
         query = pipeline.run(query, cancelled=cancelled, progress=progress)
     except LLMError as exc:  # a custom step let it through: answer without the LLM
-        query = Query(question, options=options, errors=[*errors, str(exc)])
+        query = Query(question, options=options, errors=[*errors, str(exc)], parts=parts, digest=digest)
         query = workspace.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
     error = "; ".join(dict.fromkeys(query.errors)) or None
     indexes = list(workspace.indexes.values())

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from codeask.llm.cancel import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
+from codeask.query.digest import QuestionDigest
 from codeask.query.report import QuestionParts
 from codeask.uris import file_uri
 
@@ -183,6 +184,7 @@ class Query:
         errors: LLM failures that steps recovered from (the query went on without that step's
             LLM call), one line each.
         parts: the question's stack frames, messages and search text (``parse_question`` step).
+        digest: the question's bounded digest (:mod:`codeask.query.digest`), ``None`` when not made.
     """
 
     original: str
@@ -211,12 +213,19 @@ class Query:
     """The documents the answer's prompt held, in their numbered order (``[1]`` is the first); what
     the answer's ``[n]`` citations refer to. ``None`` without an LLM answer."""
     parts: QuestionParts | None = None
+    digest: QuestionDigest | None = None
 
     def __post_init__(self) -> None:
         if not self.current:
-            self.current = self.original
+            self.current = self.asked
         if not self.search_texts:
-            self.search_texts = [self.original]
+            self.search_texts = [self.asked]
+
+    @property
+    def asked(self) -> str:
+        """The question as the search and the LLM get it: its digest when one was made, else the
+        question as asked (steps that embed it or put it in a prompt read this, not ``original``)."""
+        return self.digest.text if self.digest is not None else self.original
 
     # State changes, each recorded on history.
     def transformed_query(self, step: str, new_current: str, **data: Any) -> None:

@@ -21,6 +21,7 @@ different kind, so :func:`parse_question` splits the text (pure string work, no 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 __all__ = ["Frame", "QuestionParts", "parse_question"]
@@ -98,8 +99,8 @@ _FAKE_PATHS = ("<", "[")  # <frozen importlib._bootstrap>, <stdin>, <string>, [n
 # ---------------------------------------------------------------- message shapes
 _EXC_LINE = re.compile(
     r"^\s*(?:Uncaught |Exception in thread \"[^\"]*\" |Caused by: |raise )?"
-    r"(?P<type>[A-Za-z_$][\w.$]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault|Panic|Invalid\w*|"
-    r"Missing\w*|NotFound|Timeout))(?::\s*(?P<msg>.*))?\s*$"
+    r"(?P<type>[A-Za-z_$][\w.$]{0,200}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault|Panic|Invalid\w{0,60}|"
+    r"Missing\w{0,60}|NotFound|Timeout))(?::\s*(?P<msg>.*))?\s*$"
 )
 _E_LINE = re.compile(r"^E\s{2,}(?P<msg>\S.*)$")
 _PREFIXED = re.compile(
@@ -114,8 +115,19 @@ _CHECKBOX = re.compile(r"^\s*[-*] \[[ xX]\]")
 _VERSION_LINE = re.compile(
     r"^\s*(?:[-*]\s*)?[\w.()/+-]+(?: [\w.()/+-]+){0,2}\s*(?::|==|>=)\s*(?:[A-Za-z][\w.-]*\s+)?v?\d+(?:\.[\w+-]+)+\s*(?:\(.*\))?\s*$"
 )
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _HTML_TAG_LINE = re.compile(r"^\s*</?(?:details|summary|br|p)\b[^>]*>\s*$", re.I)
+
+
+def _without_html_comments(text: str) -> str:
+    """``text`` without ``<!-- ... -->`` comments (an unclosed one stays), in one pass: the regex
+    ``<!--.*?-->`` rescans to the end from every unclosed ``<!--``, quadratic in a long paste."""
+    out: list[str] = []
+    i = 0
+    while (start := text.find("<!--", i)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        out.append(text[i:start])
+        i = end + 3
+    out.append(text[i:])
+    return "".join(out)
 
 
 def _clean_path(path: str) -> str:
@@ -147,13 +159,14 @@ def parse_question(question: str) -> QuestionParts:
     """Split ``question`` into frames, messages and the text to search (see :class:`QuestionParts`).
 
     Never raises; a question that is plain prose gives no frames, no messages and
-    ``search_text == question``.
+    ``search_text == question``. Linear in the question's length (a pasted report may be 200,000
+    characters): every pattern's backtracking is bounded, and repeats are found through sets.
     """
-    text = _HTML_COMMENT.sub("", question)
+    text = _without_html_comments(question)
     lines = text.splitlines()
     # (block, order_in_block, frame): blocks are traces, in text order
     found: list[tuple[int, int, Frame]] = []
-    messages: list[str] = []
+    messages: dict[str, None] = {}  # in question order, without duplicates
     keep: list[str] = []
     dropped = 0
     block = 0
@@ -174,8 +187,8 @@ def parse_question(question: str) -> QuestionParts:
 
     def add_message(msg: str) -> None:
         msg = msg.strip()
-        if len(msg) >= 3 and msg not in messages:
-            messages.append(msg)
+        if len(msg) >= 3:
+            messages.setdefault(msg)
 
     for i, line in enumerate(lines):
         if _FENCE.match(line):
@@ -275,16 +288,13 @@ def parse_question(question: str) -> QuestionParts:
         keep.append(line)
 
     # innermost first: Python blocks print the innermost frame last
+    sizes = Counter(b for b, _, _ in found)
     ordered = []
     for b, k, frame in found:
-        size = sum(1 for bb, _, _ in found if bb == b)
-        depth = (size - 1 - k) if frame.style == "python" else k
+        depth = (sizes[b] - 1 - k) if frame.style == "python" else k
         ordered.append((depth, b, frame))
     ordered.sort(key=lambda t: (t[0], t[1]))
-    frames: list[Frame] = []
-    for _, _, frame in ordered:
-        if frame not in frames:
-            frames.append(frame)
+    frames = list(dict.fromkeys(frame for _, _, frame in ordered))
 
     if not dropped and text == question:
         search_text = question

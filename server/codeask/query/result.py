@@ -242,11 +242,14 @@ class Answer:
     cut_documents: list[dict[str, Any]] = field(default_factory=list)
     """Documents the token budget shortened before sending: ``{"n", "path", "start_line",
     "end_line", "indexed_end_line"}`` (``end_line`` the last line sent)."""
+    question_digest: dict[str, int] | None = None
+    """``{"chars_in", "chars_sent"}`` when the question was cut to a digest for the search and the
+    model (:mod:`codeask.query.digest`); ``None`` when all of it was used."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
-        ``citations_attributed``, ``citations_any`` and ``citations_mismatched`` are left out when
-        ``None``; ``finish_reason`` and ``truncated`` are always there."""
+        ``citations_attributed``, ``citations_any``, ``citations_mismatched`` and ``question_digest``
+        are left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
         for key in (
@@ -257,6 +260,7 @@ class Answer:
             "citations_attributed",
             "citations_any",
             "citations_mismatched",
+            "question_digest",
         ):
             if out[key] is None:
                 del out[key]
@@ -277,8 +281,9 @@ class Answer:
         """The answer of ``query``: one source per distinct file (its first document, with the file's
         other documents as ``spans``). The markdown adds
         ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
-        ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
-        ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
+        ``error`` is given (``answer`` has the error line too, not the cut-off line), an
+        ``> **Index:**`` line when ``index`` (the index state) is not ``ready``, and a
+        ``> **Question shortened:**`` line when the question was cut to a digest."""
         sources, also_relevant = sent_and_left_out(query)
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
@@ -326,6 +331,7 @@ class Answer:
             stale_sources=list(stale or []),
             not_reindexed=not_reindexed,
             cut_documents=_cut(query),
+            question_digest=query.digest.to_json() if query.digest is not None and query.digest.shortened else None,
         )
         answer.markdown = body + answer.footer()
         return answer
@@ -343,6 +349,12 @@ class Answer:
                 f"[{c['n']}] `{c['path']}` to lines {c['start_line']}-{c['end_line']}" for c in self.cut_documents
             )
             notes.append(f"> **Cut to fit the model's context:** {cut}.")
+        if digest := self.question_digest:
+            notes.append(
+                f"> **Question shortened:** the search and the model got a {digest['chars_sent']:,}-character digest "
+                f"of the {digest['chars_in']:,}-character question (logs and repeated lines collapsed; "
+                "stack frames and error lines were read from all of it)."
+            )
         if self.truncated:
             notes.append(f"> **Answer cut off** ({self.cut_reason}).")
         if self.error:

@@ -95,7 +95,7 @@ class NotExplainable(ValueError):
 def _refusal(reason: str, name: str, s: IndexSettings) -> str:
     return {
         "secret": f"{name} is a secret file (index.secret_patterns); codeask never reads it",
-        "binary": f"{name} is a binary file (a NUL byte in its first 8 KiB); codeask reads text files only",
+        "binary": f"{name} is a binary file (no text encoding decodes it); codeask reads text files only",
         "too_large": f"{name} is larger than index.max_file_bytes ({s.max_file_bytes:,} bytes); codeask does not read it",
         "minified": (
             f"{name} looks minified (lines longer than index.max_line_length, {s.max_line_length:,} characters, "
@@ -112,8 +112,9 @@ def _refusal(reason: str, name: str, s: IndexSettings) -> str:
 
 def explain_source(workspace, abs_path: str, *, text: str | None = None) -> str:
     """The text explain reads for ``abs_path``: ``text`` (an editor's buffer) or the file on disk,
-    decoded as the indexer decodes it (:func:`codeask.index.walk.read_text`: UTF-8, a BOM stripped,
-    undecodable bytes as U+FFFD), after the indexer's rules:
+    decoded as the indexer decodes it (:func:`codeask.index.walk.read_text`, through
+    :func:`codeask.index.decode.decode`: a BOM, else UTF-8, else the detected legacy encoding), after
+    the indexer's rules:
 
     * inside a workspace folder, the rules on links and kinds of file
       (:func:`codeask.index.walk.file_entry`: a link whose target leaves the folder, a loop, a FIFO

@@ -243,9 +243,15 @@ class RetrievalSettings(_Section):
     """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
     top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
     Bounded, and the token budget drops added spans first, so a workspace may set it."""
-    max_question_chars: int = Field(default=4000, gt=0, le=1_000_000)
-    """Longest question accepted, characters (about a page of text); a longer one is refused with
-    an error instead of being embedded, searched and sent to the LLM."""
+    max_question_chars: int = Field(default=200_000, gt=0, le=1_000_000)
+    """Longest question accepted, characters: a pasted bug report with its logs (the longest of 79
+    real reports was 24,770 characters) fits; a longer one is refused with one line. Report reading
+    runs over all of it; what is embedded, searched and sent is its digest (``question_digest_chars``)."""
+    question_digest_chars: int = Field(default=4000, ge=500, le=50_000)
+    """Longest text of a question that is embedded, searched and put in a prompt, characters (a page,
+    what codeask accepted before longer questions were): a longer question is cut to a digest that
+    keeps the prose and the evidence, logs and repeated frames collapsed (:mod:`codeask.query.digest`);
+    the answer's prompt may cut it further to a quarter of the model's prompt budget."""
 
 
 class RerankSettings(_Section):

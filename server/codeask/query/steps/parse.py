@@ -5,25 +5,37 @@ from __future__ import annotations
 from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 
-__all__ = ["ParseQuestion"]
+__all__ = ["ParseQuestion", "searched_text"]
+
+
+def searched_text(query: Query) -> str:
+    """The question's text for keyword and dense search: ``query.parts.search_text``, or, for a
+    question cut to a digest, the search text of the digest (bounded)."""
+    if query.digest is not None and query.digest.shortened:
+        return parse_question(query.digest.text).search_text
+    parts = query.parts if query.parts is not None else parse_question(query.original)
+    return parts.search_text
 
 
 class ParseQuestion:
-    """Sets ``query.parts`` (:class:`~codeask.query.report.QuestionParts`) from ``query.original``.
+    """Sets ``query.parts`` (:class:`~codeask.query.report.QuestionParts`) from ``query.original``
+    (kept when ``ask`` parsed it already).
 
     When the question carries stack frames or template boilerplate, the first search text becomes
-    ``parts.search_text`` (the question without them; unless an earlier step replaced it), so keyword and dense search read the prose,
-    messages and output; the frames reach retrieval through ``query.parts``. Subquestions, if any,
-    stay as they are. Runs before ``embed``.
+    its search text (the question without them; unless an earlier step replaced it), so keyword and
+    dense search read the prose, messages and output; the frames reach retrieval through
+    ``query.parts``. A question cut to a digest (``query.digest``) is searched by its digest's search
+    text, so the search stays bounded. Subquestions, if any, stay as they are. Runs before ``embed``.
     """
 
     name = "parse_question"
 
     def __call__(self, query: Query) -> Query:
-        parts = parse_question(query.original)
+        parts = query.parts if query.parts is not None else parse_question(query.original)
         query.parts = parts
-        if query.search_texts and query.search_texts[0] == query.original != parts.search_text:
-            query.search_texts = [parts.search_text, *query.search_texts[1:]]
+        search = searched_text(query)
+        if query.search_texts and query.search_texts[0] == query.asked != search:
+            query.search_texts = [search, *query.search_texts[1:]]
         query.transformed_query(
             self.name,
             query.current,

@@ -2,7 +2,7 @@
 
 Like Swiftide's ``Rerank``: every document is rendered with the ``rerank`` template (path and
 symbol before the content, so a chunk that is mostly code still says where it lives), scored
-against ``query.original`` (the question as asked, never the rewritten ``current``), and the
+against ``query.asked`` (the question as asked, or its digest; never the rewritten ``current``), and the
 documents are replaced by the ``top_k`` best, best first (ties keep retrieval order). ``current``
 is untouched, so the answer still renders the documents; the change is recorded with
 ``query.reordered`` and each kept document's ``score`` becomes its rerank score.
@@ -212,7 +212,7 @@ class Rerank:
         if not documents:
             query.reordered(self.name, [], top_k=keep, scored=0)
             return query
-        scores = self.encoder.score(query.original, [self.render(d) for d in documents])
+        scores = self.encoder.score(query.asked, [self.render(d) for d in documents])
         order = sorted(range(len(documents)), key=lambda i: (-scores[i], i))[:keep]
         kept = []
         for i in order:

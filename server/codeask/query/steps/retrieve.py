@@ -29,7 +29,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pathspec
@@ -38,6 +38,7 @@ from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts, parse_question
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
+from codeask.query.steps.parse import searched_text
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
@@ -286,11 +287,12 @@ class HybridRetrieve:
         rankings: list[tuple[float, str, list[Hit]]] = []
         evidence_on = self.settings.report_evidence
         if not evidence_on:
-            parts = QuestionParts(search_text=query.original)
-        else:
+            parts = QuestionParts(search_text=query.asked)
+        else:  # frames and messages from all of the question; texts searched from its digest
             parts = query.parts if query.parts is not None else parse_question(query.original)
+            parts = replace(parts, search_text=searched_text(query))
         identifiers = code_identifiers(parts.search_text)
-        downweighted = self.downweighted_for(query.original)
+        downweighted = self.downweighted_for(query.asked)
         evidence = {"frame_hits": 0, "literal_hits": 0}
         targets = self.targets()
         stores = [target.store() for target in targets]
@@ -327,7 +329,7 @@ class HybridRetrieve:
                 rankings.append((1.0, target.root, named))
             for message in parts.messages[: self.message_searches]:
                 pool.extend(_kept(store.keyword_search(message, candidates // 2), only))
-            literals = literal_ranking(pool, query.original, downweighted) if evidence_on else []
+            literals = literal_ranking(pool, query.asked, downweighted) if evidence_on else []
             if literals:
                 rankings.append((self.evidence_weight, target.root, literals))
                 evidence["literal_hits"] += len(literals)

@@ -135,25 +135,25 @@ class GenerateSubquestions:
 
     def __call__(self, query: Query) -> Query:
         asked = 2 * self.num_questions if self.embedder is not None else self.num_questions
-        prompt = self.templates.render("subquestions", question=query.original, num_questions=asked)
+        prompt = self.templates.render("subquestions", question=query.asked, num_questions=asked)
         try:
             reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel)
         except LLMError as exc:  # search with the original question alone
             query.errors.append(str(exc))
             query.transformed_query(self.name, query.current, error=str(exc))
             return query
-        candidates = parse_subquestions(reply, query.original, asked)
+        candidates = parse_subquestions(reply, query.asked, asked)
         dropped: list[dict[str, Any]] = []
         if self.embedder is not None and candidates:
             try:
-                vectors = self.embedder().embed([query.original, *candidates])
+                vectors = self.embedder().embed([query.asked, *candidates])
             except EmbeddingError as exc:  # keep the model's first ones
                 query.errors.append(str(exc))
             else:
-                candidates, dropped = distinct_queries(query.original, candidates, vectors, self.max_similarity)
+                candidates, dropped = distinct_queries(query.asked, candidates, vectors, self.max_similarity)
         subs = candidates[: self.num_questions]
         query.subquestions = subs
-        query.search_texts = [query.original, *subs]
+        query.search_texts = [query.asked, *subs]
         query.transformed_query(
             self.name, "\n".join(f"- {q}" for q in query.search_texts), questions=subs, dropped=dropped
         )

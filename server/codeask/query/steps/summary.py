@@ -47,7 +47,7 @@ class Summary:
         docs = safe_documents(query.documents, self.settings, query.withheld) if documents is None else documents
         return self.templates.render(
             "summary",
-            question=query.original,
+            question=query.asked,
             documents=[{"content": fence(d.content), "metadata": d.metadata} for d in docs],
         )
 
