@@ -86,6 +86,9 @@ class Document:
     extra: bool = False
     """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
     the token budget drops these first."""
+    via: str = ""
+    """Why the ``expand`` step added this document (:mod:`codeask.query.steps.expand`): the graph
+    edge it came along, ``"calls send from src/requests/sessions.py:560"``; ``""`` when retrieved."""
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:

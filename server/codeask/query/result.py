@@ -78,6 +78,9 @@ class Source:
     """Every span of this file the answer drew on, the best (this source's own lines) first, then
     those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content"}``
     (1-based inclusive lines, each with its own link)."""
+    via: str = ""
+    """Why the ``expand`` step added this file, along which edge of the symbol graph
+    (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
@@ -98,6 +101,7 @@ class Source:
             d.content,
             d.label,
             spans,
+            d.via,
         )
 
 
