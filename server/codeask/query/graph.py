@@ -26,7 +26,17 @@ if TYPE_CHECKING:
     from codeask.index.edges import Linked
     from codeask.index.store import Hit, Store
 
-__all__ = ["MAX_DEFINITIONS", "Edge", "Location", "RelatedCode", "edge_kind", "usable", "one_hop", "pagerank", "related"]
+__all__ = [
+    "MAX_DEFINITIONS",
+    "Edge",
+    "Location",
+    "RelatedCode",
+    "edge_kind",
+    "usable",
+    "one_hop",
+    "pagerank",
+    "related",
+]
 
 #: A name defined in more chunks than this is too ambiguous to follow (``get``, ``run``, ``main``).
 MAX_DEFINITIONS = 8
@@ -99,10 +109,10 @@ def one_hop(
     defined = {n: s for s in seeds for n in s.defines if n in sure}
     for row in store.referrers(sorted(defined), LOOKUP_LIMIT) if defined else []:
         for name in row.refs:
-            seed = defined.get(name)
-            if seed is not None and row.hit.path != seed.hit.path:
-                where = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
-                edges.append(Edge(row.hit, name, 1 / len(sure[name]), f"caller of {name} in {where}", seed.hit.path))
+            called = defined.get(name)
+            if called is not None and row.hit.path != called.hit.path:
+                where = f"{labels.get(called.hit.path, called.hit.path)}:{called.hit.start_line}"
+                edges.append(Edge(row.hit, name, 1 / len(sure[name]), f"caller of {name} in {where}", called.hit.path))
     return edges, dict(sure)
 
 

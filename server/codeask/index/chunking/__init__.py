@@ -67,8 +67,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codeask.index.chunking.code import code_chunks, parser_for
-from codeask.index.chunking.graph import Names, chunk_names
 from codeask.index.chunking.docs import doc_chunks, markdown_headings, rst_headings
+from codeask.index.chunking.graph import Names, chunk_names
 from codeask.index.chunking.languages import (
     KNOWN_EXTENSIONS,
     KNOWN_FILENAMES,

@@ -121,7 +121,7 @@ class Expand:
                 best[key] = (strength, root, label, e)
         ranks = pagerank(graph, personal)
         scored = []
-        for key, (strength, root, label, e) in best.items():
+        for _strength, root, label, e in best.values():
             score = ranks.get(f"{root}\0{e.target.path}", 0.0) * (1 + _overlap(terms, e.target))
             if self.downweighted(e.target.path):
                 score *= self.factor
