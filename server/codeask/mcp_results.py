@@ -5,6 +5,7 @@ publishes as the tools' output schemas), their text and resource-link forms, and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mcp.types import CallToolResult, ResourceLink, TextContent
@@ -18,6 +19,10 @@ __all__ = [
     "AskResult",
     "ExplainResult",
     "IndexStatus",
+    "LocationOut",
+    "RelatedResult",
+    "source_outs",
+    "related_lines",
     "source_lines",
     "resource_links",
     "tool_result",
@@ -54,6 +59,11 @@ class SourceOut(BaseModel):
         default_factory=list,
         description="every span of this file the result drew on: these lines first, then the file's "
         "next-best spans (retrieval.spans_per_file)",
+    )
+    via: str = Field(
+        default="",
+        description="why this file was added along the symbol graph (e.g. 'calls send from src/app.py:12'); "
+        "'' for files the search found",
     )
 
 
@@ -101,6 +111,28 @@ class ExplainResult(BaseModel):
     error: str | None = None
 
 
+class LocationOut(BaseModel):
+    """A definition, caller or callee: 1-based inclusive lines of ``path`` (relative to ``root``)."""
+
+    path: str = Field(description="path relative to the workspace root, POSIX separators")
+    root: str = Field(description="absolute workspace root the path belongs to")
+    start_line: int = Field(description="first line, 1-based")
+    end_line: int = Field(description="last line, 1-based, inclusive")
+    symbol: str = Field(description="the definition there (Class.method), '' when none")
+    name: str = Field(description="the name that links it: the symbol asked about, or the name a callee defines")
+    uri: str = Field(description="file:///abs/path#Lstart-Lend")
+
+
+class RelatedResult(BaseModel):
+    """``related_code``: a symbol's definitions, callers and callees from the index's symbol graph."""
+
+    symbol: str
+    definitions: list[LocationOut]
+    callers: list[LocationOut] = Field(description="code that calls, instantiates or reads the symbol")
+    callees: list[LocationOut] = Field(description="definitions the symbol's definitions call, read or take")
+    index: IndexState
+
+
 class IndexStatus(BaseModel):
     """``index_status``: what the index holds and whether it is being updated."""
 
@@ -117,13 +149,55 @@ class IndexStatus(BaseModel):
 # ----------------------------------------------------------------------------- engine side
 
 
+def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, int, int], str]) -> list[SourceOut]:
+    """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1;
+    ``resource_uri(root, path, start_line, end_line)`` names each one's ``codeask://source``."""
+    return [
+        SourceOut(
+            rank=i,
+            path=s["path"],
+            root=s["root"],
+            start_line=s["start_line"],
+            end_line=s["end_line"],
+            symbol=s.get("symbol") or "",
+            score=s["score"],
+            content=s["content"],
+            uri=s["uri"],
+            resource_uri=resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
+            spans=[
+                SpanOut(
+                    start_line=x["start_line"],
+                    end_line=x["end_line"],
+                    symbol=x.get("symbol") or "",
+                    content=x.get("content", ""),
+                    uri=x["uri"],
+                )
+                for x in s.get("spans") or []
+            ],
+            via=s.get("via") or "",
+        )
+        for i, s in enumerate(items, 1)
+    ]
+
+
+def related_lines(result: RelatedResult) -> str:
+    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location."""
+    out = []
+    for kind in ("definitions", "callers", "callees"):
+        found: list[LocationOut] = getattr(result, kind)
+        lines = [f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}   {x.uri}" for x in found]
+        out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
+    return "\n\n".join(out)
+
+
 def source_lines(sources: list[SourceOut]) -> str:
     """The sources as text for a tool result: rank, location, symbol, score, URI and a code block each."""
     out = []
     for s in sources:
         symbol = f" ({s.symbol})" if s.symbol else ""
+        via = f" ({s.via})" if s.via else ""
         out.append(
-            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```"
+            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}{via}\n   {s.uri}\n```\n{s.content}\n```"
         )
     return "\n".join(out)
 

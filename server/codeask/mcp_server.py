@@ -13,6 +13,7 @@ Tools (JSON schemas from the signatures, structured results from the pydantic mo
 * ``search_code(query, top_k?, max_files?, path_glob?)`` -> :class:`SearchResult` (no LLM call);
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
 * ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
+* ``related_code(symbol)`` -> :class:`RelatedResult` (definitions, callers, callees; no LLM call);
 * ``index_status()`` -> :class:`IndexStatus`.
 
 Expected failures (a path outside the roots, a secret file, bad lines, a bad glob) are tool errors
@@ -47,12 +48,14 @@ from codeask.mcp_results import (
     ExplainResult,
     IndexState,
     IndexStatus,
+    RelatedResult,
     SearchResult,
     SourceOut,
-    SpanOut,
     index_line,
     one_line_tool_errors,
+    related_lines,
     source_lines,
+    source_outs,
     tool_result,
 )
 from codeask.query.explain import NotExplainable, explain, make_span
@@ -68,8 +71,9 @@ SEARCHABLE_WAIT = 300.0
 INSTRUCTIONS = """\
 codeask indexes this codebase (keyword + embedding search, kept current while files change) and
 answers questions about it with cited sources. Use search_code to find where something is
-implemented (fast, no LLM), ask_codebase for an explained answer with numbered sources,
-explain_code for a line range, index_status to see whether indexing is still running.
+implemented (fast, no LLM), ask_codebase for an explained answer with numbered sources, explain_code
+for a line range, related_code for who calls a function and what it calls, index_status to see
+whether indexing is still running.
 Sources are file:// URIs with #Lstart-Lend line ranges (1-based) and codeask://source resources."""
 
 
@@ -159,31 +163,7 @@ class CodeaskMCP:
     # ------------------------------------------------------------- sources
     def sources(self, items: list[dict[str, Any]]) -> list[SourceOut]:
         """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1."""
-        return [
-            SourceOut(
-                rank=i,
-                path=s["path"],
-                root=s["root"],
-                start_line=s["start_line"],
-                end_line=s["end_line"],
-                symbol=s.get("symbol") or "",
-                score=s["score"],
-                content=s["content"],
-                uri=s["uri"],
-                resource_uri=self.files.resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
-                spans=[
-                    SpanOut(
-                        start_line=x["start_line"],
-                        end_line=x["end_line"],
-                        symbol=x.get("symbol") or "",
-                        content=x.get("content", ""),
-                        uri=x["uri"],
-                    )
-                    for x in s.get("spans") or []
-                ],
-            )
-            for i, s in enumerate(items, 1)
-        ]
+        return source_outs(items, self.files.resource_uri)
 
     # ------------------------------------------------------------- tools
     def search_code(
@@ -259,6 +239,16 @@ class CodeaskMCP:
             llm=result.get("llm"),
             error=result.get("error"),
         )
+
+    def related_code(self, symbol: str) -> RelatedResult:
+        """The definitions, callers and callees of ``symbol`` (:meth:`Workspace.related`); a
+        ``ToolError`` when ``symbol`` is not an identifier or dotted name."""
+        self._wait_searchable()
+        try:
+            found = self.ws.related(symbol).to_json()
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return RelatedResult.model_validate({**found, "index": self.index_state().model_dump()})
 
     def index_status(self) -> IndexStatus:
         """What the index holds now, and the indexing state."""
@@ -339,6 +329,16 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         code only."""
         result = engine.explain_code(path, start_line, end_line)
         return tool_result(result.markdown, result, result.sources)
+
+    @server.tool(name="related_code", title="Related code")
+    def related_code(
+        symbol: Annotated[str, Field(description="a function, class or constant name, e.g. 'send' or 'Session.send'")],
+    ) -> Annotated[CallToolResult, RelatedResult]:
+        """Who calls a symbol and what it calls: its definitions, the code that calls, instantiates or
+        reads it (callers) and the definitions it uses (callees), from the index's symbol graph
+        (resolved by name). Each location is a path with 1-based lines. Fast, no LLM call."""
+        result = engine.related_code(symbol)
+        return tool_result(related_lines(result) + index_line(result.index), result, [])
 
     @server.tool(name="index_status", title="Index status")
     def index_status() -> IndexStatus:
