@@ -6,7 +6,7 @@ happens here and is heuristic: a reference to ``send`` may mean any chunk that d
 an edge's weight is ``1 / definitions of the name`` (a name defined once is a sure edge, one of
 three definitions a third of one), a reference inside the same file is not an edge between files,
 and a name defined in more than :data:`MAX_DEFINITIONS` chunks (``get``, ``__init__``, ``run``) or a
-common word (:data:`codeask.query.steps.related.COMMON_NAMES`) is no edge at all.
+common word (:data:`codeask.query.names.COMMON_NAMES`) is no edge at all.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import definitions
-from codeask.query.steps.related import COMMON_NAMES
+from codeask.query.names import COMMON_NAMES
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
