@@ -128,9 +128,10 @@ class Expand:
             scored.append((score, root, label, e))
         scored.sort(key=lambda t: (-t[0], t[1], t[3].target.path))
         floor = min((d.score for d in query.documents), default=1.0)
+        top = (scored[0][0] if scored else 0.0) or 1.0
         return [
             (
-                replace(Document.from_hit(e.target, root, floor * score / scored[0][0], label), via=e.via),
+                replace(Document.from_hit(e.target, root, floor * score / top, label), via=e.via),
                 (root, e.source_path),
             )
             for score, root, label, e in scored[: self.files]
