@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import fetch_sdist, write_result  # noqa: E402
+from common import fetch_sdist, write_result
 
 
 def _timed(module: object, name: str, spent: list[float]) -> None:
