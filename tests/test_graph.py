@@ -59,6 +59,12 @@ SNIPPETS = {
         {"MAX_LEN", "conn", "open_conn"},
         {"do_open"},
     ),
+    "a.cpp": (
+        "namespace net {\nclass Socket {\n  void close();\n};\n}\n\n"
+        "void net::Socket::close() {\n  release(fd_);\n  auto w = new Watcher();\n}\n",
+        {"net", "Socket", "close"},
+        {"release", "Watcher"},
+    ),
 }
 
 
