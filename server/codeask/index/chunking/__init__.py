@@ -164,5 +164,5 @@ def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: 
         ranges = None
     if ranges is None or not _valid(ranges, n):
         ranges = [Span(a, b, "") for a, b in ctx.windows(0, n - 1)]
-    names = chunk_names(language, tree.root_node, [a for a, _, _ in ranges]) if tree is not None else None
+    names = chunk_names(language, tree.root_node, lines, [a for a, _, _ in ranges]) if tree is not None else None
     return _make_chunks(path, language, lines, ranges, names)

@@ -19,6 +19,7 @@ just not part of the graph.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,9 +32,12 @@ __all__ = ["QUERIES", "MAX_REFS", "Names", "chunk_names"]
 #: the cap bounds a generated chunk's row.
 MAX_REFS = 64
 
-_CONST = '((identifier) @ref (#match? @ref "^[A-Z][A-Z0-9_]{2,}$"))'
+#: Constants a chunk reads: ``ALL_CAPS`` words of its lines (a regular expression over the text,
+#: not a query predicate: tree-sitter's Python binding runs ``#match?`` in Python for every
+#: identifier, a third of the extraction's time on the sphinx sdist).
+_CONSTANT = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 
-_PYTHON = f"""
+_PYTHON = """
 (function_definition name: (identifier) @def)
 (class_definition name: (identifier) @def)
 (module (assignment left: (identifier) @def))
@@ -44,8 +48,6 @@ _PYTHON = f"""
 (type (identifier) @ref)
 (import_from_statement name: (dotted_name (identifier) @ref .))
 (aliased_import name: (dotted_name (identifier) @ref .))
-{_CONST}
-(attribute attribute: (identifier) @ref (#match? @ref "^[A-Z][A-Z0-9_]{{2,}}$"))
 """
 
 _JS_COMMON = """
@@ -65,7 +67,6 @@ _JAVASCRIPT = (
 (class_declaration name: (identifier) @def)
 (class_heritage (identifier) @ref)
 """
-    + _CONST
 )
 
 _TYPESCRIPT = (
@@ -79,10 +80,9 @@ _TYPESCRIPT = (
 (extends_clause value: (identifier) @ref)
 (type_identifier) @ref
 """
-    + _CONST
 )
 
-_GO = f"""
+_GO = """
 (function_declaration name: (identifier) @def)
 (method_declaration name: (field_identifier) @def)
 (type_spec name: (type_identifier) @def)
@@ -90,10 +90,9 @@ _GO = f"""
 (call_expression function: (identifier) @ref)
 (call_expression function: (selector_expression field: (field_identifier) @ref))
 (type_identifier) @ref
-{_CONST}
 """
 
-_RUST = f"""
+_RUST = """
 (function_item name: (identifier) @def)
 (function_signature_item name: (identifier) @def)
 (struct_item name: (type_identifier) @def)
@@ -110,10 +109,9 @@ _RUST = f"""
 (scoped_identifier path: (identifier) @ref)
 (macro_invocation macro: (identifier) @ref)
 (type_identifier) @ref
-{_CONST}
 """
 
-_JAVA = f"""
+_JAVA = """
 (class_declaration name: (identifier) @def)
 (interface_declaration name: (identifier) @def)
 (enum_declaration name: (identifier) @def)
@@ -122,10 +120,9 @@ _JAVA = f"""
 (constructor_declaration name: (identifier) @def)
 (method_invocation name: (identifier) @ref)
 (type_identifier) @ref
-{_CONST}
 """
 
-_C = f"""
+_C = """
 (function_declarator declarator: (identifier) @def)
 (struct_specifier name: (type_identifier) @def body: (_))
 (union_specifier name: (type_identifier) @def body: (_))
@@ -136,7 +133,6 @@ _C = f"""
 (call_expression function: (identifier) @ref)
 (call_expression function: (field_expression field: (field_identifier) @ref))
 (type_identifier) @ref
-{_CONST}
 """
 
 _CPP = (
@@ -188,18 +184,20 @@ def _query(ts_name: str) -> Any:
     return query
 
 
-def chunk_names(language: str, root: Any, starts: Sequence[int]) -> list[Names]:
+def chunk_names(language: str, root: Any, lines: Sequence[str], starts: Sequence[int]) -> list[Names]:
     """``(defines, refs)`` of each chunk of a parsed file.
 
     Args:
         language: the file's language (:func:`~codeask.index.chunking.languages.language_for`).
-        root: the tree-sitter root node of the file (parsed from its lines joined with ``\\n``).
+        root: the tree-sitter root node of the file (parsed from ``lines`` joined with ``\\n``).
+        lines: the file's lines.
         starts: each chunk's first row (0-based), ascending; chunk ``i`` holds rows
             ``starts[i]..starts[i+1]-1``.
 
     Returns:
-        One ``(defines, refs)`` per chunk, names in order of first occurrence, no name in both,
-        at most :data:`MAX_REFS` references; empty tuples for a language without a query.
+        One ``(defines, refs)`` per chunk, names in order of first occurrence (calls, types and
+        imports, then ``ALL_CAPS`` constants), no name in both, at most :data:`MAX_REFS`
+        references; empty tuples for a language without a query.
     """
     ts_name = TREE_SITTER_LANGUAGES.get(language)
     query = _query(ts_name) if ts_name else None
@@ -211,12 +209,13 @@ def chunk_names(language: str, root: Any, starts: Sequence[int]) -> list[Names]:
     for kind, table in (("def", defines), ("ref", refs)):
         for node in sorted(captures.get(kind, ()), key=lambda n: n.start_byte):
             text = node.text
-            if not text:
-                continue
-            i = bisect.bisect_right(starts, node.start_point.row) - 1
-            table[max(i, 0)][text.decode("utf-8", "replace")] = None
+            if text:
+                i = bisect.bisect_right(starts, node.start_point.row) - 1
+                table[max(i, 0)][text.decode("utf-8", "replace")] = None
+    ends = [*starts[1:], len(lines)]
     out: list[Names] = []
-    for own, used in zip(defines, refs):
+    for own, used, a, b in zip(defines, refs, starts, ends):
+        used.update(dict.fromkeys(_CONSTANT.findall("\n".join(lines[a:b]))))
         kept = [name for name in used if name not in own][:MAX_REFS]
         out.append((tuple(own), tuple(kept)))
     return out
