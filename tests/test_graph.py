@@ -11,6 +11,7 @@ import pytest
 
 from codeask.index.chunking import chunk_text
 from codeask.index.engine import RootIndex
+from codeask.query.pipeline import Document, along_chain
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
@@ -155,8 +156,20 @@ def test_ask_json_sources_say_via_for_expanded_files(shop):
     by_path = {s["path"]: s for s in out["sources"]}
     assert by_path["app/handlers.py"]["via"] == ""
     assert by_path["app/store.py"]["via"] == "calls persist_order from app/handlers.py:1"
-    assert list(by_path).index("app/store.py") == list(by_path).index("app/handlers.py") + 1  # along the chain
+    assert list(by_path).index("app/store.py") > list(by_path).index(
+        "app/handlers.py"
+    )  # retrieved files keep their ranks
     assert "app/report.py" not in by_path  # no edge, no word in common
+
+
+def _doc(path: str, via_path: str = "") -> Document:
+    return Document(path, "/r", 1, 2, "", "python", "x", via="calls f" if via_path else "", via_path=via_path)
+
+
+def test_the_prompt_reads_added_files_after_the_file_they_were_reached_from():
+    docs = [_doc("a.py"), _doc("b.py"), _doc("c.py"), _doc("d.py", "a.py"), _doc("e.py", "a.py"), _doc("f.py", "zz.py")]
+    assert [d.path for d in along_chain(docs)] == ["a.py", "d.py", "e.py", "b.py", "c.py", "f.py"]
+    assert along_chain(docs[:3]) == docs[:3]
 
 
 def test_related_refuses_a_non_symbol(shop):

@@ -8,10 +8,12 @@ Files are ranked by personalised PageRank over those edges, restarting at the hi
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times ``retrieval.downweight_factor`` for tests, docs and examples.
 
-The best ``files`` new files (``retrieval.expand_files``) are added, one document per file (the
-chunk the edge leads to), each right after the hit it was reached from, so the prompt reads along
-the call chain; each says why in ``Document.via``. They take the places of the weakest retrieved
-files when ``max_files`` is reached, never those of the seeds. The event records every addition
+The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
+document per file (the chunk the edge leads to), each saying why in ``Document.via``; they take the
+places of the weakest retrieved files when ``max_files`` is reached, never those of the seeds. The
+answer's prompt moves each right after the file it was reached from, so it reads along the call
+chain (:func:`~codeask.query.pipeline.along_chain`), while the sources keep the retrieval ranks
+(moving them up cost 0.035 MRR on the requests question set). The event records every addition
 with its edge and rank.
 """
 
@@ -140,16 +142,11 @@ class Expand:
     def _place(
         self, query: Query, docs: list[Document], picked: list[tuple[Document, tuple[str, str]]]
     ) -> list[Document]:
-        """``docs`` with each picked document after the documents of the file its edge came from
-        (and the documents added there before it; a name in the question: after the first file),
-        the weakest files that are not seeds dropped beyond ``max_files``."""
+        """``docs`` then the picked documents (best first), the weakest retrieved files that are not
+        seeds dropped to stay within ``max_files``. Retrieved files keep their ranks; the prompt
+        reads the added ones along the chain (:func:`~codeask.query.pipeline.along_chain`)."""
         limit = int(query.options.get("max_files") or self.max_files)
         files = list(dict.fromkeys(d.key() for d in docs))
         kept = set(files[: max(limit - len(picked), min(self.seeds, len(files)))])
-        out = [d for d in docs if d.key() in kept]
-        for doc, source in picked[: max(0, limit - len(kept))]:
-            at = next((i for i, d in enumerate(out) if d.key() == source), 0)
-            while at + 1 < len(out) and (out[at + 1].key() == out[at].key() or out[at + 1].via):
-                at += 1
-            out.insert(at + 1 if out else 0, doc)
-        return out
+        added = [replace(doc, via_path=source[1]) for doc, source in picked[: max(0, limit - len(kept))]]
+        return [d for d in docs if d.key() in kept] + added
