@@ -78,7 +78,12 @@ def test_paragraphs_without_citations_get_them_attributed_from_the_names_they_us
     lines = check.markdown.split("\n\n")
     assert lines[0].endswith(f"leaves the host. *(named here: [[2]]({docs[1].uri}))*")
     assert lines[1].endswith(f"*(named here: [[3]]({docs[2].uri}), [[1]]({docs[0].uri}))*")
-    assert lines[2].endswith(f"too. *(named here: [[2]]({docs[1].uri}); not in the cited [4])*")
+    # the model's [4] names what [2] alone defines: re-pointed, and the change recorded
+    assert lines[2] == (
+        f"The model cited this one [[2]]({docs[1].uri}) and names rebuild_auth too. "
+        "*(re-pointed from [4]: `rebuild_auth` is defined in [2])*"
+    )
+    assert check.repointed == [{"paragraph": 2, "from": 4, "to": 2, "name": "rebuild_auth"}]
     assert "named here" not in lines[3]
 
 
@@ -93,8 +98,29 @@ def test_model_citations_that_contradict_the_names_used_are_flagged():
     assert check.mismatched == [1] and check.mismatched_share == 0.5
     assert [(a.paragraph, a.n, a.name) for a in check.attributed] == [(1, 2, "rebuild_auth")]
     first, second = check.markdown.splitlines()
-    assert "named here" not in first
-    assert second.endswith(f"drops the header. *(named here: [[2]]({docs[1].uri}); not in the cited [1])*")
+    assert "named here" not in first and "re-pointed" not in first
+    assert second == (
+        f"- [[2]]({docs[1].uri}) `rebuild_auth` drops the header. "
+        "*(re-pointed from [1]: `rebuild_auth` is defined in [2])*"
+    )
+
+
+def test_a_citation_that_names_none_of_the_cited_code_is_shown_unverified():
+    docs = [
+        _code("src/app/client.py", "class Client:\n    def send(self):\n        pass\n"),
+        _code("src/app/util.py", "def pause():\n    pass\n"),
+        _code("src/app/more.py", "def rebuild_auth():\n    pass\n\ndef strip_auth():\n    rebuild_auth()\n"),
+    ]
+    # `rebuild_auth` is in [3], not in [2]: the paragraph's [3] is right, its [2] is flagged
+    check = check_citations("Redirects call `rebuild_auth` [2][3].\n\nSending is plain [1].", docs)
+    assert check.unverified == [{"paragraph": 0, "n": 2}] and check.repointed == []
+    assert check.markdown.splitlines()[0] == (
+        f"Redirects call `rebuild_auth` [[2]]({docs[1].uri}) *(unverified)*[[3]]({docs[2].uri})."
+    )
+    assert check.markdown.splitlines()[2] == f"Sending is plain [[1]]({docs[0].uri})."  # no code named: a link
+    # defined by no document at all and cited elsewhere: unverified, never a plain link
+    lone = check_citations("It calls `retry_forever` [1].", docs)
+    assert lone.unverified == [{"paragraph": 0, "n": 1}] and "*(unverified)*" in lone.markdown
 
 
 def test_a_name_mentioned_in_one_document_only_is_attributed_to_it():
@@ -238,4 +264,8 @@ def test_small_context_gets_fewer_documents(sample_workspace, fake_llm):
         "coupon discount shipping cart price"
     )
     assert len(small.documents) == 1 < len(big.documents)
-    assert len(small.sources) == len(big.sources)  # the sources stay: only the prompt is trimmed
+    # the sources are what was sent; the rest of what retrieval found is listed apart
+    assert [(s.path, s.start_line) for s in small.sources] == [(d["path"], d["start_line"]) for d in small.documents]
+    assert {s.path for s in small.sources + small.also_relevant} == {s.path for s in big.sources}
+    assert "Also relevant, not sent to the model:" in small.markdown
+    assert "Also relevant" not in big.markdown and big.also_relevant == []

@@ -57,7 +57,13 @@ def test_question_over_the_limit_is_refused_before_indexing(sample_workspace, is
 def test_cache_dir_that_is_a_file(sample_workspace, tmp_path):
     afile = tmp_path / "cache-file"
     afile.write_text("not a folder", encoding="utf-8")
-    for command in (["index", str(sample_workspace)], ["ask", str(sample_workspace), "coupons", "--no-llm"]):
+    commands = (
+        ["index", str(sample_workspace)],
+        ["ask", str(sample_workspace), "coupons", "--no-llm"],
+        ["status", str(sample_workspace)],  # not "not indexed", exit 0
+        ["status", str(sample_workspace), "--json"],
+    )
+    for command in commands:
         line = one_line(codeask(*command, env={"CODEASK_CACHE_DIR": str(afile)}, check=False), 1)
         assert f"the cache dir {afile}" in line and "CODEASK_CACHE_DIR" in line and "is a file" in line
 

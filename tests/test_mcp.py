@@ -12,13 +12,16 @@ import sys
 import time
 from pathlib import Path
 
+import httpx2
 import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
+from codeask.listen import read_token
 from tests.test_cli import REDIRECT_Q
 
-TOOLS = {"search_code", "ask_codebase", "explain_code", "related_code", "index_status"}
+TOOLS = {"search_code", "ask_codebase", "explain_code", "related_code", "index_status", "resolve_citation"}
 
 
 def server_params(*roots: Path) -> StdioServerParameters:
@@ -169,7 +172,11 @@ async def test_streamable_http_transport(sample_workspace):
                 assert proc.poll() is None, proc.stderr.read().decode()
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.2)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        headers = {"Authorization": f"Bearer {read_token()}"}  # the server reads the same token file
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+        ):
             await wait_ready(client)
             found = await client.call_tool("search_code", {"query": "shipping cost express"})
             assert found.structured_content["sources"][0]["path"] == "src/shop/shipping.py"

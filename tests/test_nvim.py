@@ -81,6 +81,13 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
         assert item["lnum"] == loc["range"]["start"]["line"] + 1
     assert {q["filename"] for q in result["qf"][:2]} >= {str(sample_workspace / "src/shop/pricing.py")}
     assert result["floats"] >= 1  # the markdown answer in a floating window
+    citation = result["citation"]  # a source, 10 lines further down after an edit
+    assert citation["after"] == citation["before"] + 10 == citation["cursor"], citation
+    assert citation["note"] == "moved since the answer" and citation["file"] != str(cart)
+    assert [(Path(q["filename"]).name, q["lnum"], q["text"]) for q in result["qf_also"]] == [
+        ("a.py", 10, "run"),
+        ("b.py", 3, "not sent to the model: stop"),
+    ]
     assert result["qf2_first"] == str(sample_workspace / "src/shop/shipping.py")
     assert any(n.startswith("codeask: 4 files") for n in result["notes"]), result["notes"]
     assert any(n.startswith("codeask: re-indexed") for n in result["notes"]), result["notes"]

@@ -92,8 +92,10 @@ def test_sources_are_distinct_files_from_documents_in_order():
     assert ans.sources[0].uri == "file:///ws/b.py#L3-L4"
     # a file's further documents are listed (and linked) under it, each with its own lines
     assert ans.markdown.endswith(
-        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4), [30-40](file:///ws/b.py#L30-L40)\n"
-        "2. [a.py:1-2](file:///ws/a.py#L1-L2)\n"
+        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4 \"codeask:{0}\"), [30-40](file:///ws/b.py#L30-L40 \"codeask:{1}\")\n"
+        "2. [a.py:1-2](file:///ws/a.py#L1-L2 \"codeask:{2}\")\n".format(
+            *(span["anchor"]["hash"] for s in ans.sources for span in s.spans)
+        )
     )
     assert [(x["start_line"], x["end_line"]) for x in ans.sources[0].spans] == [(3, 4), (30, 40)]
 

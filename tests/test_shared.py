@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from codeask.index.engine import RootIndex
-from codeask.index.shared import Shard, SharedVectorCache, model_id, storage_options
+from codeask.index.shared import Shard, SharedCacheError, SharedVectorCache, model_id, storage_options
 from codeask.settings import load_settings
-from tests.s3_server import S3Server
+from tests.s3_server import S3Server, free_port
 from tests.test_cli import REDIRECT_Q, codeask
 
 MODEL = model_id("all-MiniLM-L6-v2", 256)
@@ -209,6 +209,41 @@ def test_stopping_the_store_mid_index_leaves_a_correct_local_index(tmp_path, req
 
 def _all_hashes(index: RootIndex) -> set[str]:
     return {h for path in index.store.paths() for h in _changed_hashes(index.root, path)}
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("closed port", "connection refused by http://127.0.0.1:"),
+        ("missing bucket", "no such bucket (NoSuchBucket"),
+        ("wrong secret", "access denied (SignatureDoesNotMatch"),
+        ("unknown key", "access denied (InvalidAccessKeyId"),
+    ],
+)
+def test_an_unusable_shared_cache_is_one_short_line_naming_the_cause(s3, case, says):
+    """LanceDB's error is a 600-900 character dump of its Rust error chain: the user gets the URL
+    and the cause the store answered (or the connection failure) in one line."""
+    env, url = s3.env(), s3.url("unusable")
+    if case == "closed port":
+        env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{free_port()}"
+    elif case == "missing bucket":
+        url = "s3://no-such-bucket/vectors"
+    elif case == "wrong secret":
+        env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+    else:
+        env["AWS_ACCESS_KEY_ID"] = "nobody"
+    with pytest.raises(SharedCacheError) as err:
+        SharedVectorCache(url, MODEL, 384, storage_options(env)).lookup(["0" * 32])
+    message = str(err.value)
+    assert message.startswith(f"cannot open the shared cache {url}: ") and says in message, message
+    assert len(message) < 220 and "\n" not in message and "RetryError" not in message, message
+
+
+def test_publish_to_a_missing_bucket_is_one_line(s3_env, sample_workspace):
+    proc = codeask("publish", str(sample_workspace), "--to", "s3://no-such-bucket/vectors", check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and len(lines[0]) < 220, proc.stderr
+    assert "s3://no-such-bucket/vectors" in lines[0] and "no such bucket" in lines[0]
 
 
 def test_embedding_providers_setting_reaches_onnx_runtime():

@@ -9,6 +9,7 @@ from codeask.llm.base import estimate_tokens
 from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
+from codeask.query.anchors import text_hash
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.retrieve import fuse
 from codeask.query.steps.widen import Widen
@@ -172,13 +173,20 @@ def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked
     q.prompt_documents = list(q.documents)
     q.answered("answer", "Closing is in [2]; sending in [1].")
     ans = Answer.from_query(q)
-    assert [s.path for s in ans.sources] == ["a.py", "b.py"]
-    assert [(x["start_line"], x["end_line"], x["uri"]) for x in ans.sources[0].spans] == [
-        (10, 30, lead.uri),
-        (50, 60, extra.uri),
+    # with an LLM, source n is what the answer cites as [n]: one per document sent, spans included
+    assert [(s.path, s.start_line) for s in ans.sources] == [("a.py", 10), ("a.py", 50), ("b.py", 1)]
+    assert [[(x["start_line"], x["end_line"], x["uri"]) for x in s.spans] for s in ans.sources[:2]] == [
+        [(10, 30, lead.uri)],
+        [(50, 60, extra.uri)],
     ]
     assert f"[[2]]({extra.uri})" in ans.markdown and f"[[1]]({lead.uri})" in ans.markdown
-    assert f"1. [a.py:10-30]({lead.uri}), [50-60]({extra.uri})\n2. [b.py:1-9]({b.uri})" in ans.markdown
+    hashes = [s.spans[0]["anchor"]["hash"] for s in ans.sources]
+    assert hashes[0] == text_hash(lead.content.splitlines())  # the anchor is the cited text's
+    assert (
+        f'1. [a.py:10-30]({lead.uri} "codeask:{hashes[0]} Session.send")\n'
+        f'2. [a.py:50-60]({extra.uri} "codeask:{hashes[1]} Session.close")\n'
+        f'3. [b.py:1-9]({b.uri} "codeask:{hashes[2]}")'
+    ) in ans.markdown
     assert [(d["n"], d["start_line"]) for d in ans.to_json()["documents"]] == [(1, 10), (2, 50), (3, 1)]
 
 

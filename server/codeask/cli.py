@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``clean``, ``doctor``, ``publish``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``token``, ``clean``, ``doctor``, ``publish``, ``cite-check``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -75,11 +75,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object per update")
 
     p = sub.add_parser("serve", help="run the language server")
-    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    p.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="listen on TCP instead of stdio, for one client sending the token (`codeask token`)",
+    )
+    p.add_argument("folder", nargs="*", type=folder_arg, help="with --tcp: the folders served (clients get no other)")
+    p.add_argument("--allow-remote", action="store_true", help="let --tcp listen on a non-loopback address")
 
     p = sub.add_parser("mcp", help="run the MCP server for AI agents (stdio)")
     p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
-    p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio, to clients sending the token",
+    )
+    p.add_argument("--allow-remote", action="store_true", help="let --http listen on a non-loopback address")
+    p.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a Host header name --http accepts besides loopback and the bound address (repeatable)",
+    )
+
+    p = sub.add_parser("token", help="print the token TCP/HTTP listeners require (written on first use)")
+    p.add_argument("--rotate", action="store_true", help="replace it with a new one (restart listeners after)")
+    p.add_argument("--path", action="store_true", help="print the token file's path instead")
 
     p = sub.add_parser(
         "clean",
@@ -99,11 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    from codeask.cite_cli import add_citecheck_parser
     from codeask.eval.cli import add_eval_parser
     from codeask.publish import add_publish_parser
 
     add_eval_parser(sub, progress=IndexProgress.for_command)
     add_publish_parser(sub)
+    add_citecheck_parser(sub)
     return parser
 
 

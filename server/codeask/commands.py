@@ -1,5 +1,5 @@
 """The ``codeask`` subcommands run in-process (``index``, ``ask``, ``explain``, ``status``, ``watch``,
-``clean``, ``doctor``, ``serve``, ``mcp``): :data:`HANDLERS` maps each name to its handler
+``clean``, ``doctor``, ``serve``, ``mcp``, ``token``): :data:`HANDLERS` maps each name to its handler
 ``handler(args) -> exit code``; :func:`codeask.cli.main` parses the arguments and reports errors.
 ``eval`` and ``publish`` bring their own handlers (``args.handler``).
 """
@@ -302,7 +302,10 @@ def _cmd_explain(args) -> int:
 
 
 def _cmd_status(args) -> int:
+    from codeask.index.folders import check_cache_dir
+
     ws = _workspace([args.path])
+    check_cache_dir(ws.settings)  # a file there is no "not indexed": index would fail on it
     status = ws.status()
     if args.json:
         print(json.dumps(status))
@@ -459,15 +462,37 @@ def _cmd_doctor(args) -> int:
 
 
 def _cmd_serve(args) -> int:
+    from codeask.listen import open_listener
     from codeask.lsp.server import run
+    from codeask.lsp.tcp import Gate
 
-    return run(tcp=args.tcp)
+    if not args.tcp:
+        if args.folder:
+            raise UsageError("serve", "FOLDER is for --tcp: over stdio the editor names the workspace folders")
+        return run()
+    if not args.folder:
+        raise UsageError("serve", "--tcp serves only the folders it is given: codeask serve --tcp HOST:PORT FOLDER...")
+    listener = open_listener("serve", "--tcp", args.tcp, allow_remote=args.allow_remote)
+    return run(Gate(listener, [Path(f).resolve() for f in args.folder]))
 
 
 def _cmd_mcp(args) -> int:
+    from codeask.listen import open_listener
     from codeask.mcp_server import run
 
-    return run(args.path, http=args.http)
+    listener = None
+    if args.http:
+        hosts = tuple(args.allow_host)
+        listener = open_listener("mcp", "--http", args.http, allow_remote=args.allow_remote, allow_hosts=hosts)
+    return run(args.path, listener)
+
+
+def _cmd_token(args) -> int:
+    from codeask.listen import read_token, rotate_token, token_path
+
+    token = rotate_token() if args.rotate else read_token()
+    print(token_path() if args.path else token)
+    return 0
 
 
 #: Subcommand name -> ``handler(args) -> exit code``.
@@ -479,6 +504,7 @@ HANDLERS: dict[str, Callable[[Any], int]] = {
     "watch": _cmd_watch,
     "serve": _cmd_serve,
     "mcp": _cmd_mcp,
+    "token": _cmd_token,
     "clean": _cmd_clean,
     "doctor": _cmd_doctor,
 }

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 
+from codeask.index.chunking.languages import language_for
 from codeask.lines import split_lines
+from codeask.query.anchors import resolve
 from codeask.query.span import NotExplainable, explain_source
+from codeask.uris import file_uri
 from codeask.workspace import Workspace
 
 __all__ = ["AgentFiles"]
@@ -126,6 +130,21 @@ class AgentFiles:
         if first < 1 or first > max(1, len(lines)) or last < first - 1:
             raise ResourceNotFoundError(f"{rel}: lines {first}-{last} are not in the file ({len(lines)} lines)")
         return "\n".join(lines[first - 1 : last])
+
+    def resolve_citation(self, path: str, start_line: int, end_line: int, symbol: str, digest: str) -> dict[str, Any]:
+        """Where the code cited as ``path`` lines ``start_line..end_line`` (anchor ``symbol`` /
+        ``digest``) is now (:func:`codeask.query.anchors.resolve`): ``{"path" (relative), "uri",
+        "status", "start_line", "end_line", "note"}``.
+
+        Raises:
+            ToolError: the path is not read (:meth:`read`) or the lines are not
+                ``1 <= start_line <= end_line``.
+        """
+        if start_line < 1 or end_line < start_line:
+            raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
+        _root, rel, abs_path, text = self.read(path)
+        found = resolve(text, language_for(rel), start_line, end_line, symbol, digest)
+        return {"path": rel, "uri": file_uri(abs_path, found.start_line, found.end_line), **found.to_json()}
 
     def resource_uri(self, root: str, path: str, start: int, end: int) -> str:
         """``codeask://source/<path>?start=S&end=E`` (plus ``&root=N`` when serving several roots)."""

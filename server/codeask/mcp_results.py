@@ -12,6 +12,8 @@ from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "AnchorOut",
+    "CitationOut",
     "SourceOut",
     "SpanOut",
     "IndexState",
@@ -21,15 +23,22 @@ __all__ = [
     "IndexStatus",
     "LocationOut",
     "RelatedResult",
-    "source_outs",
     "related_lines",
     "source_lines",
+    "source_outs",
     "resource_links",
     "tool_result",
     "index_line",
     "one_line",
     "one_line_tool_errors",
 ]
+
+
+class AnchorOut(BaseModel):
+    """What re-finds a cited span after edits (give it to ``resolve_citation``)."""
+
+    symbol: str = Field(description="the span's enclosing definition, '' when none")
+    hash: str = Field(description="hash of the cited text (16 hex digits)")
 
 
 class SpanOut(BaseModel):
@@ -40,6 +49,18 @@ class SpanOut(BaseModel):
     symbol: str = Field(description="enclosing definition (class/function), '' when none")
     content: str = Field(description="the code of these lines")
     uri: str = Field(description="file:///abs/path#Lstart-Lend")
+    anchor: AnchorOut | None = Field(default=None, description="symbol and text hash of these lines")
+
+
+class CitationOut(BaseModel):
+    """``resolve_citation``: where cited code is now."""
+
+    path: str = Field(description="path relative to the workspace root")
+    uri: str = Field(description="file:///abs/path#Lstart-Lend of the current lines")
+    status: str = Field(description="same | moved | changed (changed since the answer) | gone (nearest match)")
+    start_line: int = Field(description="first line now, 1-based")
+    end_line: int = Field(description="last line now, 1-based, inclusive")
+    note: str = Field(description="what the status means for a reader, '' when same")
 
 
 class SourceOut(BaseModel):
@@ -92,7 +113,12 @@ class AskResult(BaseModel):
     answer: str = Field(description="the LLM's answer; '' when no LLM is configured")
     markdown: str = Field(description="answer followed by numbered source links")
     subquestions: list[str]
-    sources: list[SourceOut]
+    sources: list[SourceOut] = Field(
+        description="with an LLM answer: exactly the documents it was sent, source n = citation [n]"
+    )
+    also_relevant: list[SourceOut] = Field(
+        default_factory=list, description="found by retrieval but not sent to the model (the token budget)"
+    )
     llm: str | None = Field(description="provider:model that answered, null when none")
     note: str | None = Field(default=None, description="e.g. that no LLM is configured")
     error: str | None = Field(default=None, description="LLM error; the sources are still valid")
@@ -149,37 +175,6 @@ class IndexStatus(BaseModel):
 # ----------------------------------------------------------------------------- engine side
 
 
-def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, int, int], str]) -> list[SourceOut]:
-    """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1;
-    ``resource_uri(root, path, start_line, end_line)`` names each one's ``codeask://source``."""
-    return [
-        SourceOut(
-            rank=i,
-            path=s["path"],
-            root=s["root"],
-            start_line=s["start_line"],
-            end_line=s["end_line"],
-            symbol=s.get("symbol") or "",
-            score=s["score"],
-            content=s["content"],
-            uri=s["uri"],
-            resource_uri=resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
-            spans=[
-                SpanOut(
-                    start_line=x["start_line"],
-                    end_line=x["end_line"],
-                    symbol=x.get("symbol") or "",
-                    content=x.get("content", ""),
-                    uri=x["uri"],
-                )
-                for x in s.get("spans") or []
-            ],
-            via=s.get("via") or "",
-        )
-        for i, s in enumerate(items, 1)
-    ]
-
-
 def related_lines(result: RelatedResult) -> str:
     """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location."""
     out = []
@@ -200,6 +195,38 @@ def source_lines(sources: list[SourceOut]) -> str:
             f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}{via}\n   {s.uri}\n```\n{s.content}\n```"
         )
     return "\n".join(out)
+
+
+def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, int, int], str]) -> list[SourceOut]:
+    """``Source`` dicts (``Answer.to_json()["sources"]``) -> :class:`SourceOut`, ranked from 1;
+    ``resource_uri(root, path, start, end)`` names each one's ``codeask://source`` resource."""
+    return [
+        SourceOut(
+            rank=i,
+            path=s["path"],
+            root=s["root"],
+            start_line=s["start_line"],
+            end_line=s["end_line"],
+            symbol=s.get("symbol") or "",
+            score=s["score"],
+            content=s["content"],
+            uri=s["uri"],
+            resource_uri=resource_uri(s["root"], s["path"], s["start_line"], s["end_line"]),
+            spans=[
+                SpanOut(
+                    start_line=x["start_line"],
+                    end_line=x["end_line"],
+                    symbol=x.get("symbol") or "",
+                    content=x.get("content", ""),
+                    uri=x["uri"],
+                    anchor=AnchorOut(**x["anchor"]) if x.get("anchor") else None,
+                )
+                for x in s.get("spans") or []
+            ],
+            via=s.get("via") or "",
+        )
+        for i, s in enumerate(items, 1)
+    ]
 
 
 def resource_links(sources: list[SourceOut]) -> list[ResourceLink]:

@@ -1,7 +1,8 @@
 """``codeask mcp PATH...``: the codeask engine as a Model Context Protocol server for AI agents.
 
 Built on the official ``mcp`` Python SDK (:class:`mcp.server.MCPServer`), over stdio or, with
-``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``). It serves the same
+``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``, behind a bearer token:
+:mod:`codeask.mcp_http`). It serves the same
 :class:`~codeask.workspace.Workspace` as the CLI and the language server: one index per root, one
 writer at a time. When another process (an editor's ``codeask serve``) is writing the index, this
 server reads it as it is and says so in ``index_status``. While it runs, a watcher keeps the index
@@ -14,6 +15,7 @@ Tools (JSON schemas from the signatures, structured results from the pydantic mo
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
 * ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
 * ``related_code(symbol)`` -> :class:`RelatedResult` (definitions, callers, callees; no LLM call);
+* ``resolve_citation(path, start_line, end_line, symbol?, hash?)`` -> :class:`CitationOut`;
 * ``index_status()`` -> :class:`IndexStatus`.
 
 Expected failures (a path outside the roots, a secret file, bad lines, a bad glob) are tool errors
@@ -31,7 +33,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -45,6 +47,7 @@ from codeask.index.watch import Watcher
 from codeask.mcp_files import AgentFiles
 from codeask.mcp_results import (
     AskResult,
+    CitationOut,
     ExplainResult,
     IndexState,
     IndexStatus,
@@ -60,6 +63,9 @@ from codeask.mcp_results import (
 )
 from codeask.query.explain import NotExplainable, explain, make_span
 from codeask.workspace import Workspace
+
+if TYPE_CHECKING:
+    from codeask.listen import Listener
 
 __all__ = ["CodeaskMCP", "make_server", "run", "SearchResult", "AskResult", "ExplainResult", "IndexStatus"]
 
@@ -210,6 +216,7 @@ class CodeaskMCP:
             markdown=out["markdown"],
             subquestions=out.get("subquestions") or [],
             sources=self.sources(out["sources"]),
+            also_relevant=self.sources(out["also_relevant"]),
             llm=out.get("llm"),
             note=note,
             error=out.get("error"),
@@ -340,6 +347,19 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         result = engine.related_code(symbol)
         return tool_result(related_lines(result) + index_line(result.index), result, [])
 
+    @server.tool(name="resolve_citation", title="Resolve a citation")
+    def resolve_citation(
+        path: Annotated[str, Field(description="the cited file, relative to the workspace root (or absolute)")],
+        start_line: Annotated[int, Field(ge=1, description="first cited line, 1-based")],
+        end_line: Annotated[int, Field(ge=1, description="last cited line, 1-based, inclusive")],
+        symbol: Annotated[str, Field(description="the span's anchor.symbol ('' when none)")] = "",
+        hash: Annotated[str, Field(description="the span's anchor.hash ('' when unknown)")] = "",
+    ) -> CitationOut:
+        """Where cited code is now, after edits: give a source span (path, lines, anchor) from an
+        earlier answer; returns its current lines and status same | moved | changed (the symbol's
+        code changed since the answer) | gone (nearest match)."""
+        return CitationOut(**engine.files.resolve_citation(path, start_line, end_line, symbol, hash))
+
     @server.tool(name="index_status", title="Index status")
     def index_status() -> IndexStatus:
         """How much of the codebase is indexed: files, chunks, chunks still waiting for embeddings,
@@ -369,26 +389,22 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
     return server
 
 
-def run(paths: list[Path], http: str | None = None) -> int:
-    """Serve ``paths`` over stdio (or streamable HTTP at ``HOST:PORT``, endpoint ``/mcp``) until the
+def run(paths: list[Path], listener: "Listener | None" = None) -> int:
+    """Serve ``paths`` over stdio (or, with ``listener``, streamable HTTP at
+    ``http://HOST:PORT/mcp`` behind its token: :func:`codeask.mcp_http.serve_http`) until the
     client disconnects; returns the exit code.
 
     Raises:
-        ValueError: ``http`` is not ``HOST:PORT``.
         FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
-    host, port = "127.0.0.1", 0
-    if http:
-        named, _, port_s = http.rpartition(":")
-        if not port_s.isdigit():
-            raise ValueError(f"--http wants HOST:PORT, got {http!r}")
-        host, port = named or host, int(port_s)
     engine = CodeaskMCP(paths).start()
     server = make_server(engine)
     try:
-        if http:
-            server.run("streamable-http", host=host, port=port)
+        if listener is not None:
+            from codeask.mcp_http import serve_http
+
+            serve_http(server, listener)
         else:
             server.run("stdio")
     except KeyboardInterrupt:

@@ -42,8 +42,10 @@ def uri_to_path(uri: str) -> str | None:
     return to_fs_path(_FRAGMENT.sub("", uri))
 
 
-def markdown_link(label: str, uri: str) -> str:
-    """``[label](uri)`` with the label's ``\\ ` * [ ] < >`` backslash-escaped; the URI from
-    :func:`file_uri` needs no escaping (no space or parenthesis survives its encoding)."""
+def markdown_link(label: str, uri: str, title: str = "") -> str:
+    """``[label](uri)`` (``[label](uri "title")`` with a ``title``, its ``"`` and ``\\`` dropped) with
+    the label's ``\\ ` * [ ] < >`` backslash-escaped; the URI from :func:`file_uri` needs no
+    escaping (no space or parenthesis survives its encoding)."""
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", label)
-    return f"[{escaped}]({uri})"
+    clean = re.sub(r'["\\\n]', "", title)
+    return f'[{escaped}]({uri} "{clean}")' if clean else f"[{escaped}]({uri})"

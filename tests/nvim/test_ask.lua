@@ -9,7 +9,7 @@ local ok, err = pcall(function()
     settings = { hover = { enabled = true } },
   })
   local out = { commands = {} }
-  for _, name in ipairs({ 'CodeaskAsk', 'CodeaskExplain', 'CodeaskReindex', 'CodeaskStatus' }) do
+  for _, name in ipairs({ 'CodeaskAsk', 'CodeaskExplain', 'CodeaskReindex', 'CodeaskStatus', 'CodeaskOpenCitation' }) do
     out.commands[name] = vim.fn.exists(':' .. name) == 2
   end
 
@@ -51,6 +51,34 @@ local ok, err = pcall(function()
   end, vim.fn.getqflist())
   out.floats = #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
     vim.api.nvim_list_wins())
+
+  -- a source whose file got 10 lines above it opens at its new lines (the server re-finds it)
+  local idx, first  -- the first source in a file not open in a buffer (the server reads it from disk)
+  for i, item in ipairs(vim.fn.getqflist()) do
+    if item.bufnr ~= bufnr then idx, first = i, item break end
+  end
+  assert(first, 'no source outside the open file')
+  local first_name = vim.api.nvim_buf_get_name(first.bufnr)
+  local lines = vim.fn.readfile(first_name)
+  local pad = {}
+  for _ = 1, 10 do table.insert(pad, '# moved down') end
+  vim.fn.writefile(vim.list_extend(pad, lines), first_name)
+  vim.fn.setqflist({}, 'a', { idx = idx })
+  local opened
+  codeask.open_citation(function(lnum, note) opened = { lnum = lnum, note = note or vim.NIL } end)
+  assert(vim.wait(30000, function() return opened ~= nil end, 50), 'open_citation did not answer')
+  out.citation = { before = first.lnum, after = opened.lnum, note = opened.note,
+                   cursor = vim.api.nvim_win_get_cursor(0)[1], file = vim.api.nvim_buf_get_name(0) }
+  vim.fn.writefile(lines, first_name)
+  vim.api.nvim_set_current_win(win)
+  vim.cmd.buffer(bufnr)
+
+  -- files retrieval found but the model was not sent follow the sources, marked
+  out.qf_also = codeask.qf_items({
+    sources = { { path = 'a.py', root = '/ws', spans = { { symbol = 'run' } } } },
+    locations = { { uri = 'file:///ws/a.py', range = { start = { line = 9, character = 0 } } } },
+    also_relevant = { { path = 'b.py', root = '/ws', start_line = 3, symbol = 'stop' } },
+  })
 
   -- the user command itself
   vim.cmd('CodeaskAsk shipping cost for express delivery')

@@ -5,6 +5,7 @@
  */
 import type * as vscode from 'vscode';
 import {
+  Anchor,
   AnswerView,
   Location,
   OpenRequest,
@@ -51,6 +52,33 @@ export interface AskResult {
   subquestions?: string[];
   sources?: Source[];
   locations?: Location[];
+  /** Found by retrieval but not sent to the model. */
+  also_relevant?: Source[];
+}
+
+/** What `codeask.resolveCitation` returns: where cited code is now (1-based lines). */
+export interface Resolution {
+  status?: 'same' | 'moved' | 'changed' | 'gone';
+  note?: string;
+  start_line?: number;
+  end_line?: number;
+}
+
+/** `file:///a.py#10-20` (1-based lines): the key of a cited span in {@link anchorsOf}. */
+function spanKey(uri: string, start?: number, end?: number): string {
+  return `${uri.split('#')[0]}#${start}-${end ?? start}`;
+}
+
+/** The anchors of every span of `sources` (and `also_relevant`), by {@link spanKey}. */
+export function anchorsOf(sources: Source[] | undefined): Map<string, Anchor> {
+  const out = new Map<string, Anchor>();
+  for (const source of sources ?? []) {
+    for (const span of source.spans ?? []) {
+      const uri = span.uri ?? source.uri;
+      if (uri && span.anchor?.hash) out.set(spanKey(uri, span.start_line, span.end_line), span.anchor);
+    }
+  }
+  return out;
 }
 
 /** `q` first, without duplicates, at most `max`. */
@@ -101,6 +129,13 @@ interface QuestionItem extends vscode.QuickPickItem {
 
 export function createCommandHandlers(deps: CommandDeps) {
   const vs = deps.vscode;
+  /** The anchors of the answer last shown: a click on one of its citations re-finds the code first. */
+  let anchors = new Map<string, Anchor>();
+
+  function show(view: AnswerView): void {
+    anchors = anchorsOf([...(view.sources ?? []), ...(view.alsoRelevant ?? [])]);
+    deps.showAnswer(view);
+  }
 
   function recent(): string[] {
     const list = deps.state.get<string[]>(RECENT_KEY, []);
@@ -189,12 +224,13 @@ export function createCommandHandlers(deps: CommandDeps) {
       deps.request('codeask.ask', [{ question: q }], token),
     )) as AskResult | undefined;
     if (!result) return undefined;
-    deps.showAnswer({
+    show({
       title: q,
       markdown: result.markdown ?? result.answer ?? '',
       sources: result.sources,
       locations: result.locations,
       subquestions: result.subquestions,
+      alsoRelevant: result.also_relevant,
     });
     return result;
   }
@@ -237,7 +273,7 @@ export function createCommandHandlers(deps: CommandDeps) {
     const [uri, range] = args as [unknown, LspRange | undefined];
     const title =
       typeof uri === 'string' && range?.start && range?.end ? `Explain ${describeRange(uri, range)}` : 'Explain selection';
-    deps.showAnswer({ title, markdown: r.markdown, sources: r.sources, locations: r.locations });
+    show({ title, markdown: r.markdown, sources: r.sources, locations: r.locations });
   }
 
   /**
@@ -324,9 +360,33 @@ export function createCommandHandlers(deps: CommandDeps) {
     );
   }
 
-  /** Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected. */
-  async function openSource(req: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
-    if (!req) return undefined;
+  /**
+   * `req` moved to where its code is now, when it is a citation of the answer last shown (it has an
+   * anchor): `codeask.resolveCitation` re-finds it, and a status other than `same` is said. Any
+   * failure keeps the cited lines.
+   */
+  async function resolved(req: OpenRequest): Promise<OpenRequest> {
+    if (req.start === undefined) return req;
+    const start = req.start + 1;
+    const end = (req.end ?? req.start) + 1;
+    const anchor = anchors.get(spanKey(req.uri, start, end));
+    if (!anchor) return req;
+    try {
+      const found = (await deps.request('codeask.resolveCitation', [
+        { uri: req.uri.split('#')[0], start_line: start, end_line: end, symbol: anchor.symbol ?? '', hash: anchor.hash },
+      ])) as Resolution | undefined;
+      if (!found || typeof found.start_line !== 'number' || typeof found.end_line !== 'number') return req;
+      if (found.status !== 'same' && found.note) void vs.window.showInformationMessage(`codeask: ${found.note}`);
+      return { uri: req.uri, start: found.start_line - 1, end: found.end_line - 1 };
+    } catch {
+      return req;
+    }
+  }
+
+  /** Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected, where the cited code is now. */
+  async function openSource(cited: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
+    if (!cited) return undefined;
+    const req = await resolved(cited);
     const uri = vs.Uri.parse(req.uri);
     try {
       const document = await vs.workspace.openTextDocument(uri);

@@ -46,7 +46,18 @@ export interface SourceSpan {
   end_line?: number;
   uri?: string;
   symbol?: string | null;
+  /** What re-finds the span after edits (`codeask.resolveCitation`). */
+  anchor?: Anchor;
 }
+
+/** A cited span's anchor: its enclosing symbol and a hash of its text. */
+export interface Anchor {
+  symbol?: string;
+  hash?: string;
+}
+
+/** The heading of what retrieval found but the answer's prompt left out. */
+export const ALSO_RELEVANT = 'Also relevant, not sent to the model';
 
 export interface Position {
   line: number;
@@ -248,6 +259,8 @@ export interface AnswerView {
   sources?: Source[];
   locations?: Location[];
   subquestions?: string[];
+  /** Found by retrieval but not sent to the model (`also_relevant`): listed under {@link ALSO_RELEVANT}. */
+  alsoRelevant?: Source[];
 }
 
 /** Runs in the webview: posts `openSource` for clicks on source links. */
@@ -287,6 +300,7 @@ export function renderAnswerHtml(view: AnswerView, nonce: string, cspSource: str
         .join('')}</ul></details>`
     : '';
   const sources = renderSources(sourceEntries(view.sources, view.locations));
+  const also = renderSources(sourceEntries(view.alsoRelevant)).replace('<ol class="sources">', '<ul class="sources">').replace(/<\/ol>$/, '</ul>');
   const csp = [
     "default-src 'none'",
     `style-src ${cspSource} 'unsafe-inline'`,
@@ -309,6 +323,7 @@ ${subHtml}
 ${renderMarkdown(view.markdown)}
 </div>
 ${sources ? `<h2>Sources</h2>\n${sources}` : ''}
+${also ? `<h2>${ALSO_RELEVANT}</h2>\n${also}` : ''}
 <script nonce="${escapeHtml(nonce)}">${WEBVIEW_SCRIPT}</script>
 </body>
 </html>`;

@@ -272,6 +272,50 @@ describe('opening cited sources', () => {
   });
 });
 
+describe('citations re-found when opened', () => {
+  const anchored = {
+    ...ASK_RESULT,
+    sources: [
+      {
+        ...ASK_RESULT.sources[0],
+        uri: 'file:///ws/calc.py#L1-L2',
+        spans: [{ start_line: 1, end_line: 2, uri: 'file:///ws/calc.py#L1-L2', symbol: 'add', anchor: { symbol: 'add', hash: '0123456789abcdef' } }],
+      },
+    ],
+    also_relevant: [{ path: 'util.py', uri: 'file:///ws/util.py#L3-L4', root: '/ws', start_line: 3, end_line: 4, score: 0.5, content: '' }],
+  };
+
+  it('shows what was not sent apart and opens a moved citation at its new lines', async () => {
+    const t = setup({}, (command) =>
+      command === 'codeask.resolveCitation' ? { status: 'moved', note: 'moved since the answer', start_line: 11, end_line: 12 } : anchored,
+    );
+    await t.handlers.askQuestion('how are numbers added?');
+    assert.deepEqual(t.answers[0].alsoRelevant, anchored.also_relevant);
+    await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/calc.py', startLine: 1, endLine: 2 });
+    assert.deepEqual(t.requests[1], {
+      command: 'codeask.resolveCitation',
+      args: [{ uri: 'file:///ws/calc.py', start_line: 1, end_line: 2, symbol: 'add', hash: '0123456789abcdef' }],
+    });
+    const sel = t.calls.shown[0].options.selection;
+    assert.deepEqual([sel.start.line, sel.end.line], [10, 11]);
+    assert.deepEqual(t.calls.info, ['codeask: moved since the answer']);
+  });
+
+  it('opens the cited lines when the link has no anchor or the server cannot resolve it', async () => {
+    const t = setup({}, (command) => {
+      if (command === 'codeask.resolveCitation') throw new Error('down');
+      return anchored;
+    });
+    await t.handlers.askQuestion('how are numbers added?');
+    await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/other.py', startLine: 5, endLine: 6 });
+    assert.equal(t.requests.length, 1); // no anchor: no request
+    await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/calc.py', startLine: 1, endLine: 2 });
+    assert.equal(t.requests.length, 2);
+    const sel = t.calls.shown[1].options.selection;
+    assert.deepEqual([sel.start.line, sel.end.line], [0, 1]);
+  });
+});
+
 describe('helpers', () => {
   it('keeps recent questions unique, newest first, bounded', () => {
     assert.deepEqual(addRecent(['a', 'b', 'c'], 'b'), ['b', 'a', 'c']);

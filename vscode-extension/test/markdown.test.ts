@@ -174,8 +174,29 @@ describe('renderAnswerHtml', () => {
     assert.match(html, /postMessage/);
     assert.match(html, /<h1 class="question">How is &lt;a&gt; added\?<\/h1>/);
     assert.match(html, /<h2>Sources<\/h2>/);
+    assert.doesNotMatch(html, /Also relevant/);
     assert.match(html, /where is add defined/);
     assert.equal((html.match(/How is &lt;a&gt; added\?<\/li>/g) ?? []).length, 0);
+  });
+});
+
+describe('what was not sent to the model', () => {
+  it('is listed under its own heading, after the sources', () => {
+    const html = renderAnswerHtml(
+      {
+        title: 'q',
+        markdown: 'A [[1]](file:///abs/a.py#L1-L2).',
+        sources: [{ path: 'a.py', uri: 'file:///abs/a.py#L1-L2', start_line: 1, end_line: 2 }],
+        alsoRelevant: [{ path: 'b<x>.py', uri: 'file:///abs/b.py#L5-L9', start_line: 5, end_line: 9 }],
+      },
+      'n',
+      'vscode-webview://x',
+    );
+    const sources = html.indexOf('<h2>Sources</h2>');
+    const also = html.indexOf('<h2>Also relevant, not sent to the model</h2>');
+    assert.ok(sources > 0 && also > sources);
+    assert.match(html.slice(also), /<ul class="sources">\n<li><a href="#" class="codeask-source" data-uri="file:\/\/\/abs\/b.py#L5-L9" data-start="5" data-end="9">b&lt;x&gt;.py:5-9<\/a>/);
+    assert.doesNotMatch(html.slice(sources, also), /b&lt;x&gt;/);
   });
 });
 

@@ -10,7 +10,15 @@ import platformdirs
 
 from codeask.settings import Settings
 
-__all__ = ["CacheDirError", "IndexReadOnly", "cache_root", "index_dir_for", "make_index_dir", "writable"]
+__all__ = [
+    "CacheDirError",
+    "IndexReadOnly",
+    "cache_root",
+    "check_cache_dir",
+    "index_dir_for",
+    "make_index_dir",
+    "writable",
+]
 
 
 class CacheDirError(RuntimeError):
@@ -43,16 +51,35 @@ def index_dir_for(root: Path, settings: Settings) -> Path:
     return cache_root(settings) / f"{name}-{digest}"
 
 
+def _where(settings: Settings) -> str:
+    return "CODEASK_CACHE_DIR or index.cache_dir" if settings.index.cache_dir else "the user cache dir"
+
+
+def check_cache_dir(settings: Settings) -> Path:
+    """The cache dir (:func:`cache_root`), when it is a folder or can become one; creates nothing.
+
+    Raises:
+        CacheDirError: it, or the nearest of its parents that exists, is not a folder.
+    """
+    cache = cache_root(settings)
+    existing = next((p for p in (cache, *cache.parents) if p.exists()), None)
+    if existing is None or existing.is_dir():
+        return cache
+    if existing == cache:
+        raise CacheDirError(f"the cache dir {cache} ({_where(settings)}) is a file, not a folder; point it at a folder")
+    raise CacheDirError(
+        f"cannot create the cache dir {cache} ({_where(settings)}): {existing} is a file; point it at a folder"
+    )
+
+
 def make_index_dir(index_dir: Path, settings: Settings) -> None:
     """Create ``index_dir`` under the cache dir.
 
     Raises:
         CacheDirError: the cache dir (or a parent) is a file, or the folder cannot be created.
     """
-    cache = cache_root(settings)
-    where = "CODEASK_CACHE_DIR or index.cache_dir" if settings.index.cache_dir else "the user cache dir"
-    if cache.exists() and not cache.is_dir():
-        raise CacheDirError(f"the cache dir {cache} ({where}) is a file, not a folder; point it at a folder")
+    cache = check_cache_dir(settings)
+    where = _where(settings)
     try:
         index_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

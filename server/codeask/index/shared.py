@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from codeask.index.store_errors import store_error_cause
+
 __all__ = [
     "SharedCacheError",
     "SharedVectorCache",
@@ -157,7 +159,7 @@ class SharedVectorCache:
                     self.url, storage_options=opts, read_consistency_interval=_timedelta(seconds=0)
                 )
             except Exception as exc:
-                raise SharedCacheError(f"cannot open the shared cache {self.url}: {_one_line(exc)}") from exc
+                raise SharedCacheError(f"cannot open the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return self._db
 
     def _open(self, *, create: bool) -> Any:
@@ -169,12 +171,12 @@ class SharedVectorCache:
             self._table = db.open_table(TABLE)
         except (FileNotFoundError, ValueError) as exc:
             if "not found" not in str(exc).lower() and "does not exist" not in str(exc).lower():
-                raise SharedCacheError(f"cannot open the shared cache {self.url}: {_one_line(exc)}") from exc
+                raise SharedCacheError(f"cannot open the shared cache {self.url}: {store_error_cause(exc)}") from exc
             if not create:
                 return None
             self._table = self._create(db)
         except Exception as exc:
-            raise SharedCacheError(f"cannot open the shared cache {self.url}: {_one_line(exc)}") from exc
+            raise SharedCacheError(f"cannot open the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return self._table
 
     def _schema(self) -> Any:
@@ -194,7 +196,7 @@ class SharedVectorCache:
         try:
             table = db.create_table(TABLE, schema=self._schema(), exist_ok=True)
         except Exception as exc:
-            raise SharedCacheError(f"cannot create the shared cache {self.url}: {_one_line(exc)}") from exc
+            raise SharedCacheError(f"cannot create the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return table
 
     def _ensure_key_index(self, table: Any) -> None:
@@ -210,7 +212,7 @@ class SharedVectorCache:
             else:
                 table.optimize()  # folds new rows into the existing indices
         except Exception as exc:  # an index is a speed-up, never a reason to fail a publish
-            log.warning("shared cache %s: scalar index not updated: %s", self.url, _one_line(exc))
+            log.warning("shared cache %s: scalar index not updated: %s", self.url, store_error_cause(exc))
 
     # --------------------------------------------------------------- reads
     def _query(self, embed_hashes: Iterable[str], columns: list[str]) -> Any:
@@ -229,7 +231,7 @@ class SharedVectorCache:
             try:
                 parts.append(table.search().where(where).select(columns).limit(None).to_arrow())
             except Exception as exc:
-                raise SharedCacheError(f"cannot read the shared cache {self.url}: {_one_line(exc)}") from exc
+                raise SharedCacheError(f"cannot read the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return pa.concat_tables(parts)
 
     def lookup(self, embed_hashes: Iterable[str]) -> dict[str, np.ndarray]:
@@ -269,7 +271,7 @@ class SharedVectorCache:
             try:
                 table.update(where=where, values={"published": stamp})
             except Exception as exc:
-                raise SharedCacheError(f"cannot write the shared cache {self.url}: {_one_line(exc)}") from exc
+                raise SharedCacheError(f"cannot write the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return set(held)
 
     def stored_dim(self) -> int | None:
@@ -340,7 +342,9 @@ class SharedVectorCache:
                 return n
             except Exception as exc:
                 if attempt == _COMMIT_RETRIES - 1 or not _is_conflict(exc):
-                    raise SharedCacheError(f"cannot write the shared cache {self.url}: {_one_line(exc)}") from exc
+                    raise SharedCacheError(
+                        f"cannot write the shared cache {self.url}: {store_error_cause(exc)}"
+                    ) from exc
                 time.sleep(0.2 * (attempt + 1))
                 table.checkout_latest()
         return n
@@ -375,7 +379,7 @@ class SharedVectorCache:
         except SharedCacheError:
             raise
         except Exception as exc:
-            raise SharedCacheError(f"cannot compact the shared cache {self.url}: {_one_line(exc)}") from exc
+            raise SharedCacheError(f"cannot compact the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return {"rows": rows, "duplicates_removed": duplicates, "expired_removed": int(expired)}
 
     def _dedupe(self, table: Any, model: str) -> None:
@@ -413,11 +417,6 @@ def _timedelta(**kw: float) -> Any:
 def _is_conflict(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "conflict" in text or "retryable" in text or "concurrent" in text
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return (text[:300] + "...") if len(text) > 300 else text or type(exc).__name__
 
 
 class SharedReader:

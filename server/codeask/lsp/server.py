@@ -12,6 +12,10 @@ Commands (``workspace/executeCommand``):
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
 * ``codeask.related`` ``[symbol]`` or ``[{"symbol"}]`` -> ``RelatedCode.to_json()`` (``symbol``,
   ``definitions``, ``callers``, ``callees``), each entry with an LSP ``location``;
+* ``codeask.resolveCitation`` ``[{"uri" | "path", "start_line", "end_line", "symbol"?, "hash"?}]``
+  (or those five positionally) -> where the cited code is now: ``{"status": "same" | "moved" |
+  "changed" | "gone", "note", "start_line", "end_line", "uri", "path", "location"}``
+  (:func:`codeask.query.anchors.resolve_file`; ``location`` an LSP Location);
 * ``codeask.reindex`` ``[]`` -> ``IndexStats.to_json()``;
 * ``codeask.status`` ``[]`` -> ``{"indexing", "indexed", "read_only", "files", "chunks_total",
   "vectors_pending", "index_dir", "llm", "watch": {"mode": "native" | "polling" | "off", "warning"}, ...}``
@@ -36,6 +40,7 @@ from codeask.imports import start_preload
 from codeask.index.watch import is_relevant
 from codeask.llm import CancelToken
 from codeask.lsp.convert import (
+    location,
     related_locations,
     selection_lines,
     settings_from,
@@ -46,18 +51,28 @@ from codeask.lsp.convert import (
 )
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.session import STOP_SECONDS, CodeaskServer
+from codeask.lsp.tcp import Gate, serve_tcp
 from codeask.lsp.watched import is_watched, watchers_for
 from codeask.lsp.work import Lane
 from codeask.projects import project_root_of
+from codeask.query.anchors import resolve_file
 from codeask.query.explain import NotExplainable, explain, explain_source, make_span, symbol_span
 from codeask.query.pipeline import Cancelled
+from codeask.uris import file_uri
 from codeask.workspace import Workspace
 
 __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
 log = logging.getLogger("codeask.lsp")
 
-COMMANDS = ["codeask.ask", "codeask.explain", "codeask.related", "codeask.reindex", "codeask.status"]
+COMMANDS = [
+    "codeask.ask",
+    "codeask.explain",
+    "codeask.related",
+    "codeask.reindex",
+    "codeask.resolveCitation",
+    "codeask.status",
+]
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
@@ -82,6 +97,8 @@ def make_server() -> CodeaskServer:
         roots = [p for u in uris if (p := uri_to_path(u)) and Path(p).is_dir()]
         if not uris and params.root_path and Path(params.root_path).is_dir():
             roots = [params.root_path]
+        if not uris and not params.root_path and ls.gate is not None:  # over TCP: the served folders
+            roots = [str(f) for f in ls.gate.folders]
         try:
             ls.ws = Workspace(roots, editor=ls.init_settings, background_indexing=True)  # searches meanwhile
         except Exception as exc:  # a bad setting must not keep the server from starting
@@ -136,7 +153,9 @@ def make_server() -> CodeaskServer:
             if path := uri_to_path(folder.uri):
                 await ls.reads.run(functools.partial(ls.ws.remove_root, path))
         for folder in params.event.added:
-            if (path := uri_to_path(folder.uri)) and Path(path).is_dir():
+            if (path := uri_to_path(folder.uri)) and not ls.serves(path):
+                ls.show(f"codeask: {path} is outside the folders this server serves: not added")
+            elif path and Path(path).is_dir():
                 await ls.reads.run(functools.partial(ls.ws.add_root, path))
         if ls.scheduler.started:
             ls.scheduler.request()
@@ -149,6 +168,8 @@ def make_server() -> CodeaskServer:
         if not ls.ready or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
             return
         root = await ls.reads.run(lambda: project_root_of(path))
+        if root is not None and not ls.serves(root):
+            return  # over TCP, outside the served folders
         if root is None:
             if not ls.no_folder_said:
                 ls.no_folder_said = True
@@ -241,6 +262,33 @@ def make_server() -> CodeaskServer:
         result["locations"] = source_locations(result["sources"], ls.position_encoding())
         return result
 
+    @server.command("codeask.resolveCitation")
+    @command_guard
+    async def resolve_citation(ls: CodeaskServer, *args):
+        """Answer ``workspace/executeCommand`` ``codeask.resolveCitation``: re-find a cited span in
+        the file as it is now (the editor's buffer when open); InvalidParams for bad arguments or a
+        file codeask does not read."""
+        keys = ("uri", "start_line", "end_line", "symbol", "hash")
+        opts = args[0] if args and isinstance(args[0], dict) else dict(zip(keys, args))
+        target = str(opts.get("uri") or opts.get("path") or "")
+        path = uri_to_path(target) if target.startswith("file:") else target
+        try:
+            start, end = int(opts["start_line"]), int(opts["end_line"])
+        except (KeyError, TypeError, ValueError):
+            raise JsonRpcInvalidParams("resolveCitation: start_line and end_line must be integers") from None
+        if not path or not os.path.isabs(path) or start < 1 or end < start:
+            raise JsonRpcInvalidParams(
+                "resolveCitation: need a file: uri (or absolute path) and 1 <= start_line <= end_line"
+            )
+        symbol, digest = str(opts.get("symbol") or ""), str(opts.get("hash") or "")
+        text = ls.buffer_text(file_uri(path))
+        try:
+            found = await asyncio.to_thread(resolve_file, ls.ws, path, start, end, symbol, digest, text=text)
+        except NotExplainable as exc:
+            raise JsonRpcInvalidParams(f"resolveCitation: {exc}") from None
+        found["location"] = location("", path, found["start_line"], found["end_line"], encoding=ls.position_encoding())
+        return found
+
     @server.command("codeask.explain")
     @command_guard
     async def explain_command(ls: CodeaskServer, uri: str, rng: Any, *rest):
@@ -253,6 +301,8 @@ def make_server() -> CodeaskServer:
         path = uri_to_path(uri)
         if path is None:
             raise JsonRpcInvalidParams(f"cannot explain: {uri} is not a file on disk")
+        if not ls.serves(path):
+            raise JsonRpcInvalidParams(f"cannot explain: {path} is outside the folders this server serves")
         start, end = selection_lines(rng)
         text = ls.buffer_text(uri)
 
@@ -299,7 +349,7 @@ def make_server() -> CodeaskServer:
             return None
         uri, pos = params.text_document.uri, params.position
         path = ls.hover_target(uri)
-        if path is None or not ls.scheduler.keyword_ready():
+        if path is None or not ls.serves(path) or not ls.scheduler.keyword_ready():
             return None  # a hover never starts indexing
         text = ls.buffer_text(uri)
         try:  # the indexer's rules: a file codeask never reads gets no hover
@@ -434,8 +484,9 @@ def quiet(fn):
     return quieted
 
 
-def run(tcp: str | None = None) -> NoReturn:
-    """Serve over stdio (or ``HOST:PORT`` TCP) until ``exit`` or the end of input, then end the
+def run(gate: Gate | None = None) -> NoReturn:
+    """Serve over stdio (or, with ``gate``, over TCP to one client showing the token:
+    :func:`codeask.lsp.tcp.serve_tcp`) until ``exit`` or the end of input, then end the
     process: exit code 0 after a ``shutdown``, else 1 (``exit`` without ``shutdown``, or a bare end
     of input). Never returns.
 
@@ -454,9 +505,9 @@ def run(tcp: str | None = None) -> NoReturn:
     sys.setswitchinterval(0.001)
     server = make_server()
     try:
-        if tcp:
-            host, _, port = tcp.rpartition(":")
-            server.start_tcp(host or "127.0.0.1", int(port))
+        if gate is not None:
+            server.gate = gate
+            serve_tcp(server, gate)
         else:
             server.start_io()
     except (SystemExit, KeyboardInterrupt):

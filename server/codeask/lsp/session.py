@@ -28,6 +28,7 @@ from codeask.lsp.convert import (
     uri_to_path,
 )
 from codeask.lsp.indexing import IndexScheduler
+from codeask.lsp.tcp import Gate
 from codeask.lsp.work import Lane, Reporter, post
 from codeask.query.explain import ExplainCache
 from codeask.query.pipeline import Cancelled
@@ -60,7 +61,10 @@ class CodeaskProtocol(LanguageServerProtocol):
         self.codeask = server
 
     def handle_message(self, message):
-        """Handle one message; a ``$/cancelRequest`` also cancels the command's work."""
+        """Handle one message; a ``$/cancelRequest`` also cancels the command's work. Over TCP, the
+        :class:`~codeask.lsp.tcp.Gate` admits messages first (``initialize`` with the token)."""
+        if self.codeask.gate is not None and not self.codeask.gate.admit(self, message):
+            return
         if getattr(message, "method", None) == lsp.CANCEL_REQUEST:
             self.codeask.cancel_request(getattr(message.params, "id", None))
         super().handle_message(message)
@@ -103,6 +107,8 @@ class CodeaskServer(LanguageServer):
         self._status: dict[str, Any] = {}
         self._status_task: asyncio.Task | None = None
         self.no_folder_said = False
+        #: Over TCP: the token and the served folders (:mod:`codeask.lsp.tcp`); ``None`` over stdio.
+        self.gate: Gate | None = None
 
     # ------------------------------------------------------ the engine
     @property
@@ -141,6 +147,11 @@ class CodeaskServer(LanguageServer):
         self._scheduler = scheduler
 
     # ------------------------------------------------------------ client
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` may be read and indexed: anywhere over stdio, inside the served folders
+        over TCP (:meth:`Gate.serves <codeask.lsp.tcp.Gate.serves>`)."""
+        return self.gate is None or self.gate.serves(path)
+
     def caps(self, *path: str) -> Any:
         """A nested client capability (``None`` when absent)."""
         value: Any = self.client_capabilities

@@ -179,6 +179,7 @@ class SimpleAnswer:
             query.answered(self.name, NOTHING_FOUND, llm=False)
             return query
         prompt, documents, budget = self.fit(query)
+        query.prompt_documents = documents  # the sources shown now are the documents sent
         if self.on_sources is not None:
             self.on_sources(query)
         retried = False
@@ -195,6 +196,7 @@ class SimpleAnswer:
             except ContextLengthError as exc:  # the count was off: once more with half the documents
                 if retried or len(documents) <= 1 or query.response_transformed:
                     query.errors.append(str(exc))
+                    query.prompt_documents = None
                     return NoLLMAnswer()(query)
                 retried = True
                 fewer = list(documents)
@@ -203,6 +205,7 @@ class SimpleAnswer:
                 prompt, documents, budget = self.fit(query, fewer)
             except LLMError as exc:  # the sources are still worth returning
                 query.errors.append(str(exc))
+                query.prompt_documents = None
                 return NoLLMAnswer()(query)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from codeask.counts import as_positive_int
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
+from codeask.query.freshness import stale_sources, why_not_reindexed
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.result import Answer, Source
 from codeask.query.steps.retrieve import path_filter
@@ -113,8 +114,9 @@ def ask(
             editor and MCP servers; the CLI checks ``Workspace.llm`` itself, before indexing).
 
     Returns:
-        The :class:`Answer`; its ``index`` is :func:`index_state` (what the answer stands on), and
-        with no document retrieved its text is :func:`why_empty`.
+        The :class:`Answer`; its ``index`` is :func:`index_state` (what the answer stands on), its
+        ``stale_sources`` the retrieved files changed on disk since they were indexed
+        (:mod:`codeask.query.freshness`), and with no document retrieved its text is :func:`why_empty`.
 
     Raises:
         QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
@@ -158,12 +160,15 @@ def ask(
     if not query.documents:
         query.answer = why_empty(indexes, state)
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
+    stale = stale_sources(workspace.indexes, query.documents)
     return Answer.from_query(
         query,
         llm=llm.describe() if llm is not None else None,
         error=error,
         warnings=warnings,
         index=state.to_json(),
+        stale=stale,
+        not_reindexed=why_not_reindexed(indexes) if stale else None,
     )
 
 

@@ -73,7 +73,14 @@ class CitationCheck:
     """How many paragraphs the answer has (the denominator of the shares)."""
     mismatched: list[int] = field(default_factory=list)
     """Paragraphs (0-based) whose valid model-written ``[n]`` cite none of the documents the names
-    they use point to (e.g. every item citing ``[1]``): their attributed citations are shown too."""
+    they use point to (e.g. every item citing ``[1]``): re-pointed when one document defines what
+    they name, else their attributed citations are shown too."""
+    repointed: list[dict[str, object]] = field(default_factory=list)
+    """Model citations moved to the one document defining what their paragraph names:
+    ``{"paragraph", "from", "to", "name"}`` (shown as ``[[to]](uri)`` with a note)."""
+    unverified: list[dict[str, int]] = field(default_factory=list)
+    """Model citations of a paragraph naming code that is not in the cited document, and not
+    re-pointed: ``{"paragraph", "n"}`` (shown followed by ``*(unverified)*``)."""
 
     @property
     def mismatched_share(self) -> float:
@@ -104,10 +111,10 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
     out_lines: list[str] = []
     paragraphs: list[bool] = []  # per paragraph: has a valid citation
     texts: list[list[str]] = []  # per paragraph: its raw lines
-    ends: list[int] = []  # per paragraph: index in out_lines of its last line
     in_code = False
     in_paragraph = False
     cites: list[set[int]] = []  # per paragraph: the valid numbers it cites
+    rows: list[list[int]] = []  # per paragraph: the indices in out_lines of its lines
     cited: set[int] = set()  # filled by replace(): the valid numbers of the line being rendered
 
     def replace(match: re.Match) -> str:
@@ -147,30 +154,17 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
         if not in_paragraph or starts_item:
             paragraphs.append(False)
             texts.append([])
-            ends.append(0)
             cites.append(set())
+            rows.append([])
             in_paragraph = True
         if cited:
             paragraphs[-1] = True
             cites[-1] |= cited
         texts[-1].append(line)
-        ends[-1] = len(out_lines)
+        rows[-1].append(len(out_lines))
         out_lines.append(rendered)
-    attributed: list[Attribution] = []
-    mismatched: list[int] = []
-    for i, lines in enumerate(texts):
-        found = attribute("\n".join(lines), documents, paragraph=i)
-        if not found:
-            continue
-        if cites[i]:
-            if cites[i] & {a.n for a in found}:
-                continue  # the model cites a document the paragraph's names point to
-            mismatched.append(i)
-        attributed.extend(found)
-        links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
-        if cites[i]:  # the model's numbers point elsewhere: say so beside the right links
-            links += "; not in the cited " + ", ".join(f"[{n}]" for n in sorted(cites[i]))
-        out_lines[ends[i]] += f" *(named here: {links})*"
+    paragraphs_lines = [(texts[i], rows[i]) for i in range(len(texts))]
+    attributed, mismatched, repointed, unverified = _verify(paragraphs_lines, cites, documents, out_lines)
     markdown = "\n".join(out_lines)
     count = len(paragraphs)
     share = sum(paragraphs) / count if count else 0.0
@@ -184,6 +178,8 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
         attributed_share=round(attributed_share, 3),
         paragraphs=count,
         mismatched=mismatched,
+        repointed=repointed,
+        unverified=unverified,
     )
 
 
@@ -258,6 +254,82 @@ def attribute(text: str, documents: list[Document], *, paragraph: int = 0) -> li
             seen.add(hit[0])
             found.append(Attribution(paragraph, hit[0], name, hit[1]))
     return found
+
+
+def _checkable(text: str) -> list[str]:
+    """The names of ``text`` a cited document can be checked against (:func:`_names`, long enough
+    and not keywords or builtins)."""
+    return [n for n, _ in _names(text) if len(n) >= 3 and n not in _COMMON and n.split(".", 1)[0] not in _BUILTINS]
+
+
+def _holds(document: Document, name: str) -> bool:
+    """Whether ``document`` holds ``name`` (a path: its label ends with it; else the name or its last
+    part as a whole word of its text or its symbol)."""
+    if "/" in name or _PATH.fullmatch(name):
+        return document.label == name or document.label.endswith("/" + name)
+    last = name.rsplit(".", 1)[-1]
+    word = re.compile(rf"(?<!\w)(?:{re.escape(name)}|{re.escape(last)})(?!\w)")
+    return bool(word.search(document.content) or word.search(document.symbol))
+
+
+def _rerender(line: str, documents: list[Document], remap: dict[int, int], flagged: set[int]) -> str:
+    """``line`` rendered with model citation ``n`` linking document ``remap.get(n, n)`` (each once),
+    and ``*(unverified)*`` after those in ``flagged``."""
+
+    def sub(match: re.Match) -> str:
+        shown: list[int] = []
+        for part in re.findall(r"\d+", match.group(1)):
+            n = remap.get(int(part), int(part))
+            if 1 <= n <= len(documents) and n not in shown:
+                shown.append(n)
+        return "".join(f"[[{n}]]({documents[n - 1].uri})" + (" *(unverified)*" if n in flagged else "") for n in shown)
+
+    return _render(line, sub)
+
+
+def _verify(
+    paragraphs: list[tuple[list[str], list[int]]],
+    cites: list[set[int]],
+    documents: list[Document],
+    out_lines: list[str],
+) -> tuple[list[Attribution], list[int], list[dict[str, object]], list[dict[str, int]]]:
+    """Check each paragraph's citations against the names it uses, editing ``out_lines`` in place:
+    attributed citations (``named here``), model citations re-pointed to the one document defining
+    what the paragraph names, the others that name none of its code flagged unverified.
+    Returns ``(attributed, mismatched, repointed, unverified)``."""
+    attributed: list[Attribution] = []
+    mismatched: list[int] = []
+    repointed: list[dict[str, object]] = []
+    unverified: list[dict[str, int]] = []
+    for i, (lines, rows) in enumerate(paragraphs):
+        text = "\n".join(lines)
+        found = attribute(text, documents, paragraph=i)
+        names = _checkable(text) if cites[i] else []
+        wrong = {n for n in cites[i] if names and not any(_holds(documents[n - 1], name) for name in names)}
+        agrees = bool(cites[i] & {a.n for a in found})  # the model cites a document its names point to
+        if not agrees:
+            attributed.extend(found)
+        defined = [a for a in found if a.how == "defined"]
+        if cites[i] and found and not agrees:
+            mismatched.append(i)
+            if len({a.n for a in defined}) == 1:
+                to, name = defined[0].n, defined[0].name
+                for row, raw in zip(rows, lines):
+                    out_lines[row] = _rerender(raw, documents, {n: to for n in cites[i]}, set())
+                moved = ", ".join(f"[{n}]" for n in sorted(cites[i]))
+                out_lines[rows[-1]] += f" *(re-pointed from {moved}: `{name}` is defined in [{to}])*"
+                repointed.extend({"paragraph": i, "from": n, "to": to, "name": name} for n in sorted(cites[i]))
+                continue
+        if wrong:
+            for row, raw in zip(rows, lines):
+                out_lines[row] = _rerender(raw, documents, {}, wrong)
+            unverified.extend({"paragraph": i, "n": n} for n in sorted(wrong))
+        if found and not agrees:
+            links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
+            if cites[i]:  # the model's numbers point elsewhere: say so beside the right links
+                links += "; not in the cited " + ", ".join(f"[{n}]" for n in sorted(cites[i]))
+            out_lines[rows[-1]] += f" *(named here: {links})*"
+    return attributed, mismatched, repointed, unverified
 
 
 def _render(line: str, replace) -> str:

@@ -8,32 +8,57 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from codeask.lines import split_lines
+from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
+from codeask.query.freshness import stale_note
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.uris import markdown_link
 
-__all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "source_link", "source_list"]
+__all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "sent_and_left_out", "source_link", "source_list"]
+
+#: The heading of what retrieval found but the prompt left out (``Answer.also_relevant``).
+ALSO_RELEVANT = "Also relevant, not sent to the model:"
 
 
-def source_link(label: str, start_line: int, end_line: int, uri: str) -> str:
+def source_link(label: str, start_line: int, end_line: int, uri: str, title: str = "") -> str:
     """``[label:start-end](uri)``: a cited location as a markdown link (1-based inclusive lines; the
-    label escaped by :func:`~codeask.uris.markdown_link`, ``uri`` a ``file:///abs/path#Lstart-Lend``)."""
-    return markdown_link(f"{label}:{start_line}-{end_line}", uri)
+    label escaped by :func:`~codeask.uris.markdown_link`, ``uri`` a ``file:///abs/path#Lstart-Lend``,
+    ``title`` the link's title: :func:`anchor_title` in ``Sources:``)."""
+    return markdown_link(f"{label}:{start_line}-{end_line}", uri, title)
 
 
 def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
     file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
 
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
+
+
+def source_lines(sources: Sequence[Source]) -> list[str]:
+    """One ``[label:start-end](uri)`` line per source, its further spans after it as
+    ``[start-end](...#Lstart-Lend)``."""
+
     def line(s: Source) -> str:
-        first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri)
-        more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"]) for x in s.spans[1:]]
+        spans = s.spans or [{}]
+        first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
+        more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]]
         return ", ".join([first, *more])
 
-    return "\n".join(f"{i}. {line(s)}" for i, s in enumerate(sources, 1))
+    return [line(s) for s in sources]
+
+
+def anchor_title(span: dict[str, Any]) -> str:
+    """The link title carrying a span's anchor, ``codeask:<hash> <symbol>`` (what ``codeask
+    cite-check`` checks, :mod:`codeask.query.citecheck`); ``""`` without an anchor."""
+    found = span.get("anchor")
+    if not found:
+        return ""
+    symbol = "".join(found["symbol"].split())
+    return f"codeask:{found['hash']}" + (f" {symbol}" if symbol else "")
 
 
 @dataclass(frozen=True)
@@ -76,8 +101,9 @@ class Source:
     label: str = ""
     spans: list[dict[str, Any]] = field(default_factory=list)
     """Every span of this file the answer drew on, the best (this source's own lines) first, then
-    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content"}``
-    (1-based inclusive lines, each with its own link)."""
+    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content",
+    "anchor"}`` (1-based inclusive lines, each with its own link; ``anchor`` is ``{"symbol",
+    "hash"}`` (:func:`codeask.query.anchors.anchor`), what re-finds the span after an edit)."""
     via: str = ""
     """Why the ``expand`` step added this file, along which edge of the symbol graph
     (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
@@ -87,7 +113,14 @@ class Source:
         """The source of ``d`` (its file's best span), with ``more`` spans of the same file after it
         in ``spans``; the score rounded to 6 decimals."""
         spans = [
-            {"start_line": x.start_line, "end_line": x.end_line, "uri": x.uri, "symbol": x.symbol, "content": x.content}
+            {
+                "start_line": x.start_line,
+                "end_line": x.end_line,
+                "uri": x.uri,
+                "symbol": x.symbol,
+                "content": x.content,
+                "anchor": anchor(x.content, x.symbol),
+            }
             for x in [d, *(more or [])]
         ]
         return cls(
@@ -105,12 +138,50 @@ class Source:
         )
 
 
+def _key(d: Document) -> tuple[str, str, int]:
+    return (d.root, d.path, d.start_line)
+
+
+def _cut(query: Query) -> list[dict[str, Any]]:
+    """:attr:`Answer.cut_documents` of ``query``."""
+    ends = {_key(d): d.end_line for d in query.documents}
+    return [
+        {"n": n, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "indexed_end_line": ends[_key(d)]}
+        for n, d in enumerate(query.prompt_documents or [], 1)
+        if ends.get(_key(d), d.end_line) != d.end_line
+    ]
+
+
+def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
+    """``(sources, also_relevant)`` of ``query``.
+
+    With an LLM answer (``query.prompt_documents`` set): one source per document the prompt held, in
+    its numbered order (source ``n`` is what the answer cites as ``[n]``), lines as sent (a document
+    the budget shortened keeps its shorter range), text as indexed (before any redaction); then the
+    documents retrieval found but the prompt left out, one source per file with its spans. Without
+    one: one source per file of the documents (:func:`~codeask.query.pipeline.per_file`) and ``[]``.
+    """
+    if query.prompt_documents is None:
+        return [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)], []
+    originals = {_key(d): d for d in query.documents}
+    sent = []
+    for d in query.prompt_documents:
+        o = originals.get(_key(d), d)
+        kept = split_lines(o.content)[: d.end_line - d.start_line + 1]
+        sent.append(Source.from_document(replace(o, end_line=d.end_line, content="\n".join(kept))))
+    sent_keys = {_key(d) for d in query.prompt_documents}
+    left = [d for d in query.documents if _key(d) not in sent_keys]
+    return sent, [Source.from_document(spans[0], spans[1:]) for spans in per_file(left)]
+
+
 @dataclass
 class Answer:
     """What ``ask`` returns; ``to_json()`` is the ``codeask ask --json`` object.
 
-    ``sources`` are the distinct files of the documents, most relevant first (each file's best
-    chunk), taken from the documents and never parsed from the model's text.
+    ``sources`` are taken from the documents, never parsed from the model's text: with an LLM
+    answer, exactly the documents its prompt held, numbered as it cites them; without one, the
+    distinct files of the documents, most relevant first (each file's best chunk)
+    (:func:`sent_and_left_out`).
     """
 
     question: str
@@ -118,6 +189,9 @@ class Answer:
     markdown: str
     subquestions: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    also_relevant: list[Source] = field(default_factory=list)
+    """What retrieval found but the prompt left out (the token budget, secrets withheld), one item
+    per file as without an LLM; always empty without an LLM answer."""
     llm: str | None = None
     error: str | None = None
     finish_reason: str | None = None
@@ -147,6 +221,12 @@ class Answer:
     """The attributed citations: ``{"paragraph", "n", "name", "how"}`` (0-based paragraph, the
     document number, the name that points to it, ``"defined"``/``"mentioned"``/``"path"``); shown in
     the markdown as ``*(named here: [[n]](uri))*`` after the paragraph."""
+    repointed_citations: list[dict[str, Any]] = field(default_factory=list)
+    """Model citations moved to the one document defining the code their paragraph names:
+    ``{"paragraph", "from", "to", "name"}`` (:func:`codeask.query.citations.check_citations`)."""
+    unverified_citations: list[dict[str, Any]] = field(default_factory=list)
+    """Model citations whose paragraph names code the cited document does not hold (and none
+    re-pointed): ``{"paragraph", "n"}``; shown as ``[[n]](uri) *(unverified)*``."""
     documents: list[dict[str, Any]] = field(default_factory=list)
     """The documents the LLM saw, numbered as the answer cites them:
     ``{"n", "path", "start_line", "end_line", "uri"}`` (empty without an LLM answer)."""
@@ -157,6 +237,15 @@ class Answer:
     index: dict[str, Any] | None = None
     """``{"state": "keyword-only" | "building" | "ready", "files_indexed", "vectors_pending"}``: what
     the answer stands on (:class:`codeask.index.records.IndexState`)."""
+    stale_sources: list[dict[str, Any]] = field(default_factory=list)
+    """Retrieved files changed on disk after they were indexed (the answer read their indexed text):
+    ``{"path", "root", "reason": "changed" | "deleted"}`` (:mod:`codeask.query.freshness`)."""
+    not_reindexed: str | None = None
+    """With ``stale_sources``: why they could not be re-indexed first (``"the index is read-only"``,
+    ``"another process holds the index lock"``); left out of the JSON when ``None``."""
+    cut_documents: list[dict[str, Any]] = field(default_factory=list)
+    """Documents the token budget shortened before sending: ``{"n", "path", "start_line",
+    "end_line", "indexed_end_line"}`` (``end_line`` the last line sent)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
@@ -165,6 +254,7 @@ class Answer:
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
         for key in (
+            "not_reindexed",
             "error",
             "cut_reason",
             "citations",
@@ -185,18 +275,22 @@ class Answer:
         error: str | None = None,
         warnings: list[str] | None = None,
         index: dict[str, Any] | None = None,
+        stale: list[dict[str, Any]] | None = None,
+        not_reindexed: str | None = None,
     ) -> Answer:
         """The answer of ``query``: one source per distinct file (its first document, with the file's
         other documents as ``spans``). The markdown adds
         ``> **Answer cut off** (reason).`` when the answer is cut off, ``> **LLM error:** ...`` when
         ``error`` is given (``answer`` has the error line too, not the cut-off line), and an
         ``> **Index:**`` line when ``index`` (the index state) is not ``ready``."""
-        sources = [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)]
+        sources, also_relevant = sent_and_left_out(query)
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
         citations = invalid = attributed_share = any_share = mismatched = None
         attributed: list[dict[str, Any]] = []
         numbered: list[dict[str, Any]] = []
+        repointed: list[dict[str, Any]] = []
+        unverified: list[dict[str, Any]] = []
         if query.prompt_documents is not None and body:
             check = check_citations(body, query.prompt_documents)
             body, citations, invalid = check.markdown, check.share, check.invalid
@@ -204,6 +298,7 @@ class Answer:
             any_share = round(check.share + check.attributed_share, 3)
             attributed = [a.to_json() for a in check.attributed]
             mismatched = check.mismatched_share
+            repointed, unverified = check.repointed, check.unverified
             numbered = [
                 {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
                 for i, d in enumerate(query.prompt_documents, 1)
@@ -214,6 +309,7 @@ class Answer:
             markdown="",
             subquestions=list(query.subquestions),
             sources=sources,
+            also_relevant=also_relevant,
             llm=llm,
             error=error,
             finish_reason=query.finish_reason,
@@ -225,10 +321,15 @@ class Answer:
             citations_any=any_share,
             citations_mismatched=mismatched,
             attributed_citations=attributed,
+            repointed_citations=repointed,
+            unverified_citations=unverified,
             documents=numbered,
             withheld=list(query.withheld),
             warnings=list(warnings or []),
             index=index,
+            stale_sources=list(stale or []),
+            not_reindexed=not_reindexed,
+            cut_documents=_cut(query),
         )
         answer.markdown = body + answer.footer()
         return answer
@@ -239,6 +340,13 @@ class Answer:
         notes = []
         if note := index_note(self.index):
             notes.append(note)
+        if note := stale_note(self.stale_sources, self.not_reindexed):
+            notes.append(note)
+        if self.cut_documents:
+            cut = ", ".join(
+                f"[{c['n']}] `{c['path']}` to lines {c['start_line']}-{c['end_line']}" for c in self.cut_documents
+            )
+            notes.append(f"> **Cut to fit the model's context:** {cut}.")
         if self.truncated:
             notes.append(f"> **Answer cut off** ({self.cut_reason}).")
         if self.error:
@@ -247,7 +355,11 @@ class Answer:
             shown = ", ".join(f"[{n}]" for n in self.invalid_citations)
             notes.append(f"> Citations to sources that do not exist were removed: {shown}.")
         out = "".join("\n\n" + n for n in notes)
-        return markdown(out, self.sources) if self.sources else out
+        out = markdown(out, self.sources) if self.sources else out
+        if self.also_relevant:
+            lines = "\n".join(f"- {line}" for line in source_lines(self.also_relevant))
+            out += f"\n{ALSO_RELEVANT}\n{lines}\n"
+        return out
 
 
 def index_note(index: dict[str, Any] | None) -> str:

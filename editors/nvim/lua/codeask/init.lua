@@ -1,5 +1,5 @@
 -- codeask for Neovim 0.11+: the codeask language server (`codeask serve`) through the built-in
--- LSP client, plus :CodeaskAsk / :CodeaskExplain / :CodeaskReindex / :CodeaskStatus
+-- LSP client, plus :CodeaskAsk / :CodeaskExplain / :CodeaskReindex / :CodeaskStatus / :CodeaskOpenCitation
 -- (plugin/codeask.lua) and `:checkhealth codeask` (lua/codeask/health.lua).
 --
 --   require('codeask').setup({
@@ -106,14 +106,17 @@ local function show(markdown)
 end
 
 --- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
---- (a source lists its spans in `spans`, best first, in the order of the Locations).
+--- (a source lists its spans in `spans`, best first, in the order of the Locations), then one per
+--- file of `also_relevant` (found, not sent to the model), its text saying so.
 function M.qf_items(result)
-  local texts = {}
+  local texts, cited = {}, {}
   for _, src in ipairs(result.sources or {}) do
     local spans = (type(src.spans) == 'table' and #src.spans > 0) and src.spans or { src }
     for _, span in ipairs(spans) do
       local symbol = span.symbol
       table.insert(texts, (type(symbol) == 'string' and symbol ~= '') and symbol or (src.path or ''))
+      local anchor = type(span.anchor) == 'table' and span.anchor or nil
+      table.insert(cited, anchor and { anchor = anchor, start_line = span.start_line, end_line = span.end_line } or false)
     end
   end
   local items = {}
@@ -123,7 +126,20 @@ function M.qf_items(result)
       lnum = loc.range.start.line + 1,       -- LSP lines are 0-based
       col = loc.range.start.character + 1,
       text = texts[i] or '',
+      user_data = cited[i] or nil,           -- what re-finds the span (M.open_citation)
     })
+  end
+  -- what retrieval found but the model was not sent (`also_relevant`), after the sources, marked
+  for _, src in ipairs(result.also_relevant or {}) do
+    if type(src.root) == 'string' and type(src.path) == 'string' and type(src.start_line) == 'number' then
+      local symbol = (type(src.symbol) == 'string' and src.symbol ~= '') and src.symbol or src.path
+      table.insert(items, {
+        filename = src.root .. '/' .. src.path,
+        lnum = src.start_line,
+        col = 1,
+        text = 'not sent to the model: ' .. symbol,
+      })
+    end
   end
   return items
 end
@@ -174,6 +190,29 @@ function M.format_status(s)
   if (s.vectors_pending or 0) > 0 then line = line .. (', %d waiting for embeddings'):format(s.vectors_pending) end
   if s.indexing then line = line .. ' (indexing)' end
   return line .. '; LLM: ' .. (s.llm or 'none (answers list the sources)')
+end
+
+--- Open the current quickfix item where its code is now: `codeask.resolveCitation` re-finds the
+--- cited span by its anchor (moved lines, or the symbol's new lines with a note when it changed);
+--- an item without an anchor, or a failed request, opens the cited line.
+function M.open_citation(on_done)
+  local qf = vim.fn.getqflist({ idx = 0, items = 0 })
+  local item = qf.items[qf.idx]
+  if not item then return end
+  local function jump(lnum, note)
+    vim.cmd('cc ' .. qf.idx)
+    pcall(vim.api.nvim_win_set_cursor, 0, { lnum, 0 })
+    if note and note ~= '' then vim.notify('codeask: ' .. note) end
+    if on_done then on_done(lnum, note) end
+  end
+  local data = item.user_data
+  if type(data) ~= 'table' or type(data.anchor) ~= 'table' then return jump(item.lnum) end
+  local args = { uri = vim.uri_from_fname(vim.api.nvim_buf_get_name(item.bufnr)), start_line = data.start_line,
+                 end_line = data.end_line, symbol = data.anchor.symbol, hash = data.anchor.hash }
+  command('codeask.resolveCitation', { args }, function(err, result)
+    if err or type(result) ~= 'table' or type(result.start_line) ~= 'number' then return jump(item.lnum) end
+    jump(result.start_line, result.status ~= 'same' and result.note or nil)
+  end)
 end
 
 --- Re-index the workspace now.

@@ -10,8 +10,8 @@ up to ``retrieval.spans_per_file`` spans per file, never a boilerplate chunk
 The output keeps one document per span, grouped by file in the kept files' order: the file's
 best span first (still the first document of its path, as ``one_per_file`` left it), then the
 spans added for it (``Document.extra``), best first. Each span keeps its own line range and link,
-so the prompt numbers each one (``[n]``), ``Answer.sources`` lists them under their file
-(``spans``) and the token budget (:func:`codeask.query.budget.fit_documents`) drops added spans
+so the prompt numbers each one (``[n]``), ``Answer.sources`` lists them (under their file's
+``spans`` without an LLM, one source per document sent with one) and the token budget (:func:`codeask.query.budget.fit_documents`) drops added spans
 before any file's best span.
 """
 

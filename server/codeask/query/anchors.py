@@ -1,0 +1,146 @@
+"""Citations anchored to code: a cited span carries its symbol and a hash of its text, so it can be
+found again after the file changed (:func:`resolve`).
+
+An anchor is ``{"symbol", "hash"}``: the span's enclosing definition (``""`` when none) and
+:func:`text_hash` of its lines. Resolving a citation against a file's current text gives a
+:class:`Resolution` whose ``status`` is, in the order tried:
+
+* ``same``: the lines still hold the cited text;
+* ``moved``: the same text is at other lines (the occurrence nearest the cited lines);
+* ``changed``: the text is gone but the symbol is still defined: its definition's current lines
+  ("changed since the answer");
+* ``gone``: neither: the definition of the symbol's last name part when one exists
+  (``Session.send`` -> ``send``), else the cited lines kept inside the file ("nearest match").
+
+Pure string work: callers read the file with the indexer's rules
+(:func:`codeask.query.span.explain_source` or :func:`codeask.index.walk.read_text`); definitions
+come from :func:`codeask.index.chunking.symbols.definitions`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from codeask.index.chunking.languages import language_for
+from codeask.index.chunking.symbols import Definition, definitions
+from codeask.lines import split_lines
+from codeask.query.span import NotExplainable, explain_source
+from codeask.uris import file_uri
+
+__all__ = ["Resolution", "Status", "anchor", "resolve", "resolve_file", "text_hash", "NOTES"]
+
+Status = Literal["same", "moved", "changed", "gone"]
+
+#: What each status tells a reader (shown beside the opened lines).
+NOTES: dict[str, str] = {
+    "same": "",
+    "moved": "moved since the answer",
+    "changed": "changed since the answer",
+    "gone": "gone since the answer: nearest match",
+}
+
+_HASH_CHARS = 16
+
+
+def text_hash(lines: Sequence[str]) -> str:
+    """The first 16 hex digits of the sha256 of ``lines`` (trailing whitespace of each line dropped,
+    joined with ``\\n``, UTF-8): the same for a span whatever its file's line endings."""
+    joined = "\n".join(line.rstrip() for line in lines)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+
+
+def anchor(content: str, symbol: str) -> dict[str, str]:
+    """``{"symbol", "hash"}`` of a span whose text is ``content`` (lines as :mod:`codeask.lines`)."""
+    return {"symbol": symbol or "", "hash": text_hash(split_lines(content))}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a citation is now: 1-based inclusive ``start_line`` / ``end_line`` in the current file,
+    ``status`` (see the module docstring) and ``note`` (:data:`NOTES`, ``""`` for ``same``)."""
+
+    status: Status
+    start_line: int
+    end_line: int
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"status", "start_line", "end_line", "note"}``."""
+        return asdict(self)
+
+
+def _found(status: Status, start: int, end: int) -> Resolution:
+    return Resolution(status, start, end, NOTES[status])
+
+
+def _same_text(lines: list[str], size: int, digest: str, near: int) -> int | None:
+    """The 1-based first line of the ``size``-line window of ``lines`` hashing to ``digest`` that is
+    nearest ``near``, or ``None``."""
+    hits = [i + 1 for i in range(len(lines) - size + 1) if text_hash(lines[i : i + size]) == digest]
+    return min(hits, key=lambda start: abs(start - near)) if hits else None
+
+
+def _nearest(found: list[Definition], near: int) -> Definition | None:
+    return min(found, key=lambda d: abs(d.start_line - near)) if found else None
+
+
+def resolve(text: str, language: str, start_line: int, end_line: int, symbol: str, digest: str) -> Resolution:
+    """Find the span cited as lines ``start_line..end_line`` (1-based inclusive) with anchor
+    ``symbol`` / ``digest`` in ``text``, a file in ``language``
+    (:func:`codeask.index.chunking.languages.language_for`). Never raises."""
+    lines = split_lines(text)
+    size = max(1, end_line - start_line + 1)
+    if digest:
+        if start_line >= 1 and text_hash(lines[start_line - 1 : start_line - 1 + size]) == digest:
+            return _found("same", start_line, end_line)
+        moved = _same_text(lines, size, digest, start_line)
+        if moved is not None:
+            return _found("moved", moved, moved + size - 1)
+    defs = definitions(text, language) if symbol else []
+    match = _nearest([d for d in defs if d.symbol == symbol], start_line)
+    if match is not None:
+        inside = match.start_line <= start_line and end_line <= match.end_line
+        if not digest and inside:
+            return _found("same", start_line, end_line)
+        return _found("changed", match.start_line, match.end_line)
+    last = symbol.rsplit(".", 1)[-1]
+    match = _nearest([d for d in defs if d.name == last], start_line)
+    if match is not None:
+        return _found("gone", match.start_line, match.end_line)
+    if not digest and not symbol and end_line <= len(lines):
+        return _found("same", start_line, end_line)
+    end = max(1, min(end_line, len(lines)))
+    return _found("gone", max(1, min(start_line, end)), end)
+
+
+def resolve_file(
+    workspace: Any,
+    abs_path: str,
+    start_line: int,
+    end_line: int,
+    symbol: str,
+    digest: str,
+    *,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """:func:`resolve` against ``abs_path`` as it is now (``text``: an editor's unsaved buffer), read
+    as the indexer reads it (:func:`codeask.query.span.explain_source`, which decides what may be read):
+    ``{"path", "uri", "status", "start_line", "end_line", "note"}`` (``uri`` a
+    ``file:///abs/path#Lstart-Lend``). A file that is gone gives ``status`` ``"gone"`` and the
+    cited lines.
+
+    Raises:
+        NotExplainable: the file may not be read (a secret file, a folder, binary...), in one line.
+    """
+    try:
+        current = explain_source(workspace, abs_path, text=text)
+        found = resolve(current, language_for(abs_path), start_line, end_line, symbol, digest)
+    except NotExplainable as exc:
+        if exc.reason != "vanished":
+            raise
+        found = Resolution("gone", start_line, end_line, "the file is gone")
+    uri = file_uri(abs_path, found.start_line, found.end_line)
+    return {"path": abs_path, "uri": uri, **found.to_json()}

@@ -1,0 +1,245 @@
+"""Answers that stay true: Sources are the documents the model was sent, citations carry anchors
+that re-find the code after edits (LSP ``codeask.resolveCitation``, MCP ``resolve_citation``), and
+``codeask cite-check`` checks the links to code in markdown files. The fake LLM is the only stand-in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from codeask.cli import main
+from codeask.query.anchors import resolve, text_hash
+from tests.test_lsp import cmd, session, uri, wait_indexed
+from tests.test_mcp import server_params, wait_ready
+
+pytest_plugins = ["tests.conftest_llm"]
+
+QUESTION = "How are the coupon rules applied to the cart total?"
+#: A prompt of 4096 - 1024 - 64 = 3008 tokens holds 3008 // 700 = 4 documents (query.budget).
+FOUR_DOCUMENTS = "[llm]\nnum_subquestions = 0\ncontext_tokens = 4096\nmax_tokens = 1024\ntokens_per_document = 700\n"
+
+
+def rule(i: int) -> str:
+    return (
+        f"def coupon_rule_{i}(cart):\n"
+        f'    """Apply coupon rule {i} to the cart total."""\n'
+        f"    total = cart.total\n"
+        f"    return total - {i}\n"
+    )
+
+
+@pytest.fixture
+def coupons(tmp_path) -> Path:
+    """Seven files that all answer :data:`QUESTION`, with a budget that sends 4 of them."""
+    root = tmp_path / "coupons"
+    (root / "rules").mkdir(parents=True)
+    for i in range(1, 8):
+        (root / "rules" / f"rule{i}.py").write_text(rule(i), encoding="utf-8")
+    (root / ".codeask.toml").write_text(FOUR_DOCUMENTS, encoding="utf-8")
+    return root
+
+
+def check_four_sent(out: dict, prompt: str) -> None:
+    """``sources`` are exactly the 4 documents of the prompt, numbered as sent; the other retrieved
+    files are in ``also_relevant`` and under its heading, and not in the prompt."""
+    assert len(out["documents"]) == 4 and len(out["sources"]) == 4
+    assert [(s["path"], s["start_line"]) for s in out["sources"]] == [
+        (d["path"], d["start_line"]) for d in out["documents"]
+    ]
+    for n, s in enumerate(out["sources"], 1):
+        assert f"[{n}] {s['path']}:{s['start_line']}-{s['end_line']}" in prompt
+        assert s["spans"][0]["anchor"]["hash"] == text_hash(s["content"].splitlines())
+    sent = {s["path"] for s in out["sources"]}
+    left = [s["path"] for s in out["also_relevant"]]
+    assert left and not sent & set(left) and sent | set(left) == {f"rules/rule{i}.py" for i in range(1, 8)}
+    assert all(f"{path}:" not in prompt for path in left)
+    sources, also = out["markdown"].split("\nSources:\n")[1].split("Also relevant, not sent to the model:\n")
+    assert [line[:3] for line in sources.splitlines() if line] == ["1. ", "2. ", "3. ", "4. "]
+    assert all(path in also for path in left)
+    assert all(s["path"] not in also for s in out["sources"])
+
+
+# ------------------------------------------------------------------------------- the engine
+
+
+def test_resolve_finds_moved_changed_and_gone_code():
+    text = "import os\n\n" + rule(1) + "\n" + rule(2)
+    lines = text.splitlines()
+    digest = text_hash(lines[7:11])  # coupon_rule_2, lines 8-11
+    assert resolve(text, "python", 8, 11, "coupon_rule_2", digest).status == "same"
+    moved = resolve("# a\n# b\n" + text, "python", 8, 11, "coupon_rule_2", digest)
+    assert (moved.status, moved.start_line, moved.end_line) == ("moved", 10, 13)
+    changed = resolve("# a\n" + text.replace("total - 2", "total * 2"), "python", 8, 11, "coupon_rule_2", digest)
+    assert (changed.status, changed.start_line, changed.note) == ("changed", 9, "changed since the answer")
+    gone = resolve(text.replace("coupon_rule_2", "other"), "python", 8, 11, "coupon_rule_2", digest)
+    assert gone.status == "gone" and gone.note.startswith("gone since the answer")
+
+
+# ------------------------------------------------------------------------------- cite-check
+
+
+def test_cite_check_names_wrong_links_and_where_the_code_is_now(tmp_path, capsys):
+    (tmp_path / "adapters.py").write_text(
+        "import os\n\n\ndef send(request):\n    return request\n\n\nclass Adapter:\n    def close(self):\n        pass\n",
+        encoding="utf-8",
+    )
+    doc = tmp_path / "guide.md"
+    doc.write_text(
+        "# Adapters\n\n[`Adapter.close`](adapters.py#L9-L10) closes; [send](adapters.py#L1-L3) sends.\n"
+        "```\nnot a link: adapters.py:99\n```\nIn code, `[send](adapters.py#L4)` is no link.\n",
+        encoding="utf-8",
+    )
+    assert main(["cite-check", str(doc)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{doc}:3: [send](adapters.py#L1-L3): send is defined at lines 4-5"]
+
+    source = tmp_path / "adapters.py"
+    source.write_text("#\n" * 10 + source.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["cite-check", str(doc), "--json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["text"], p["now"]) for p in problems] == [("`Adapter.close`", [19, 20]), ("send", [14, 15])]
+
+    assert main(["cite-check", str(tmp_path / "missing.md")]) == 2
+    assert "missing.md is not a file" in capsys.readouterr().err
+
+
+def test_cite_check_checks_the_anchors_of_an_answer_codeask_wrote(coupons, llm_env, capsys):
+    assert main(["ask", str(coupons), QUESTION, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    saved = coupons / "answer.md"
+    saved.write_text(out["markdown"], encoding="utf-8")
+    assert main(["cite-check", str(saved)]) == 0
+    first = coupons / out["sources"][0]["path"]
+    first.write_text(first.read_text(encoding="utf-8").replace("cart.total", "cart.subtotal"), encoding="utf-8")
+    assert main(["cite-check", str(saved)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and "changed since the answer: now lines 1-4" in lines[0]
+
+
+# ------------------------------------------------------------------------------- the front doors
+
+
+def test_cli_sources_are_the_four_documents_sent(coupons, llm_env, capsys):
+    assert main(["ask", str(coupons), QUESTION, "--json"]) == 0
+    check_four_sent(json.loads(capsys.readouterr().out), llm_env.prompts()[-1])
+
+
+def test_cli_without_an_llm_lists_every_file_as_before(coupons, capsys):
+    assert main(["ask", str(coupons), QUESTION, "--json", "--no-llm"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["sources"]) == 7 and out["also_relevant"] == [] and "Also relevant" not in out["markdown"]
+
+
+async def test_lsp_sources_and_citations_resolved_after_edits(coupons, fake_llm):
+    options = {"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k"}}
+    async with session(coupons, options=options) as client:
+        await wait_indexed(client, vectors=False)
+        out = await cmd(client, "codeask.ask", QUESTION)
+        check_four_sent(out, fake_llm.prompts()[-1])
+        assert len(out["locations"]) == 4
+
+        cited = out["sources"][1]
+        path = coupons / cited["path"]
+        anchor = cited["spans"][0]["anchor"]
+        args = {"uri": uri(path), "start_line": cited["start_line"], "end_line": cited["end_line"], **anchor}
+        found = await cmd(client, "codeask.resolveCitation", args)
+        assert found["status"] == "same" and found["start_line"] == cited["start_line"]
+
+        path.write_text("# moved down\n" * 10 + path.read_text(encoding="utf-8"), encoding="utf-8")
+        found = await cmd(client, "codeask.resolveCitation", args)
+        assert (found["status"], found["start_line"], found["end_line"]) == (
+            "moved",
+            cited["start_line"] + 10,
+            cited["end_line"] + 10,
+        )
+        assert found["location"]["range"]["start"]["line"] == cited["start_line"] + 9  # 0-based
+
+        path.write_text(path.read_text(encoding="utf-8").replace("return total -", "return total +"), encoding="utf-8")
+        found = await cmd(client, "codeask.resolveCitation", args)
+        assert found["status"] == "changed" and found["note"] == "changed since the answer"
+        assert found["start_line"] == 11 and found["uri"].endswith(f"#L11-L{found['end_line']}")
+
+
+async def test_mcp_sources_and_resolve_citation(coupons, llm_env):
+    async with Client(server_params(coupons)) as client:
+        await wait_ready(client)
+        asked = await client.call_tool("ask_codebase", {"question": QUESTION})
+        assert not asked.is_error, asked.content
+        out = asked.structured_content
+        out["documents"] = [{"path": s["path"], "start_line": s["start_line"]} for s in out["sources"]]
+        check_four_sent(out, llm_env.prompts()[-1])
+        cited = out["sources"][0]
+        target = coupons / cited["path"]
+        target.write_text("\n" * 10 + target.read_text(encoding="utf-8"), encoding="utf-8")
+        anchor = cited["spans"][0]["anchor"]
+        found = await client.call_tool(
+            "resolve_citation",
+            {"path": cited["path"], "start_line": cited["start_line"], "end_line": cited["end_line"], **anchor},
+        )
+        assert not found.is_error, found.content
+        assert found.structured_content["status"] == "moved"
+        assert found.structured_content["start_line"] == cited["start_line"] + 10
+        refused = await client.call_tool("resolve_citation", {"path": "../outside.py", "start_line": 1, "end_line": 2})
+        assert refused.is_error and "outside the workspace" in refused.content[0].text
+
+
+# ------------------------------------------------------------------------------- freshness
+
+
+def test_answer_says_which_sources_changed_since_indexed_and_why_not_reindexed(coupons):
+    import subprocess
+    import sys
+
+    from codeask.workspace import Workspace
+
+    ws = Workspace([coupons])
+    ws.index(embed=False)
+    fresh = ws.ask(QUESTION, no_llm=True)
+    assert fresh.stale_sources == [] and "Changed on disk" not in fresh.markdown
+    changed = coupons / "rules/rule3.py"
+    changed.write_text(rule(3).replace("total - 3", "total - 30"), encoding="utf-8")
+    (coupons / "rules/rule5.py").unlink()
+    answer = ws.ask(QUESTION, no_llm=True).to_json()
+    assert sorted((s["path"], s["reason"]) for s in answer["stale_sources"]) == [
+        ("rules/rule3.py", "changed"),
+        ("rules/rule5.py", "deleted"),
+    ]
+    assert "not_reindexed" not in answer
+    assert "> **Changed on disk since indexed:**" in answer["markdown"] and "not re-indexed yet" in answer["markdown"]
+
+    index = next(iter(ws.indexes.values()))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import filelock, sys, time; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(120)",
+         str(index.index_dir / "write.lock")],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        locked = ws.ask(QUESTION, no_llm=True).to_json()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert locked["not_reindexed"] == "another process holds the index lock"
+    assert "it could not be re-indexed first: another process holds the index lock" in locked["markdown"]
+
+
+def test_documents_the_budget_shortened_are_named_and_listed_as_sent():
+    from codeask.query.budget import shorten
+    from codeask.query.pipeline import Document, Query
+    from codeask.query.result import Answer
+
+    long = Document("a.py", "/ws", 10, 29, "run", "python", "\n".join(f"x{i} = {i}" for i in range(20)), 1.0)
+    other = Document("b.py", "/ws", 1, 2, "", "python", "y = 1\nz = 2", 0.5)
+    q = Query("q")
+    q.retrieved("retrieve", [long, other])
+    q.prompt_documents = [shorten(long, 5)]
+    q.answered("answer", "It runs [1].")
+    out = Answer.from_query(q).to_json()
+    assert [(s["path"], s["start_line"], s["end_line"]) for s in out["sources"]] == [("a.py", 10, 14)]
+    assert out["sources"][0]["spans"][0]["anchor"]["hash"] == text_hash([f"x{i} = {i}" for i in range(5)])
+    assert out["cut_documents"] == [{"n": 1, "path": "a.py", "start_line": 10, "end_line": 14, "indexed_end_line": 29}]
+    assert "> **Cut to fit the model's context:** [1] `a.py` to lines 10-14." in out["markdown"]
+    assert [s["path"] for s in out["also_relevant"]] == ["b.py"]
