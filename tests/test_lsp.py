@@ -559,3 +559,23 @@ async def test_requests_ask_sessions_redirect(requests_copy):
         assert loc["uri"] == uri(root / "src/requests/sessions.py")
         assert loc["range"]["start"]["line"] == src["start_line"] - 1
         assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})" in out["markdown"]
+
+
+@pytest.mark.slow
+async def test_requests_callers_of_should_strip_auth(requests_copy):
+    root, env = requests_copy
+    async with session(root, env=env) as client:
+        found = await cmd(client, "codeask.related", "should_strip_auth", timeout=300)
+        callers = {c["symbol"]: c for c in found["callers"]}
+        rebuild = callers["SessionRedirectMixin.rebuild_auth"]
+        assert rebuild["path"] == "src/requests/sessions.py"
+        assert rebuild["location"]["uri"] == uri(root / "src/requests/sessions.py")
+        assert rebuild["location"]["range"]["start"]["line"] == rebuild["start_line"] - 1
+        definition = found["definitions"][0]
+        assert definition["symbol"] == "SessionRedirectMixin.should_strip_auth"
+        source = (root / definition["path"]).read_text().splitlines()
+        assert source[definition["start_line"] - 1].strip().startswith("def should_strip_auth(")
+        same = await cmd(client, "codeask.related", {"symbol": "SessionRedirectMixin.should_strip_auth"})
+        assert same["definitions"] == found["definitions"]
+        with pytest.raises(Exception, match="not a symbol name"):
+            await cmd(client, "codeask.related", "1 + 1")

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from codeask.listen import read_token
 from tests.test_cli import REDIRECT_Q
 
-TOOLS = {"search_code", "ask_codebase", "explain_code", "index_status", "resolve_citation"}
+TOOLS = {"search_code", "ask_codebase", "explain_code", "related_code", "index_status", "resolve_citation"}
 
 
 def server_params(*roots: Path) -> StdioServerParameters:
@@ -273,6 +273,27 @@ async def test_requests_sdist_redirect_question(requests_copy):
         assert not explained.is_error and explained.structured_content["sources"]
         outside = await client.call_tool("explain_code", {"path": "/etc/hostname", "start_line": 1, "end_line": 1})
         assert outside.is_error and "outside the workspace" in outside.content[0].text
+
+
+@pytest.mark.slow
+async def test_requests_sdist_callers_of_should_strip_auth(requests_copy):
+    async with Client(server_params(requests_copy)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("related_code", {"symbol": "should_strip_auth"})
+        check_output(tools["related_code"], result)
+        found = result.structured_content
+        assert [(d["path"], d["symbol"]) for d in found["definitions"]] == [
+            ("src/requests/sessions.py", "SessionRedirectMixin.should_strip_auth")
+        ]
+        callers = [(c["path"], c["symbol"]) for c in found["callers"]]
+        assert ("src/requests/sessions.py", "SessionRedirectMixin.rebuild_auth") in callers, callers
+        rebuild = next(c for c in found["callers"] if c["symbol"].endswith("rebuild_auth"))
+        lines = (requests_copy / "src/requests/sessions.py").read_text().splitlines()
+        assert lines[rebuild["start_line"] - 1].strip().startswith("def rebuild_auth(")
+        assert "should_strip_auth" in "\n".join(lines[rebuild["start_line"] - 1 : rebuild["end_line"]])
+        assert "rebuild_auth" in result.content[0].text
+        bad = await client.call_tool("related_code", {"symbol": "no such; thing"})
+        assert bad.is_error and "not a symbol name" in bad.content[0].text
 
 
 def test_paths_through_a_symlinked_root(sample_workspace, tmp_path):

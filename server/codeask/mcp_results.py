@@ -21,6 +21,9 @@ __all__ = [
     "AskResult",
     "ExplainResult",
     "IndexStatus",
+    "LocationOut",
+    "RelatedResult",
+    "related_lines",
     "source_lines",
     "source_outs",
     "resource_links",
@@ -78,6 +81,11 @@ class SourceOut(BaseModel):
         description="every span of this file the result drew on: these lines first, then the file's "
         "next-best spans (retrieval.spans_per_file)",
     )
+    via: str = Field(
+        default="",
+        description="why this file was added along the symbol graph (e.g. 'calls send from src/app.py:12'); "
+        "'' for files the search found",
+    )
 
 
 class IndexState(BaseModel):
@@ -133,6 +141,28 @@ class ExplainResult(BaseModel):
     error: str | None = None
 
 
+class LocationOut(BaseModel):
+    """A definition, caller or callee: 1-based inclusive lines of ``path`` (relative to ``root``)."""
+
+    path: str = Field(description="path relative to the workspace root, POSIX separators")
+    root: str = Field(description="absolute workspace root the path belongs to")
+    start_line: int = Field(description="first line, 1-based")
+    end_line: int = Field(description="last line, 1-based, inclusive")
+    symbol: str = Field(description="the definition there (Class.method), '' when none")
+    name: str = Field(description="the name that links it: the symbol asked about, or the name a callee defines")
+    uri: str = Field(description="file:///abs/path#Lstart-Lend")
+
+
+class RelatedResult(BaseModel):
+    """``related_code``: a symbol's definitions, callers and callees from the index's symbol graph."""
+
+    symbol: str
+    definitions: list[LocationOut]
+    callers: list[LocationOut] = Field(description="code that calls, instantiates or reads the symbol")
+    callees: list[LocationOut] = Field(description="definitions the symbol's definitions call, read or take")
+    index: IndexState
+
+
 class IndexStatus(BaseModel):
     """``index_status``: what the index holds and whether it is being updated."""
 
@@ -149,13 +179,24 @@ class IndexStatus(BaseModel):
 # ----------------------------------------------------------------------------- engine side
 
 
+def related_lines(result: RelatedResult) -> str:
+    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location."""
+    out = []
+    for kind in ("definitions", "callers", "callees"):
+        found: list[LocationOut] = getattr(result, kind)
+        lines = [f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}   {x.uri}" for x in found]
+        out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
+    return "\n\n".join(out)
+
+
 def source_lines(sources: list[SourceOut]) -> str:
     """The sources as text for a tool result: rank, location, symbol, score, URI and a code block each."""
     out = []
     for s in sources:
         symbol = f" ({s.symbol})" if s.symbol else ""
+        via = f" ({s.via})" if s.via else ""
         out.append(
-            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}\n   {s.uri}\n```\n{s.content}\n```"
+            f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}{via}\n   {s.uri}\n```\n{s.content}\n```"
         )
     return "\n".join(out)
 
@@ -186,6 +227,7 @@ def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, i
                 )
                 for x in s.get("spans") or []
             ],
+            via=s.get("via") or "",
         )
         for i, s in enumerate(items, 1)
     ]

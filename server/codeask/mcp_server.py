@@ -14,6 +14,7 @@ Tools (JSON schemas from the signatures, structured results from the pydantic mo
 * ``search_code(query, top_k?, max_files?, path_glob?)`` -> :class:`SearchResult` (no LLM call);
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
 * ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
+* ``related_code(symbol)`` -> :class:`RelatedResult` (definitions, callers, callees; no LLM call);
 * ``resolve_citation(path, start_line, end_line, symbol?, hash?)`` -> :class:`CitationOut`;
 * ``index_status()`` -> :class:`IndexStatus`.
 
@@ -50,10 +51,12 @@ from codeask.mcp_results import (
     ExplainResult,
     IndexState,
     IndexStatus,
+    RelatedResult,
     SearchResult,
     SourceOut,
     index_line,
     one_line_tool_errors,
+    related_lines,
     source_lines,
     source_outs,
     tool_result,
@@ -74,8 +77,9 @@ SEARCHABLE_WAIT = 300.0
 INSTRUCTIONS = """\
 codeask indexes this codebase (keyword + embedding search, kept current while files change) and
 answers questions about it with cited sources. Use search_code to find where something is
-implemented (fast, no LLM), ask_codebase for an explained answer with numbered sources,
-explain_code for a line range, index_status to see whether indexing is still running.
+implemented (fast, no LLM), ask_codebase for an explained answer with numbered sources, explain_code
+for a line range, related_code for who calls a function and what it calls, index_status to see
+whether indexing is still running.
 Sources are file:// URIs with #Lstart-Lend line ranges (1-based) and codeask://source resources."""
 
 
@@ -244,6 +248,16 @@ class CodeaskMCP:
             error=result.get("error"),
         )
 
+    def related_code(self, symbol: str) -> RelatedResult:
+        """The definitions, callers and callees of ``symbol`` (:meth:`Workspace.related`); a
+        ``ToolError`` when ``symbol`` is not an identifier or dotted name."""
+        self._wait_searchable()
+        try:
+            found = self.ws.related(symbol).to_json()
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return RelatedResult.model_validate({**found, "index": self.index_state().model_dump()})
+
     def index_status(self) -> IndexStatus:
         """What the index holds now, and the indexing state."""
         status = self.ws.status()
@@ -323,6 +337,16 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         code only."""
         result = engine.explain_code(path, start_line, end_line)
         return tool_result(result.markdown, result, result.sources)
+
+    @server.tool(name="related_code", title="Related code")
+    def related_code(
+        symbol: Annotated[str, Field(description="a function, class or constant name, e.g. 'send' or 'Session.send'")],
+    ) -> Annotated[CallToolResult, RelatedResult]:
+        """Who calls a symbol and what it calls: its definitions, the code that calls, instantiates or
+        reads it (callers) and the definitions it uses (callees), from the index's symbol graph
+        (resolved by name). Each location is a path with 1-based lines. Fast, no LLM call."""
+        result = engine.related_code(symbol)
+        return tool_result(related_lines(result) + index_line(result.index), result, [])
 
     @server.tool(name="resolve_citation", title="Resolve a citation")
     def resolve_citation(

@@ -22,6 +22,7 @@ from codeask.index.records import IndexState, WorkspaceStatus
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.ask import QuestionError, ask, check_question, index_state
 from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets
+from codeask.query.graph import RelatedCode, related
 from codeask.query.pipeline import Pipeline, Query, root_labels
 from codeask.query.result import Answer, Source
 from codeask.query.templates import Templates
@@ -348,6 +349,15 @@ class Workspace:
             on_sources=on_sources,
             sources_on_llm_error=sources_on_llm_error,
         )
+
+    def related(self, symbol: str, limit: int = 50) -> RelatedCode:
+        """The definitions, callers and callees of ``symbol`` (``send``, ``Session.send``) in every
+        root's symbol graph, at most ``limit`` of each (:func:`codeask.query.graph.related`).
+
+        Raises:
+            ValueError: ``symbol`` is not an identifier or dotted name.
+        """
+        return related([(str(i.root), i.store) for i in list(self.indexes.values())], symbol, limit)
 
     def check_question(self, question: str) -> str:
         """``question`` stripped, once it is askable (:func:`codeask.query.ask.check_question`).

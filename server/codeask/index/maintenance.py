@@ -1,7 +1,8 @@
 """Index upkeep of one index folder: missing indexes, compaction, unused vectors, old versions.
 
 Indexes: an inverted (full-text) index on ``chunks.text``; B-tree indexes on ``chunks.id``,
-``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
+``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; LabelList indexes on
+``chunks.defines`` and ``chunks.refs`` (the symbol graph); above ``index.ann_min_rows``
 vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
 :data:`codeask.index.search.PARTITION_ROWS` vectors, 8-bit scalar quantization, dot product of
 L2-normalized vectors = cosine; an index of another layout is rebuilt at compaction). Compaction
@@ -17,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 import pyarrow.compute as pc
-from lancedb.index import FTS, BTree, IvfSq
+from lancedb.index import FTS, BTree, IvfSq, LabelList
 
 from codeask.index import search
 from codeask.index.rows import TABLE, VECTORS, batches, sql_in
@@ -28,7 +29,7 @@ __all__ = ["ensure_indexes", "optimize", "index_stats", "disk_bytes"]
 
 
 def ensure_indexes(store: Any) -> None:
-    """Create the indexes a table lacks: full-text and B-tree indexes once ``chunks`` has rows,
+    """Create the indexes a table lacks: full-text, B-tree and LabelList indexes once ``chunks`` has rows,
     the B-tree on ``vectors.embed_hash`` once it has rows, and the ANN index at ``ann_min_rows``
     vectors. Cheap when they exist (index lists are cached per version)."""
     with store._index_lock, warnings.catch_warnings():
@@ -46,6 +47,9 @@ def _create_missing_indexes(store: Any) -> None:
         for column in ("id", "path", "embed_hash"):
             if column not in have:
                 store._chunks.create_index(column, config=BTree(), replace=True)
+        for column in ("defines", "refs"):
+            if column not in have:
+                store._chunks.create_index(column, config=LabelList(), replace=True)
     have = store._indices(VECTORS)
     vectors = store._latest(VECTORS)[0]
     if vectors and "embed_hash" not in have:

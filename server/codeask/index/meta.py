@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "open_store"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``
 
 
 def open_store(

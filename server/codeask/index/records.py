@@ -37,10 +37,13 @@ class StoredRow(TypedDict):
 class ChunkRow(StoredRow):
     """A row to write: a :class:`StoredRow` plus ``embed_hash`` (the key of its vector in the
     ``vectors`` table) and ``text`` (what the full-text index searches: path words, symbol parts
-    and the content's identifiers split)."""
+    and the content's identifiers split), ``defines`` and ``refs`` (the names the chunk defines and
+    references: the symbol graph, :mod:`codeask.index.chunking.graph`)."""
 
     embed_hash: str
     text: str
+    defines: list[str]
+    refs: list[str]
 
 
 class RootStatus(TypedDict):

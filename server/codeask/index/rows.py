@@ -30,7 +30,9 @@ __all__ = [
     "split_identifier",
     "path_words",
     "sql_in",
+    "sql_has_any",
     "batches",
+    "GRAPH_COLUMNS",
 ]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
@@ -115,6 +117,8 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
                 "content": c.content,
                 "embed_hash": ehash,
                 "text": f"{c.path} {words} {c.symbol}\n{keyword_text(c.content)}",
+                "defines": list(c.defines),
+                "refs": list(c.refs),
             }
         )
     return rows
@@ -151,6 +155,8 @@ class Hit:
 
 #: The ``chunks`` columns a :class:`Hit` is made from.
 HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
+#: The symbol graph's columns (:mod:`codeask.index.chunking.graph`).
+GRAPH_COLUMNS = ["defines", "refs"]
 
 
 def _sql_str(value: str) -> str:
@@ -160,6 +166,12 @@ def _sql_str(value: str) -> str:
 def sql_in(column: str, values: Sequence[str]) -> str:
     """The SQL filter ``column IN ('a', 'b', ...)`` (values quoted, ``'`` doubled)."""
     return f"{column} IN ({', '.join(_sql_str(v) for v in values)})"
+
+
+def sql_has_any(column: str, values: Sequence[str]) -> str:
+    """The SQL filter ``array_has_any(column, ['a', 'b', ...])`` on a ``list<string>`` column (values
+    quoted, ``'`` doubled): answered by the column's LabelList index, not a scan."""
+    return f"array_has_any({column}, [{', '.join(_sql_str(v) for v in values)}])"
 
 
 def batches(values: Sequence[T], size: int = IN_BATCH) -> Iterable[Sequence[T]]:

@@ -18,6 +18,9 @@ column         type                    meaning
                                        of the chunk's vector in ``vectors``
 ``text``       string                  keyword text, full-text indexed: path words, symbol words
                                        and content with identifiers split (:func:`keyword_text`)
+``defines``    list<string>            names the chunk defines (the symbol graph,
+                                       :mod:`codeask.index.chunking.graph`)
+``refs``       list<string>            names it calls, instantiates, reads, takes or imports
 ============== ======================= ===================================================
 
 ``vectors``: one row per distinct embedded text, ``embed_hash`` (string) -> ``vector``
@@ -27,7 +30,8 @@ same code on another branch is a keyed lookup, never a re-embedding. Vectors no 
 are deleted at compaction (:meth:`Store.optimize`).
 
 Indexes (:mod:`codeask.index.maintenance`): full-text on ``chunks.text``; B-trees on ``chunks.id``,
-``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; above ``index.ann_min_rows``
+``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; LabelList on ``chunks.defines``
+and ``chunks.refs`` (graph lookups, :mod:`codeask.index.edges`); above ``index.ann_min_rows``
 vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
 :data:`codeask.index.search.PARTITION_ROWS` vectors), searched with refinement
 (:func:`codeask.index.search.ann_params`); below it, dense search is exact. IVF-SQ was measured
@@ -70,7 +74,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codeask.index import maintenance, search
+from codeask.index import edges, maintenance, search
 from codeask.index.pending import PendingVectors
 from codeask.index.records import ChunkRow, StoredRow
 from codeask.index.rows import (
@@ -146,6 +150,8 @@ class Store:
                 pa.field("content", pa.string()),
                 pa.field("embed_hash", pa.string()),
                 pa.field("text", pa.string()),
+                pa.field("defines", pa.list_(pa.string())),
+                pa.field("refs", pa.list_(pa.string())),
             ]
         )
         self._vector_schema = pa.schema(
@@ -395,6 +401,18 @@ class Store:
     def nearest_hashes(self, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
         """``{embed_hash: cosine distance}`` of the nearest vectors (:func:`codeask.index.search.nearest_hashes`)."""
         return search.nearest_hashes(self, vector, limit, exact=exact)
+
+    def definers(self, names: Sequence[str], limit: int = 200) -> list[edges.Linked]:
+        """Chunks defining any of ``names`` (:func:`codeask.index.edges.definers`)."""
+        return edges.definers(self, names, limit)
+
+    def referrers(self, names: Sequence[str], limit: int = 200) -> list[edges.Linked]:
+        """Chunks referencing any of ``names`` (:func:`codeask.index.edges.referrers`)."""
+        return edges.referrers(self, names, limit)
+
+    def linked(self, ids: Iterable[str]) -> dict[str, edges.Linked]:
+        """``{id: chunk with its graph names}`` (:func:`codeask.index.edges.linked`)."""
+        return edges.linked(self, ids)
 
     def index_stats(self) -> dict[str, dict]:
         """LanceDB's index statistics per index (:func:`codeask.index.maintenance.index_stats`)."""

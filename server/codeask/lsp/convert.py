@@ -24,6 +24,7 @@ __all__ = [
     "selection_lines",
     "settings_from",
     "source_locations",
+    "related_locations",
 ]
 
 
@@ -61,6 +62,15 @@ def source_locations(sources: list[dict[str, Any]], encoding: str | None = "utf-
         for s in sources
         for span in (s.get("spans") or [s])
     ]
+
+
+def related_locations(found: dict[str, Any], encoding: str | None = "utf-16") -> dict[str, Any]:
+    """``RelatedCode.to_json()`` with an LSP ``location`` on each definition, caller and callee."""
+    for kind in ("definitions", "callers", "callees"):
+        for x in found.get(kind) or []:
+            # to the start of the line after: the whole last line, without reading the file
+            x["location"] = location(x["root"], x["path"], x["start_line"], x["end_line"] + 1, "", encoding)
+    return found
 
 
 def word_at(text: str, line: int, character: int, encoding: str | None = "utf-16") -> str:

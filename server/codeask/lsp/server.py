@@ -10,6 +10,8 @@ Commands (``workspace/executeCommand``):
 * ``codeask.ask`` ``[question]`` or ``[{"question", "top_k"?, "max_files"?, "no_llm"?}]`` ->
   ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
+* ``codeask.related`` ``[symbol]`` or ``[{"symbol"}]`` -> ``RelatedCode.to_json()`` (``symbol``,
+  ``definitions``, ``callers``, ``callees``), each entry with an LSP ``location``;
 * ``codeask.resolveCitation`` ``[{"uri" | "path", "start_line", "end_line", "symbol"?, "hash"?}]``
   (or those five positionally) -> where the cited code is now: ``{"status": "same" | "moved" |
   "changed" | "gone", "note", "start_line", "end_line", "uri", "path", "location"}``
@@ -38,6 +40,7 @@ from codeask.index.watch import is_relevant
 from codeask.llm import CancelToken
 from codeask.lsp.convert import (
     location,
+    related_locations,
     selection_lines,
     settings_from,
     source_locations,
@@ -61,7 +64,14 @@ __all__ = ["CodeaskServer", "make_server", "run", "COMMANDS"]
 
 log = logging.getLogger("codeask.lsp")
 
-COMMANDS = ["codeask.ask", "codeask.explain", "codeask.reindex", "codeask.resolveCitation", "codeask.status"]
+COMMANDS = [
+    "codeask.ask",
+    "codeask.explain",
+    "codeask.related",
+    "codeask.reindex",
+    "codeask.resolveCitation",
+    "codeask.status",
+]
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
 
@@ -310,6 +320,22 @@ def make_server() -> CodeaskServer:
         out = result.to_json()
         out["locations"] = source_locations(out["sources"], ls.position_encoding())
         return out
+
+    @server.command("codeask.related")
+    @command_guard
+    async def related(ls: CodeaskServer, *args):
+        """Answer ``codeask.related``: a symbol's definitions, callers and callees from the symbol
+        graph (waits for the keyword index); an InvalidParams error for a missing or bad symbol."""
+        opts = args[0] if args and isinstance(args[0], dict) else {"symbol": args[0] if args else ""}
+
+        def run(cancelled, progress):
+            ls.wait_for_keywords(cancelled, progress)
+            try:
+                return ls.ws.related(str(opts.get("symbol") or "")).to_json()
+            except ValueError as exc:
+                raise JsonRpcInvalidParams(f"related: {exc}") from None
+
+        return related_locations(await ls.run_request(None, run), ls.position_encoding())
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     @quiet

@@ -23,7 +23,7 @@ from codeask.lines import split_lines
 from codeask.llm import LLM, ContextLengthError, LLMError
 from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents
 from codeask.query.digest import digest_question
-from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Answer, Source, Withheld, markdown, source_link
 from codeask.query.templates import TemplateError, Templates, UnsafeTemplateError, fence, render_documents, sandbox
 from codeask.settings import Settings
@@ -155,7 +155,9 @@ class SimpleAnswer:
 
     def fit(self, query: Query, documents: list[Document] | None = None) -> tuple[str, list[Document], Budget]:
         """The prompt fitted to the model's context (:mod:`codeask.query.budget`), the documents it
-        holds (numbered ``[1]..[n]`` in this order) and the budget."""
+        holds (numbered ``[1]..[n]`` in this order: the ranked documents that fit, those the
+        ``expand`` step added moved after the file they were reached from, :func:`along_chain`)
+        and the budget."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
         fit_question(query, self.llm.count_tokens, budget.prompt // 4)
         if query.response_transformed:
@@ -171,7 +173,10 @@ class SimpleAnswer:
             budget.prompt - system,
             max_documents=max(1, budget.prompt // per_doc),
         )
-        return prompt, docs, budget
+        chained = along_chain(docs)  # the fitted documents, in call-chain order for the prompt
+        if chained != docs:
+            prompt = self.prompt(query, chained)
+        return prompt, chained, budget
 
     def __call__(self, query: Query) -> Query:
         if not query.documents:

@@ -1,6 +1,6 @@
 """How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
-retrieve -> one_per_file -> [rerank] -> [widen] -> [summary] -> answer (``widen`` while
-``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
+retrieve -> one_per_file -> [rerank] -> [expand] -> [widen] -> [summary] -> answer (``expand``
+while ``retrieval.expand_files`` > 0, ``widen`` while ``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
 (entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
 """
 
@@ -15,6 +15,7 @@ from codeask.query.answer import NoLLMAnswer, SimpleAnswer
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
+from codeask.query.steps.expand import Expand
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
@@ -95,6 +96,11 @@ def build_ask_pipeline(
         if name == "rerank" and not _overridden(name):
             options.setdefault("max_files", s.retrieval.max_files)
             return Rerank(templates=templates, settings=s, **options)
+        if name == "expand" and not _overridden(name):
+            options.setdefault("files", s.retrieval.expand_files)
+            options.setdefault("max_files", s.retrieval.max_files)
+            ranker = HybridRetrieve(targets, s.retrieval)
+            return Expand(targets, ranker.downweighted, s.retrieval.downweight_factor, **options)
         if name == "widen" and not _overridden(name):
             options.setdefault("spans_per_file", s.retrieval.spans_per_file)
             return Widen(**options)
@@ -123,6 +129,7 @@ def build_ask_pipeline(
         names = list(p.response_transformers)
     else:
         names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
+        names += ["expand"] if s.retrieval.expand_files > 0 else []
         names += ["widen"] if s.retrieval.spans_per_file > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")

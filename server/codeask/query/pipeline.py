@@ -38,6 +38,7 @@ __all__ = [
     "Evaluator",
     "file_uri",
     "per_file",
+    "along_chain",
     "root_labels",
 ]
 
@@ -87,6 +88,12 @@ class Document:
     extra: bool = False
     """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
     the token budget drops these first."""
+    via: str = ""
+    """Why the ``expand`` step added this document (:mod:`codeask.query.steps.expand`): the graph
+    edge it came along, ``"calls send from src/requests/sessions.py:560"``; ``""`` when retrieved."""
+    via_path: str = ""
+    """The file (same root) the ``via`` edge came from; ``""`` when retrieved or for a name in the
+    question. The prompt places the document after that file's (:func:`along_chain`)."""
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
@@ -148,6 +155,24 @@ def per_file(documents: Sequence[Document]) -> list[list[Document]]:
     for d in documents:
         groups.setdefault(d.key(), []).append(d)
     return list(groups.values())
+
+
+def along_chain(documents: Sequence[Document]) -> list[Document]:
+    """``documents`` with each one the ``expand`` step added moved right after the documents of the
+    file its edge came from (and those added there before it), so a prompt reads along the call
+    chain; the others keep their order. Only the prompt is reordered: sources stay ranked."""
+    out = [d for d in documents if not d.via_path]
+    for d in documents:
+        if not d.via_path:
+            continue
+        at = max((i for i, x in enumerate(out) if x.path == d.via_path and x.root == d.root), default=-1)
+        if at < 0:
+            out.append(d)
+            continue
+        while at + 1 < len(out) and out[at + 1].via_path == d.via_path:
+            at += 1
+        out.insert(at + 1, d)
+    return out
 
 
 #: Where a :class:`Query` is: ``pending`` (asked) -> ``retrieved`` (has documents) -> ``answered``.

@@ -104,6 +104,9 @@ class Source:
     those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content",
     "anchor"}`` (1-based inclusive lines, each with its own link; ``anchor`` is ``{"symbol",
     "hash"}`` (:func:`codeask.query.anchors.anchor`), what re-finds the span after an edit)."""
+    via: str = ""
+    """Why the ``expand`` step added this file, along which edge of the symbol graph
+    (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
@@ -131,6 +134,7 @@ class Source:
             d.content,
             d.label,
             spans,
+            d.via,
         )
 
 

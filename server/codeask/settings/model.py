@@ -243,6 +243,10 @@ class RetrievalSettings(_Section):
     """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
     top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
     Bounded, and the token budget drops added spans first, so a workspace may set it."""
+    expand_files: int = Field(default=3, ge=0, le=20)
+    """Files the ``expand`` step may add along the symbol graph (definitions the best hits call,
+    instantiate, read or take, and their callers), each saying ``via`` which edge; they take the
+    places of the weakest retrieved files within ``max_files``. 0 turns expansion off."""
     max_question_chars: int = Field(default=200_000, gt=0, le=1_000_000)
     """Longest question accepted, characters: a pasted bug report with its logs (the longest of 79
     real reports was 24,770 characters) fits; a longer one is refused with one line. Report reading

@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 from codeask.index.chunking.code import code_chunks, parser_for
 from codeask.index.chunking.docs import doc_chunks, markdown_headings, rst_headings
+from codeask.index.chunking.graph import Names, chunk_names
 from codeask.index.chunking.languages import (
     KNOWN_EXTENSIONS,
     KNOWN_FILENAMES,
@@ -91,11 +92,16 @@ class Chunk:
     symbol: str  # enclosing definition, dotted ("Session.resolve_redirects"); "" if none
     content: str  # lines start_line..end_line joined with "\n"
     content_hash: str  # sha256 hex of content
+    defines: tuple[str, ...] = ()  # names of the definitions it holds (graph.chunk_names)
+    refs: tuple[str, ...] = ()  # names it calls, instantiates, reads, takes as types or imports
 
 
-def _make_chunks(path: str, language: str, lines: Sequence[str], ranges: list[Span]) -> list[Chunk]:
+def _make_chunks(
+    path: str, language: str, lines: Sequence[str], ranges: list[Span], names: Sequence[Names] | None = None
+) -> list[Chunk]:
     out = []
-    for a, b, symbol in ranges:
+    for k, (a, b, symbol) in enumerate(ranges):
+        defines, refs = names[k] if names else ((), ())
         content = "\n".join(lines[a : b + 1])
         out.append(
             Chunk(
@@ -106,6 +112,8 @@ def _make_chunks(path: str, language: str, lines: Sequence[str], ranges: list[Sp
                 symbol=symbol,
                 content=content,
                 content_hash=hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest(),
+                defines=defines,
+                refs=refs,
             )
         )
     return out
@@ -129,7 +137,8 @@ def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: 
     order, contiguous, non-overlapping and cover lines ``1..N`` with
     ``N == len(split_lines(text))``; none is longer than ``chunk_lines``
     lines or ``max_chunk_chars`` characters except a single over-long line,
-    which is then a chunk by itself.  Returns ``[]`` for text holding only
+    which is then a chunk by itself.  Code chunks carry the names they define
+    and reference (:func:`.graph.chunk_names`).  Returns ``[]`` for text holding only
     whitespace (an empty file too): such a file is indexed with no chunk, so
     no blank row can be retrieved.
     """
@@ -140,6 +149,7 @@ def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: 
     language = language_for(path)
     ctx = Ctx(lines, chunk_lines, max_chunk_chars)
     ranges: list[Span] | None = None
+    tree = None
     try:
         if language == "markdown":
             ranges = doc_chunks(ctx, markdown_headings(lines), n)
@@ -154,4 +164,5 @@ def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: 
         ranges = None
     if ranges is None or not _valid(ranges, n):
         ranges = [Span(a, b, "") for a, b in ctx.windows(0, n - 1)]
-    return _make_chunks(path, language, lines, ranges)
+    names = chunk_names(language, tree.root_node, lines, [a for a, _, _ in ranges]) if tree is not None else None
+    return _make_chunks(path, language, lines, ranges, names)

@@ -9,7 +9,10 @@ examples, configs - multiplied by ``retrieval.downweight_factor``, exactly as fo
   by keyword, a chunk whose symbol *is* that identifier first;
 * places that use it: the selection's symbol name, searched by keyword;
 * similar code: a dense search with the selection's vector (``query.embeddings[0]``, when the index
-  has vectors).
+  has vectors);
+* its neighbours in the symbol graph (:func:`codeask.query.graph.one_hop` from the selection's own
+  chunks: the definitions they call, read or take, and the code calling what they define), weighted
+  :attr:`RelatedRetrieve.graph_weight`, so hover's related-code links lead along calls first.
 
 The selection's own chunks and anything overlapping it in its own file are left out, as are secret
 files. At most ``limit`` documents are kept, at most ``per_file`` of one file.
@@ -17,12 +20,13 @@ files. At most ``limit`` documents are kept, at most ``per_file`` of one file.
 
 from __future__ import annotations
 
-import keyword
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.walk import is_secret
+from codeask.query.graph import one_hop
+from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, fuse
 from codeask.settings import IndexSettings, RetrievalSettings
@@ -33,69 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: Names too common to say anything about a selection: Python keywords and builtins, and the
-#: keywords of the other tree-sitter languages that read like identifiers.
-COMMON_NAMES = (
-    set(keyword.kwlist)
-    | set(keyword.softkwlist)
-    | set(
-        [
-            "self",
-            "cls",
-            "None",
-            "True",
-            "False",
-            "print",
-            "len",
-            "str",
-            "int",
-            "dict",
-            "list",
-            "set",
-            "tuple",
-            "range",
-            "return",
-            "const",
-            "let",
-            "var",
-            "function",
-            "this",
-            "new",
-            "null",
-            "undefined",
-            "true",
-            "false",
-            "void",
-            "public",
-            "private",
-            "static",
-            "func",
-            "err",
-            "nil",
-            "fn",
-            "mut",
-            "impl",
-            "pub",
-            "use",
-            "the",
-            "and",
-            "for",
-            "args",
-            "kwargs",
-            "isinstance",
-            "super",
-            "object",
-            "type",
-            "bool",
-            "float",
-            "sum",
-            "min",
-            "max",
-            "enumerate",
-            "zip",
-        ]
-    )
-)
 
 
 def identifiers(text: str, limit: int = 8) -> list[str]:
@@ -126,6 +67,9 @@ class RelatedRetrieve:
     """
 
     name = "retrieve"
+    graph_weight = 2.0
+    """Weight of the symbol-graph ranking: a call or a caller is stronger evidence of relatedness
+    than a shared word, so it outweighs one keyword or dense ranking."""
 
     def __init__(
         self,
@@ -160,6 +104,10 @@ class RelatedRetrieve:
                 rankings.append((1.0, target.root, store.keyword_search(usage, self.per_search)))
             if vector is not None:
                 rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
+            if target.root == span.root and span.own_ids:
+                edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {})
+                ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
+                rankings.append((self.graph_weight, target.root, [e.target for e in ranked]))
 
         def own(root: str, hit: Hit) -> bool:
             if hit.id in span.own_ids:
