@@ -55,6 +55,10 @@ class SourceOut(BaseModel):
         description="every span of this file the result drew on: these lines first, then the file's "
         "next-best spans (retrieval.spans_per_file)",
     )
+    kind: str = Field(default="source", description="source | test | docs | config | data | generated | vendored")
+    similar: list[str] = Field(
+        default_factory=list, description="near-duplicate files folded into this one (the same file in other locales)"
+    )
 
 
 class IndexState(BaseModel):

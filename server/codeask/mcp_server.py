@@ -181,6 +181,8 @@ class CodeaskMCP:
                     )
                     for x in s.get("spans") or []
                 ],
+                kind=s.get("kind") or "source",
+                similar=list(s.get("similar") or []),
             )
             for i, s in enumerate(items, 1)
         ]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
+from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, read_text, walk
@@ -153,9 +154,11 @@ def write_batch(
     skipped: Counter,
 ) -> dict[str, str]:
     """Read, chunk and commit one batch of files (caller holds the write lock); returns
-    ``{embed_hash: embed_text}`` of the rows written (their vectors may be missing)."""
+    ``{embed_hash: embed_text}`` of the rows written that are embedded (their vectors may be
+    missing; rows of a keyword-only kind, :func:`~codeask.index.kinds.keyword_only_kinds`, are not)."""
     store = index.store
     chunks_by_path: dict[str, list] = {}
+    kinds: dict[str, str] = {}
     records: list[FileRecord] = []
     touch: list[FileRecord] = []
     drop: list[str] = []
@@ -177,6 +180,7 @@ def write_batch(
             continue
         chunks = chunk_file(entry.path, got.text, index.settings.index)
         chunks_by_path[entry.path] = chunks
+        kinds[entry.path] = classify(entry.path, got.text, chunks[0].language if chunks else "text")
         records.append(FileRecord(entry.path, record.content_hash, record.size, record.mtime_ns, len(chunks)))
     if touch:
         index.manifest.record(touch)
@@ -189,11 +193,11 @@ def write_batch(
     from codeask.index.rows import chunk_rows, embed_text
 
     all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-    rows = chunk_rows(all_chunks)
+    rows = chunk_rows(all_chunks, kinds, keyword_only_kinds(index.settings.index))
     paths = [r.path for r in records]
     index.manifest.forget(paths)
     stats.chunks_deleted += store.replace_files(paths, rows)[1]
     index.manifest.record(records)
     stats.files_changed += len(records)
     stats.paths_changed.extend(paths)
-    return {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}
+    return {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows if r["embed_hash"]}

@@ -86,6 +86,11 @@ class Document:
     extra: bool = False
     """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
     the token budget drops these first."""
+    kind: str = "source"
+    """The file's kind (:mod:`codeask.index.kinds`)."""
+    similar: list[str] = field(default_factory=list)
+    """Labels of near-duplicate files folded into this one (``messages.fr.xlf`` into
+    ``messages.de.xlf``: :mod:`codeask.query.steps.one_per_file`)."""
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
@@ -101,6 +106,7 @@ class Document:
             score=score,
             id=hit.id,
             root_label=root_label,
+            kind=getattr(hit, "kind", "source"),
         )
 
     @property

@@ -26,12 +26,14 @@ def source_link(label: str, start_line: int, end_line: int, uri: str) -> str:
 
 def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
-    file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
+    file's further spans follow its link as ``[start-end](...#Lstart-Lend)``, and its folded
+    near-duplicates as `` and N similar files``."""
 
     def line(s: Source) -> str:
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri)
         more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"]) for x in s.spans[1:]]
-        return ", ".join([first, *more])
+        similar = f" and {len(s.similar)} similar file{'s' if len(s.similar) > 1 else ''}" if s.similar else ""
+        return ", ".join([first, *more]) + similar
 
     return "\n".join(f"{i}. {line(s)}" for i, s in enumerate(sources, 1))
 
@@ -78,6 +80,11 @@ class Source:
     """Every span of this file the answer drew on, the best (this source's own lines) first, then
     those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content"}``
     (1-based inclusive lines, each with its own link)."""
+    kind: str = "source"
+    """The file's kind: ``source``, ``test``, ``docs``, ``config``, ``data``, ``generated`` or
+    ``vendored`` (:mod:`codeask.index.kinds`)."""
+    similar: list[str] = field(default_factory=list)
+    """Near-duplicate files folded into this source (same file in other locales): their labels."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
@@ -98,6 +105,8 @@ class Source:
             d.content,
             d.label,
             spans,
+            d.kind,
+            list(d.similar),
         )
 
 
