@@ -6,7 +6,8 @@ too large: the manifest's skip records) while its size, mtime and the deciding s
 ``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
 keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
 run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
-the old rows' vectors. Phase 2 (:mod:`codeask.index.phase2`) fills the vectors.
+the old rows' vectors. When files changed, hub files are measured by keyword search
+(:mod:`codeask.index.hubs`). Phase 2 (:mod:`codeask.index.phase2`) fills the vectors.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
+from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
@@ -113,6 +115,8 @@ def sync_root(
             index.maybe_optimize(force=True)
         if not stopped:
             index.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+        if stats.files_changed or stats.files_removed or not (store.index_dir / HUBS_FILE).exists():
+            save_hubs(store.index_dir, measure_hubs(store, len(seen)))
     index.phase1_running = False
     stats.files_skipped = dict(skipped)
     stats.seconds_to_searchable = time.monotonic() - started

@@ -234,6 +234,10 @@ class RetrievalSettings(_Section):
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
     """Downweighted paths (gitignore syntax): by default the test, docs and config kinds' own
     patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks."""
+    hub_damping: bool = True
+    """Rank a hub file (one in the top files of most questions, measured from the index after
+    each indexing run in roots of 200 files or more: :mod:`codeask.index.hubs`) at 0.5 to 1 of its
+    score unless the question names it."""
     third_party_factor: float = Field(default=0.25, ge=0, le=1)
     """Fused score multiplier for vendored, generated and data files (:mod:`codeask.index.kinds`),
     0 to 1: below the project's own code, tests and docs, unless the question names the file or

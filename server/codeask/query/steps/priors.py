@@ -7,6 +7,9 @@ A file's fused score (:func:`codeask.query.steps.retrieve.fuse`) is multiplied b
   unless the question names that kind ("the vendored yaml parser");
 * when the question names languages ("the C code", "in TypeScript", :mod:`codeask.query.intent`):
   files in other languages, ``retrieval.downweight_factor``;
+* a hub file (one in the top files of most questions, measured from the index:
+  :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), with
+  ``retrieval.hub_damping`` on;
 * a file the question names by its file name: 1, whatever the above.
 
 Tests, docs and configs are downweighted by path (``retrieval.downweight_patterns``, whose defaults
@@ -15,9 +18,10 @@ are those kinds' patterns); :func:`lifted` tells when the question asks for that
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from codeask.index.hubs import hub_factor
 from codeask.query.intent import Intent
 from codeask.settings import RetrievalSettings
 
@@ -30,19 +34,29 @@ __all__ = ["THIRD_PARTY_KINDS", "file_prior", "lifted"]
 THIRD_PARTY_KINDS = frozenset({"vendored", "generated", "data"})
 
 
-def file_prior(settings: RetrievalSettings, intent: Intent, named: Callable[[str], bool]) -> Callable[[Hit], float]:
-    """The prior of a file, from its best hit: a multiplier in ``[0, 1]`` (see the module docstring).
+def file_prior(
+    settings: RetrievalSettings,
+    intent: Intent,
+    named: Callable[[str], bool],
+    hubs: Mapping[str, Mapping[str, float]] | None = None,
+) -> Callable[[str, Hit], float]:
+    """The prior of a file of a root, from its best hit: a multiplier in ``[0, 1]`` (see the
+    module docstring).
 
     Args:
-        settings: ``third_party_factor``, ``downweight_factor``.
+        settings: ``third_party_factor``, ``downweight_factor``, ``hub_damping``.
         intent: what the question asks for (:func:`codeask.query.intent.question_intent`).
         named: whether the question names a path's file (``names_file``).
+        hubs: ``{root: {path: k-occurrence share}}`` (:func:`codeask.index.hubs.load_hubs`).
     """
+    hubs = hubs or {}
 
-    def prior(hit: Hit) -> float:
+    def prior(root: str, hit: Hit) -> float:
         if named(hit.path):
             return 1.0
         factor = 1.0
+        if settings.hub_damping:
+            factor *= hub_factor(hubs.get(root, {}).get(hit.path, 0.0))
         if hit.kind in THIRD_PARTY_KINDS and hit.kind not in intent.kinds:
             factor *= settings.third_party_factor
         if intent.languages and hit.language not in intent.languages:

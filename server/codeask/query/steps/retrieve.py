@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+from codeask.index.hubs import load_hubs
 from codeask.index.kinds import kind_of_path
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.intent import Intent, question_intent
@@ -71,7 +72,7 @@ def fuse(
     rrf_k: int,
     downweighted: Callable[[str], bool],
     factor: float,
-    prior: Callable[[Hit], float] | None = None,
+    prior: Callable[[str, Hit], float] | None = None,
 ) -> list[tuple[float, float, str, Hit]]:
     """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
 
@@ -85,7 +86,7 @@ def fuse(
         rrf_k: the RRF constant (60 in the literature and here).
         downweighted: whether a path ranks lower.
         factor: multiplier of a downweighted file's score.
-        prior: a file's score multiplier from its best-ranked hit (kind, language:
+        prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
             :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
     """
     file_score: dict[tuple[str, str], float] = defaultdict(float)
@@ -105,7 +106,7 @@ def fuse(
         if downweighted(key[1]):
             file_score[key] *= factor
         if prior is not None:
-            file_score[key] *= prior(file_hit[key])
+            file_score[key] *= prior(key[0], file_hit[key])
     demote_boilerplate(hits, chunk_score)
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
@@ -304,6 +305,15 @@ class HybridRetrieve:
 
         return down
 
+    def prior_for(
+        self, question: str, intent: Intent, targets: Sequence[SearchTarget], stores: Sequence[Store]
+    ) -> Callable[[str, Hit], float]:
+        """Each file's prior (:func:`~codeask.query.steps.priors.file_prior`) for ``question``,
+        with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`)."""
+        lowered = question.lower()
+        hubs = {t.root: load_hubs(s.index_dir) for t, s in zip(targets, stores) if hasattr(s, "index_dir")}
+        return file_prior(self.settings, intent, lambda path: names_file(lowered, path), hubs)
+
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
         files = int(query.options.get("max_files") or self.settings.max_files)
@@ -320,12 +330,11 @@ class HybridRetrieve:
         identifiers = code_identifiers(parts.search_text)
         intent = question_intent(query.original)
         downweighted = self.downweighted_for(query.original, intent)
-        lowered = query.original.lower()
-        prior = file_prior(self.settings, intent, lambda path: names_file(lowered, path))
-        want = 2 * files  # per ranking: fusion picks the files from every ranking's
-        evidence = {"frame_hits": 0, "literal_hits": 0}
         targets = self.targets()
         stores = [target.store() for target in targets]
+        prior = self.prior_for(query.original, intent, targets, stores)
+        want = 2 * files  # per ranking: fusion picks the files from every ranking's
+        evidence = {"frame_hits": 0, "literal_hits": 0}
         # Every root's keyword and dense searches run at once (LanceDB releases the GIL: on 2 cores
         # an ask at 1M chunks waits for the slower search, not for both); fused in a fixed order.
         searches = _searches()
