@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from codeask.query.pipeline import Query
+from codeask.query.pipeline import Document, Query
 
 __all__ = ["OnePerFile", "near_duplicate_key"]
 
@@ -139,7 +139,7 @@ class OnePerFile:
     def __call__(self, query: Query) -> Query:
         limit = int(query.options.get("max_files") or self.max_files)
         seen: set[tuple[str, str]] = set()
-        kept = []
+        kept: list[Document] = []
         folded_into: dict[tuple[str, str], int] = {}
         folded = 0
         for d in query.documents:
