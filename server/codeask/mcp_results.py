@@ -86,6 +86,10 @@ class SourceOut(BaseModel):
         description="why this file was added along the symbol graph (e.g. 'calls send from src/app.py:12'); "
         "'' for files the search found",
     )
+    kind: str = Field(default="source", description="source | test | docs | config | data | generated | vendored")
+    similar: list[str] = Field(
+        default_factory=list, description="near-duplicate files folded into this one (the same file in other locales)"
+    )
 
 
 class IndexState(BaseModel):
@@ -228,6 +232,8 @@ def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, i
                 for x in s.get("spans") or []
             ],
             via=s.get("via") or "",
+            kind=s.get("kind") or "source",
+            similar=list(s.get("similar") or []),
         )
         for i, s in enumerate(items, 1)
     ]

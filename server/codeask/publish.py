@@ -55,20 +55,26 @@ class PublishStats:
 
 
 def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int, int]:
-    """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``."""
+    """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``
+    whose kind is embedded (:func:`~codeask.index.kinds.keyword_only_kinds`)."""
     from codeask.index.chunk import chunk_file
+    from codeask.index.kinds import classify, keyword_only_kinds
     from codeask.index.store import embed_hash, embed_text
     from codeask.index.walk import Ignorer, read_text, walk
 
     result = walk(root, settings.index, Ignorer(root, settings.index))
     texts: dict[str, str] = {}
     files = chunks = 0
+    keyword_only = keyword_only_kinds(settings.index)
     for entry in result.files:
         got = read_text(entry.abs_path, settings.index)
         if isinstance(got, str):
             continue
         files += 1
-        for c in chunk_file(entry.path, got.text, settings.index):
+        file_chunks = chunk_file(entry.path, got.text, settings.index)
+        if file_chunks and classify(entry.path, got.text, file_chunks[0].language) in keyword_only:
+            continue  # indexed keyword-only: no vector to publish
+        for c in file_chunks:
             chunks += 1
             text = embed_text(c.symbol, c.content)
             texts.setdefault(embed_hash(text), text)

@@ -16,6 +16,7 @@ from codeask.index.chunking import (
     chunk_text,
     language_for,
 )
+from codeask.lines import split_lines
 
 if TYPE_CHECKING:
     from codeask.settings import IndexSettings
@@ -26,13 +27,32 @@ __all__ = [
     "TREE_SITTER_LANGUAGES",
     "Chunk",
     "chunk_file",
+    "shorten_long_lines",
     "chunk_text",
     "language_for",
 ]
 
 
+#: What ends a line :func:`shorten_long_lines` cut.
+CUT_MARK = "\u2026"
+
+
+def shorten_long_lines(text: str, max_line_length: int) -> str:
+    """``text`` with every line longer than ``max_line_length`` cut to that many characters and
+    :data:`CUT_MARK` (a long literal in a source file: a base64 blob in a test); lines as
+    :func:`~codeask.lines.split_lines` cuts them, each keeping its number (joined with ``\\n``)."""
+    if len(text) <= max_line_length:
+        return text
+    lines = split_lines(text)
+    if all(len(line) <= max_line_length for line in lines):
+        return text
+    return "\n".join(line if len(line) <= max_line_length else line[:max_line_length] + CUT_MARK for line in lines)
+
+
 def chunk_file(path: str, text: str, settings: IndexSettings) -> list[Chunk]:
     """The chunks of the file at ``path`` (relative to its root, POSIX; its name picks the language)
     holding ``text``, at ``settings.chunk_lines`` lines and ``settings.max_chunk_chars`` characters
-    at most (:func:`~codeask.index.chunking.chunk_text`)."""
-    return chunk_text(path, text, chunk_lines=settings.chunk_lines, max_chunk_chars=settings.max_chunk_chars)
+    at most (:func:`~codeask.index.chunking.chunk_text`); lines over ``settings.max_line_length``
+    characters are cut (:func:`shorten_long_lines`)."""
+    short = shorten_long_lines(text, settings.max_line_length)
+    return chunk_text(path, short, chunk_lines=settings.chunk_lines, max_chunk_chars=settings.max_chunk_chars)

@@ -12,8 +12,10 @@ never called, so plain folders behave like repositories.
 
 Build-output folders: a folder named in ``build_outputs`` (``build``, ``dist``, ``coverage``, ...) is
 excluded only where it is output: directly in the root, or beside a project file
-(:data:`PROJECT_MARKERS`) of a nested project, and only when it holds no ``__init__.py`` or project
-file itself (so coverage.py's ``coverage/`` package and ``src/build/rules.py`` are indexed). A
+(:data:`PROJECT_MARKERS`) of a nested project, only when it holds no ``__init__.py`` or project
+file itself (so coverage.py's ``coverage/`` package and ``src/build/rules.py`` are indexed), and
+only when it holds build artifacts (:mod:`codeask.index.outputs`: a ``dist/`` of install scripts
+and systemd units is indexed). A
 folder holding a ``CACHEDIR.TAG`` (https://bford.info/cachedir/) is excluded whatever its name.
 
 :func:`codeask.index.walk.walk` applies the same rules while it lists a root (each folder's
@@ -28,10 +30,11 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pathspec import GitIgnoreSpec
 
+from codeask.index.outputs import holds_artifacts
 from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
@@ -120,8 +123,45 @@ def _compile_cached(patterns: tuple[str, ...]) -> GitIgnoreSpec | None:
     return _compile(patterns)
 
 
-def _secret_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
-    return _compile_cached(tuple(settings.secret_patterns) + tuple(settings.extra_secret_patterns))
+class _SecretRules(NamedTuple):
+    """The secret patterns split by what they name: ``folders`` (a trailing ``/``: ``.ssh/``),
+    ``names`` (no inner ``/``: ``.env``, ``*.pem``, ``credentials``: matched against a *file's*
+    name only, so a folder called ``credentials/`` over source files is not secret) and ``paths``
+    (an inner ``/``: ``**/.docker/config.json``, matched against a file's path)."""
+
+    folders: GitIgnoreSpec | None
+    names: GitIgnoreSpec | None
+    paths: GitIgnoreSpec | None
+
+    def entry(self, rel: str, is_dir: bool) -> bool:
+        """Whether the folder or file ``rel`` itself (not its parents) is secret."""
+        if is_dir:
+            return self.folders is not None and self.folders.match_file(rel + "/")
+        name = rel.rpartition("/")[2]
+        return (self.names is not None and self.names.match_file(name)) or (
+            self.paths is not None and self.paths.match_file(rel)
+        )
+
+    def path_or_parent(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``rel`` or one of its parent folders is secret."""
+        parts = rel.split("/")
+        return any(self.entry("/".join(parts[:i]), True) for i in range(1, len(parts))) or self.entry(rel, is_dir)
+
+
+@functools.lru_cache(maxsize=64)
+def _secret_rules_cached(patterns: tuple[str, ...]) -> _SecretRules:
+    def body(p: str) -> str:
+        return p[1:] if p.startswith("!") else p
+
+    folders = [p for p in patterns if body(p).rstrip().endswith("/")]
+    files = [p for p in patterns if p not in folders]
+    names = [p for p in files if "/" not in body(p).strip()]
+    paths = [p for p in files if p not in names]
+    return _SecretRules(_compile(folders), _compile(names), _compile(paths))
+
+
+def _secret_rules(settings: IndexSettings) -> _SecretRules:
+    return _secret_rules_cached(tuple(settings.secret_patterns) + tuple(settings.extra_secret_patterns))
 
 
 def _exclude_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
@@ -132,18 +172,22 @@ def _never_spec() -> GitIgnoreSpec | None:
     return _compile_cached(NEVER_WALKED)
 
 
-def _is_output_folder(name: str, parent_names: Iterable[str] | None, own_names: Iterable[str], outputs) -> bool:
-    """Whether folder ``name`` holds build output (see the module docstring).
+def _is_output_folder(
+    name: str, parent_names: Iterable[str] | None, own_names: Iterable[str], outputs, abs_dir: str
+) -> bool:
+    """Whether folder ``name`` at ``abs_dir`` holds build output (see the module docstring).
 
-    ``parent_names``: the names in its parent folder, ``None`` when the parent is the root (a
-    build-output name there is always output); ``own_names``: the names inside it.
+    ``parent_names``: the names in its parent folder, ``None`` when the parent is the root;
+    ``own_names``: the names inside it, which must show build artifacts
+    (:func:`codeask.index.outputs.holds_artifacts`).
     """
     own = set(own_names)
     if CACHEDIR_TAG in own:
         return True
     if name not in outputs or own & SOURCE_MARKERS:
         return False
-    return parent_names is None or not PROJECT_MARKERS.isdisjoint(parent_names)
+    beside_project = parent_names is None or not PROJECT_MARKERS.isdisjoint(parent_names)
+    return beside_project and holds_artifacts(abs_dir, own)
 
 
 def _listdir(path: str) -> list[str]:
@@ -166,28 +210,17 @@ def _normalize_rel(rel_path: str, is_dir: bool) -> tuple[str, bool]:
     return rel, is_dir
 
 
-def _spec_matches_path_or_parent(spec: GitIgnoreSpec | None, rel: str, is_dir: bool) -> bool:
-    """Whether ``spec`` matches ``rel`` or any of its parent folders (as folders)."""
-    if spec is None or not rel:
-        return False
-    parts = rel.split("/")
-    for i in range(1, len(parts) + 1):
-        sub = "/".join(parts[:i])
-        last = i == len(parts)
-        if spec.match_file(sub if last and not is_dir else sub + "/"):
-            return True
-    return False
-
-
 def is_secret(rel_path: str, settings: IndexSettings) -> bool:
     """Whether workspace-relative ``rel_path`` (or one of its parent folders) matches
-    ``secret_patterns`` + ``extra_secret_patterns``. A trailing ``/`` marks a folder.
+    ``secret_patterns`` + ``extra_secret_patterns``. A trailing ``/`` marks a folder. A folder is
+    secret only by a folder pattern (``.ssh/``); other patterns name secret *files*
+    (:class:`_SecretRules`).
 
     Path-only (never reads the file); never raises. Use it before anything goes to an LLM.
     """
     settings = _index_settings(settings)
     rel, is_dir = _normalize_rel(rel_path, False)
-    return _spec_matches_path_or_parent(_secret_spec(settings), rel, is_dir)
+    return bool(rel) and _secret_rules(settings).path_or_parent(rel, is_dir)
 
 
 #: codeask's own files (settings and ignore rules), never indexed whatever ``index.exclude`` says.
@@ -219,7 +252,7 @@ class Ignorer:
         self.root = Path(os.path.abspath(os.fspath(root)))
         self._root_str = str(self.root)
         self.settings = _index_settings(settings)
-        self._secret = _secret_spec(self.settings)
+        self._secret = _secret_rules(self.settings)
         self._exclude = _exclude_spec(self.settings)
         self._never = _never_spec()
         self.build_outputs = frozenset(self.settings.build_outputs)
@@ -274,7 +307,7 @@ class Ignorer:
         """``(reason, re_included)`` for ``rel`` itself, its parent folders being known not to be
         skipped; ``re_included``: a user's ``!pattern`` matched it (no default exclude applies)."""
         path = rel + "/" if is_dir else rel
-        if self._secret is not None and self._secret.match_file(path):
+        if self._secret.entry(rel, is_dir):
             return "secret", False
         # NEVER_WALKED holds folder patterns only, and parents are decided before their entries
         # (walk and reason() both stop at a skipped folder): a file need not be matched again.
@@ -305,7 +338,7 @@ class Ignorer:
         if name not in self.build_outputs:
             return os.path.exists(os.path.join(folder, CACHEDIR_TAG))
         parent_names = _listdir(os.path.join(self._root_str, parent)) if parent else None
-        return _is_output_folder(name, parent_names, _listdir(folder), self.build_outputs)
+        return _is_output_folder(name, parent_names, _listdir(folder), self.build_outputs, folder)
 
     def reason(self, rel_path: str, is_dir: bool = False) -> str | None:
         """``"secret"``, ``"excluded"``, ``"ignored"`` or ``None`` (index it) for a path.
@@ -317,7 +350,7 @@ class Ignorer:
         rel, is_dir = _normalize_rel(rel_path, is_dir)
         if not rel:
             return None
-        if _spec_matches_path_or_parent(self._secret, rel, is_dir):
+        if self._secret.path_or_parent(rel, is_dir):
             return "secret"
         codeask = self._stat_load(CODEASKIGNORE)
         root_spec = self._stat_load(GITIGNORE)

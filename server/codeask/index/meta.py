@@ -1,6 +1,7 @@
 """Which embedding model and schema an index was built for, and starting over when they change.
 
-The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema"}`` (JSON). Opening an index
+The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party"}`` (JSON;
+``third_party``: ``index.embed_third_party``, which decides which rows have a vector at all). Opening an index
 built with the configured model reads the vector dimension from it (no model load, so ``status``
 and keyword search stay fast); a new index, or another model or schema, needs the model's
 dimension, and another model or schema clears the manifest and deletes the LanceDB folder
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "open_store"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
-SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``
+SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``, and ``kind``
 
 
 def open_store(
@@ -61,7 +62,9 @@ def open_store(
         dim = int(meta["dim"])
     else:
         dim = model_dim()
-    want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION})
+    want = json.dumps(
+        {"model": model, "dim": dim, "schema": SCHEMA_VERSION, "third_party": settings.index.embed_third_party}
+    )
     if have != want and manifest.read_only:
         raise IndexReadOnly(
             f"the index {index_dir} is read-only and was built for another embedding model or "

@@ -6,7 +6,8 @@ too large: the manifest's skip records) while its size, mtime and the deciding s
 ``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
 keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
 run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
-the old rows' vectors. Phase 2 (:mod:`codeask.index.phase2`) fills the vectors.
+the old rows' vectors. When files changed, hub files are measured by keyword search
+(:mod:`codeask.index.hubs`). Phase 2 (:mod:`codeask.index.phase2`) fills the vectors.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
+from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
+from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, read_text, walk
@@ -126,6 +129,8 @@ def sync_root(
             index.maybe_optimize(force=True)
         if not stopped:
             index.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+        if stats.files_changed or stats.files_removed or not (store.index_dir / HUBS_FILE).exists():
+            save_hubs(store.index_dir, measure_hubs(store, len(seen)))
     index.phase1_running = False
     stats.files_skipped = dict(skipped)
     stats.seconds_to_searchable = time.monotonic() - started
@@ -169,9 +174,11 @@ def write_batch(
     skipped: Counter,
 ) -> dict[str, str]:
     """Read, chunk and commit one batch of files (caller holds the write lock); returns
-    ``{embed_hash: embed_text}`` of the rows written (their vectors may be missing)."""
+    ``{embed_hash: embed_text}`` of the rows written that are embedded (their vectors may be
+    missing; rows of a keyword-only kind, :func:`~codeask.index.kinds.keyword_only_kinds`, are not)."""
     store = index.store
     chunks_by_path: dict[str, list] = {}
+    kinds: dict[str, str] = {}
     records: list[FileRecord] = []
     touch: list[FileRecord] = []
     drop: list[str] = []
@@ -192,6 +199,7 @@ def write_batch(
             continue
         chunks = chunk_file(entry.path, got.text, index.settings.index)
         chunks_by_path[entry.path] = chunks
+        kinds[entry.path] = classify(entry.path, got.text, chunks[0].language if chunks else "text")
         records.append(FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, len(chunks), got.encoding))
     if touch:
         index.manifest.record(touch)
@@ -204,11 +212,11 @@ def write_batch(
     from codeask.index.rows import chunk_rows, embed_text
 
     all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-    rows = chunk_rows(all_chunks)
+    rows = chunk_rows(all_chunks, kinds, keyword_only_kinds(index.settings.index))
     paths = [r.path for r in records]
     index.manifest.forget(paths)
     stats.chunks_deleted += store.replace_files(paths, rows)[1]
     index.manifest.record(records)
     stats.files_changed += len(records)
     stats.paths_changed.extend(paths)
-    return {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows}
+    return {r["embed_hash"]: embed_text(r["symbol"], r["content"]) for r in rows if r["embed_hash"]}

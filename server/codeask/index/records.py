@@ -23,7 +23,9 @@ IndexReadiness = Literal["building", "keyword-only", "ready"]
 
 class StoredRow(TypedDict):
     """A chunk as stored: ``id`` (32 hex chars), ``path`` (POSIX, relative to the root), 1-based
-    inclusive lines, the enclosing ``symbol`` (``""`` for none) and the chunk's text."""
+    inclusive lines, the enclosing ``symbol`` (``""`` for none), the chunk's text and its file's
+    ``kind`` (``source``, ``test``, ``docs``, ``config``, ``data``, ``generated``, ``vendored``:
+    :mod:`codeask.index.kinds`)."""
 
     id: str
     path: str
@@ -32,13 +34,15 @@ class StoredRow(TypedDict):
     end_line: int
     symbol: str
     content: str
+    kind: str
 
 
 class ChunkRow(StoredRow):
     """A row to write: a :class:`StoredRow` plus ``embed_hash`` (the key of its vector in the
-    ``vectors`` table) and ``text`` (what the full-text index searches: path words, symbol parts
-    and the content's identifiers split), ``defines`` and ``refs`` (the names the chunk defines and
-    references: the symbol graph, :mod:`codeask.index.chunking.graph`)."""
+    ``vectors`` table; ``""`` for a chunk indexed keyword-only, which never gets one), ``text`` (what
+    the full-text index searches: path words, symbol parts and the content's identifiers split),
+    ``defines`` and ``refs`` (the names the chunk defines and references: the symbol graph,
+    :mod:`codeask.index.chunking.graph`)."""
 
     embed_hash: str
     text: str

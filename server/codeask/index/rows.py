@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -98,11 +98,20 @@ def path_words(path: str) -> str:
     return " ".join(split_identifier(" ".join(_WORD.findall(path.replace("/", " ")))) or [])
 
 
-def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``)."""
+def chunk_rows(
+    chunks: Sequence[Chunk], kinds: Mapping[str, str] | None = None, keyword_only: Collection[str] = ()
+) -> list[ChunkRow]:
+    """Rows of the ``chunks`` table for ``chunks`` (vectors live apart, keyed by ``embed_hash``).
+
+    ``kinds``: ``{path: kind}`` (:func:`codeask.index.kinds.classify`; a path not in it is
+    ``source``); the chunks of a kind in ``keyword_only`` get ``embed_hash`` ``""``: they are
+    found by keyword search only and are never pending a vector.
+    """
     rows: list[ChunkRow] = []
+    kinds = kinds or {}
     for c in chunks:
-        ehash = embed_hash(embed_text(c.symbol, c.content))
+        kind = kinds.get(c.path, "source")
+        ehash = "" if kind in keyword_only else embed_hash(embed_text(c.symbol, c.content))
         words = " ".join(w for w in (path_words(c.path), " ".join(split_identifier(c.symbol.replace(".", "_")))) if w)
         rows.append(
             {
@@ -115,6 +124,7 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
                 "end_line": c.end_line,
                 "symbol": c.symbol,
                 "content": c.content,
+                "kind": kind,
                 "embed_hash": ehash,
                 "text": f"{c.path} {words} {c.symbol}\n{keyword_text(c.content)}",
                 "defines": list(c.defines),
@@ -136,6 +146,8 @@ class Hit:
     symbol: str
     content: str
     score: float
+    kind: str = "source"
+    """The file's kind (:mod:`codeask.index.kinds`)."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], score: float) -> Hit:
@@ -150,11 +162,12 @@ class Hit:
             symbol=row["symbol"],
             content=row["content"],
             score=score,
+            kind=row.get("kind") or "source",
         )
 
 
 #: The ``chunks`` columns a :class:`Hit` is made from.
-HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content"]
+HIT_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "content", "kind"]
 #: The symbol graph's columns (:mod:`codeask.index.chunking.graph`).
 GRAPH_COLUMNS = ["defines", "refs"]
 

@@ -14,8 +14,11 @@ column         type                    meaning
 ``end_line``   int32                   last line, 1-based inclusive
 ``symbol``     string                  enclosing definition (``Session.send``) or ``""``
 ``content``    string                  the chunk's exact lines
+``kind``       string                  the file's kind: ``source``, ``test``, ``docs``, ``config``,
+                                       ``data``, ``generated``, ``vendored`` (:mod:`codeask.index.kinds`)
 ``embed_hash`` string                  ``sha256(embed_text)[:32]`` (:func:`embed_text`): the key
-                                       of the chunk's vector in ``vectors``
+                                       of the chunk's vector in ``vectors``; ``""`` for a chunk
+                                       indexed keyword-only (never embedded, never pending)
 ``text``       string                  keyword text, full-text indexed: path words, symbol words
                                        and content with identifiers split (:func:`keyword_text`)
 ``defines``    list<string>            names the chunk defines (the symbol graph,
@@ -148,6 +151,7 @@ class Store:
                 pa.field("end_line", pa.int32()),
                 pa.field("symbol", pa.string()),
                 pa.field("content", pa.string()),
+                pa.field("kind", pa.string()),
                 pa.field("embed_hash", pa.string()),
                 pa.field("text", pa.string()),
                 pa.field("defines", pa.list_(pa.string())),
@@ -233,8 +237,8 @@ class Store:
             pending = self._pending.known()
             if pending is not None:  # the pending rows this commit deletes and adds (keyed lookups)
                 old = self._column(self._chunks, "embed_hash", where)
-                removed = [h for h in old if h in pending]
-                new_hashes = [r["embed_hash"] for r in new]
+                removed = [h for h in old if h and h in pending]
+                new_hashes = [r["embed_hash"] for r in new if r["embed_hash"]]
                 unknown = [h for h in set(new_hashes) if h not in pending]
                 stored = self.stored_hashes(unknown)
                 added = [h for h in new_hashes if h in pending or h not in stored]
@@ -345,7 +349,9 @@ class Store:
 
     def _scan_pending(self) -> dict[str, int]:
         """``{embed_hash: chunk rows}`` of rows without a vector, by scanning both tables."""
-        hashes = self._chunks.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+        hashes = (
+            self._chunks.search().where("embed_hash != ''").select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+        )
         if not len(hashes):
             return {}
         stored = self._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
@@ -377,7 +383,7 @@ class Store:
         )
 
     def rows_for_path(self, path: str) -> list[StoredRow]:
-        """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``), by start line."""
+        """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``, ``kind``), by start line."""
         where = sql_in("path", [path])
         rows = self._read(lambda: self._chunks.search().where(where).select(list(HIT_COLUMNS)).limit(None).to_list())
         return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the HIT_COLUMNS

@@ -18,7 +18,8 @@ Skip reasons:
                        byte in the first 8 KiB that UTF-16/32 does not explain, or no legacy
                        encoding under the detector's confidence floor)
 ``too_large``          more than ``max_file_bytes`` bytes
-``minified``           lines longer than ``max_line_length`` hold more than half the characters
+``minified``           lines of code longer than ``max_line_length`` hold more than half the
+                       characters (a line that is one long literal, base64 or hex, is not code)
 ``symlink_loop``       a symlink whose target was already reached (a loop or a duplicate path),
                        or a chain of links that never ends (ELOOP)
 ``outside_root``       a symlink whose real target is outside the root's real path
@@ -39,6 +40,7 @@ import errno
 import hashlib
 import heapq
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +61,7 @@ from codeask.index.ignore import (
     _index_settings,
     is_secret,
 )
+from codeask.index.outputs import holds_artifacts
 from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
@@ -214,7 +217,10 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
             skipped[_oserror_reason(exc)] += 1
             continue
         names = {e.name for e in entries}
-        if rel_dir and (CACHEDIR_TAG in names or (maybe_output and names.isdisjoint(SOURCE_MARKERS))):
+        if rel_dir and (
+            CACHEDIR_TAG in names
+            or (maybe_output and names.isdisjoint(SOURCE_MARKERS) and holds_artifacts(abs_dir, names))
+        ):
             skipped["excluded"] += 1
             continue
         project = not rel_dir or not PROJECT_MARKERS.isdisjoint(names)
@@ -361,13 +367,28 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
     return FileEntry(rel, abs_path, st.st_size, st.st_mtime_ns)
 
 
+#: Share of a long line one token (split at blanks and quotes) must cover for the line to be a
+#: literal (a base64 blob, a hex string) rather than minified code.
+LITERAL_SHARE = 0.8
+_TOKEN_BREAKS = re.compile(r"[\s\"'`]+")
+
+
+def is_literal_line(line: str) -> bool:
+    """Whether ``line`` is one long literal: a single token between blanks and quotes covers over
+    :data:`LITERAL_SHARE` of it (a base64 or hex string). Minified code breaks at its many quoted
+    strings and never is."""
+    return max((len(t) for t in _TOKEN_BREAKS.split(line)), default=0) > LITERAL_SHARE * len(line)
+
+
 def _minified(text: str, max_line_length: int) -> bool:
-    """Whether lines longer than ``max_line_length`` hold more than half of the characters."""
+    """Whether lines longer than ``max_line_length`` that are code, not one long literal
+    (:func:`is_literal_line`), hold more than half of the characters: a test file with a long
+    base64 line is source (its chunks shorten the line: :func:`codeask.index.chunk.chunk_file`)."""
     if len(text) <= max_line_length:
         return False
     long_chars = 0
     for line in split_lines(text):
-        if len(line) > max_line_length:
+        if len(line) > max_line_length and not is_literal_line(line):
             long_chars += len(line)
     return long_chars * 2 > len(text)
 

@@ -94,6 +94,11 @@ class Document:
     via_path: str = ""
     """The file (same root) the ``via`` edge came from; ``""`` when retrieved or for a name in the
     question. The prompt places the document after that file's (:func:`along_chain`)."""
+    kind: str = "source"
+    """The file's kind (:mod:`codeask.index.kinds`)."""
+    similar: list[str] = field(default_factory=list)
+    """Labels of near-duplicate files folded into this one (``messages.fr.xlf`` into
+    ``messages.de.xlf``: :mod:`codeask.query.steps.one_per_file`)."""
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
@@ -109,6 +114,7 @@ class Document:
             score=score,
             id=hit.id,
             root_label=root_label,
+            kind=getattr(hit, "kind", "source"),
         )
 
     @property

@@ -33,7 +33,8 @@ def source_link(label: str, start_line: int, end_line: int, uri: str, title: str
 
 def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
-    file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
+    file's further spans follow its link as ``[start-end](...#Lstart-Lend)``, and its folded
+    near-duplicates as `` and N similar files``."""
 
     return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
 
@@ -46,7 +47,8 @@ def source_lines(sources: Sequence[Source]) -> list[str]:
         spans = s.spans or [{}]
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
         more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]]
-        return ", ".join([first, *more])
+        similar = f" and {len(s.similar)} similar file{'s' if len(s.similar) > 1 else ''}" if s.similar else ""
+        return ", ".join([first, *more]) + similar
 
     return [line(s) for s in sources]
 
@@ -107,6 +109,11 @@ class Source:
     via: str = ""
     """Why the ``expand`` step added this file, along which edge of the symbol graph
     (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
+    kind: str = "source"
+    """The file's kind: ``source``, ``test``, ``docs``, ``config``, ``data``, ``generated`` or
+    ``vendored`` (:mod:`codeask.index.kinds`)."""
+    similar: list[str] = field(default_factory=list)
+    """Near-duplicate files folded into this source (same file in other locales): their labels."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
@@ -135,6 +142,8 @@ class Source:
             d.label,
             spans,
             d.via,
+            d.kind,
+            list(d.similar),
         )
 
 

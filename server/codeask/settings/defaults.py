@@ -11,6 +11,9 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "DEFAULT_BUILD_OUTPUTS",
     "DEFAULT_DOWNWEIGHT_PATTERNS",
+    "DEFAULT_TEST_PATTERNS",
+    "DEFAULT_DOCS_PATTERNS",
+    "DEFAULT_CONFIG_PATTERNS",
     "TEMPLATE_NAMES",
 ]
 
@@ -142,25 +145,38 @@ DEFAULT_EXCLUDES: list[str] = [
 #: ``__init__.py`` or project file inside). See :mod:`codeask.index.walk`.
 DEFAULT_BUILD_OUTPUTS: list[str] = ["build", "dist", "out", "target", "coverage", "htmlcov"]
 
-#: Paths whose chunks rank lower (not excluded): tests, docs, changelogs, examples, and the non-code
-#: project files (issue/PR templates, CI, lint and tool configs). Users asking how something works, or
-#: pasting what went wrong, want the implementation first; see shared/eval/FINDINGS.md, point 3.
-#: A question that names such a file by name still finds it (``HybridRetrieve.downweighted_for``).
-DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
+#: Test files (gitignore syntax): the ``test`` kind of :mod:`codeask.index.kinds`.
+DEFAULT_TEST_PATTERNS: list[str] = [
     "test/",
     "tests/",
     "testing/",
+    "__tests__/",
     "test_*.py",
     "*_test.py",
     "*_test.go",
+    "*_test.rs",
+    "*_spec.rb",
+    "*Test.java",
+    "*Tests.java",
     "*.test.*",
     "*.spec.*",
     "conftest.py",
+]
+
+#: Documentation and project prose: the ``docs`` kind of :mod:`codeask.index.kinds`.
+DEFAULT_DOCS_PATTERNS: list[str] = [
     "doc/",
     "docs/",
     "*.md",
     "*.rst",
     "*.txt",
+    "*.adoc",
+    "README*",
+    "LICENSE*",
+    "LICENCE*",
+    "COPYING*",
+    "NOTICE*",
+    "CODEOWNERS",
     "CHANGES*",
     "CHANGELOG*",
     "HISTORY*",
@@ -172,10 +188,11 @@ DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
     "AUTHORS*",
     "CONTRIBUTORS*",
     "CONTRIBUTING*",
-    "example/",
-    "examples/",
-    "benchmarks/",
-    # Non-code project files: issue/PR templates, CI, lint and tool configs (issue 19).
+]
+
+#: Non-code project files: issue/PR templates, CI, container, lint and tool configs (issue 19): the
+#: ``config`` kind of :mod:`codeask.index.kinds`.
+DEFAULT_CONFIG_PATTERNS: list[str] = [
     ".github/",
     ".gitlab/",
     ".circleci/",
@@ -184,11 +201,17 @@ DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
     ".travis.yml",
     "appveyor.yml",
     "azure-pipelines.yml",
+    "action.y*ml",
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
     ".readthedocs.y*ml",
     "codecov.y*ml",
     ".codecov.y*ml",
+    "docker-compose*.y*ml",
+    "compose*.y*ml",
+    ".dockerignore",
+    ".gitignore",
+    ".gitattributes",
     "tox.ini",
     "setup.cfg",
     "pyproject.toml",
@@ -214,6 +237,20 @@ DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
     ".clang-tidy",
     "MANIFEST.in",
     "PKG-INFO",
+]
+
+#: Paths whose chunks rank lower (not excluded): tests, docs and configs (the kinds' own patterns,
+#: so ``retrieval.downweight_patterns`` and :mod:`codeask.index.kinds` never disagree), plus
+#: examples and benchmarks. Users asking how something works, or pasting what went wrong, want the
+#: implementation first; see shared/eval/FINDINGS.md, point 3. A question that names such a file by
+#: name still finds it (``HybridRetrieve.downweighted_for``).
+DEFAULT_DOWNWEIGHT_PATTERNS: list[str] = [
+    *DEFAULT_TEST_PATTERNS,
+    *DEFAULT_DOCS_PATTERNS,
+    "example/",
+    "examples/",
+    "benchmarks/",
+    *DEFAULT_CONFIG_PATTERNS,
 ]
 
 #: The template names users may override under ``[templates]``.

@@ -199,6 +199,10 @@ class IndexSettings(_Section):
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
     """Symlinks inside the root are followed once; links leaving the root and loops are skipped."""
+    embed_third_party: bool = False
+    """Embed vendored and generated code too (:mod:`codeask.index.kinds`); off, it is indexed
+    keyword-only: searchable, ranked below the project's own code, and never waited for. Data files
+    (translations, fonts, tables) are never embedded. Changing it rebuilds the index."""
     chunk_lines: int = Field(default=60, gt=0, le=10_000)
     """Target chunk size in lines; larger definitions are split at inner definitions or windows."""
     max_chunk_chars: int = Field(default=3000, gt=0, le=1_000_000)
@@ -234,6 +238,16 @@ class RetrievalSettings(_Section):
     downweight_factor: float = Field(default=0.5, ge=0, le=1)
     """Fused score multiplier for downweighted paths, 0 to 1."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
+    """Downweighted paths (gitignore syntax): by default the test, docs and config kinds' own
+    patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks."""
+    hub_damping: bool = True
+    """Rank a hub file (one in the top files of most questions, measured from the index after
+    each indexing run in roots of 200 files or more: :mod:`codeask.index.hubs`) at 0.5 to 1 of its
+    score unless the question names it."""
+    third_party_factor: float = Field(default=0.25, ge=0, le=1)
+    """Fused score multiplier for vendored, generated and data files (:mod:`codeask.index.kinds`),
+    0 to 1: below the project's own code, tests and docs, unless the question names the file or
+    the kind ("the vendored yaml parser")."""
     report_evidence: bool = True
     """Read a question shaped like a bug report (:mod:`codeask.query.report`): search its prose
     without stack frames and issue-template boilerplate, and rank the files its frames point at,

@@ -14,7 +14,11 @@ bug report (``query.parts``, see :mod:`codeask.query.report`) adds two more, wei
 ``evidence_weight``: the chunks its stack frames point at, innermost first, and the code chunks
 whose string literals produce its text (:mod:`codeask.query.steps.evidence`). Files
 matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples, templates, CI and
-tool configs) are multiplied by ``retrieval.downweight_factor``, unless the question names the file. Chunks within a file are ordered by their own chunk-level RRF
+tool configs) are multiplied by ``retrieval.downweight_factor``, unless the question names the file
+or asks for that kind ("the tests"); each file is then scaled by its prior (vendored, generated and
+data files lower; files in languages other than the ones the question names lower:
+:mod:`codeask.query.steps.priors`). Each ranking is fetched deep enough to hold ``2 * max_files``
+files where as many match, and the fused list keeps ``max_files`` files even past ``top_k`` chunks. Chunks within a file are ordered by their own chunk-level RRF
 score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
 one and files come in file-score order; a file's boilerplate chunks (import blocks, module headers)
 rank below its other matching chunks (:func:`demote_boilerplate`), so the best span a file leads with
@@ -30,15 +34,21 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pathspec
 
+from codeask.index.hubs import load_hubs
+from codeask.index.kinds import kind_of_path
 from codeask.query.boilerplate import is_boilerplate
+from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts, parse_question
+from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.parse import searched_text
+from codeask.query.steps.priors import file_prior, lifted
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
@@ -63,6 +73,7 @@ def fuse(
     rrf_k: int,
     downweighted: Callable[[str], bool],
     factor: float,
+    prior: Callable[[str, Hit], float] | None = None,
 ) -> list[tuple[float, float, str, Hit]]:
     """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
 
@@ -76,13 +87,17 @@ def fuse(
         rrf_k: the RRF constant (60 in the literature and here).
         downweighted: whether a path ranks lower.
         factor: multiplier of a downweighted file's score.
+        prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
+            :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
     """
     file_score: dict[tuple[str, str], float] = defaultdict(float)
     chunk_score: dict[tuple[str, str], float] = defaultdict(float)
     hits: dict[tuple[str, str], tuple[str, Hit]] = {}
+    file_hit: dict[tuple[str, str], Hit] = {}
     for weight, root, ranking in rankings:
         file_rank: dict[str, int] = {}
         for chunk_rank, hit in enumerate(ranking, 1):
+            file_hit.setdefault((root, hit.path), hit)
             if hit.path not in file_rank:
                 file_rank[hit.path] = len(file_rank) + 1
                 file_score[(root, hit.path)] += weight / (rrf_k + file_rank[hit.path])
@@ -91,6 +106,8 @@ def fuse(
     for key in file_score:
         if downweighted(key[1]):
             file_score[key] *= factor
+        if prior is not None:
+            file_score[key] *= prior(key[0], file_hit[key])
     demote_boilerplate(hits, chunk_score)
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
@@ -247,10 +264,13 @@ def _kept(hits: list[Hit], only: Callable[[str], bool] | None) -> list[Hit]:
 
 
 class HybridRetrieve:
-    """The retriever step: pending -> retrieved with at most ``top_k`` documents.
+    """The retriever step: pending -> retrieved with ``top_k`` documents, more when those hold
+    fewer than ``max_files`` files and more files match (:func:`keep_files`).
 
-    ``query.options["top_k"]`` overrides ``settings.top_k``; ``query.options["path_glob"]`` keeps
-    only files matching a glob (:func:`path_filter`).
+    ``query.options["top_k"]`` overrides ``settings.top_k``, ``query.options["max_files"]``
+    ``settings.max_files``; ``query.options["path_glob"]`` keeps only files matching a glob
+    (:func:`path_filter`). Each ranking gathers at least ``2 * max_files`` files where as many
+    match (:func:`per_file`).
     """
 
     name = "retrieve"
@@ -272,14 +292,32 @@ class HybridRetrieve:
         ``retrieval.downweight`` is on; such a file's fused score is multiplied by ``downweight_factor``."""
         return self.settings.downweight and self._down.match_file(path)
 
-    def downweighted_for(self, question: str) -> Callable[[str], bool]:
+    def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
-        about ``tox.ini`` or the ``ChangeLog`` still finds it first."""
+        about ``tox.ini`` or the ``ChangeLog`` still finds it first; and for files of a kind the
+        question asks for (``intent``: "the Go tests", "the docs", :func:`~codeask.query.steps.priors.lifted`)."""
         lowered = question.lower()
-        return lambda path: self.downweighted(path) and not names_file(lowered, path)
+        intent = intent or Intent()
+
+        def down(path: str) -> bool:
+            if not self.downweighted(path) or names_file(lowered, path):
+                return False
+            return not (intent.kinds and lifted(intent, kind_of_path(path)))
+
+        return down
+
+    def prior_for(
+        self, question: str, intent: Intent, targets: Sequence[SearchTarget], stores: Sequence[Store]
+    ) -> Callable[[str, Hit], float]:
+        """Each file's prior (:func:`~codeask.query.steps.priors.file_prior`) for ``question``,
+        with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`)."""
+        lowered = question.lower()
+        hubs = {t.root: load_hubs(s.index_dir) for t, s in zip(targets, stores) if hasattr(s, "index_dir")}
+        return file_prior(self.settings, intent, lambda path: names_file(lowered, path), hubs)
 
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
+        files = int(query.options.get("max_files") or self.settings.max_files)
         candidates = max(self.settings.candidates, top_k)
         only = path_filter(query.options.get("path_glob"))
         if only is not None:  # the filter drops most hits: fetch more of each ranking
@@ -292,18 +330,21 @@ class HybridRetrieve:
             parts = query.parts if query.parts is not None else parse_question(query.original)
             parts = replace(parts, search_text=searched_text(query))
         identifiers = code_identifiers(parts.search_text)
-        downweighted = self.downweighted_for(query.asked)
-        evidence = {"frame_hits": 0, "literal_hits": 0}
+        intent = question_intent(query.asked)
+        downweighted = self.downweighted_for(query.asked, intent)
         targets = self.targets()
         stores = [target.store() for target in targets]
+        prior = self.prior_for(query.asked, intent, targets, stores)
+        want = 2 * files  # per ranking: fusion picks the files from every ranking's
+        evidence = {"frame_hits": 0, "literal_hits": 0}
         # Every root's keyword and dense searches run at once (LanceDB releases the GIL: on 2 cores
         # an ask at 1M chunks waits for the slower search, not for both); fused in a fixed order.
         searches = _searches()
         found = [
             [
                 (
-                    searches.submit(store.keyword_search, text, candidates),
-                    searches.submit(store.vector_search, query.embeddings[i], candidates)
+                    searches.submit(per_file, partial(store.keyword_search, text), candidates, want),
+                    searches.submit(per_file, partial(store.vector_search, query.embeddings[i]), candidates, want)
                     if i < len(query.embeddings)
                     else None,
                 )
@@ -337,12 +378,17 @@ class HybridRetrieve:
             if frames:
                 rankings.append((self.evidence_weight, target.root, frames))
                 evidence["frame_hits"] += len(frames)
-        fused = fuse(
-            rankings,
-            rrf_k=self.settings.rrf_k,
-            downweighted=downweighted,
-            factor=self.settings.downweight_factor,
-        )[:top_k]
+        fused = keep_files(
+            fuse(
+                rankings,
+                rrf_k=self.settings.rrf_k,
+                downweighted=downweighted,
+                factor=self.settings.downweight_factor,
+                prior=prior,
+            ),
+            top_k,
+            files,
+        )
         labels = {t.root: t.label for t in targets}
         documents = [Document.from_hit(hit, root, score, labels.get(root, "")) for score, _, root, hit in fused]
         query.retrieved(

@@ -1,0 +1,69 @@
+"""What a question says about the files it wants: languages ("the C code", "in TypeScript", "the Go
+tests") and kinds ("the tests", "the docs", "vendored code"), see :mod:`codeask.index.kinds`.
+
+Short language names that are also English words (``Go``, ``C``) count only capitalised and in a
+phrase that names code: ``in Go``, ``the C code``, ``Go files``. Pure functions; never raise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Intent", "question_intent"]
+
+#: Words after a language name that make it name code ("the C code", "Go tests").
+_CODE_NOUNS = (
+    r"(?:code|files?|sources?|tests?|implementation|side|parts?|modules?|packages?|functions?|"
+    r"bindings?|extensions?|library|structs?|types?|programs?|version|port|backend|frontend|server|client)"
+)
+#: ``{chunk language names: pattern}``; patterns are case-insensitive unless ``(?-i:...)``.
+_LANGUAGES: dict[frozenset[str], str] = {
+    frozenset({"python"}): r"\bpython\b",
+    frozenset({"typescript", "tsx"}): r"\btypescript\b",
+    frozenset({"javascript"}): r"\bjavascript\b|\bnode\.?js\b",
+    frozenset({"rust"}): r"\brust\b",
+    frozenset({"java"}): r"\bjava\b(?!\s*script)",
+    frozenset({"kotlin"}): r"\bkotlin\b",
+    frozenset({"ruby"}): r"\bruby\b",
+    frozenset({"swift"}): r"\bswift\b",
+    frozenset({"php"}): r"\bphp\b",
+    frozenset({"c_sharp"}): r"\bc#|\bcsharp\b",
+    frozenset({"cpp"}): r"\bc\+\+|\bcpp\b",
+    frozenset({"bash"}): r"\b(?:shell|bash) (?:scripts?|code)\b",
+    frozenset({"go"}): rf"\bgolang\b|(?-i:\b(?:in|the|our|its|written in) Go\b|\bGo {_CODE_NOUNS}\b)",
+    frozenset({"c"}): rf"(?-i:\b(?:in|the|our|its|written in) C\b(?![+#])|\bC {_CODE_NOUNS}\b)",
+}
+_COMPILED = [(langs, re.compile(pattern, re.IGNORECASE)) for langs, pattern in _LANGUAGES.items()]
+#: ``{kind: pattern}`` of phrases that ask for files of that kind.
+_KINDS = {
+    "test": re.compile(
+        r"\b(?:the|our|its|in|which|what|their)\s+(?:\w+\s+)?tests\b|\btest (?:files?|code|suite|cases?)\b|\bunit tests?\b",
+        re.IGNORECASE,
+    ),
+    "docs": re.compile(r"\b(?:the|our|its|in)\s+(?:docs|documentation)\b|\breadme\b", re.IGNORECASE),
+    "config": re.compile(
+        r"\b(?:config(?:uration)? files?|the config(?:uration)?|CI (?:config|workflow)s?)\b", re.IGNORECASE
+    ),
+    "vendored": re.compile(r"\bvendored\b|\bvendor (?:folder|directory|code)\b|\bthird[- ]party\b", re.IGNORECASE),
+    "generated": re.compile(r"\bgenerated (?:code|files?)\b", re.IGNORECASE),
+}
+
+
+@dataclass(frozen=True)
+class Intent:
+    """``languages``: chunk language names the question asks for (empty: any); ``kinds``: file kinds
+    it asks for (:data:`codeask.index.kinds.KINDS`; empty: none named)."""
+
+    languages: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+
+
+def question_intent(question: str) -> Intent:
+    """The languages and kinds ``question`` names (see the module docstring)."""
+    languages: set[str] = set()
+    for langs, pattern in _COMPILED:
+        if pattern.search(question):
+            languages |= langs
+    kinds = {kind for kind, pattern in _KINDS.items() if pattern.search(question)}
+    return Intent(frozenset(languages), frozenset(kinds))

@@ -1,0 +1,72 @@
+"""File priors of retrieval: how a file's kind and the question's stated intent scale its fused score.
+
+A file's fused score (:func:`codeask.query.steps.retrieve.fuse`) is multiplied by its prior:
+
+* vendored, generated and data files (:mod:`codeask.index.kinds`): ``retrieval.third_party_factor``
+  (0.25: below the project's own code, and below its tests and docs at ``downweight_factor`` 0.5),
+  unless the question names that kind ("the vendored yaml parser");
+* when the question names languages ("the C code", "in TypeScript", :mod:`codeask.query.intent`):
+  files in other languages, ``retrieval.downweight_factor``;
+* a hub file (one in the top files of most questions, measured from the index:
+  :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), with
+  ``retrieval.hub_damping`` on;
+* a file the question names by its file name: 1, whatever the above.
+
+Tests, docs and configs are downweighted by path (``retrieval.downweight_patterns``, whose defaults
+are those kinds' patterns); :func:`lifted` tells when the question asks for that kind, which lifts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from codeask.index.hubs import hub_factor
+from codeask.query.intent import Intent
+from codeask.settings import RetrievalSettings
+
+if TYPE_CHECKING:  # the store module imports LanceDB; priors only read a hit's fields
+    from codeask.index.store import Hit
+
+__all__ = ["THIRD_PARTY_KINDS", "file_prior", "lifted"]
+
+#: Kinds ranked at ``retrieval.third_party_factor``.
+THIRD_PARTY_KINDS = frozenset({"vendored", "generated", "data"})
+
+
+def file_prior(
+    settings: RetrievalSettings,
+    intent: Intent,
+    named: Callable[[str], bool],
+    hubs: Mapping[str, Mapping[str, float]] | None = None,
+) -> Callable[[str, Hit], float]:
+    """The prior of a file of a root, from its best hit: a multiplier in ``[0, 1]`` (see the
+    module docstring).
+
+    Args:
+        settings: ``third_party_factor``, ``downweight_factor``, ``hub_damping``.
+        intent: what the question asks for (:func:`codeask.query.intent.question_intent`).
+        named: whether the question names a path's file (``names_file``).
+        hubs: ``{root: {path: k-occurrence share}}`` (:func:`codeask.index.hubs.load_hubs`).
+    """
+    hubs = hubs or {}
+
+    def prior(root: str, hit: Hit) -> float:
+        if named(hit.path):
+            return 1.0
+        factor = 1.0
+        if settings.hub_damping:
+            factor *= hub_factor(hubs.get(root, {}).get(hit.path, 0.0))
+        if hit.kind in THIRD_PARTY_KINDS and hit.kind not in intent.kinds:
+            factor *= settings.third_party_factor
+        if intent.languages and hit.language not in intent.languages:
+            factor *= settings.downweight_factor
+        return factor
+
+    return prior
+
+
+def lifted(intent: Intent, kind: str) -> bool:
+    """Whether a downweighted file of ``kind`` ranks as code for this question: it asks for
+    that kind ("the Go tests", "the docs")."""
+    return kind in intent.kinds
