@@ -221,7 +221,7 @@ class Embedder:
 
     ``memory_arena=False`` turns off ONNX Runtime's CPU memory arena (less resident memory between
     calls; for an instance that embeds few texts at a time). ``optimize=False`` (the built-in model
-    only, see :mod:`codeask.index.onnx_text`) loads its session faster with only the basic graph
+    only, see :mod:`codeask.index.onnx_text`) loads its session faster and smaller without graph
     optimizations, for a process that embeds a question or two and exits.
 
     Attributes:
@@ -245,9 +245,14 @@ class Embedder:
             self._worker = _Child(settings, self.nice)
         else:
             self._model = self._load_model()
+        self.dim = getattr(self._model, "dim", 0) or self._probe_dim()
+
+    def _probe_dim(self) -> int:
+        """The vector dimension of a model that does not state it: one text embedded (also loads a
+        child's model before the first real batch)."""
         probe = self._embed_batch(["codeask"])
         self.texts_embedded = 0
-        self.dim = int(probe.shape[1])
+        return int(probe.shape[1])
 
     def _load_model(self) -> Any:
         """The model for ``self.settings``, its ONNX session created here: the built-in one run by

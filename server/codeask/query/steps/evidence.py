@@ -217,6 +217,8 @@ def literal_ranking(pool: Sequence[Hit], question: str, downweighted: Callable[[
             continue
         best = 0
         for literal in string_literals(hit.content):
+            if not any(word.lower() in flat for word in _WORDS.findall(literal)):
+                continue  # no word of it in the question: neither its pattern nor a piece can match
             pattern, pieces, fixed_chars = literal_pattern(literal)
             if pattern is None:
                 continue
