@@ -415,7 +415,7 @@ async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
         out = await wait_found(client, "frobnicate_warehouse_stock", "src/shop/inventory.py")
         assert all(not s["path"].startswith("node_modules/") for s in out["sources"])
         deadline = time.monotonic() + 15
-        while (st := await cmd(client, "codeask.status"))["files"] != 5 or st.get("stale"):
+        while (st := await cmd(client, "codeask.status")).get("files") != 5 or st.get("stale"):
             assert time.monotonic() < deadline, st
             await asyncio.sleep(0.2)
 
