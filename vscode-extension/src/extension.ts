@@ -337,6 +337,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     let found = serverPathSet() ? findExecutable(cmd.command) : undefined;
     let managed = false;
     if (!serverPathSet()) {
+      if (typeof vscode.env.remoteName === 'string' && vscode.env.remoteName) {
+        // code-server, SSH, containers: VS Code never passes a User-settings value of a
+        // machine-scoped setting to this extension host (found by the VS Code tier).
+        output.appendLine(
+          `[codeask extension] codeask.serverPath is not set for this machine: in a remote window (${vscode.env.remoteName}) it is read from the Remote settings only, not from User settings`,
+        );
+      }
       // No explicit server: `codeask` on PATH, else the environment this extension manages
       // (installed from the wheel the .vsix carries); "Reinstall Server" forces the latter.
       const env = force || !findExecutable(cmd.command) ? await managedServer(force) : undefined;
