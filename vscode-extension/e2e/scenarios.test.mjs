@@ -188,18 +188,28 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
   });
 
   it('3. Explain Selection on a function, and a hover listing related code', async () => {
-    const ws = path.join(dirs.workspaces, 'llm');
-    const wb = await Workbench.open(browser, server.url, ws, { dialog: false, shots: dirs.screenshots });
+    const ws = makeWorkspace('llm'); // the second scenario's folder (made again when run alone)
+    writeUserSettings(dirs, {
+      ...baseSettings,
+      'codeask.serverPath': codeaskExecutable(),
+      'codeask.llm.provider': 'openai',
+      'codeask.llm.baseUrl': fakeLlmUrl,
+      'codeask.llm.model': 'e2e-model',
+    });
+    const wb = await Workbench.open(browser, server.url, ws, { shots: dirs.screenshots });
     try {
       await until('the index', async () => /codeask: \d+ files?/.test((await wb.codeaskStatus()) ?? ''));
       await wb.openFile('src/shop/cart.py');
       await wb.gotoLine(13);
-      for (let i = 0; i < 4; i++) await wb.page.keyboard.press('Shift+Down');
+      await until('the function selected', async () => {
+        await wb.page.keyboard.press('Shift+ArrowDown');
+        return /Ln 17, Col 1 \(\d+ selected\)/.test(await wb.cursorPosition());
+      }, undefined, 300);
       const before = llmRequests();
       await wb.command('Codeask: Explain Selection');
       const text = await until('the explanation', async () => {
         const t = await wb.answerText().catch(() => '');
-        return /Explain src\/shop\/cart\.py:13-1[67]/.test(t) && /FAKE ANSWER/.test(t) ? t : undefined;
+        return /Explain src\/shop\/cart\.py:13-17/.test(t) && /FAKE ANSWER/.test(t) ? t : undefined;
       });
       assert.ok(llmRequests() > before);
       assert.match(text, /total/);
@@ -252,8 +262,19 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
       throw error;
     }
     await wb.close();
-    // Reopen the first scenario's folder (indexed, with .codeask.toml): never "0 files" on the way.
-    const again = await Workbench.open(browser, server.url, path.join(dirs.workspaces, 'no-llm'), { dialog: false, shots: dirs.screenshots });
+    // A folder with a .codeask.toml is indexed when it opens; reopened, it shows its count without
+    // "0 files" on the way.
+    const reopen = makeWorkspace('reopen');
+    const first = await Workbench.open(browser, server.url, reopen, { shots: dirs.screenshots });
+    try {
+      await until('the first index', async () => /codeask: 4 files/.test((await first.codeaskStatus()) ?? ''));
+    } catch (error) {
+      await first.close(true);
+      throw error;
+    }
+    await first.close();
+    await sleep(3000); // the first window's server notices its window has gone
+    const again = await Workbench.open(browser, server.url, reopen, { shots: dirs.screenshots });
     const reopened = [];
     try {
       await until('the count of the reopened folder', async () => {
@@ -296,10 +317,10 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
   });
 
   it('6. codeask.serverPath is honoured; unset, the managed environment is built from the bundled wheel', async () => {
-    const ws = path.join(dirs.workspaces, 'no-llm');
+    const ws = makeWorkspace('server-path');
     const exe = codeaskExecutable();
     writeUserSettings(dirs, { ...baseSettings, 'codeask.serverPath': exe, 'codeask.llm.provider': 'none' });
-    let wb = await Workbench.open(browser, server.url, ws, { dialog: false, shots: dirs.screenshots });
+    let wb = await Workbench.open(browser, server.url, ws, { shots: dirs.screenshots });
     try {
       await until('the index', async () => /codeask: \d+ files?/.test((await wb.codeaskStatus()) ?? ''));
       const out = await wb.outputChannel();
@@ -313,7 +334,7 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
     // Unset: code-server's PATH has no `codeask` (see below), so the extension creates its own
     // environment from the wheel in the .vsix, with the Python codeask.pythonPath names.
     writeUserSettings(dirs, { ...baseSettings, 'codeask.pythonPath': pythonExecutable(), 'codeask.llm.provider': 'none' });
-    wb = await Workbench.open(browser, server.url, ws, { dialog: false, shots: dirs.screenshots });
+    wb = await Workbench.open(browser, server.url, ws, { shots: dirs.screenshots });
     try {
       await until('the index (managed server)', async () => /codeask: \d+ files?/.test((await wb.codeaskStatus()) ?? ''), PATIENCE * 3);
       const out = await wb.outputChannel();

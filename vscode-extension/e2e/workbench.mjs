@@ -172,7 +172,8 @@ export class Workbench {
     this.shots = shots;
   }
 
-  /** `dialog`: the folder was never opened, so VS Code asks whether to trust it (answered `trust`). */
+  /** `dialog`: VS Code asks whether to trust the folder (answered `trust`); every new browser
+   * context asks again, since code-server keeps the answer in the browser's storage. */
   static async open(browser, url, folder, { trust = true, dialog = true, shots } = {}) {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
@@ -288,7 +289,7 @@ export class Workbench {
     const lines = this.page.locator('.output-view .view-lines, .panel .view-lines').first();
     await lines.waitFor({ state: 'visible' });
     await sleep(500);
-    return lines.innerText();
+    return (await lines.innerText()).replace(/\u00a0/g, ' '); // the editor draws spaces as no-break spaces
   }
 
   /** Texts of the notification toasts now shown. */
@@ -317,5 +318,11 @@ export class Workbench {
     await input.fill(`:${line}:${column}`);
     await sleep(200);
     await this.page.keyboard.press('Enter');
+    await until(`the cursor on line ${line}`, async () => (await this.cursorPosition()).startsWith(`Ln ${line}, Col ${column}`));
+  }
+
+  /** The editor's cursor as the status bar shows it: `Ln 13, Col 1 (120 selected)`. */
+  async cursorPosition() {
+    return (await this.page.locator('.statusbar-item', { hasText: /^Ln \d+, Col \d+/ }).first().innerText()).trim();
   }
 }
