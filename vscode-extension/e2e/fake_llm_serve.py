@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-from fake_llm import FakeLLMServer, default_responder, request_text  # noqa: E402
+from fake_llm import FakeLLMServer, default_responder, request_text
 
 
 def main() -> None:

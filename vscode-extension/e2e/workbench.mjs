@@ -222,7 +222,7 @@ export class Workbench {
   /** Runs a palette command by its title (F1, type, Enter on the matching row). */
   async command(title) {
     const input = this.page.locator('.quick-input-widget input');
-    await this.page.keyboard.press('Escape');
+    // (no Escape first: in an editor it would clear the selection a command works on)
     await this.page.keyboard.press('F1');
     await input.waitFor({ state: 'visible' });
     await input.fill(`>${title}`);
@@ -281,15 +281,23 @@ export class Workbench {
     return this.page.title();
   }
 
-  /** The `codeask` output channel's text, shown in the Output panel. */
-  async outputChannel() {
+  /**
+   * The `codeask` output channel's text as the Output panel shows it (its last screenful; the
+   * panel wraps long lines, so the lines are joined without separators: match paths, not lines).
+   * `filter`: typed into the panel's filter box first, to see the matching lines only.
+   */
+  async outputChannel(filter = '') {
     await this.command('Output: Show Output Channels...');
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: /^codeask$/ }).first().waitFor({ state: 'visible' });
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: /^codeask$/ }).first().click();
+    const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: /^codeask$/ }).first();
+    await row.waitFor({ state: 'visible' });
+    await row.click();
+    const box = this.page.getByPlaceholder(/^Filter \(e\.g\./).first();
+    await box.fill(filter);
     const lines = this.page.locator('.output-view .view-lines, .panel .view-lines').first();
     await lines.waitFor({ state: 'visible' });
-    await sleep(500);
-    return (await lines.innerText()).replace(/\u00a0/g, ' '); // the editor draws spaces as no-break spaces
+    await sleep(800);
+    // the editor draws spaces as no-break spaces
+    return (await lines.innerText()).replace(/\u00a0/g, ' ').replace(/\n/g, '');
   }
 
   /** Texts of the notification toasts now shown. */
