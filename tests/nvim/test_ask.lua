@@ -28,7 +28,7 @@ local ok, err = pcall(function()
   assert(vim.wait(120000, function()
     local r = client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 5000)
     status = r and r.result
-    return status ~= nil and not status.indexing and status.chunks_total > 0 and status.vectors_pending == 0
+    return status ~= nil and not status.indexing and (status.chunks_total or 0) > 0 and status.vectors_pending == 0
   end, 200), 'indexing did not finish')
   out.status = status
 

@@ -216,6 +216,14 @@ export function createCommandHandlers(deps: CommandDeps) {
     });
   }
 
+  /** In Restricted Mode the server runs without an LLM (see `userScopeSettings`): the answer says so. */
+  function restrictedNote(): string {
+    return vs.workspace.isTrusted === false
+      ? '> Restricted Mode: codeask calls no LLM for an untrusted folder, so this lists the retrieved code only. ' +
+          'Trust the folder (Manage Workspace Trust) to get written answers.\n\n'
+      : '';
+  }
+
   async function askQuestion(question?: unknown): Promise<AskResult | undefined> {
     const q = (typeof question === 'string' && question.trim()) || (await pickQuestion());
     if (!q) return undefined;
@@ -226,7 +234,7 @@ export function createCommandHandlers(deps: CommandDeps) {
     if (!result) return undefined;
     show({
       title: q,
-      markdown: result.markdown ?? result.answer ?? '',
+      markdown: restrictedNote() + (result.markdown ?? result.answer ?? ''),
       sources: result.sources,
       locations: result.locations,
       subquestions: result.subquestions,

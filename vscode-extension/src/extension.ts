@@ -43,7 +43,7 @@ import {
   userScopeSettings,
   withoutDefaults,
 } from './settings';
-import { CrashTracker, ServerStatus, StatusBar, WorkDoneProgress } from './status';
+import { CrashTracker, ServerStatus, StatusBar, StatusPoller, WorkDoneProgress } from './status';
 
 let client: LanguageClient | undefined;
 
@@ -128,12 +128,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token);
   }
 
-  async function refreshStatus(): Promise<void> {
+  // The status is fetched again while it is provisional (indexing, stale): the update at start-up
+  // may end before its progress is reported, or without a notification that would refresh it.
+  const statusPoller = new StatusPoller(async () => {
     try {
-      statusBar.status((await request('codeask.status', [])) as ServerStatus);
+      return statusBar.status((await request('codeask.status', [])) as ServerStatus);
     } catch (error) {
       output.appendLine(`[codeask extension] status: ${errorMessage(error)}`);
+      return false;
     }
+  });
+
+  function refreshStatus(): Promise<void> {
+    return statusPoller.refresh();
   }
 
   async function sendConfiguration(): Promise<void> {
@@ -269,20 +276,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const ready = force ? undefined : installedEnv(storageDir, wheel);
     if (ready) return ready;
     const pythons = await pythonCandidates();
+    const gen = generation;
     return vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'codeask: installing the server', cancellable: true },
-      async (progress, token) => {
+      async (progress, userToken) => {
+        // Cancelled by the user, or by a newer start (a changed codeask.serverPath, a trust grant).
+        const cancel = new vscode.CancellationTokenSource();
+        const forward = userToken.onCancellationRequested(() => cancel.cancel());
+        abandonInstall = () => cancel.cancel();
         try {
           return await ensureServerEnv({
             storageDir,
             wheel,
             pythons,
             force,
-            token,
+            token: cancel.token,
             log: (line) => output.appendLine(line),
             report: (message) => progress.report({ message }),
           });
         } catch (error) {
+          if (gen !== generation) return undefined; // superseded: the newer start reports
+
           const message = error instanceof InstallError ? error.message : `codeask: installing the server failed: ${errorMessage(error)}`;
           output.appendLine(`[codeask extension] ${message}`);
           statusBar.stopped('the server is not installed');
@@ -291,19 +305,49 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             else if (choice === 'Reinstall Server') void vscode.commands.executeCommand('codeask.reinstallServer');
           });
           return undefined;
+        } finally {
+          abandonInstall = undefined;
+          forward.dispose();
+          cancel.dispose();
         }
       },
     );
   }
 
+  // Starts (activation, restart, reinstall) run one at a time, in order. A start that is waiting
+  // for the managed environment gives way to a newer one: when the user settings reach the
+  // extension host after activation, the restart for codeask.serverPath came while the first
+  // start was installing from the package index, and the install, finishing later, replaced the
+  // server the setting named.
+  let generation = 0;
+  let lifecycle: Promise<unknown> = Promise.resolve();
+  let abandonInstall: (() => void) | undefined;
+
+  function queueStart(op: () => Promise<void>): Promise<void> {
+    generation++;
+    abandonInstall?.();
+    const run = lifecycle.then(op);
+    lifecycle = run.catch(() => undefined);
+    return run;
+  }
+
   async function startServer(force = false): Promise<void> {
+    const gen = generation;
     let cmd = resolveServerCommand(serverPathSetting(), os.homedir());
     let found = serverPathSet() ? findExecutable(cmd.command) : undefined;
     let managed = false;
     if (!serverPathSet()) {
+      if (typeof vscode.env.remoteName === 'string' && vscode.env.remoteName) {
+        // code-server, SSH, containers: VS Code never passes a User-settings value of a
+        // machine-scoped setting to this extension host (found by the VS Code tier).
+        output.appendLine(
+          `[codeask extension] codeask.serverPath is not set for this machine: in a remote window (${vscode.env.remoteName}) it is read from the Remote settings only, not from User settings`,
+        );
+      }
       // No explicit server: `codeask` on PATH, else the environment this extension manages
       // (installed from the wheel the .vsix carries); "Reinstall Server" forces the latter.
       const env = force || !findExecutable(cmd.command) ? await managedServer(force) : undefined;
+      if (gen !== generation) return; // a newer start is queued
       if (env) {
         cmd = resolveServerCommand(env.codeask);
         found = env.codeask;
@@ -363,19 +407,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await old.dispose().catch(() => undefined);
   }
 
-  async function restartServer(): Promise<void> {
-    await stopServer();
-    await startServer();
+  function restartServer(): Promise<void> {
+    return queueStart(async () => {
+      await stopServer();
+      await startServer();
+    });
   }
 
-  async function reinstallServer(): Promise<void> {
-    await stopServer();
-    if (serverPathSet()) {
-      void vscode.window.showInformationMessage(
-        'codeask: "codeask.serverPath" is set, so the extension does not manage the server; clear it to use the bundled one.',
-      );
-    }
-    await startServer(!serverPathSet());
+  function reinstallServer(): Promise<void> {
+    return queueStart(async () => {
+      await stopServer();
+      if (serverPathSet()) {
+        void vscode.window.showInformationMessage(
+          'codeask: "codeask.serverPath" is set, so the extension does not manage the server; clear it to use the bundled one.',
+        );
+      }
+      await startServer(!serverPathSet());
+    });
   }
 
   const panel = new AnswerPanel(vscode, (msg) => handlers.onWebviewMessage(msg));
@@ -385,7 +433,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     state: context.globalState,
     secrets: context.secrets,
     showAnswer: (view) => panel.show(view),
-    onStatus: (status) => statusBar.status(status),
+    onStatus: (status) => {
+      if (statusBar.status(status)) void refreshStatus();
+    },
     showOutput: () => output.show(true),
     onApiKeyChanged: async (provider, key) => {
       if (key) keys[provider] = key;
@@ -423,10 +473,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       await restartServer();
     }),
+    { dispose: () => statusPoller.dispose() },
     { dispose: () => void stopServer() },
   );
 
-  await startServer();
+  await queueStart(() => startServer());
 }
 
 export async function deactivate(): Promise<void> {

@@ -13,6 +13,8 @@ export interface ServerStatus {
   /** `not-indexed`, `waiting` (another process holds the index), `indexing`, `embedding`, `ready`, `failed`. */
   index_state?: string;
   index_message?: string;
+  /** True when the counts are the last snapshot of a busy index (absent when none was read yet). */
+  stale?: boolean;
   /** Who holds the index's write lock while `index_state` is `waiting`. */
   lock_holder?: string | null;
   [key: string]: unknown;
@@ -127,21 +129,87 @@ export class StatusBar {
     return false;
   }
 
-  /** A `codeask.status` result. Progress in flight wins over it. */
-  status(status: ServerStatus): void {
-    if (this.busy) return;
+  /**
+   * A `codeask.status` result. Progress in flight wins over it. Returns true when the result is
+   * provisional (an index run under way, a stale snapshot, waiting for another process): ask
+   * again soon, since no progress notification may follow (the run may already have ended).
+   */
+  status(status: ServerStatus): boolean {
+    const provisional = statusIsProvisional(status);
+    if (this.busy) return provisional;
+    const files = typeof status.files === 'number' ? `: ${plural(status.files, 'file')}` : '';
     if (status.index_state === 'not-indexed') {
       this.item.text = '$(database) codeask: not indexed yet';
     } else if (status.index_state === 'waiting') {
       this.item.text = '$(watch) codeask: waiting';
-    } else if (status.indexing) {
-      this.item.text = '$(sync~spin) codeask';
-    } else if (typeof status.files === 'number') {
-      this.item.text = `$(database) codeask: ${plural(status.files, 'file')}`;
+    } else if (status.indexing || (status.stale && !files)) {
+      // counts unknown (a stale answer before the first snapshot): a spinner, never "0 files"
+      this.item.text = `$(sync~spin) codeask${files}`;
     } else {
-      this.item.text = '$(database) codeask';
+      this.item.text = `$(database) codeask${files}`;
     }
     this.item.tooltip = formatStatusDetail(status);
+    return provisional;
+  }
+}
+
+/** Milliseconds between `codeask.status` requests while a result is provisional. */
+export const STATUS_POLL_MS = 2000;
+
+/** True while `status` will change without a notification: indexing, stale, or waiting. */
+export function statusIsProvisional(status: ServerStatus): boolean {
+  return !!status.indexing || !!status.stale || status.index_state === 'waiting';
+}
+
+/**
+ * Asks for the status again every `intervalMs` while the last answer was provisional, one
+ * request at a time (a call while one is scheduled or running does nothing more).
+ * `fetch` resolves to true while the status stays provisional.
+ */
+export class StatusPoller {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running = false;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly fetch: () => Promise<boolean>,
+    private readonly intervalMs = STATUS_POLL_MS,
+    private readonly schedule: (fn: () => void, ms: number) => ReturnType<typeof setTimeout> = setTimeout,
+  ) {}
+
+  /** Fetch now (after the fetch under way, if any), then again while provisional. */
+  async refresh(): Promise<void> {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true; // that answer may predate what prompted this call
+      return;
+    }
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.running = true;
+    let provisional = false;
+    try {
+      provisional = await this.fetch();
+    } finally {
+      this.running = false;
+    }
+    if (this.again) {
+      this.again = false;
+      return this.refresh();
+    }
+    if (provisional && !this.stopped) this.timer = this.schedule(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, this.intervalMs);
+  }
+
+  dispose(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 

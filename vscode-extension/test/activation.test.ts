@@ -3,7 +3,10 @@
  * activation registers, and the notification when the server executable is missing.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import Module from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 type Any = any;
@@ -165,5 +168,47 @@ describe('activation', () => {
     for (const d of ctx.subscriptions) d.dispose();
     assert.equal(disposed, 1);
     await ext.deactivate();
+  });
+
+  it('a codeask.serverPath that arrives while the managed server installs wins over the install', async () => {
+    // The user settings can reach the extension host after activation: the first start, with no
+    // serverPath, began installing the bundled server; the restart the setting caused must not be
+    // replaced by that install when it finishes.
+    const settings: Record<string, unknown> = {};
+    const configListeners: ((e: Any) => void)[] = [];
+    let finishInstall!: (env: unknown) => void;
+    const stub = createVscodeStub(settings, { ProgressLocation: { Notification: 15 } });
+    stub.vscode.workspace.onDidChangeConfiguration = (l: (e: Any) => void) => (configListeners.push(l), { dispose() {} });
+    // the install (pip from the bundled wheel) under way until the test ends it
+    stub.vscode.window.withProgress = () => new Promise((resolve) => (finishInstall = resolve));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-'));
+    fs.mkdirSync(path.join(dir, 'server'));
+    fs.writeFileSync(path.join(dir, 'server', 'codeask-0.1.0-py3-none-any.whl'), '');
+    const ctx = {
+      ...context(),
+      asAbsolutePath: (p: string) => path.join(dir, p),
+      globalStorageUri: { fsPath: path.join(dir, 'storage') },
+    };
+    const savedPath = process.env.PATH;
+    process.env.PATH = path.join(dir, 'empty-bin'); // no `codeask` on PATH: the managed server is needed
+    const ext = loadExtension(stub.vscode);
+    try {
+      const activated = ext.activate(ctx);
+      while (!finishInstall) await new Promise((r) => setImmediate(r));
+      settings.serverPath = path.join(dir, 'from-settings', 'codeask');
+      for (const l of configListeners) l({ affectsConfiguration: (k: string) => k === 'codeask.serverPath' });
+      finishInstall({ python: '/managed/bin/python', codeask: '/managed/bin/codeask', reused: false });
+      await activated;
+      while (!stub.errors.length) await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(stub.output.filter((l) => l.includes('/managed/bin/codeask')).length, 0, stub.output.join('\n'));
+      assert.equal(stub.errors.length, 1);
+      assert.match(stub.errors[0].message, /from-settings\/codeask" was not found/);
+    } finally {
+      process.env.PATH = savedPath;
+      for (const d of ctx.subscriptions) d.dispose();
+      await ext.deactivate();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

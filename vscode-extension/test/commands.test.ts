@@ -54,6 +54,14 @@ describe('codeask.askQuestion', () => {
     assert.deepEqual(t.state.data.get(RECENT_KEY), ['how are numbers added?']);
   });
 
+  it('says in the answer why there is no LLM in Restricted Mode', async () => {
+    const t = setup({ onQuickPick: (qp) => { qp.type('how are numbers added?'); qp.accept(); } });
+    (t.vscode.workspace as { isTrusted?: boolean }).isTrusted = false;
+    await t.handlers.askQuestion();
+    assert.match(t.answers[0].markdown, /^> Restricted Mode: codeask calls no LLM for an untrusted folder/);
+    assert.ok(t.answers[0].markdown.endsWith(ASK_RESULT.markdown));
+  });
+
   it('offers recent questions in the quick pick and accepts one', async () => {
     const t = setup({
       onQuickPick: (qp) => {

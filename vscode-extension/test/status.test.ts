@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CrashTracker, StatusBar, formatStats, formatStatus, formatStatusDetail } from '../src/status';
+import { CrashTracker, StatusBar, StatusPoller, formatStats, formatStatus, formatStatusDetail } from '../src/status';
 
 function item() {
   return { text: '', tooltip: undefined as unknown, command: undefined as unknown, shown: 0, show() { this.shown++; } };
@@ -56,6 +56,66 @@ describe('index states', () => {
     bar.status(waiting);
     assert.equal(it_.text, '$(watch) codeask: waiting');
     assert.match(String(it_.tooltip), /pid 42 \(codeask index\)/);
+  });
+});
+
+describe('a reopened folder with an index', () => {
+  it('shows a spinner, never "0 files", while the first status has no counts, then the count', () => {
+    const it_ = item();
+    const bar = new StatusBar(it_);
+    // the server's answer after ~30 ms while the index is busy and no snapshot was read yet
+    assert.equal(bar.status({ indexing: true, index_state: 'indexing', stale: true, llm: null }), true);
+    assert.equal(it_.text, '$(sync~spin) codeask');
+    assert.equal(bar.status({ indexing: false, index_state: 'ready', stale: true, llm: null }), true);
+    assert.equal(it_.text, '$(sync~spin) codeask');
+    assert.equal(bar.status({ indexing: true, files: 812, chunks_total: 9000, stale: true }), true);
+    assert.equal(it_.text, '$(sync~spin) codeask: 812 files');
+    assert.equal(bar.status({ indexing: false, index_state: 'ready', files: 812, chunks_total: 9000 }), false);
+    assert.equal(it_.text, '$(database) codeask: 812 files');
+  });
+});
+
+describe('StatusPoller', () => {
+  function fakeTimers() {
+    const pending: { fn: () => void; ms: number }[] = [];
+    return { pending, schedule: (fn: () => void, ms: number) => (pending.push({ fn, ms }), 0 as unknown as ReturnType<typeof setTimeout>) };
+  }
+
+  it('asks again while the status is provisional (the spinner that stayed after indexing ended)', async () => {
+    const answers = [true, true, false];
+    let fetched = 0;
+    const timers = fakeTimers();
+    const poller = new StatusPoller(async () => answers[fetched++], 2000, timers.schedule);
+    await poller.refresh();
+    assert.equal(fetched, 1);
+    assert.deepEqual(timers.pending.map((t) => t.ms), [2000]);
+    timers.pending.shift()!.fn();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fetched, 2);
+    timers.pending.shift()!.fn();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fetched, 3);
+    assert.equal(timers.pending.length, 0); // settled: no more requests
+  });
+
+  it('fetches once more after a fetch that was under way when asked, and nothing after dispose', async () => {
+    let release!: (v: boolean) => void;
+    let fetched = 0;
+    const timers = fakeTimers();
+    const poller = new StatusPoller(() => {
+      fetched++;
+      return fetched === 1 ? new Promise<boolean>((r) => (release = r)) : Promise.resolve(false);
+    }, 2000, timers.schedule);
+    const first = poller.refresh();
+    await poller.refresh(); // e.g. the end of indexing arrives while the first request is out
+    assert.equal(fetched, 1);
+    release(false);
+    await first;
+    assert.equal(fetched, 2);
+    poller.dispose();
+    await poller.refresh();
+    assert.equal(fetched, 2);
+    assert.equal(timers.pending.length, 0);
   });
 });
 

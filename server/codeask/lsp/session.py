@@ -347,7 +347,9 @@ class CodeaskServer(LanguageServer):
     # ------------------------------------------------------------ status
     async def status(self) -> dict[str, Any]:
         """The workspace status plus the scheduler's state; while a write holds the index, the last
-        snapshot (answered within ~30 ms). Before anything was indexed, no index is opened."""
+        snapshot (answered within ~30 ms) with ``"stale": true``, and without ``files`` /
+        ``chunks_total`` / ``vectors_pending`` when no snapshot was read yet (the counts are not
+        known: not zero). Before anything was indexed, no index is opened."""
         sched = self.scheduler.snapshot()
         if not self.scheduler.started and not self.scheduler.keyword_ready():
             out: dict[str, Any] = {"files": 0, "chunks_total": 0, "vectors_pending": 0, "index_dir": None, "roots": []}
@@ -359,7 +361,9 @@ class CodeaskServer(LanguageServer):
                 self._status = self._status_task.result()
                 out = dict(self._status)
             else:
-                out = dict(self._status) or {"files": 0, "chunks_total": 0, "vectors_pending": 0, "index_dir": None}
+                # The last snapshot, or no counts at all before the first one: a zero here would be
+                # shown as "0 files" while an existing index is being opened.
+                out = dict(self._status) or {"index_dir": None}
                 out["stale"] = True
         llm = self.ws.settings.resolved_llm()
         out["llm"] = llm.describe() if llm else None
