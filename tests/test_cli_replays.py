@@ -119,15 +119,18 @@ def test_read_only_index_answers_and_says_it_cannot_update(tmp_path, isolated_en
 
 
 def test_cache_folder_that_cannot_be_created_is_one_line(tmp_path):
-    """Issue 18.5: a cache folder that cannot be created: one line naming it, no traceback."""
+    """Issue 18.5: a cache folder that cannot be created: one line naming it, no traceback, from
+    ``index`` and (issue 27) from ``status`` too, which said "not indexed" and exited 0."""
     root = make_workspace(tmp_path)
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be\n", encoding="utf-8")
     env = {"CODEASK_CACHE_DIR": str(blocker / "cache")}
     line = one_clean_line(codeask("index", str(root), env=env, check=False))
     assert "cannot create the cache dir" in line and str(blocker) in line  # the message of issue 14
-    proc = codeask("status", str(root), "--json", env=env)  # status still answers: not indexed
-    assert json.loads(proc.stdout)["indexed"] is False
+    proc = codeask("status", str(root), "--json", env=env, check=False)  # issue 27: as index does
+    assert proc.returncode == 1 and proc.stdout == ""
+    status_line = one_clean_line(proc)
+    assert "cannot create the cache dir" in status_line and str(blocker) in status_line
 
 
 def with_watch_limit(command: list[str], limit: int = 5) -> list[str]:
