@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from codeask.cli import main
-from codeask.query.anchors import resolve, text_hash
+from codeask.query.anchors import anchor, resolve, text_hash
 from tests.test_lsp import cmd, session, uri, wait_indexed
 from tests.test_mcp import server_params, wait_ready
 
@@ -76,6 +76,22 @@ def test_resolve_finds_moved_changed_and_gone_code():
     assert (changed.status, changed.start_line, changed.note) == ("changed", 9, "changed since the answer")
     gone = resolve(text.replace("coupon_rule_2", "other"), "python", 8, 11, "coupon_rule_2", digest)
     assert gone.status == "gone" and gone.note.startswith("gone since the answer")
+
+
+def test_a_span_ending_on_a_blank_line_resolves_as_the_same_code():
+    """A chunk's stored content is its lines joined with line ends, so a last blank line leaves only a
+    final line end, and packed definitions lose the blank lines between them; the anchor must still
+    match the file's lines (found by a newcomer: every such source of a fresh answer on the requests
+    sdist failed cite-check as 'changed')."""
+    text = rule(1) + "\n" + rule(2)  # coupon_rule_1 on lines 1-4, line 5 blank
+    stored = "\n".join(text.splitlines()[0:5])  # lines 1-5 as a chunk holds them
+    digest = anchor(stored, "coupon_rule_1")["hash"]
+    assert resolve(text, "python", 1, 5, "coupon_rule_1", digest).status == "same"
+    moved = resolve("# a\n" + text, "python", 1, 5, "coupon_rule_1", digest)
+    assert (moved.status, moved.start_line, moved.end_line) == ("moved", 2, 6)
+    packed = "\n".join(line for line in text.splitlines()[0:10] if line)  # lines 1-10 without the blank
+    digest = anchor(packed, "")["hash"]
+    assert resolve(text, "python", 1, 10, "", digest).status == "same"
 
 
 # ------------------------------------------------------------------------------- cite-check

@@ -46,9 +46,12 @@ _HASH_CHARS = 16
 
 
 def text_hash(lines: Sequence[str]) -> str:
-    """The first 16 hex digits of the sha256 of ``lines`` (trailing whitespace of each line dropped,
-    joined with ``\\n``, UTF-8): the same for a span whatever its file's line endings."""
-    joined = "\n".join(line.rstrip() for line in lines)
+    """The first 16 hex digits of the sha256 of the non-blank ``lines`` (trailing whitespace dropped,
+    joined with ``\\n``, UTF-8): the same for a span whatever its file's line endings and blank lines.
+    A chunk's stored content is not always the file's lines verbatim: a last blank line leaves only a
+    line end, and packed small definitions lose the blank lines between them
+    (:mod:`codeask.index.chunking.packing`); a change of blank lines alone is no change of the code."""
+    joined = "\n".join(line.rstrip() for line in lines if line.strip())
     return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
 
 
