@@ -239,6 +239,6 @@ def test_ask_sends_the_definition_not_the_import_block(tmp_path):
 def test_widening_is_a_setting_on_by_default(tmp_path):
     (tmp_path / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
     on = Workspace([tmp_path], env={}).build_pipeline(llm=None)
-    assert [s.name for s in on.response_transformers] == ["one_per_file", "widen"]
+    assert [s.name for s in on.response_transformers] == ["one_per_file", "expand", "widen"]
     off = Workspace([tmp_path], env={}, flags={"retrieval.spans_per_file": 1}).build_pipeline(llm=None)
-    assert [s.name for s in off.response_transformers] == ["one_per_file"]
+    assert [s.name for s in off.response_transformers] == ["one_per_file", "expand"]

@@ -75,6 +75,7 @@ def _cmd_index(args) -> int:
         print(
             f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
             f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
+            f"{out['chunks_reused']} reused, {out['chunks_shared']} from the shared cache, "
             f"{out['vectors_pending']} pending; {out['seconds']:.1f} s (+{startup:.1f} s start-up)"
         )
     return 0

@@ -34,7 +34,7 @@ def source_link(label: str, start_line: int, end_line: int, uri: str, title: str
 def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
     file's further spans follow its link as ``[start-end](...#Lstart-Lend)``, and its folded
-    near-duplicates as `` and N similar files``."""
+    near-duplicates as `` and N similar files``, a file the ``expand`` step added with `` (added: VIA)``."""
 
     return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
 
@@ -48,7 +48,8 @@ def source_lines(sources: Sequence[Source]) -> list[str]:
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
         more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]]
         similar = f" and {len(s.similar)} similar file{'s' if len(s.similar) > 1 else ''}" if s.similar else ""
-        return ", ".join([first, *more]) + similar
+        via = f" (added: {s.via})" if s.via else ""
+        return ", ".join([first, *more]) + similar + via
 
     return [line(s) for s in sources]
 
