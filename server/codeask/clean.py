@@ -119,12 +119,12 @@ class VectorStore:
 def list_vector_stores(cache: Path) -> list[VectorStore]:
     """The machine's vector stores under ``cache`` (``<cache>/_vectors/<model key>``), by name; never
     creates anything. Counting opens each store read-only (LanceDB, imported only when one exists)."""
-    from codeask.index.machine import STORES
+    from codeask.index.folders import VECTOR_STORES
 
-    folder = cache / STORES
+    folder = cache / VECTOR_STORES
     if not folder.is_dir():
         return []
-    from codeask.index.machine import folder_vectors
+    from codeask.index.machine import folder_vectors  # imports LanceDB
 
     return [
         VectorStore(child, folder_vectors(child), folder_bytes(child))

@@ -21,6 +21,11 @@ __all__ = [
 ]
 
 
+#: The folder under the cache dir that holds the machine's vector stores, one per embedding model
+#: (:mod:`codeask.index.machine`); never an index folder.
+VECTOR_STORES = "_vectors"
+
+
 class CacheDirError(RuntimeError):
     """The index cache dir is a file, or cannot be created; the message names it as the cache dir
     and where its value came from."""

@@ -42,14 +42,13 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
+from codeask.index.folders import VECTOR_STORES
 from codeask.index.rows import EMBED_TEXT_VERSION, batches, sql_in
 
-__all__ = ["MachineVectors", "store_dir", "STORES", "BYTES_PER_VECTOR_OVERHEAD"]
+__all__ = ["MachineVectors", "store_dir", "folder_vectors", "BYTES_PER_VECTOR_OVERHEAD"]
 
 log = logging.getLogger(__name__)
 
-#: The folder under the cache dir that holds one store per model key (never an index folder).
-STORES = "_vectors"
 #: Vectors buffered by :meth:`MachineVectors.put_vectors` before a flush is forced.
 FLUSH_ROWS = 2048
 #: At most this many vectors wait for a flush; past it the oldest buffered ones are dropped.
@@ -69,7 +68,7 @@ BYTES_PER_VECTOR_OVERHEAD = 64
 def store_dir(cache: Path, model_key: str, dim: int) -> Path:
     """``<cache>/_vectors/<model_key>-<dim>d-t<EMBED_TEXT_VERSION>`` with unsafe characters replaced."""
     name = "".join(ch if ch.isalnum() or ch in "-_.@" else "_" for ch in f"{model_key}-{dim}d-t{EMBED_TEXT_VERSION}")
-    return Path(cache) / STORES / name
+    return Path(cache) / VECTOR_STORES / name
 
 
 class MachineVectors:
