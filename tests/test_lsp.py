@@ -473,9 +473,8 @@ async def test_cancel_a_long_ask(sample_workspace, fake_llm):
             if fake_llm.requests:
                 break
             await asyncio.sleep(0.1)
-        started = time.monotonic()
         st = await cmd(client, "codeask.status")
-        assert time.monotonic() - started < 0.5 and st["files"] == 4  # the loop is free meanwhile
+        assert not fut.done() and st["files"] == 4  # the loop answers while the ask is still running
         client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(fut, 10)
