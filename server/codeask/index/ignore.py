@@ -36,7 +36,7 @@ from pathspec import GitIgnoreSpec
 
 from codeask.index.outputs import holds_artifacts
 from codeask.lines import split_lines
-from codeask.settings import IndexSettings
+from codeask.settings import DEFAULT_BUILD_OUTPUTS, IndexSettings
 
 __all__ = [
     "GITIGNORE",
@@ -255,7 +255,7 @@ class Ignorer:
         self._secret = _secret_rules(self.settings)
         self._exclude = _exclude_spec(self.settings)
         self._never = _never_spec()
-        self.build_outputs = frozenset(self.settings.build_outputs)
+        self.build_outputs = frozenset(DEFAULT_BUILD_OUTPUTS)
         # workspace-relative ignore-file path -> ((mtime_ns, size, ino), spec or None)
         self._files: dict[str, tuple[tuple[int, int, int], GitIgnoreSpec | None]] = {}
 
