@@ -170,8 +170,13 @@ class IndexSettings(_Section):
     max_line_length: int = Field(default=1000, gt=0, le=1_000_000)
     """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    """Paths never walked (gitignore syntax), besides ``.gitignore`` and ``.codeaskignore``; a
+    workspace's list is added to this one (it cannot re-include what the user excludes)."""
     extra_exclude: list[str] = Field(default_factory=list)
+    """Added to ``exclude`` (so a user extends the list without repeating it)."""
     secret_patterns: list[str] = add_only(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
+    """Files that may hold credentials (gitignore syntax): never read, indexed or sent to an LLM;
+    a workspace's list is added to this one."""
     extra_secret_patterns: list[str] = Field(default_factory=list)
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
@@ -221,6 +226,7 @@ class RerankSettings(_Section):
     """Optional cross-encoder rerank between retrieval and answer."""
 
     enabled: bool = False
+    """Rerank the retrieved documents with a cross-encoder before the answer."""
     model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
@@ -243,6 +249,7 @@ class HoverSettings(_Section):
     """
 
     enabled: bool = True
+    """Answer ``textDocument/hover`` at all."""
     llm: bool = False
     """Let the LLM write a short explanation on hover. Then the pointer must rest
     (:data:`codeask.lsp.server.HOVER_DELAY_MS`) before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
@@ -261,9 +268,13 @@ class PipelineSettings(_Section):
     """Custom steps by entry-point name (group ``codeask.steps``)."""
 
     query_transformers: list[str] = Field(default_factory=list)
+    """Steps run on the question before retrieval (see ``docs/pipeline.md``)."""
     response_transformers: list[str] = Field(default_factory=list)
+    """Steps run on the retrieved documents before the answer."""
     answer: str | None = None
+    """A step that replaces the built-in answer step."""
     evaluators: list[str] = Field(default_factory=list)
+    """Steps that score an answer (``codeask eval``)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments per step name, e.g. ``{first_per_file = {max_files = 3}}``."""
 
