@@ -58,9 +58,10 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
     """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``
     whose kind is embedded (:func:`~codeask.index.kinds.keyword_only_kinds`)."""
     from codeask.index.chunk import chunk_file
+    from codeask.index.filetext import read_text
     from codeask.index.kinds import classify, keyword_only_kinds
     from codeask.index.store import embed_hash, embed_text
-    from codeask.index.walk import Ignorer, read_text, walk
+    from codeask.index.walk import Ignorer, walk
 
     result = walk(root, settings.index, Ignorer(root, settings.index))
     texts: dict[str, str] = {}

@@ -19,11 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
+from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
-from codeask.index.walk import FileEntry, read_text, walk
+from codeask.index.walk import FileEntry, walk
 
 # ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
 # the package has no import cycles, not even for type checking (tests/test_import_graph.py).

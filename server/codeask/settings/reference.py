@@ -94,7 +94,7 @@ def render() -> str:
         "     (server/codeask/settings/model.py); edit the docstrings there, not this file. -->",
         "",
         f"{len(leaves)} settings. Where they are read from, and which layers may set what, is in the",
-        "README (\"Settings\") and `docs/security.md`. Keys are snake_case in TOML files and flags,",
+        'README ("Settings") and `docs/security.md`. Keys are snake_case in TOML files and flags,',
         "camelCase in editor settings (`retrieval.maxFiles`).",
     ]
     section = None
@@ -109,7 +109,12 @@ def render() -> str:
         if key in variables:
             facts.append(f"`${variables[key]}`")
         out += [f"### `{key}`", "", " · ".join(facts), "", _text(field.description), ""]
-    out += ["## Retired settings", "", "Set anywhere, each is ignored with one warning; its value is now a constant:", ""]
+    out += [
+        "## Retired settings",
+        "",
+        "Set anywhere, each is ignored with one warning; its value is now a constant:",
+        "",
+    ]
     out += [f"- `{key}`: `{where}`" for key, where in RETIRED.items()]
     out += ["", "## Deprecated settings", "", "Each still works, with one warning naming the one way to give it:", ""]
     out += [f"- `{key}`: use {instead}" for key, instead in DEPRECATED.items()]
