@@ -282,7 +282,7 @@ class SharedVectorCache:
                 "published": pa.array([stamp] * n, pa.float64()),
                 "text": pa.array(list(texts) if texts is not None else [""] * n, pa.string()),
             },
-            schema=self._schema(),
+            schema=vector_schema(self.dim),
         )
         table = self._open(create=True)
         stale = stamp - 86400.0
