@@ -32,7 +32,7 @@ def test_requests_are_checked_once_when_made(sample_workspace):
     with pytest.raises(QuestionError, match=f"limit is {limit:,}"):
         AskRequest("x" * (limit + 1), limit)
     for bad in ({"top_k": 0}, {"max_files": "+5"}, {"top_k": True}):
-        with pytest.raises(ValueError, match="top_k|max_files"):
+        with pytest.raises(ValueError, match=r"top_k|max_files"):
             service.ask_request("coupon", **bad)
     with pytest.raises(ValueError, match="path_glob"):
         service.ask_request("coupon", path_glob="src/[z-a].py")
