@@ -193,9 +193,11 @@ class CodeaskMCP:
                 (:meth:`AgentFiles.selection <codeask.mcp_files.AgentFiles.selection>`).
         """
         rel, abs_path, start_line, end_line = self.files.selection(path, start_line, end_line)
-        self._wait_searchable()
+        request = ExplainRequest(abs_path, start_line, end_line)
         try:
-            result = self.service.explain(ExplainRequest(abs_path, start_line, end_line)).to_json()
+            self.service.check_explain(request)  # blank lines: refused before any wait for the index
+            self._wait_searchable()
+            result = self.service.explain(request).to_json()
         except NotExplainable as exc:  # blank lines ("nothing to explain: ..."), or changed since read: binary now
             raise ToolError(str(exc)) from None
         return ExplainResult(
