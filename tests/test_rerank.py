@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.rerank import (
     CrossEncoder,
@@ -127,7 +128,7 @@ def test_rerank_ties_keep_retrieval_order_and_max_files_caps(model_dir):
     q = step(retrieved_query())
     assert [d.path for d in q.documents] == ["src/c.py", "src/d.py", "src/b.py", "src/a.py"]
     q = retrieved_query()
-    q.options["max_files"] = 2
+    q.options = RetrievalOptions(max_files=2)
     assert [d.path for d in step(q).documents] == ["src/c.py", "src/d.py"]
 
 

@@ -10,13 +10,14 @@ question and the per-call options, picks the LLM, runs the pipeline the workspac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from codeask.counts import as_positive_int
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
 from codeask.query.digest import digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
+from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.report import parse_question
 from codeask.query.result import Answer, Source
@@ -131,13 +132,13 @@ def ask(
     question = check_question(workspace.settings, question)
     parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
     digest = digest_question(question, workspace.settings.retrieval.question_digest_chars)
-    options: dict[str, Any] = {
-        "top_k": None if top_k is None else as_positive_int("top_k", top_k),
-        "max_files": None if max_files is None else as_positive_int("max_files", max_files),
-    }
+    options = RetrievalOptions(
+        top_k=None if top_k is None else as_positive_int("top_k", top_k),
+        max_files=None if max_files is None else as_positive_int("max_files", max_files),
+        path_glob=path_glob or None,
+    )
     if path_glob:
         path_filter(path_glob)  # a bad glob fails here, before any LLM call
-        options["path_glob"] = path_glob
     errors: list[str] = []
     try:
         llm = None if no_llm else workspace.llm()

@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 
 from codeask.llm.cancel import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.digest import QuestionDigest
+from codeask.query.options import RetrievalOptions
 from codeask.query.report import QuestionParts
 from codeask.uris import file_uri
 
@@ -211,7 +212,8 @@ class Query:
         history: one :class:`Event` per step.
         search_texts: what retrieval searches for (original first, then subquestions).
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
-        options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
+        options: the question's knobs (:class:`~codeask.query.options.RetrievalOptions`: ``top_k``,
+            ``max_files``, ``path_glob``, an explain's selection), frozen: set once by the front door.
         errors: LLM failures that steps recovered from (the query went on without that step's
             LLM call), one line each.
         parts: the question's stack frames, messages and search text (``parse_question`` step).
@@ -225,9 +227,8 @@ class Query:
     history: list[Event] = field(default_factory=list)
     search_texts: list[str] = field(default_factory=list)
     embeddings: list[Any] = field(default_factory=list)
-    subquestions: list[str] = field(default_factory=list)
     answer: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: RetrievalOptions = field(default_factory=RetrievalOptions)
     errors: list[str] = field(default_factory=list)
     withheld: list[Any] = field(default_factory=list)
     """:class:`~codeask.query.result.Withheld` entries: repository text kept from the LLM."""
@@ -257,6 +258,14 @@ class Query:
         """The question as the search and the LLM get it: its digest when one was made, else the
         question as asked (steps that embed it or put it in a prompt read this, not ``original``)."""
         return self.digest.text if self.digest is not None else self.original
+
+    @property
+    def subquestions(self) -> list[str]:
+        """The search queries the ``subquestions`` step added (its event's ``questions``), ``[]`` without it."""
+        for event in self.history:
+            if event.step == "subquestions" and "questions" in event.data:
+                return list(event.data["questions"])
+        return []
 
     # State changes, each recorded on history.
     def transformed_query(self, step: str, new_current: str, **data: Any) -> None:
