@@ -202,12 +202,14 @@ class Event:
 
 @dataclass
 class Query:
-    """A question moving through the pipeline.
+    """A question moving through the pipeline: what it was asked with (``original``, ``options``,
+    ``parts``, ``digest``) and what it accumulates (``current``, documents, history, the answer and
+    how its LLM call ended). Its :attr:`state` (``pending`` -> ``retrieved`` -> ``answered``) and
+    :attr:`subquestions` are read from the history, not kept beside it.
 
     Attributes:
         original: the question as asked.
         current: the text the next step works on (subquestions, a summary, finally the answer).
-        state: ``pending`` -> ``retrieved`` -> ``answered``.
         documents: retrieved documents, best first.
         history: one :class:`Event` per step.
         search_texts: what retrieval searches for (original first, then subquestions).
@@ -222,7 +224,6 @@ class Query:
 
     original: str
     current: str = ""
-    state: QueryState = "pending"
     documents: list[Document] = field(default_factory=list)
     history: list[Event] = field(default_factory=list)
     search_texts: list[str] = field(default_factory=list)
@@ -260,6 +261,14 @@ class Query:
         return self.digest.text if self.digest is not None else self.original
 
     @property
+    def state(self) -> QueryState:
+        """``answered`` once ``answer`` is set, ``retrieved`` once a step recorded documents (the
+        retriever is the first), else ``pending``: read from what the query accumulated."""
+        if self.answer is not None:
+            return "answered"
+        return "retrieved" if any(e.documents is not None for e in self.history) else "pending"
+
+    @property
     def subquestions(self) -> list[str]:
         """The search queries the ``subquestions`` step added (its event's ``questions``), ``[]`` without it."""
         for event in self.history:
@@ -277,7 +286,6 @@ class Query:
         """The retriever found ``documents`` (best first): they become ``documents``, state ``retrieved``."""
         self.history.append(Event(step, self.current, self.current, documents=list(documents), data=data))
         self.documents = list(documents)
-        self.state = "retrieved"
 
     def transformed_response(self, step: str, new_current: str, **data: Any) -> None:
         """A response transformer produced text for the answer to use instead of the documents."""
@@ -294,7 +302,6 @@ class Query:
         self.history.append(Event(step, self.current, text, data=data))
         self.answer = text
         self.current = text
-        self.state = "answered"
 
     @property
     def retrieved_documents(self) -> list[Document]:
