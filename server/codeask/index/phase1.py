@@ -3,7 +3,7 @@
 A restart costs one ``scandir`` per folder and one stat per file: a file whose size and mtime match
 its manifest record is not read, nor is one an earlier read skipped for its content (binary, minified,
 too large: the manifest's skip records) while its size, mtime and the deciding settings match. Changed files are read, hashed, chunked and written in batches of
-``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
+``WRITE_BATCH_FILES`` (one commit per batch: a file's rows are replaced in one commit), and
 keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
 run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
 the old rows' vectors. When files changed, hub files are measured by keyword search
@@ -19,11 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from codeask.index.chunk import chunk_file
+from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.stats import IndexStats, Progress, ProgressFn
-from codeask.index.walk import FileEntry, read_text, walk
+from codeask.index.walk import FileEntry, walk
 
 # ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
 # the package has no import cycles, not even for type checking (tests/test_import_graph.py).
@@ -37,6 +38,10 @@ CONTENT_SKIPS = frozenset({"binary", "minified", "too_large"})
 #: Version of the decoding rules (:mod:`codeask.index.decode`) in skip records: a file skipped as
 #: binary by older rules (a UTF-16 file) is read again once they change.
 DECODE_RULES = 2
+#: Files per LanceDB commit in phase 1: keyword search works from the first commit on, and each
+#: commit is a table version, so a few hundred files keep versions few on large roots. Was
+#: ``index.write_batch_files``.
+WRITE_BATCH_FILES = 200
 
 
 def skip_limits(settings: Any) -> str:
@@ -64,7 +69,7 @@ def sync_root(
 ) -> IndexStats:
     """Phase 1 of a root (:meth:`RootIndex.sync_keywords <codeask.index.engine.RootIndex.sync_keywords>`;
     the phase sequence is :func:`codeask.index.phases.run_phases`): walk, compare size and mtime
-    with the manifest, read, chunk and commit what changed in batches of ``index.write_batch_files``
+    with the manifest, read, chunk and commit what changed in batches of :data:`WRITE_BATCH_FILES`
     files, remove what is gone, compact; fills and returns ``stats``."""
     stopped = False
     shared_before, reused_before = index.chunks_shared, index.chunks_reused
@@ -93,7 +98,7 @@ def sync_root(
             index.manifest.forget_skipped(stale)
         # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
         gone = (set(known) | index.manifest.dirty()) - seen
-    batch_size = index.settings.index.write_batch_files
+    batch_size = WRITE_BATCH_FILES
     total = len(candidates)
     for start in range(0, total, batch_size):
         if should_stop and should_stop():

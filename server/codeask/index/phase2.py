@@ -3,8 +3,8 @@
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
 machine's vector store (:mod:`codeask.index.machine`, a whole round at once) and the team's shared
 cache, else embedded by the model, in groups under the write lock (released between
-groups; live updates waiting for it go first), and committed every ``index.embed_commit_rows`` texts
-or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
+groups; live updates waiting for it go first), and committed every :data:`EMBED_COMMIT_ROWS` texts
+or :data:`EMBED_COMMIT_SECONDS` seconds. Chunk rows and the full-text index are never touched.
 
 Which model instance embeds is chosen once, by whoever built the index
 (``RootIndex.background_indexing``): a process that searches while it indexes (language server, MCP
@@ -32,6 +32,12 @@ __all__ = ["embed_pending"]
 #: Pending texts fetched per round, and embedded per group under the write lock.
 EMBED_ROUND_TEXTS = 1024
 EMBED_GROUP_TEXTS = 32
+#: Phase 2 commits its vectors every this many texts (the model's ~20-44 texts/s on a laptop core
+#: make it a commit every few seconds, few LanceDB versions)... Was ``index.embed_commit_rows``.
+EMBED_COMMIT_ROWS = 256
+#: ...or every this many seconds, whichever comes first, so a killed run keeps what it embedded
+#: (issue 18 item 6). Was ``index.embed_commit_seconds``.
+EMBED_COMMIT_SECONDS = 5.0
 
 
 def embed_pending(
@@ -44,8 +50,8 @@ def embed_pending(
     """Embed every text that has no vector yet; returns the number of texts embedded.
 
     Texts are embedded in groups of 32 under the write lock (released between groups, and
-    waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
-    ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
+    waiting live updates go first) and committed every :data:`EMBED_COMMIT_ROWS` texts or
+    :data:`EMBED_COMMIT_SECONDS` seconds, whichever comes first, and when stopped: a run
     longer than a few seconds always leaves durable progress (issue 18, item 6). With
     ``index.background_indexing`` the model runs at lower CPU priority (``embedding.index_nice``)
     so searches meanwhile get the CPU first; without it, at this process's priority.
@@ -55,7 +61,6 @@ def embed_pending(
         EmbeddingError: the model cannot be loaded, or its child process died.
     """
     store = index.store
-    s = index.settings.index
     total = store.count_pending(distinct=True)
     done = embedded = 0
     started = time.monotonic()
@@ -95,7 +100,7 @@ def embed_pending(
         todo = [h for h in todo if h not in reused]
         if reused:
             total = report(done, total)
-        if len(buffer) >= s.embed_commit_rows:
+        if len(buffer) >= EMBED_COMMIT_ROWS:
             commit()
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
             if should_stop and should_stop():
@@ -121,7 +126,7 @@ def embed_pending(
             buffer.update(new)
             embedded += count
             done += len(group)
-            if len(buffer) >= s.embed_commit_rows or time.monotonic() - last_commit >= s.embed_commit_seconds:
+            if len(buffer) >= EMBED_COMMIT_ROWS or time.monotonic() - last_commit >= EMBED_COMMIT_SECONDS:
                 commit()
             total = report(done, total)
     commit()

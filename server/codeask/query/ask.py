@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
-from codeask.query.digest import digest_question
+from codeask.query.digest import QUESTION_DIGEST_CHARS, digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Pipeline, Query
@@ -96,7 +96,7 @@ def ask(
     """
     question = request.question
     parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
-    digest = digest_question(question, workspace.settings.retrieval.question_digest_chars)
+    digest = digest_question(question, QUESTION_DIGEST_CHARS)
     options = RetrievalOptions(top_k=request.top_k, max_files=request.max_files, path_glob=request.path_glob)
     llm, errors = _llm_for(workspace, request)
     query = Query(question, options=options, errors=list(errors), parts=parts, digest=digest)

@@ -16,6 +16,7 @@ from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.expand import Expand
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import Rerank
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
@@ -138,7 +139,7 @@ class _StepMaker:
         if name == "expand" and builtin:
             options = {"files": s.retrieval.expand_files, "max_files": s.retrieval.max_files, **options}
             ranker = HybridRetrieve(self.targets, s.retrieval)
-            return Expand(self.targets, ranker.downweighted, s.retrieval.downweight_factor, **options)
+            return Expand(self.targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
         if name == "widen" and builtin:
             return Widen(**{"spans_per_file": s.retrieval.spans_per_file, **options})
         if name == "summary" and builtin:
@@ -157,10 +158,7 @@ def _query_transformers(
     """[subquestions] -> the ``[pipeline] query_transformers`` -> [parse_question] -> embed."""
     out: list[Step] = []
     if llm is not None and s.llm.num_subquestions > 0:
-        subquestions = GenerateSubquestions(
-            llm, templates, s.llm.num_subquestions, embedder=embedder, max_similarity=s.llm.subquestion_similarity
-        )
-        out.append(subquestions)
+        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
     out.extend(steps(name, "query transformer") for name in s.pipeline.query_transformers)
     if s.retrieval.report_evidence:
         out.append(ParseQuestion())
