@@ -4,17 +4,28 @@ question, an answer cut off, an LLM error, citations removed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from codeask.query.freshness import stale_note
 
-if TYPE_CHECKING:  # result.py imports these notes for Answer.footer
-    from codeask.query.result import Answer
-
-__all__ = ["answer_notes", "index_note"]
+__all__ = ["AnswerState", "answer_notes", "index_note"]
 
 
-def answer_notes(answer: Answer) -> list[str]:
+class AnswerState(Protocol):
+    """What the notes read of an answer (:class:`codeask.query.result.Answer` has each field)."""
+
+    index: dict[str, Any] | None
+    stale_sources: list[dict[str, Any]]
+    not_reindexed: str | None
+    cut_documents: list[dict[str, Any]]
+    question_digest: dict[str, int] | None
+    truncated: bool
+    cut_reason: str | None
+    error: str | None
+    invalid_citations: list[int]
+
+
+def answer_notes(answer: AnswerState) -> list[str]:
     """The markdown lines (``> **...:** ...``) noting what ``answer`` stands on and misses, in the
     order shown; ``[]`` for a complete answer from a ``ready`` index."""
     notes = []

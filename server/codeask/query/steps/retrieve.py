@@ -48,7 +48,7 @@ from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.parse import question_parts, searched_text
-from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, file_prior, lifted
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, downweight_rule, file_prior, lifted
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
@@ -218,12 +218,12 @@ class HybridRetrieve:
         self.targets = targets
         self.settings = settings
         self.min_top_k = min_top_k
-        self._down = pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns)
+        self._down = downweight_rule(settings)
 
     def downweighted(self, path: str) -> bool:
         """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax); such a
         file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
-        return self._down.match_file(path)
+        return self._down(path)
 
     def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
