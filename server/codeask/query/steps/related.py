@@ -36,7 +36,7 @@ from codeask.settings import IndexSettings, RetrievalSettings
 if TYPE_CHECKING:
     from codeask.index.store import Hit
 
-__all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
+__all__ = ["RelatedRetrieve", "identifiers"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
