@@ -237,7 +237,9 @@ def test_the_rerankers_minimum_is_set_when_the_pipeline_is_built_and_the_options
 
     from codeask.workspace import Workspace
 
-    ws = Workspace([sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(model_dir), "rerank.top_k": 2})
+    ws = Workspace(
+        [sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(model_dir), "rerank.top_k": 2}
+    )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=None)
     # settled once, when built: retrieve >= 2 * rerank.top_k chunks, one_per_file >= rerank.top_k files
