@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import EVAL_DIR, SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 
 from codeask.eval.metrics import RetrievalScores, distinct_files  # noqa: E402
+from codeask.query.options import RetrievalOptions  # noqa: E402
 from codeask.query.pipeline import Query  # noqa: E402
 from codeask.workspace import Workspace  # noqa: E402
 
@@ -45,7 +46,7 @@ def load_rows(path: Path) -> list[dict]:
 def ranked_files(ws: Workspace, question: str) -> list[str]:
     """Distinct files of the retrieved documents, best first (no LLM, no one-per-file cap)."""
     pipeline = ws.build_pipeline(llm=None)
-    query = Query(question, options={"top_k": 200, "max_files": 200})
+    query = Query(question, options=RetrievalOptions(top_k=200, max_files=200))
     query = pipeline.run(query)
     return distinct_files(d.path for d in query.retrieved_documents)
 

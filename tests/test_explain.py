@@ -344,6 +344,7 @@ def test_explain_prompt_snapshot(brief):
     diff (regenerate with CODEASK_UPDATE_SNAPSHOTS=1)."""
     from codeask.query.answer import Templates
     from codeask.query.explain import Span
+    from codeask.query.options import ExplainSelection, RetrievalOptions
     from codeask.query.pipeline import Document, Query
     from codeask.query.steps.explain_answer import ExplainAnswer
 
@@ -353,7 +354,7 @@ def test_explain_prompt_snapshot(brief):
     docs = [Document("src/shop/client.py", "/ws", 4, 5, "next_hop", "python", "\n".join(CLIENT.splitlines()[3:5]))]
     selection = Document(span.path, span.root, 12, 14, span.symbol, "python", "\n".join(span.text.splitlines()[:3]))
     step = ExplainAnswer(None, Templates(None), None, brief=brief)
-    prompt = step.prompt(Query("explain", options={"selection": span}), selection, docs, cut=not brief)
+    prompt = step.prompt(Query("explain", options=RetrievalOptions(selection=ExplainSelection(span, brief))), selection, docs, cut=not brief)
     snapshot = SNAPSHOTS / f"explain-{'brief' if brief else 'full'}.txt"
     if os.environ.get("CODEASK_UPDATE_SNAPSHOTS"):
         snapshot.write_text(prompt, encoding="utf-8")

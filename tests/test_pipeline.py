@@ -8,7 +8,7 @@ from codeask.index.store import Hit
 from codeask.query.pipeline import Document, Query
 from codeask.query.result import Answer
 from codeask.query.steps import OnePerFile, parse_subquestions
-from codeask.query.steps.retrieve import fuse
+from codeask.query.steps.fusion import fuse
 from codeask.query.templates import TemplateError, Templates, render_documents
 from codeask.settings import load_settings
 from codeask.workspace import Workspace

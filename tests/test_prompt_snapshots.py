@@ -16,6 +16,7 @@ import pytest
 
 from codeask.query.answer import SimpleAnswer
 from codeask.query.explain import Span
+from codeask.query.options import ExplainSelection, RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.explain_answer import ExplainAnswer
 from codeask.query.steps.summary import Summary
@@ -84,7 +85,7 @@ def _explain_query() -> tuple[Query, Document]:
         language=doc.language,
         definition=True,
     )
-    query = Query(f"explain {span.label}", options={"selection": span})
+    query = Query(f"explain {span.label}", options=RetrievalOptions(selection=ExplainSelection(span)))
     query.retrieved("related", DOCUMENTS[1:])
     return query, doc
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.rerank import (
     CrossEncoder,
@@ -127,7 +128,7 @@ def test_rerank_ties_keep_retrieval_order_and_max_files_caps(model_dir):
     q = step(retrieved_query())
     assert [d.path for d in q.documents] == ["src/c.py", "src/d.py", "src/b.py", "src/a.py"]
     q = retrieved_query()
-    q.options["max_files"] = 2
+    q.options = RetrievalOptions(max_files=2)
     assert [d.path for d in step(q).documents] == ["src/c.py", "src/d.py"]
 
 
@@ -227,3 +228,31 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     assert list(dict.fromkeys(d.key() for d in q.documents))[: len(reranked)] == [d.key() for d in reranked]
     # the retrieve event still holds the documents as retrieved, in fused order
     assert [d.score for d in retrieved] == sorted((d.score for d in retrieved), reverse=True)
+
+
+def test_the_rerankers_minimum_is_set_when_the_pipeline_is_built_and_the_options_stay_as_asked(
+    sample_workspace, model_dir
+):
+    import dataclasses
+
+    from codeask.workspace import Workspace
+
+    ws = Workspace(
+        [sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(model_dir), "rerank.top_k": 2}
+    )
+    ws.index(embed=False)
+    pipeline = ws.build_pipeline(llm=None)
+    # settled once, when built: retrieve >= 2 * rerank.top_k chunks, one_per_file >= rerank.top_k files
+    assert pipeline.retriever.min_top_k == 4
+    assert pipeline.response_transformers[0].name == "one_per_file"
+    assert pipeline.response_transformers[0].min_files == 2
+    options = RetrievalOptions(top_k=1, max_files=1)
+    q = pipeline.run(Query("cart total price shipping cost coupon discount", options=options))
+    assert q.options is options and options == RetrievalOptions(top_k=1, max_files=1)  # never changed mid-run
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.top_k = 5
+    steps = [e.step for e in q.history]
+    retrieved = q.history[steps.index("retrieve")].documents
+    assert len(retrieved) >= 3  # the reranker's minimum, although the question asked for top_k 1
+    assert len(q.history[steps.index("one_per_file")].documents) == 2  # rerank.top_k files to choose from
+    assert len(q.history[steps.index("rerank")].documents) == 1  # the question's max_files caps what is kept

@@ -10,8 +10,9 @@ from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_document
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.anchors import text_hash
+from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
-from codeask.query.steps.retrieve import fuse
+from codeask.query.steps.fusion import fuse
 from codeask.query.steps.widen import Widen
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
@@ -125,7 +126,7 @@ def test_widen_adds_the_files_next_spans_merging_adjacent_ones_and_skipping_boil
 
     assert Widen(spans_per_file=3)(_retrieved([], [])).documents == []
     q = _retrieved(docs, [lead, b])
-    q.options["spans_per_file"] = 1
+    q.options = RetrievalOptions(spans_per_file=1)
     assert Widen()(q).documents == [lead, b]
 
 

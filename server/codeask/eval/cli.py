@@ -30,9 +30,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeask.console import folder_arg, positive_int
+
+if TYPE_CHECKING:  # the command's parser is built at every start: the engine is imported when it runs
+    from codeask.eval.metrics import RetrievalScores
+    from codeask.eval.questions import EvalQuestion
+    from codeask.eval.ragas import Ragas
+    from codeask.llm import LLM
+    from codeask.query.options import RetrievalOptions
+    from codeask.query.pipeline import Pipeline
+    from codeask.workspace import Workspace
 
 #: ``progress(json_output)`` -> context manager yielding a ``Progress`` callback (:meth:`codeask.console.IndexProgress.for_command`).
 ProgressFactory = Callable[[bool], AbstractContextManager[Any]]
@@ -112,99 +121,32 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     ``progress(json_output)`` is a context manager yielding the indexing progress callback (e.g.
     :meth:`codeask.console.IndexProgress.for_command`), entered with ``args.json``; None shows none.
     """
-    from codeask.eval.metrics import RetrievalScores, distinct_files
     from codeask.eval.questions import load_questions
     from codeask.eval.ragas import Ragas
-    from codeask.llm import LLMError, make_llm
-    from codeask.query.pipeline import Query
+    from codeask.query.options import RetrievalOptions
     from codeask.workspace import Workspace
 
     questions = load_questions(args.questions)
     flags = {"retrieval.max_files": args.max_files}
     ws = Workspace([args.path], flags=flags, background_indexing=False)  # the user waits for it
     settings = ws.settings
-
-    judge_llm = None
-    if args.judge_model:
-        resolved = settings.resolved_llm()
-        if resolved is None:
-            raise ValueError(
-                "--judge-model needs an LLM provider: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or llm.base_url"
-            )
-        judge_llm = make_llm(dataclasses.replace(resolved, model=args.judge_model), settings.llm)
-
+    judge_llm = _judge_llm(ws, args.judge_model) if args.judge_model else None
     with progress(args.json) if progress is not None else contextlib.nullcontext() as report:
         ws.index(progress=report)
 
     llm = None if args.no_llm else ws.llm()
     top_k = args.top_k or (max(settings.retrieval.top_k, NO_LLM_TOP_K) if llm is None else None)
-    options = {"top_k": top_k, "max_files": args.max_files}
-    ragas = Ragas([(q.question, q.ground_truth) for q in questions], settings=ws.settings)
+    ragas = Ragas([(q.question, q.ground_truth) for q in questions], settings=settings)
     pipeline = ws.build_pipeline(llm=llm)
     pipeline.evaluators = [*pipeline.evaluators, ragas]
-
-    errors: dict[str, str] = {}
-
-    def run_one(question: str) -> None:
-        try:
-            pipeline.run(Query(question, options=dict(options)))
-        except LLMError as exc:
-            errors[question] = str(exc)
-
-    from codeask.imports import preload
-
-    preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
-    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
-        list(pool.map(run_one, [q.question for q in questions]))
-
-    retrieval = RetrievalScores()
-    per_question: list[dict[str, Any]] = []
-    for q in questions:
-        docs = ragas.retrieved(q.question) if args.rank_from == "retrieved" else ragas.final_documents(q.question)
-        ranked = distinct_files(d.path for d in docs)
-        scores = retrieval.add(ranked, q.expected_files)
-        per_question.append(
-            {
-                "question": q.question,
-                "id": q.id,
-                "contexts": len(ragas.retrieved(q.question)),
-                "ctx": len(ragas.final_documents(q.question)),
-                "retrieval": scores,
-                "error": errors.get(q.question),
-            }
-        )
-
+    options = RetrievalOptions(top_k=top_k, max_files=args.max_files)
+    errors = _run_questions(pipeline, [q.question for q in questions], options, args.concurrency)
+    retrieval, per_question = _retrieval_rows(questions, ragas, args.rank_from, errors)
     if args.record_ground_truth:
         ragas.record_answers_as_ground_truth()
-    rows = {r["question"]: r for r in ragas.rows()}
-
-    judge_summary: dict[str, float | str | None] | None = None
+    judge_summary = None
     if judge_llm is not None:
-        from codeask.eval.judge import Judge
-
-        judge = Judge(judge_llm)
-
-        def score_one(q):
-            row = rows[q.question]
-            if q.question in errors:
-                return None
-            contexts = [d.content for d in ragas.final_documents(q.question)]
-            try:
-                return judge.score(q.question, row["answer"], row["ground_truth"], contexts).to_json()
-            except LLMError as exc:
-                errors[q.question] = f"judge: {exc}"
-                return None
-
-        with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
-            judged = list(pool.map(score_one, questions))
-        for item, scores in zip(per_question, judged):
-            item["judge"] = scores
-            item["error"] = errors.get(item["question"])
-        keys = ("faithfulness", "answer_recall", "context_recall")
-        judge_summary = {k: _mean([s[k] for s in judged if s]) for k in keys}
-        judge_summary["model"] = judge_llm.describe()
-        judge_summary["scored"] = sum(1 for s in judged if s)
-        judge_summary["errors"] = sum(1 for e in errors.values() if e.startswith("judge: "))
+        judge_summary = _judge_all(judge_llm, questions, ragas, errors, per_question, args.concurrency)
 
     out = Path(args.out)
     if out.parent and not out.parent.exists():
@@ -230,6 +172,111 @@ def run_eval(args, progress: ProgressFactory | None = None) -> dict[str, Any]:
     for question, error in errors.items():
         print(f"codeask: {_short(question, 60)}: {error}", file=sys.stderr)
     summary["exit_code"] = 1 if errors else 0
+    return summary
+
+
+def _judge_llm(ws: Workspace, model: str) -> LLM:
+    """The configured provider's LLM with ``model``, for ``--judge-model``.
+
+    Raises:
+        ValueError: no LLM provider is configured (no key, no ``llm.base_url``).
+    """
+    from codeask.llm import make_llm
+
+    resolved = ws.settings.resolved_llm()
+    if resolved is None:
+        raise ValueError(
+            "--judge-model needs an LLM provider: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or llm.base_url"
+        )
+    return make_llm(dataclasses.replace(resolved, model=model), ws.settings.llm)
+
+
+def _run_questions(
+    pipeline: Pipeline, questions: list[str], options: RetrievalOptions, concurrency: int
+) -> dict[str, str]:
+    """Run every question through ``pipeline`` on ``concurrency`` threads; ``{question: error}``
+    for those whose LLM call failed (the others' rows are on the pipeline's evaluators)."""
+    from codeask.imports import preload
+    from codeask.llm import LLMError
+    from codeask.query.pipeline import Query
+
+    errors: dict[str, str] = {}
+
+    def run_one(question: str) -> None:
+        try:
+            pipeline.run(Query(question, options=options))
+        except LLMError as exc:
+            errors[question] = str(exc)
+
+    preload()  # no first import of a heavy module in the pool's threads (see codeask.imports)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(run_one, questions))
+    return errors
+
+
+def _retrieval_rows(
+    questions: list[EvalQuestion], ragas: Ragas, rank_from: str, errors: dict[str, str]
+) -> tuple[RetrievalScores, list[dict[str, Any]]]:
+    """The retrieval scores of every question (files ranked from the documents as retrieved, or
+    as the answer saw them with ``rank_from="final"``) and one summary row per question."""
+    from codeask.eval.metrics import RetrievalScores, distinct_files
+
+    retrieval = RetrievalScores()
+    per_question: list[dict[str, Any]] = []
+    for q in questions:
+        docs = ragas.retrieved(q.question) if rank_from == "retrieved" else ragas.final_documents(q.question)
+        scores = retrieval.add(distinct_files(d.path for d in docs), q.expected_files)
+        per_question.append(
+            {
+                "question": q.question,
+                "id": q.id,
+                "contexts": len(ragas.retrieved(q.question)),
+                "ctx": len(ragas.final_documents(q.question)),
+                "retrieval": scores,
+                "error": errors.get(q.question),
+            }
+        )
+    return retrieval, per_question
+
+
+def _judge_all(
+    judge_llm: LLM,
+    questions: list[EvalQuestion],
+    ragas: Ragas,
+    errors: dict[str, str],
+    per_question: list[dict[str, Any]],
+    concurrency: int,
+) -> dict[str, float | str | None]:
+    """Score every answered question with :class:`~codeask.eval.judge.Judge` (``"judge"`` and
+    ``"error"`` set on its row of ``per_question``; a failed judge reply goes on ``errors`` as
+    ``"judge: ..."``); returns the means, the judge ``model`` and the ``scored`` and ``errors`` counts."""
+    from codeask.eval.judge import Judge
+    from codeask.llm import LLMError
+
+    judge = Judge(judge_llm)
+    rows = {r["question"]: r for r in ragas.rows()}
+
+    def score_one(q: EvalQuestion) -> dict[str, Any] | None:
+        row = rows[q.question]
+        if q.question in errors:
+            return None
+        contexts = [d.content for d in ragas.final_documents(q.question)]
+        try:
+            return judge.score(q.question, row["answer"], row["ground_truth"], contexts).to_json()
+        except LLMError as exc:
+            errors[q.question] = f"judge: {exc}"
+            return None
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        judged = list(pool.map(score_one, questions))
+    for item, scores in zip(per_question, judged):
+        item["judge"] = scores
+        item["error"] = errors.get(item["question"])
+    keys = ("faithfulness", "answer_recall", "context_recall")
+    summary: dict[str, float | str | None] = {k: _mean([s[k] for s in judged if s]) for k in keys}
+    summary["model"] = judge_llm.describe()
+    summary["scored"] = sum(1 for s in judged if s)
+    summary["errors"] = sum(1 for e in errors.values() if e.startswith("judge: "))
     return summary
 
 

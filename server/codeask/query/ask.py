@@ -12,12 +12,13 @@ watch socket use.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
 from codeask.query.digest import QUESTION_DIGEST_CHARS, digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
+from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.report import parse_question
 from codeask.query.request import AskRequest
@@ -96,9 +97,7 @@ def ask(
     question = request.question
     parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
     digest = digest_question(question, QUESTION_DIGEST_CHARS)
-    options: dict[str, Any] = {"top_k": request.top_k, "max_files": request.max_files}
-    if request.path_glob:
-        options["path_glob"] = request.path_glob
+    options = RetrievalOptions(top_k=request.top_k, max_files=request.max_files, path_glob=request.path_glob)
     llm, errors = _llm_for(workspace, request)
     query = Query(question, options=options, errors=list(errors), parts=parts, digest=digest)
 

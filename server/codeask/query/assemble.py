@@ -17,7 +17,7 @@ from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.expand import Expand
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
-from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
+from codeask.query.steps.rerank import Rerank
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
 from codeask.query.steps.widen import Widen
@@ -73,81 +73,108 @@ def build_ask_pipeline(
         context: more keyword arguments a custom step's factory may take (e.g. ``workspace``).
         stream, on_sources: passed to :class:`~codeask.query.answer.SimpleAnswer`.
 
-    With rerank in the chain, retrieval returns at least ``2 * rerank.top_k`` chunks and
-    ``one_per_file`` keeps at least ``rerank.top_k`` files; the reranker keeps
+    Step minimums are settled here, once: with the built-in rerank in the chain, retrieval returns
+    at least ``2 * rerank.top_k`` chunks and ``one_per_file`` keeps at least ``rerank.top_k``
+    files, whatever a question's ``top_k`` / ``max_files``; the reranker keeps
     ``min(rerank.top_k, max_files)``.
 
     Raises:
         SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
     """
-    s = settings
-    p = s.pipeline
-    context = {"llm": llm, "templates": templates, "settings": s, **(context or {})}
-    installed = available_steps()
+    context = {"llm": llm, "templates": templates, "settings": settings, **(context or {})}
+    steps = _StepMaker(settings, llm, templates, targets, context)
+    query_transformers = _query_transformers(settings, steps, llm, templates, embedder, has_vectors)
+    response_transformers = _response_transformers(settings, steps)
+    rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
+    least = rerank.top_k if rerank is not None else 0
+    response_transformers = [
+        OnePerFile(t.max_files, min_files=least) if type(t) is OnePerFile else t for t in response_transformers
+    ]
+    p = settings.pipeline
+    retriever = HybridRetrieve(targets, settings.retrieval, min_top_k=2 * least)
+    if p.answer:
+        answerer = steps(p.answer, "answer")
+    elif llm is not None:
+        answerer = SimpleAnswer(llm, templates, settings, stream=stream, on_sources=on_sources)
+    else:
+        answerer = NoLLMAnswer()
+    return Pipeline(
+        query_transformers=query_transformers,
+        retriever=retriever,
+        response_transformers=response_transformers,
+        answerer=answerer,
+        evaluators=[steps(name, "evaluator") for name in p.evaluators],
+    )
 
-    def _overridden(name: str) -> bool:
-        # an installed ``codeask.steps`` entry point replacing built-in step ``name``
-        return name in installed and installed[name].value != BUILTIN_STEPS.get(name)
 
-    def step(name: str, kind: str):
-        options = dict(p.options.get(name) or {})
-        if name == "one_per_file" and not _overridden(name):
-            options.setdefault("max_files", s.retrieval.max_files)
-            return OnePerFile(**options)
-        if name == "rerank" and not _overridden(name):
-            options.setdefault("max_files", s.retrieval.max_files)
-            return Rerank(templates=templates, settings=s, **options)
-        if name == "expand" and not _overridden(name):
-            options.setdefault("files", s.retrieval.expand_files)
-            options.setdefault("max_files", s.retrieval.max_files)
-            ranker = HybridRetrieve(targets, s.retrieval)
-            return Expand(targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
-        if name == "widen" and not _overridden(name):
-            options.setdefault("spans_per_file", s.retrieval.spans_per_file)
-            return Widen(**options)
-        if name == "summary" and not _overridden(name):
-            return Summary(llm, templates, s) if llm is not None else None
-        return load_step(name, kind=kind, options=options, **context)
+class _StepMaker:
+    """Makes a named step of the ``[pipeline]`` settings: a built-in one with its settings as
+    defaults (``[pipeline.options.NAME]`` win), or the ``codeask.steps`` entry point of that name
+    (:func:`~codeask.query.custom.load_step`). ``None`` for ``summary`` without an LLM."""
 
-    query_transformers: list = []
+    def __init__(
+        self,
+        settings: Settings,
+        llm: LLM | None,
+        templates: Templates,
+        targets: Callable[[], list[SearchTarget]],
+        context: dict[str, Any],
+    ):
+        self.settings, self.llm, self.templates, self.targets = settings, llm, templates, targets
+        self.context = context
+        self.installed = available_steps()
+
+    def overridden(self, name: str) -> bool:
+        """Whether an installed ``codeask.steps`` entry point replaces built-in step ``name``."""
+        return name in self.installed and self.installed[name].value != BUILTIN_STEPS.get(name)
+
+    def __call__(self, name: str, kind: str) -> Any:
+        s = self.settings
+        options = dict(s.pipeline.options.get(name) or {})
+        builtin = not self.overridden(name)
+        if name == "one_per_file" and builtin:
+            return OnePerFile(**{"max_files": s.retrieval.max_files, **options})
+        if name == "rerank" and builtin:
+            return Rerank(templates=self.templates, settings=s, **{"max_files": s.retrieval.max_files, **options})
+        if name == "expand" and builtin:
+            options = {"files": s.retrieval.expand_files, "max_files": s.retrieval.max_files, **options}
+            ranker = HybridRetrieve(self.targets, s.retrieval)
+            return Expand(self.targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
+        if name == "widen" and builtin:
+            return Widen(**{"spans_per_file": s.retrieval.spans_per_file, **options})
+        if name == "summary" and builtin:
+            return Summary(self.llm, self.templates, s) if self.llm is not None else None
+        return load_step(name, kind=kind, options=options, **self.context)
+
+
+def _query_transformers(
+    s: Settings,
+    steps: _StepMaker,
+    llm: LLM | None,
+    templates: Templates,
+    embedder: Callable[[], Embedder],
+    has_vectors: Callable[[], bool],
+) -> list[Step]:
+    """[subquestions] -> the ``[pipeline] query_transformers`` -> [parse_question] -> embed."""
+    out: list[Step] = []
     if llm is not None and s.llm.num_subquestions > 0:
-        query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
-    for name in p.query_transformers:
-        query_transformers.append(step(name, "query transformer"))
+        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
+    out.extend(steps(name, "query transformer") for name in s.pipeline.query_transformers)
     if s.retrieval.report_evidence:
-        query_transformers.append(ParseQuestion())
-    query_transformers.append(EmbedQuery(embedder, has_vectors))
+        out.append(ParseQuestion())
+    out.append(EmbedQuery(embedder, has_vectors))
+    return out
 
-    if p.response_transformers:
-        names = list(p.response_transformers)
+
+def _response_transformers(s: Settings, steps: _StepMaker) -> list[Step]:
+    """The ``[pipeline] response_transformers``, or by default one_per_file -> [rerank] -> [expand]
+    -> [widen]; then [summary]. Steps that are off (``summary`` without an LLM) are left out."""
+    if s.pipeline.response_transformers:
+        names = list(s.pipeline.response_transformers)
     else:
         names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
         names += ["expand"] if s.retrieval.expand_files > 0 else []
         names += ["widen"] if s.retrieval.spans_per_file > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")
-    response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]
-
-    retriever: Step = HybridRetrieve(targets, s.retrieval)
-    rerank = next((t for t in response_transformers if isinstance(t, Rerank)), None)
-    if rerank is not None:
-        retriever = RetrieveAtLeast(retriever, 2 * rerank.top_k, s.retrieval.top_k)
-        response_transformers = [
-            OnePerFileForRerank(t.max_files, rerank.top_k) if type(t) is OnePerFile else t
-            for t in response_transformers
-        ]
-
-    if p.answer:
-        answerer = step(p.answer, "answer")
-    else:
-        answerer = (
-            SimpleAnswer(llm, templates, s, stream=stream, on_sources=on_sources) if llm is not None else NoLLMAnswer()
-        )
-    evaluators = [step(name, "evaluator") for name in p.evaluators]
-    return Pipeline(
-        query_transformers=query_transformers,
-        retriever=retriever,
-        response_transformers=response_transformers,
-        answerer=answerer,
-        evaluators=evaluators,
-    )
+    return [t for t in (steps(n, "response transformer") for n in names) if t is not None]

@@ -106,73 +106,19 @@ class Attribution:
 
 def check_citations(text: str, documents: list[Document]) -> CitationCheck:
     """Check and render the ``[n]`` citations of ``text`` against ``documents`` (prompt order)."""
-    valid: list[int] = []
-    invalid: list[int] = []
-    out_lines: list[str] = []
-    paragraphs: list[bool] = []  # per paragraph: has a valid citation
-    texts: list[list[str]] = []  # per paragraph: its raw lines
-    in_code = False
-    in_paragraph = False
-    cites: list[set[int]] = []  # per paragraph: the valid numbers it cites
-    rows: list[list[int]] = []  # per paragraph: the indices in out_lines of its lines
-    cited: set[int] = set()  # filled by replace(): the valid numbers of the line being rendered
-
-    def replace(match: re.Match) -> str:
-        links = []
-        for part in re.findall(r"\d+", match.group(1)):
-            n = int(part)
-            if 1 <= n <= len(documents):
-                if n not in valid:
-                    valid.append(n)
-                links.append(f"[[{n}]]({documents[n - 1].uri})")
-                cited.add(n)
-            elif n not in invalid:
-                invalid.append(n)
-        return "".join(links)
-
+    r = _Renderer(documents)
     for line in text.splitlines():
-        if _FENCE.match(line):
-            in_code = not in_code
-            out_lines.append(line)
-            in_paragraph = False
-            continue
-        if in_code:
-            out_lines.append(line)
-            continue
-        stripped = line.strip()
-        if not stripped:
-            in_paragraph = False
-            out_lines.append(line)
-            continue
-        if stripped.startswith("#"):
-            in_paragraph = False
-            out_lines.append(_render(line, replace))
-            continue
-        cited.clear()
-        rendered = _render(line, replace)
-        starts_item = bool(re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line))
-        if not in_paragraph or starts_item:
-            paragraphs.append(False)
-            texts.append([])
-            cites.append(set())
-            rows.append([])
-            in_paragraph = True
-        if cited:
-            paragraphs[-1] = True
-            cites[-1] |= cited
-        texts[-1].append(line)
-        rows[-1].append(len(out_lines))
-        out_lines.append(rendered)
-    paragraphs_lines = [(texts[i], rows[i]) for i in range(len(texts))]
-    attributed, mismatched, repointed, unverified = _verify(paragraphs_lines, cites, documents, out_lines)
-    markdown = "\n".join(out_lines)
-    count = len(paragraphs)
-    share = sum(paragraphs) / count if count else 0.0
+        r.read(line)
+    paragraphs_lines = [(texts, rows) for texts, rows, _ in r.paragraphs]
+    cites = [c for _, _, c in r.paragraphs]
+    attributed, mismatched, repointed, unverified = _verify(paragraphs_lines, cites, documents, r.out_lines)
+    count = len(r.paragraphs)
+    share = sum(1 for c in cites if c) / count if count else 0.0
     attributed_share = len({a.paragraph for a in attributed if not cites[a.paragraph]}) / count if count else 0.0
     return CitationCheck(
-        markdown=markdown,
-        valid=valid,
-        invalid=invalid,
+        markdown="\n".join(r.out_lines),
+        valid=r.valid,
+        invalid=r.invalid,
         share=round(share, 3),
         attributed=attributed,
         attributed_share=round(attributed_share, 3),
@@ -181,6 +127,63 @@ def check_citations(text: str, documents: list[Document]) -> CitationCheck:
         repointed=repointed,
         unverified=unverified,
     )
+
+
+class _Renderer:
+    """One pass over an answer's lines: ``[n]`` citations become links to ``documents[n - 1]``
+    (``valid`` and ``invalid`` numbers in order of first use), code fences and headings pass
+    through, and each paragraph (or list item) outside code is recorded as ``(its lines, their
+    indices in out_lines, the valid numbers it cites)``."""
+
+    def __init__(self, documents: list[Document]):
+        self.documents = documents
+        self.valid: list[int] = []
+        self.invalid: list[int] = []
+        self.out_lines: list[str] = []
+        self.paragraphs: list[tuple[list[str], list[int], set[int]]] = []
+        self.in_code = False
+        self.in_paragraph = False
+        self.cited: set[int] = set()  # filled by _link(): the valid numbers of the line being rendered
+
+    def _link(self, match: re.Match) -> str:
+        links = []
+        for part in re.findall(r"\d+", match.group(1)):
+            n = int(part)
+            if 1 <= n <= len(self.documents):
+                if n not in self.valid:
+                    self.valid.append(n)
+                links.append(f"[[{n}]]({self.documents[n - 1].uri})")
+                self.cited.add(n)
+            elif n not in self.invalid:
+                self.invalid.append(n)
+        return "".join(links)
+
+    def read(self, line: str) -> None:
+        """Render ``line`` onto ``out_lines``, recording its paragraph."""
+        if _FENCE.match(line):
+            self.in_code = not self.in_code
+            self.in_paragraph = False
+            self.out_lines.append(line)
+            return
+        if self.in_code:
+            self.out_lines.append(line)
+            return
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):  # a blank line or a heading ends a paragraph
+            self.in_paragraph = False
+            self.out_lines.append(_render(line, self._link) if stripped else line)
+            return
+        self.cited.clear()
+        rendered = _render(line, self._link)
+        starts_item = bool(re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", line))
+        if not self.in_paragraph or starts_item:
+            self.paragraphs.append(([], [], set()))
+            self.in_paragraph = True
+        texts, rows, cites = self.paragraphs[-1]
+        cites |= self.cited
+        texts.append(line)
+        rows.append(len(self.out_lines))
+        self.out_lines.append(rendered)
 
 
 # what a paragraph may name: `code`, paths, dotted names, snake_case, CamelCase / camelCase

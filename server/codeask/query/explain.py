@@ -24,6 +24,7 @@ from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.assemble import any_vectors, search_targets
 from codeask.query.custom import load_step
+from codeask.query.options import ExplainSelection, RetrievalOptions
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.request import ExplainRequest
 from codeask.query.result import Source, Withheld, source_list
@@ -116,7 +117,7 @@ class Explanation:
     def from_query(cls, query: Query, *, brief: bool, error: str | None, warnings: list[str]) -> Explanation:
         """The explanation of an answered explain ``query``: the LLM's text, the cut-off line (not in a
         brief one: its text ends with ``…``), then ``Related:`` links; or the related code as links."""
-        span: Span = query.options["selection"]
+        span = query.options.explained().span
         sources = [Source.from_document(d) for d in query.documents]
         data = query.history[-1].data if query.history else {}
         errors = "; ".join(dict.fromkeys([*([error] if error else []), *query.errors])) or None
@@ -129,7 +130,7 @@ class Explanation:
         return cls(
             markdown,
             sources,
-            llm=data.get("model") or (query.options.get("model") if query.errors else None),
+            llm=data.get("model") or (query.options.explained().model if query.errors else None),
             error=errors,
             cached=bool(data.get("cached")),
             withheld=list(query.withheld),
@@ -200,12 +201,14 @@ def explain(
             llm = workspace.llm()
         except LLMError as exc:
             error = str(exc)
-    options: dict[str, Any] = {"selection": span, "brief": brief}
-    if llm is not None:
-        options["withheld_reason"] = withheld_reason(workspace, span)
-        options["model"] = llm.describe()
-    elif error:
-        options["note"] = f"**LLM error:** {error}"
+    selection = ExplainSelection(
+        span,
+        brief,
+        withheld_reason=withheld_reason(workspace, span) if llm is not None else None,
+        model=llm.describe() if llm is not None else None,
+        note=f"**LLM error:** {error}" if llm is None and error else None,
+    )
+    options = RetrievalOptions(selection=selection)
     query = Query(f"explain {span.label}", search_texts=[span.text[:_EMBED_CHARS] or span.label], options=options)
     pipeline = explain_pipeline(workspace, llm=llm, brief=brief, templates=templates, cache=cache)
     query = pipeline.run(query, cancelled=cancelled, progress=progress)

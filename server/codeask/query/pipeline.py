@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 
 from codeask.llm.cancel import Cancelled, is_cancelled  # one type for "cancelled", between steps or mid-LLM-call
 from codeask.query.digest import QuestionDigest
+from codeask.query.options import RetrievalOptions
 from codeask.query.report import QuestionParts
 from codeask.uris import file_uri
 
@@ -201,17 +202,20 @@ class Event:
 
 @dataclass
 class Query:
-    """A question moving through the pipeline.
+    """A question moving through the pipeline: what it was asked with (``original``, ``options``,
+    ``parts``, ``digest``) and what it accumulates (``current``, documents, history, the answer and
+    how its LLM call ended). Its :attr:`state` (``pending`` -> ``retrieved`` -> ``answered``) and
+    :attr:`subquestions` are read from the history, not kept beside it.
 
     Attributes:
         original: the question as asked.
         current: the text the next step works on (subquestions, a summary, finally the answer).
-        state: ``pending`` -> ``retrieved`` -> ``answered``.
         documents: retrieved documents, best first.
         history: one :class:`Event` per step.
         search_texts: what retrieval searches for (original first, then subquestions).
         embeddings: one ``(dim,)`` float32 vector per search text, once embedded.
-        options: per-query knobs (``top_k``, ``max_files``, ...), from flags or LSP arguments.
+        options: the question's knobs (:class:`~codeask.query.options.RetrievalOptions`: ``top_k``,
+            ``max_files``, ``path_glob``, an explain's selection), frozen: set once by the front door.
         errors: LLM failures that steps recovered from (the query went on without that step's
             LLM call), one line each.
         parts: the question's stack frames, messages and search text (``parse_question`` step).
@@ -220,14 +224,12 @@ class Query:
 
     original: str
     current: str = ""
-    state: QueryState = "pending"
     documents: list[Document] = field(default_factory=list)
     history: list[Event] = field(default_factory=list)
     search_texts: list[str] = field(default_factory=list)
     embeddings: list[Any] = field(default_factory=list)
-    subquestions: list[str] = field(default_factory=list)
     answer: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: RetrievalOptions = field(default_factory=RetrievalOptions)
     errors: list[str] = field(default_factory=list)
     withheld: list[Any] = field(default_factory=list)
     """:class:`~codeask.query.result.Withheld` entries: repository text kept from the LLM."""
@@ -258,6 +260,22 @@ class Query:
         question as asked (steps that embed it or put it in a prompt read this, not ``original``)."""
         return self.digest.text if self.digest is not None else self.original
 
+    @property
+    def state(self) -> QueryState:
+        """``answered`` once ``answer`` is set, ``retrieved`` once a step recorded documents (the
+        retriever is the first), else ``pending``: read from what the query accumulated."""
+        if self.answer is not None:
+            return "answered"
+        return "retrieved" if any(e.documents is not None for e in self.history) else "pending"
+
+    @property
+    def subquestions(self) -> list[str]:
+        """The search queries the ``subquestions`` step added (its event's ``questions``), ``[]`` without it."""
+        for event in self.history:
+            if event.step == "subquestions" and "questions" in event.data:
+                return list(event.data["questions"])
+        return []
+
     # State changes, each recorded on history.
     def transformed_query(self, step: str, new_current: str, **data: Any) -> None:
         """A query transformer replaced ``current`` with ``new_current``; ``data`` goes on the event."""
@@ -268,7 +286,6 @@ class Query:
         """The retriever found ``documents`` (best first): they become ``documents``, state ``retrieved``."""
         self.history.append(Event(step, self.current, self.current, documents=list(documents), data=data))
         self.documents = list(documents)
-        self.state = "retrieved"
 
     def transformed_response(self, step: str, new_current: str, **data: Any) -> None:
         """A response transformer produced text for the answer to use instead of the documents."""
@@ -285,7 +302,6 @@ class Query:
         self.history.append(Event(step, self.current, text, data=data))
         self.answer = text
         self.current = text
-        self.state = "answered"
 
     @property
     def retrieved_documents(self) -> list[Document]:

@@ -163,141 +163,146 @@ def parse_question(question: str) -> QuestionParts:
     characters): every pattern's backtracking is bounded, and repeats are found through sets.
     """
     text = _without_html_comments(question)
-    lines = text.splitlines()
-    # (block, order_in_block, frame): blocks are traces, in text order
-    found: list[tuple[int, int, Frame]] = []
-    messages: dict[str, None] = {}  # in question order, without duplicates
-    keep: list[str] = []
-    dropped = 0
-    block = 0
-    block_style = ""
-    block_count = 0
-    in_fence = False
-    after_frame = 0  # 1: a Python frame line came last, 2: then its source line
-    pending_func = ""
+    reader = _Reader(text.splitlines())
+    for i, line in enumerate(reader.lines):
+        reader.read(i, line)
+    if not reader.dropped and text == question:
+        search_text = question
+    else:
+        search_text = re.sub(r"\n{3,}", "\n\n", "\n".join(reader.keep)).strip() or question
+    return QuestionParts(_innermost_first(reader.found), tuple(reader.messages), search_text, reader.dropped)
 
-    def add_frame(frame: Frame) -> None:
-        nonlocal block, block_style, block_count
-        if frame.path.startswith(_FAKE_PATHS) or not frame.path:
-            return
-        if frame.style != block_style:
-            block, block_style, block_count = block + 1, frame.style, 0
-        found.append((block, block_count, frame))
-        block_count += 1
 
-    def add_message(msg: str) -> None:
-        msg = msg.strip()
-        if len(msg) >= 3:
-            messages.setdefault(msg)
-
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            keep.append(line)
-            after_frame = 0  # 1: a Python frame line came last, 2: then its source line
-            continue
-        stripped = line.strip()
-        if "Traceback (most recent call last)" in line:
-            block_style = ""  # a new Python trace starts a new block
-            dropped += 1
-            continue
-        m = _PY_FRAME.match(line)
-        if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"] or "", "python"))
-            after_frame = 1
-            dropped += 1
-            continue
-        if after_frame and stripped and set(stripped) <= {"^", "~", " "}:
-            dropped += 1  # Python 3.11+ error markers under the source line
-            continue
-        if after_frame == 1 and stripped and line[:1].isspace():
-            after_frame = 2  # the source line Python prints under a frame
-            dropped += 1
-            continue
-        after_frame = 0
-        m = _PYTEST_FRAME.match(stripped)
-        if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"], "python"))
-            dropped += 1
-            continue
-        m = _JAVA_FRAME.match(line)
-        if m:
-            add_frame(Frame(_java_path(m["func"], m["file"]), int(m["line"]), m["func"], "java"))
-            dropped += 1
-            continue
-        m = _RUST_AT.match(line)
-        if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), pending_func, "rust"))
-            pending_func = ""
-            dropped += 1
-            continue
-        m = _JS_FRAME.match(line)
-        if m:
-            add_frame(
-                Frame(_clean_path(m["path"]), int(m["line"]), (m["func"] or "").removeprefix("async "), "javascript")
-            )
-            dropped += 1
-            continue
-        m = _GO_FILE.match(line)
-        if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), pending_func, "go"))
-            pending_func = ""
-            dropped += 1
-            continue
-        m = _RUST_FUNC.match(line)
-        if m and i + 1 < len(lines) and _RUST_AT.match(lines[i + 1]):
-            pending_func = m["func"]
-            dropped += 1
-            continue
-        m = _GO_FUNC.match(stripped)
-        if m and i + 1 < len(lines) and _GO_FILE.match(lines[i + 1]):
-            pending_func = m["func"]
-            dropped += 1
-            continue
-        m = _RUST_PANIC.search(line)
-        if m:
-            add_frame(Frame(_clean_path(m["path"]), int(m["line"]), "", "rust"))
-        else:
-            for m in _LOCATION.finditer(line):
-                path = _clean_path(m["path"])
-                if "/" in path or m["line"] or m["pline"]:
-                    lineno = m["line"] or m["pline"]
-                    if lineno:
-                        add_frame(Frame(path, int(lineno), "", "location"))
-
-        # messages (the line stays in the search text)
-        m = _E_LINE.match(line)
-        if m:
-            add_message(m["msg"])
-        elif (m := _EXC_LINE.match(line)) and (m["msg"] or "." in m["type"] or in_fence):
-            add_message(stripped.removeprefix("raise ").removeprefix("Caused by: "))
-        elif m := _PREFIXED.match(line):
-            add_message(m["msg"])
-        elif in_fence and stripped:
-            add_message(stripped)
-
-        # template boilerplate leaves the search text
-        if not in_fence:
-            heading = _heading_text(line)
-            if heading is not None and len(heading.split()) <= 6:
-                dropped += 1
-                continue
-            if _CHECKBOX.match(line) or _HTML_TAG_LINE.match(line) or _VERSION_LINE.match(line):
-                dropped += 1
-                continue
-        keep.append(line)
-
-    # innermost first: Python blocks print the innermost frame last
+def _innermost_first(found: list[tuple[int, int, Frame]]) -> tuple[Frame, ...]:
+    """The frames of ``found`` (``(block, order in block, frame)``, blocks are traces in text order)
+    innermost first, without duplicates: Python blocks print their innermost frame last."""
     sizes = Counter(b for b, _, _ in found)
     ordered = []
     for b, k, frame in found:
         depth = (sizes[b] - 1 - k) if frame.style == "python" else k
         ordered.append((depth, b, frame))
     ordered.sort(key=lambda t: (t[0], t[1]))
-    frames = list(dict.fromkeys(frame for _, _, frame in ordered))
+    return tuple(dict.fromkeys(frame for _, _, frame in ordered))
 
-    if not dropped and text == question:
-        search_text = question
-    else:
-        search_text = re.sub(r"\n{3,}", "\n\n", "\n".join(keep)).strip() or question
-    return QuestionParts(tuple(frames), tuple(messages), search_text, dropped)
+
+def _is_template_line(line: str) -> bool:
+    """Whether ``line`` (outside a code fence) is issue-template boilerplate: a short heading (six
+    words at most), a ``- [x]`` checkbox, a bare ``<details>``-like tag or a ``name: 1.2.3`` version."""
+    heading = _heading_text(line)
+    if heading is not None and len(heading.split()) <= 6:
+        return True
+    return bool(_CHECKBOX.match(line) or _HTML_TAG_LINE.match(line) or _VERSION_LINE.match(line))
+
+
+class _Reader:
+    """One pass over a question's lines: frames (``found``: ``(block, order in block, frame)``),
+    messages in question order, the lines kept for the search text and the count ``dropped``."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.found: list[tuple[int, int, Frame]] = []
+        self.messages: dict[str, None] = {}  # in question order, without duplicates
+        self.keep: list[str] = []
+        self.dropped = 0
+        self.block, self.block_style, self.block_count = 0, "", 0
+        self.in_fence = False
+        self.after_frame = 0  # 1: a Python frame line came last, 2: then its source line
+        self.pending_func = ""  # a Rust or Go function line waiting for its file line
+
+    def read(self, i: int, line: str) -> None:
+        """Read line ``i``: a frame line (or a line printed with one) is dropped from the search
+        text; other lines give locations and messages, and stay unless they are template boilerplate."""
+        if _FENCE.match(line):
+            self.in_fence = not self.in_fence
+            self.keep.append(line)
+            self.after_frame = 0
+            return
+        stripped = line.strip()
+        if self._python_frame(line, stripped) or self._other_frame(i, line, stripped):
+            self.dropped += 1
+            return
+        self._locations(line)
+        self._message(line, stripped)
+        if not self.in_fence and _is_template_line(line):
+            self.dropped += 1
+            return
+        self.keep.append(line)
+
+    def _add_frame(self, frame: Frame) -> None:
+        if frame.path.startswith(_FAKE_PATHS) or not frame.path:
+            return
+        if frame.style != self.block_style:
+            self.block, self.block_style, self.block_count = self.block + 1, frame.style, 0
+        self.found.append((self.block, self.block_count, frame))
+        self.block_count += 1
+
+    def _add_message(self, msg: str) -> None:
+        msg = msg.strip()
+        if len(msg) >= 3:
+            self.messages.setdefault(msg)
+
+    def _python_frame(self, line: str, stripped: str) -> bool:
+        """Whether ``line`` belongs to a Python traceback: its header, a frame, the source line
+        under a frame or the 3.11+ error markers under that."""
+        if "Traceback (most recent call last)" in line:
+            self.block_style = ""  # a new Python trace starts a new block
+            return True
+        m = _PY_FRAME.match(line)
+        if m:
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"] or "", "python"))
+            self.after_frame = 1
+            return True
+        if self.after_frame and stripped and set(stripped) <= {"^", "~", " "}:
+            return True  # Python 3.11+ error markers under the source line
+        if self.after_frame == 1 and stripped and line[:1].isspace():
+            self.after_frame = 2  # the source line Python prints under a frame
+            return True
+        self.after_frame = 0
+        return False
+
+    def _other_frame(self, i: int, line: str, stripped: str) -> bool:
+        """Whether ``line`` is a pytest, Java, Rust, JavaScript or Go frame line, or a Rust or Go
+        function line whose file line follows (its name goes to that frame)."""
+        following = self.lines[i + 1] if i + 1 < len(self.lines) else ""
+        if m := _PYTEST_FRAME.match(stripped):
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), m["func"], "python"))
+        elif m := _JAVA_FRAME.match(line):
+            self._add_frame(Frame(_java_path(m["func"], m["file"]), int(m["line"]), m["func"], "java"))
+        elif m := _RUST_AT.match(line):
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), self.pending_func, "rust"))
+            self.pending_func = ""
+        elif m := _JS_FRAME.match(line):
+            func = (m["func"] or "").removeprefix("async ")
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), func, "javascript"))
+        elif m := _GO_FILE.match(line):
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), self.pending_func, "go"))
+            self.pending_func = ""
+        elif ((m := _RUST_FUNC.match(line)) and _RUST_AT.match(following)) or (
+            (m := _GO_FUNC.match(stripped)) and _GO_FILE.match(following)
+        ):
+            self.pending_func = m["func"]
+        else:
+            return False
+        return True
+
+    def _locations(self, line: str) -> None:
+        """The frames a line that stays names: a Rust panic's location, else ``path:line`` locations."""
+        if m := _RUST_PANIC.search(line):
+            self._add_frame(Frame(_clean_path(m["path"]), int(m["line"]), "", "rust"))
+            return
+        for m in _LOCATION.finditer(line):
+            path = _clean_path(m["path"])
+            lineno = m["line"] or m["pline"]
+            if lineno:
+                self._add_frame(Frame(path, int(lineno), "", "location"))
+
+    def _message(self, line: str, stripped: str) -> None:
+        """The message a line that stays carries (the line stays in the search text)."""
+        if m := _E_LINE.match(line):
+            self._add_message(m["msg"])
+        elif (m := _EXC_LINE.match(line)) and (m["msg"] or "." in m["type"] or self.in_fence):
+            self._add_message(stripped.removeprefix("raise ").removeprefix("Caused by: "))
+        elif m := _PREFIXED.match(line):
+            self._add_message(m["msg"])
+        elif self.in_fence and stripped:
+            self._add_message(stripped)

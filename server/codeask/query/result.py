@@ -14,11 +14,11 @@ from typing import Any
 from codeask.lines import split_lines
 from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
-from codeask.query.freshness import stale_note
+from codeask.query.notes import answer_notes
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.uris import markdown_link
 
-__all__ = ["Answer", "Source", "Withheld", "index_note", "markdown", "sent_and_left_out", "source_link", "source_list"]
+__all__ = ["Answer", "Source", "Withheld", "markdown", "sent_and_left_out", "source_link", "source_list"]
 
 #: The heading of what retrieval found but the prompt left out (``Answer.also_relevant``).
 ALSO_RELEVANT = "Also relevant, not sent to the model:"
@@ -301,23 +301,9 @@ class Answer:
         sources, also_relevant = sent_and_left_out(query)
         body = query.answer or ""
         text = body + (("\n\n" if body else "") + f"> **LLM error:** {error}" if error else "")
-        citations = invalid = attributed_share = any_share = mismatched = None
-        attributed: list[dict[str, Any]] = []
-        numbered: list[dict[str, Any]] = []
-        repointed: list[dict[str, Any]] = []
-        unverified: list[dict[str, Any]] = []
+        cited: dict[str, Any] = {}
         if query.prompt_documents is not None and body:
-            check = check_citations(body, query.prompt_documents)
-            body, citations, invalid = check.markdown, check.share, check.invalid
-            attributed_share = check.attributed_share
-            any_share = round(check.share + check.attributed_share, 3)
-            attributed = [a.to_json() for a in check.attributed]
-            mismatched = check.mismatched_share
-            repointed, unverified = check.repointed, check.unverified
-            numbered = [
-                {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
-                for i, d in enumerate(query.prompt_documents, 1)
-            ]
+            body, cited = _cited(body, query.prompt_documents)
         answer = cls(
             question=query.original,
             answer=text,
@@ -330,15 +316,6 @@ class Answer:
             finish_reason=query.finish_reason,
             truncated=query.cut_reason is not None,
             cut_reason=query.cut_reason,
-            citations=citations,
-            invalid_citations=invalid or [],
-            citations_attributed=attributed_share,
-            citations_any=any_share,
-            citations_mismatched=mismatched,
-            attributed_citations=attributed,
-            repointed_citations=repointed,
-            unverified_citations=unverified,
-            documents=numbered,
             withheld=list(query.withheld),
             warnings=list(warnings or []),
             index=index,
@@ -346,6 +323,7 @@ class Answer:
             not_reindexed=not_reindexed,
             cut_documents=_cut(query),
             question_digest=query.digest.to_json() if query.digest is not None and query.digest.shortened else None,
+            **cited,
         )
         answer.markdown = body + answer.footer()
         return answer
@@ -353,29 +331,7 @@ class Answer:
     def footer(self) -> str:
         """What the markdown shows after the answer's own text: the cut-off line, the LLM error line,
         then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links."""
-        notes = []
-        if note := index_note(self.index):
-            notes.append(note)
-        if note := stale_note(self.stale_sources, self.not_reindexed):
-            notes.append(note)
-        if self.cut_documents:
-            cut = ", ".join(
-                f"[{c['n']}] `{c['path']}` to lines {c['start_line']}-{c['end_line']}" for c in self.cut_documents
-            )
-            notes.append(f"> **Cut to fit the model's context:** {cut}.")
-        if digest := self.question_digest:
-            notes.append(
-                f"> **Question shortened:** the search and the model got a {digest['chars_sent']:,}-character digest "
-                f"of the {digest['chars_in']:,}-character question (logs and repeated lines collapsed; "
-                "stack frames and error lines were read from all of it)."
-            )
-        if self.truncated:
-            notes.append(f"> **Answer cut off** ({self.cut_reason}).")
-        if self.error:
-            notes.append(f"> **LLM error:** {self.error}")
-        if self.invalid_citations:
-            shown = ", ".join(f"[{n}]" for n in self.invalid_citations)
-            notes.append(f"> Citations to sources that do not exist were removed: {shown}.")
+        notes = answer_notes(self)
         out = "".join("\n\n" + n for n in notes)
         out = markdown(out, self.sources) if self.sources else out
         if self.also_relevant:
@@ -384,24 +340,31 @@ class Answer:
         return out
 
 
-def index_note(index: dict[str, Any] | None) -> str:
-    """One markdown line saying what an answer from a not-``ready`` index misses; ``""`` when ready."""
-    if not index or index.get("state") == "ready":
-        return ""
-    if index["state"] == "building":
-        return (
-            f"> **Index:** still being built ({index['files_indexed']:,} files so far): "
-            "code not indexed yet cannot be found; ask again when indexing ends."
-        )
-    return (
-        f"> **Index:** keyword search only for now: {index['vectors_pending']:,} chunks still wait for "
-        "their vectors, so results may miss code that uses other words than the question."
-    )
-
-
 def markdown(text: str, sources: list[Source]) -> str:
     """The answer, then ``Sources:`` with ``[path:start-end](file:///abs/path#Lstart-Lend)`` links, one
     line per file; a file's further spans follow its link as ``[start-end](...#Lstart-Lend)``."""
     if not sources:
         return text
     return f"{text}\n\nSources:\n{source_list(sources)}\n"
+
+
+def _cited(body: str, documents: list[Document]) -> tuple[str, dict[str, Any]]:
+    """``body`` with its ``[n]`` citations of ``documents`` (the prompt's, numbered) checked and
+    linked (:func:`~codeask.query.citations.check_citations`), and the :class:`Answer` fields that
+    check fills: the citation shares and lists, and ``documents`` (``{"n", "path", "start_line",
+    "end_line", "uri"}``)."""
+    check = check_citations(body, documents)
+    return check.markdown, {
+        "citations": check.share,
+        "invalid_citations": check.invalid,
+        "citations_attributed": check.attributed_share,
+        "citations_any": round(check.share + check.attributed_share, 3),
+        "citations_mismatched": check.mismatched_share,
+        "attributed_citations": [a.to_json() for a in check.attributed],
+        "repointed_citations": check.repointed,
+        "unverified_citations": check.unverified,
+        "documents": [
+            {"n": i, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "uri": d.uri}
+            for i, d in enumerate(documents, 1)
+        ],
+    }

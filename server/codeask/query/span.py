@@ -25,8 +25,8 @@ from codeask.index.chunking.symbols import Definition, definitions
 from codeask.index.filetext import content_reason, read_text
 from codeask.index.walk import file_entry, is_secret
 from codeask.lines import split_lines
-from codeask.query.steps.related import COMMON_NAMES
-from codeask.query.steps.retrieve import HybridRetrieve
+from codeask.query.names import COMMON_NAMES
+from codeask.query.steps.priors import downweight_rule
 from codeask.settings import IndexSettings
 
 __all__ = [
@@ -276,7 +276,7 @@ def _indexed_definition(workspace, name: str) -> Span | None:
     (code before tests and docs, then keyword rank), the first whose file defines ``name`` within
     the hit's lines (tree-sitter), as the whole definition."""
     settings = workspace.settings
-    downweighted = HybridRetrieve(list, settings.retrieval).downweighted
+    downweighted = downweight_rule(settings.retrieval)
     found = []
     for index in list(workspace.indexes.values()):
         try:

@@ -59,7 +59,7 @@ class Expand:
         downweighted: whether a path ranks lower (tests, docs: the retriever's rule).
         factor: multiplier of a downweighted candidate (:data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR`).
         files: files added at most (``retrieval.expand_files``); 0 adds none.
-        max_files: files kept in all (``retrieval.max_files``; ``query.options["max_files"]`` wins).
+        max_files: files kept in all (``retrieval.max_files``; ``query.options.max_files`` wins).
         seeds: documents the graph is followed from.
     """
 
@@ -104,7 +104,7 @@ class Expand:
     ) -> list[tuple[Document, tuple[str, str]]]:
         """The best ``files`` new files among the edges' targets, best first: one document each, with
         the ``(root, path)`` of the file its edge came from (path ``""``: a name in the question)."""
-        only = path_filter(query.options.get("path_glob"))
+        only = path_filter(query.options.path_glob)
         have = {d.key() for d in query.documents}
         terms = question_terms(query.original)
         personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
@@ -145,7 +145,7 @@ class Expand:
         """``docs`` then the picked documents (best first), the weakest retrieved files that are not
         seeds dropped to stay within ``max_files``. Retrieved files keep their ranks; the prompt
         reads the added ones along the chain (:func:`~codeask.query.pipeline.along_chain`)."""
-        limit = int(query.options.get("max_files") or self.max_files)
+        limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
         kept = set(files[: max(limit - len(picked), min(self.seeds, len(files)))])
         added = [replace(doc, via_path=source[1]) for doc, source in picked[: max(0, limit - len(kept))]]

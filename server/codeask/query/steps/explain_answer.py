@@ -1,8 +1,9 @@
 """Answer generators for explain: the LLM's explanation (:class:`ExplainAnswer`) or, without an
 LLM, the related code as links (:class:`RelatedList`).
 
-The selection is ``query.options["selection"]`` (a :class:`~codeask.query.explain.Span`); what may
-not be sent (``query.options["withheld_reason"]``, credentials in the text) is never sent: the
+The selection is ``query.options.selection`` (an :class:`~codeask.query.options.ExplainSelection`
+of a :class:`~codeask.query.span.Span`); what may not be sent (its ``withheld_reason``, credentials
+in the text) is never sent: the
 answer is then the related code with a note. The prompt is fitted to the model's context with the
 ask path's budget (:mod:`codeask.query.budget`): the selection gets at most half of the prompt's
 tokens (cut to its first lines beyond that, and the prompt says so), the related documents the rest.
@@ -21,7 +22,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from codeask.llm import LLM, ContextLengthError, LLMError
+from codeask.llm import LLM, Completion, ContextLengthError, LLMError
 from codeask.query.answer import safe_documents
 from codeask.query.budget import Budget, budget_for, fit_documents, shorten
 from codeask.query.pipeline import Document, Query
@@ -118,13 +119,16 @@ class ExplainCache:
 
 
 class RelatedList:
-    """The explain answer without an LLM: the related code as links (plus ``query.options["note"]``)."""
+    """The explain answer without an LLM: the related code as links (plus the selection's ``note``)."""
 
     name = "answer"
 
     def __call__(self, query: Query) -> Query:
-        text = related_markdown(query.options["selection"], query.documents)
-        note = query.options.get("note")
+        return self.answer(query, query.options.explained().note)
+
+    def answer(self, query: Query, note: str | None) -> Query:
+        """``query`` answered with the related code as links and ``note`` (one line) below them."""
+        text = related_markdown(query.options.explained().span, query.documents)
         query.answered(self.name, f"{text}\n\n> {note}" if note else text, llm=False)
         return query
 
@@ -147,8 +151,7 @@ class ExplainAnswer:
         self.brief, self.cache = brief, cache
 
     def _fallback(self, query: Query, note: str) -> Query:
-        query.options["note"] = note
-        return RelatedList()(query)
+        return RelatedList().answer(query, note)
 
     def prompt(self, query: Query, selection: Document, documents: list[Document], *, cut: bool = False) -> str:
         """The ``explain`` template for ``selection`` and ``documents`` (numbered, fenced); ``cut``
@@ -157,7 +160,7 @@ class ExplainAnswer:
         Raises:
             TemplateError: the template reads a missing key.
         """
-        span = query.options["selection"]
+        span = query.options.explained().span
         return self.templates.render(
             "explain",
             path=span.display_path,
@@ -195,25 +198,9 @@ class ExplainAnswer:
         return prompt, shown, docs, budget
 
     def __call__(self, query: Query) -> Query:
-        span = query.options["selection"]
-        reason = query.options.get("withheld_reason")
-        if reason:
-            where = span.path or span.abs_path
-            query.withheld.append(Withheld(where, span.root, span.start_line, span.end_line, "withheld", reason))
-            return self._fallback(query, f"Not sent to the LLM: {reason}.")
-        selection = Document(
-            path=span.path or span.abs_path.rsplit("/", 1)[-1],
-            root=span.root,
-            start_line=span.start_line,
-            end_line=span.end_line,
-            symbol=span.symbol,
-            language=span.language,
-            content=span.text,
-        )
-        clean = safe_documents([selection], self.settings, query.withheld)
-        if not clean:  # a private key: nothing of it goes out
-            return self._fallback(query, "Not sent to the LLM: it holds credentials.")
-        selection = clean[0]
+        selection = self._sendable(query)
+        if selection is None:
+            return query
         documents = safe_documents(query.documents, self.settings, query.withheld)
         model = self.llm.describe()
         key = ExplainCache.key(selection, self.brief, model)
@@ -238,10 +225,42 @@ class ExplainAnswer:
             except LLMError as exc:
                 query.errors.append(str(exc))
                 return self._fallback(query, f"**LLM error:** {exc}")
+        self._answered(query, done, model, _Sent(selection, shown, documents, budget))
+        if self.cache is not None and done.finish_reason in ("stop", "length"):
+            self.cache.put(key, CachedReply(query.answer or "", done.finish_reason, query.cut_reason, model))
+        return query
+
+    def _sendable(self, query: Query) -> Document | None:
+        """The selection as a document the LLM may get, or ``None`` with ``query`` answered by
+        :class:`RelatedList` and a note (withheld by ``withheld_reason``, or holding credentials)."""
+        span = query.options.explained().span
+        reason = query.options.explained().withheld_reason
+        if reason:
+            where = span.path or span.abs_path
+            query.withheld.append(Withheld(where, span.root, span.start_line, span.end_line, "withheld", reason))
+            self._fallback(query, f"Not sent to the LLM: {reason}.")
+            return None
+        selection = Document(
+            path=span.path or span.abs_path.rsplit("/", 1)[-1],
+            root=span.root,
+            start_line=span.start_line,
+            end_line=span.end_line,
+            symbol=span.symbol,
+            language=span.language,
+            content=span.text,
+        )
+        clean = safe_documents([selection], self.settings, query.withheld)
+        if not clean:  # a private key: nothing of it goes out
+            self._fallback(query, "Not sent to the LLM: it holds credentials.")
+            return None
+        return clean[0]
+
+    def _answered(self, query: Query, done: Completion, model: str, sent: _Sent) -> None:
+        """``query`` answered with ``done``'s text (a brief one cut at its last full sentence)."""
         text = done.text.strip()
         if self.brief and done.truncated and text:
             text = cut_at_sentence(text)
-        query.prompt_documents = documents
+        query.prompt_documents = sent.documents
         query.finish_reason, query.cut_reason = done.finish_reason, done.cut_reason()
         query.answered(
             self.name,
@@ -251,11 +270,18 @@ class ExplainAnswer:
             finish_reason=done.finish_reason,
             tokens=done.tokens,
             prompt_tokens=done.prompt_tokens,
-            documents_sent=len(documents),
-            selection_lines=[shown.start_line, shown.end_line],
-            selection_cut=shown.end_line < selection.end_line,
-            context_tokens=budget.context,
+            documents_sent=len(sent.documents),
+            selection_lines=[sent.shown.start_line, sent.shown.end_line],
+            selection_cut=sent.shown.end_line < sent.selection.end_line,
+            context_tokens=sent.budget.context,
         )
-        if self.cache is not None and done.finish_reason in ("stop", "length"):
-            self.cache.put(key, CachedReply(text, done.finish_reason, query.cut_reason, model))
-        return query
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """What one explain prompt held: the selection, the part of it shown, the documents, the budget."""
+
+    selection: Document
+    shown: Document
+    documents: list[Document]
+    budget: Budget

@@ -127,17 +127,19 @@ class OnePerFile:
     """Keeps the first document per ``(root, path)`` in rank order and caps the list at ``max_files``.
 
     Like the seed's ``OnePerFile``: documents keep their order, ``current`` is untouched, so the answer
-    still renders each document. ``query.options["max_files"]`` overrides ``max_files``. Near-duplicate
-    files fold into the first kept one (see the module docstring).
+    still renders each document. ``query.options.max_files`` overrides ``max_files``. Near-duplicate
+    files fold into the first kept one (see the module docstring). ``min_files`` is the least a later
+    step needs (the reranker's ``rerank.top_k`` candidates), set when the pipeline is built.
     """
 
     name = "one_per_file"
 
-    def __init__(self, max_files: int = 8):
+    def __init__(self, max_files: int = 8, min_files: int = 0):
         self.max_files = max_files
+        self.min_files = min_files
 
     def __call__(self, query: Query) -> Query:
-        limit = int(query.options.get("max_files") or self.max_files)
+        limit = max(query.options.max_files or self.max_files, self.min_files)
         seen: set[tuple[str, str]] = set()
         kept: list[Document] = []
         folded_into: dict[tuple[str, str], int] = {}

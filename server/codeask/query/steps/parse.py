@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from codeask.query.pipeline import Query
-from codeask.query.report import parse_question
+from codeask.query.report import QuestionParts, parse_question
 
-__all__ = ["ParseQuestion", "searched_text"]
+__all__ = ["ParseQuestion", "question_parts", "searched_text"]
+
+
+def question_parts(query: Query) -> QuestionParts:
+    """``query.parts`` (parsed once, by ``ask`` or the ``parse_question`` step), or the parts of
+    ``query.original`` for a query that skipped both (a custom pipeline)."""
+    return query.parts if query.parts is not None else parse_question(query.original)
 
 
 def searched_text(query: Query) -> str:
@@ -13,8 +19,7 @@ def searched_text(query: Query) -> str:
     question cut to a digest, the search text of the digest (bounded)."""
     if query.digest is not None and query.digest.shortened:
         return parse_question(query.digest.text).search_text
-    parts = query.parts if query.parts is not None else parse_question(query.original)
-    return parts.search_text
+    return question_parts(query).search_text
 
 
 class ParseQuestion:
@@ -31,8 +36,7 @@ class ParseQuestion:
     name = "parse_question"
 
     def __call__(self, query: Query) -> Query:
-        parts = query.parts if query.parts is not None else parse_question(query.original)
-        query.parts = parts
+        parts = query.parts = question_parts(query)
         search = searched_text(query)
         if query.search_texts and query.search_texts[0] == query.asked != search:
             query.search_texts = [search, *query.search_texts[1:]]

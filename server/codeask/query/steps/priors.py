@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+import pathspec
+
 from codeask.index.hubs import hub_factor
 from codeask.query.intent import Intent
 from codeask.settings import RetrievalSettings
@@ -28,7 +30,7 @@ from codeask.settings import RetrievalSettings
 if TYPE_CHECKING:  # the store module imports LanceDB; priors only read a hit's fields
     from codeask.index.store import Hit
 
-__all__ = ["THIRD_PARTY_KINDS", "DOWNWEIGHT_FACTOR", "THIRD_PARTY_FACTOR", "file_prior", "lifted"]
+__all__ = ["THIRD_PARTY_KINDS", "DOWNWEIGHT_FACTOR", "THIRD_PARTY_FACTOR", "downweight_rule", "file_prior", "lifted"]
 
 #: Fused score multiplier of a downweighted file (tests, docs, configs, examples, files in a
 #: language the question does not ask for): half, so implementation files come first while a test
@@ -80,3 +82,9 @@ def lifted(intent: Intent, kind: str) -> bool:
     """Whether a downweighted file of ``kind`` ranks as code for this question: it asks for
     that kind ("the Go tests", "the docs")."""
     return kind in intent.kinds
+
+
+def downweight_rule(settings: RetrievalSettings) -> Callable[[str], bool]:
+    """Whether a root-relative POSIX path matches ``retrieval.downweight_patterns`` (gitignore
+    syntax): such a file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
+    return pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns).match_file

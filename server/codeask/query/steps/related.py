@@ -1,7 +1,7 @@
 """Retriever for explain: code related to a selection, ranked as ask ranks it.
 
-The selection (``query.options["selection"]``, a :class:`~codeask.query.explain.Span`) gives three
-kinds of rankings per root, fused with the ask retriever's :func:`~codeask.query.steps.retrieve.fuse`
+The selection (``query.options.selection.span``, a :class:`~codeask.query.span.Span`) gives three
+kinds of rankings per root, fused with the ask retriever's :func:`~codeask.query.steps.fusion.fuse`
 (per-file reciprocal rank fusion, files matching ``retrieval.downweight_patterns`` - tests, docs,
 examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR`, exactly as for a question):
 
@@ -22,20 +22,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codeask.index.walk import is_secret
 from codeask.query.graph import one_hop
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
+from codeask.query.steps.fusion import fuse
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
-from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget, fuse
+from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
 from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
 
-__all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
+__all__ = ["RelatedRetrieve", "identifiers"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -89,7 +90,7 @@ class RelatedRetrieve:
         self.ranker = HybridRetrieve(targets, retrieval)  # its down-weighting rules, one copy
 
     def __call__(self, query: Query) -> Query:
-        span: Any = query.options["selection"]
+        span = query.options.explained().span
         idents = identifiers(span.text)
         usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
         vector = query.embeddings[0] if query.embeddings else None

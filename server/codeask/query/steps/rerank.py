@@ -27,13 +27,11 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from codeask.imports import load
-from codeask.query.pipeline import Document, Query, Step
-from codeask.query.steps.one_per_file import OnePerFile
+from codeask.query.pipeline import Document, Query
 from codeask.settings import Settings, SettingsError
 
 __all__ = [
@@ -41,8 +39,6 @@ __all__ = [
     "CrossEncoder",
     "RerankModelError",
     "load_cross_encoder",
-    "OnePerFileForRerank",
-    "RetrieveAtLeast",
     "DEFAULT_RERANK_MODEL",
     "BATCH_SIZE",
 ]
@@ -170,7 +166,7 @@ class Rerank:
             ``None`` the model is loaded from ``model`` / ``settings.rerank.model`` right away.
         templates: the :class:`~codeask.query.templates.Templates` (``rerank`` template).
         top_k: documents kept (default ``settings.rerank.top_k``, else 10).
-        max_files: an extra cap (``query.options["max_files"]`` overrides it); ``None`` = none.
+        max_files: an extra cap (``query.options.max_files`` overrides it); ``None`` = none.
         settings: the full settings, for defaults.
     """
 
@@ -209,7 +205,7 @@ class Rerank:
 
     def __call__(self, query: Query) -> Query:
         keep = self.top_k
-        cap = query.options.get("max_files") or self.max_files
+        cap = query.options.max_files or self.max_files
         if cap:
             keep = min(keep, int(cap))
         documents = list(query.documents)
@@ -232,44 +228,3 @@ class Rerank:
             dropped=[f"{d.path}:{d.start_line}" for i, d in enumerate(documents) if i not in kept_set],
         )
         return query
-
-
-@contextmanager
-def _at_least(query: Query, key: str, default: int, minimum: int):
-    """Raise ``query.options[key]`` (or ``default``) to at least ``minimum`` for one step, then restore it."""
-    had = key in query.options
-    saved = query.options.get(key)
-    query.options[key] = max(int(saved or default), minimum)
-    try:
-        yield
-    finally:
-        if had:
-            query.options[key] = saved
-        else:
-            query.options.pop(key, None)
-
-
-class OnePerFileForRerank(OnePerFile):
-    """``one_per_file`` that keeps at least ``min_files`` files, so the reranker has candidates."""
-
-    def __init__(self, max_files: int = 8, min_files: int = 10):
-        super().__init__(max_files)
-        self.min_files = min_files
-
-    def __call__(self, query: Query) -> Query:
-        with _at_least(query, "max_files", self.max_files, self.min_files):
-            return super().__call__(query)
-
-
-class RetrieveAtLeast:
-    """Wraps the retriever so it returns at least ``min_top_k`` chunks (``2 * rerank.top_k``)."""
-
-    def __init__(self, retriever: Step, min_top_k: int, default_top_k: int):
-        self.retriever = retriever
-        self.name = retriever.name
-        self.min_top_k = min_top_k
-        self.default_top_k = default_top_k
-
-    def __call__(self, query: Query) -> Query:
-        with _at_least(query, "top_k", self.default_top_k, self.min_top_k):
-            return self.retriever(query)

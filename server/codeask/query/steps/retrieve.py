@@ -19,9 +19,9 @@ or asks for that kind ("the tests"); each file is then scaled by its prior (vend
 data files lower; files in languages other than the ones the question names lower:
 :mod:`codeask.query.steps.priors`). Each ranking is fetched deep enough to hold ``2 * max_files``
 files where as many match, and the fused list keeps ``max_files`` files even past ``top_k`` chunks. Chunks within a file are ordered by their own chunk-level RRF
-score relative to the file's best chunk (see :func:`fuse`), so the first chunk of each file is its best
+score relative to the file's best chunk (:func:`codeask.query.steps.fusion.fuse`), so the first chunk of each file is its best
 one and files come in file-score order; a file's boilerplate chunks (import blocks, module headers)
-rank below its other matching chunks (:func:`demote_boilerplate`), so the best span a file leads with
+rank below its other matching chunks (:func:`~codeask.query.steps.fusion.demote_boilerplate`), so the best span a file leads with
 is a definition whenever one matched. Fusing per file rather than per chunk is what beat whole-file BM25 in the
 prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, on by default.
 """
@@ -32,7 +32,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -41,20 +41,20 @@ import pathspec
 
 from codeask.index.hubs import load_hubs
 from codeask.index.kinds import kind_of_path
-from codeask.query.boilerplate import is_boilerplate
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
-from codeask.query.report import QuestionParts, parse_question
+from codeask.query.report import QuestionParts
 from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
-from codeask.query.steps.parse import searched_text
-from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, file_prior, lifted
+from codeask.query.steps.fusion import fuse
+from codeask.query.steps.parse import question_parts, searched_text
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, downweight_rule, file_prior, lifted
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
     from codeask.index.store import Hit, Store
 
-__all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter", "CANDIDATES", "RRF_K"]
+__all__ = ["HybridRetrieve", "SearchTarget", "path_filter", "CANDIDATES", "RRF_K"]
 
 #: Chunks fetched from each ranking (keyword, dense, ...) before fusion, at least ``top_k``: five
 #: times the default ``retrieval.top_k``, so fusion sees what one ranking puts lower. Was
@@ -74,100 +74,6 @@ class SearchTarget:
     root: str
     store: Callable[[], Store]
     label: str = ""
-
-
-def fuse(
-    rankings: Sequence[tuple[float, str, list[Hit]]],
-    *,
-    rrf_k: int,
-    downweighted: Callable[[str], bool],
-    factor: float,
-    prior: Callable[[str, Hit], float] | None = None,
-) -> list[tuple[float, float, str, Hit]]:
-    """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
-
-    A chunk's ``score`` is its file's score scaled by the chunk's RRF score relative to the best
-    chunk of that file: each file's best chunk scores exactly the file score, so taking the first
-    chunk per file yields files in file-score order, while the other chunks of a strong file
-    interleave with the best chunks of weaker files.
-
-    Args:
-        rankings: ``(weight, root, hits best first)`` per ranking.
-        rrf_k: the RRF constant (60 in the literature and here).
-        downweighted: whether a path ranks lower.
-        factor: multiplier of a downweighted file's score.
-        prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
-            :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
-    """
-    file_score: dict[tuple[str, str], float] = defaultdict(float)
-    chunk_score: dict[tuple[str, str], float] = defaultdict(float)
-    hits: dict[tuple[str, str], tuple[str, Hit]] = {}
-    file_hit: dict[tuple[str, str], Hit] = {}
-    for weight, root, ranking in rankings:
-        file_rank: dict[str, int] = {}
-        for chunk_rank, hit in enumerate(ranking, 1):
-            file_hit.setdefault((root, hit.path), hit)
-            if hit.path not in file_rank:
-                file_rank[hit.path] = len(file_rank) + 1
-                file_score[(root, hit.path)] += weight / (rrf_k + file_rank[hit.path])
-            chunk_score[(root, hit.id)] += weight / (rrf_k + chunk_rank)
-            hits.setdefault((root, hit.id), (root, hit))
-    for key in file_score:
-        if downweighted(key[1]):
-            file_score[key] *= factor
-        if prior is not None:
-            file_score[key] *= prior(key[0], file_hit[key])
-    demote_boilerplate(hits, chunk_score)
-    best: dict[tuple[str, str], float] = defaultdict(float)
-    for (root, _), (_, hit) in hits.items():
-        best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
-    fused = []
-    for (root, _), (_, hit) in hits.items():
-        f = file_score[(root, hit.path)]
-        fused.append((f * chunk_score[(root, hit.id)] / best[(root, hit.path)], f, root, hit))
-    fused.sort(key=lambda t: (-t[0], -t[1], t[2], t[3].path, t[3].start_line))
-    return fused
-
-
-BOILERPLATE_FACTOR = 0.5
-"""How far below a file's weakest matching non-boilerplate chunk its boilerplate chunks go
-(:func:`demote_boilerplate`): the best boilerplate chunk is scaled to this share of that chunk's
-score, the others alike (they keep their order); any factor under 1 puts them last."""
-
-
-def demote_boilerplate(hits: dict[tuple[str, str], tuple[str, Hit]], chunk_score: dict[tuple[str, str], float]) -> None:
-    """Rank each file's boilerplate chunks (imports, module header, :mod:`codeask.query.boilerplate`)
-    below every other matching chunk of that file, in place on ``chunk_score``.
-
-    A file whose only matches are boilerplate keeps them as they are; the file's own score is
-    untouched, so files keep their order. Only chunks that would lead their file, or follow a
-    demoted one, are classified (each classification parses one chunk).
-
-    Args:
-        hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
-        chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
-    """
-    by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for key, (root, hit) in hits.items():
-        by_file[(root, hit.path)].append(key)
-    for keys in by_file.values():
-        if len(keys) < 2:
-            continue
-        keys.sort(key=lambda k: -chunk_score[k])
-        demoted = []
-        for key in keys:
-            hit = hits[key][1]
-            if not is_boilerplate(hit.content, hit.language, hit.symbol):
-                break
-            demoted.append(key)
-        else:  # only boilerplate matched: nothing better to lead with
-            continue
-        if not demoted:
-            continue
-        floor = min(chunk_score[k] for k in keys[len(demoted) :])
-        scale = floor * BOILERPLATE_FACTOR / chunk_score[demoted[0]]  # the top demoted one has the most
-        for key in demoted:
-            chunk_score[key] *= scale
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -239,7 +145,7 @@ def named_file_ranking(
 
 
 def path_filter(glob: str | None) -> Callable[[str], bool] | None:
-    """A predicate on root-relative POSIX paths for ``query.options["path_glob"]`` (gitignore glob
+    """A predicate on root-relative POSIX paths for ``query.options.path_glob`` (gitignore glob
     syntax: ``*.py``, ``src/**/*.ts``, ``docs/``), or ``None`` when no glob is given.
 
     Raises:
@@ -272,14 +178,31 @@ def _kept(hits: list[Hit], only: Callable[[str], bool] | None) -> list[Hit]:
     return hits if only is None else [h for h in hits if only(h.path)]
 
 
+#: Per search text, the ``(keyword, dense)`` searches of one store (dense ``None`` without a vector).
+_Found = tuple["Future[list[Hit]]", "Future[list[Hit]] | None"]
+
+
+@dataclass(frozen=True)
+class _Question:
+    """What every root's rankings read of one question: the query, its parts, the path filter,
+    the depth of each search (chunks) and which files rank lower."""
+
+    query: Query
+    parts: QuestionParts
+    only: Callable[[str], bool] | None
+    candidates: int
+    downweighted: Callable[[str], bool]
+
+
 class HybridRetrieve:
     """The retriever step: pending -> retrieved with ``top_k`` documents, more when those hold
     fewer than ``max_files`` files and more files match (:func:`keep_files`).
 
-    ``query.options["top_k"]`` overrides ``settings.top_k``, ``query.options["max_files"]``
-    ``settings.max_files``; ``query.options["path_glob"]`` keeps only files matching a glob
+    ``query.options.top_k`` overrides ``settings.top_k``, ``query.options.max_files``
+    ``settings.max_files``; ``query.options.path_glob`` keeps only files matching a glob
     (:func:`path_filter`). Each ranking gathers at least ``2 * max_files`` files where as many
-    match (:func:`per_file`).
+    match (:func:`per_file`). ``min_top_k`` is the least ``top_k`` a later step needs (the
+    reranker's candidates: ``2 * rerank.top_k``), set when the pipeline is built.
     """
 
     name = "retrieve"
@@ -291,15 +214,16 @@ class HybridRetrieve:
     """Extra keyword searches, one per message of a bug report (first ones), widening the pool the
     literal ranking reads."""
 
-    def __init__(self, targets: Callable[[], list[SearchTarget]], settings: RetrievalSettings):
+    def __init__(self, targets: Callable[[], list[SearchTarget]], settings: RetrievalSettings, *, min_top_k: int = 0):
         self.targets = targets
         self.settings = settings
-        self._down = pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns)
+        self.min_top_k = min_top_k
+        self._down = downweight_rule(settings)
 
     def downweighted(self, path: str) -> bool:
         """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax); such a
         file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
-        return self._down.match_file(path)
+        return self._down(path)
 
     def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
@@ -325,31 +249,50 @@ class HybridRetrieve:
         return file_prior(self.settings, intent, lambda path: names_file(lowered, path), hubs)
 
     def __call__(self, query: Query) -> Query:
-        top_k = int(query.options.get("top_k") or self.settings.top_k)
-        files = int(query.options.get("max_files") or self.settings.max_files)
+        top_k = max(query.options.top_k or self.settings.top_k, self.min_top_k)
+        files = query.options.max_files or self.settings.max_files
+        only = path_filter(query.options.path_glob)
         candidates = max(CANDIDATES, top_k)
-        only = path_filter(query.options.get("path_glob"))
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
-        rankings: list[tuple[float, str, list[Hit]]] = []
-        evidence_on = self.settings.report_evidence
-        if not evidence_on:
-            parts = QuestionParts(search_text=query.asked)
-        else:  # frames and messages from all of the question; texts searched from its digest
-            parts = query.parts if query.parts is not None else parse_question(query.original)
-            parts = replace(parts, search_text=searched_text(query))
-        identifiers = code_identifiers(parts.search_text)
+        parts = self._parts(query)
         intent = question_intent(query.asked)
-        downweighted = self.downweighted_for(query.asked, intent)
+        question = _Question(query, parts, only, candidates, self.downweighted_for(query.asked, intent))
         targets = self.targets()
         stores = [target.store() for target in targets]
-        prior = self.prior_for(query.asked, intent, targets, stores)
-        want = 2 * files  # per ranking: fusion picks the files from every ranking's
+        found = self._search(query, stores, candidates, 2 * files)  # per ranking: fusion picks from every one
+        rankings: list[tuple[float, str, list[Hit]]] = []
         evidence = {"frame_hits": 0, "literal_hits": 0}
-        # Every root's keyword and dense searches run at once (LanceDB releases the GIL: on 2 cores
-        # an ask at 1M chunks waits for the slower search, not for both); fused in a fixed order.
+        for target, store, per_text in zip(targets, stores, found):
+            rankings.extend(self._root_rankings(question, target.root, store, per_text, evidence))
+        fused = fuse(
+            rankings,
+            rrf_k=RRF_K,
+            downweighted=question.downweighted,
+            factor=DOWNWEIGHT_FACTOR,
+            prior=self.prior_for(query.asked, intent, targets, stores),
+        )
+        labels = {t.root: t.label for t in targets}
+        documents = [
+            Document.from_hit(hit, root, score, labels.get(root, ""))
+            for score, _, root, hit in keep_files(fused, top_k, files)
+        ]
+        query.retrieved(self.name, documents, rankings=len(rankings), dense=bool(query.embeddings), **evidence)
+        return query
+
+    def _parts(self, query: Query) -> QuestionParts:
+        """The question's parts as retrieval reads them: frames and messages from all of the
+        question, texts searched from its digest; only the question's text without ``report_evidence``."""
+        if not self.settings.report_evidence:
+            return QuestionParts(search_text=query.asked)
+        return replace(question_parts(query), search_text=searched_text(query))
+
+    def _search(self, query: Query, stores: Sequence[Store], candidates: int, want: int) -> list[list[_Found]]:
+        """Every root's keyword and dense searches of every search text, started at once (LanceDB
+        releases the GIL: on 2 cores an ask at 1M chunks waits for the slower search, not for both);
+        per store, per search text, ``(keyword, dense or None)`` futures, fused in this fixed order."""
         searches = _searches()
-        found = [
+        return [
             [
                 (
                     searches.submit(per_file, partial(store.keyword_search, text), candidates, want),
@@ -361,50 +304,36 @@ class HybridRetrieve:
             ]
             for store in stores
         ]
-        for target, store, per_text in zip(targets, stores, found):
-            pool: list[Hit] = []
-            for i, (keyword_future, dense_future) in enumerate(per_text):
-                weight = 1.0 if i == 0 else self.subquestion_weight
-                keyword = _kept(keyword_future.result(), only)
-                rankings.append((weight, target.root, keyword))
-                pool.extend(keyword)
-                if dense_future is not None:
-                    dense = _kept(dense_future.result(), only)
-                    rankings.append((weight, target.root, dense))
-                    pool.extend(dense)
-            if identifiers:
-                rankings.append((1.0, target.root, identifier_ranking(pool, identifiers)))
-            named = named_file_ranking(pool, parts.search_text, store.paths) if evidence_on else []
-            if named:
-                rankings.append((1.0, target.root, named))
-            for message in parts.messages[: self.message_searches]:
-                pool.extend(_kept(store.keyword_search(message, candidates // 2), only))
-            literals = literal_ranking(pool, query.asked, downweighted) if evidence_on else []
-            if literals:
-                rankings.append((self.evidence_weight, target.root, literals))
-                evidence["literal_hits"] += len(literals)
-            frames = _kept(frame_ranking(store, parts.frames), only)
-            if frames:
-                rankings.append((self.evidence_weight, target.root, frames))
-                evidence["frame_hits"] += len(frames)
-        fused = keep_files(
-            fuse(
-                rankings,
-                rrf_k=RRF_K,
-                downweighted=downweighted,
-                factor=DOWNWEIGHT_FACTOR,
-                prior=prior,
-            ),
-            top_k,
-            files,
-        )
-        labels = {t.root: t.label for t in targets}
-        documents = [Document.from_hit(hit, root, score, labels.get(root, "")) for score, _, root, hit in fused]
-        query.retrieved(
-            self.name,
-            documents,
-            rankings=len(rankings),
-            dense=bool(query.embeddings),
-            **evidence,
-        )
-        return query
+
+    def _root_rankings(
+        self, question: _Question, root: str, store: Store, per_text: list[_Found], evidence: dict[str, int]
+    ) -> list[tuple[float, str, list[Hit]]]:
+        """One root's ``(weight, root, hits)`` rankings: keyword and dense per search text, then the
+        identifier, named-file, string-literal and frame rankings; counts the evidence hits in ``evidence``."""
+        only, parts, evidence_on = question.only, question.parts, self.settings.report_evidence
+        rankings: list[tuple[float, str, list[Hit]]] = []
+        pool: list[Hit] = []
+        for i, futures in enumerate(per_text):
+            weight = 1.0 if i == 0 else self.subquestion_weight
+            for future in futures:
+                if future is not None:
+                    hits = _kept(future.result(), only)
+                    rankings.append((weight, root, hits))
+                    pool.extend(hits)
+        identifiers = code_identifiers(parts.search_text)
+        if identifiers:
+            rankings.append((1.0, root, identifier_ranking(pool, identifiers)))
+        named = named_file_ranking(pool, parts.search_text, store.paths) if evidence_on else []
+        if named:
+            rankings.append((1.0, root, named))
+        for message in parts.messages[: self.message_searches]:
+            pool.extend(_kept(store.keyword_search(message, question.candidates // 2), only))
+        literals = literal_ranking(pool, question.query.asked, question.downweighted) if evidence_on else []
+        if literals:
+            rankings.append((self.evidence_weight, root, literals))
+            evidence["literal_hits"] += len(literals)
+        frames = _kept(frame_ranking(store, parts.frames), only)
+        if frames:
+            rankings.append((self.evidence_weight, root, frames))
+            evidence["frame_hits"] += len(frames)
+        return rankings

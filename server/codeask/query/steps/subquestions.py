@@ -110,7 +110,7 @@ class GenerateSubquestions:
 
     With an ``embedder``, the model is asked for ``2 * num_questions`` queries and paraphrases are
     dropped (:func:`distinct_queries`, threshold ``max_similarity``); without one (or when the
-    model cannot be loaded) the first ``num_questions`` are kept. Sets ``query.subquestions``;
+    model cannot be loaded) the first ``num_questions`` are kept (``query.subquestions`` reads them);
     ``search_texts`` becomes the original question followed by them, and ``current`` their lines
     (``- question``), as Swiftide's ``GenerateSubquestions`` does. The step's event records
     ``questions`` and ``dropped``. When the LLM call fails, the error is recorded on
@@ -160,7 +160,6 @@ class GenerateSubquestions:
             else:
                 candidates, dropped = distinct_queries(query.asked, candidates, vectors, self.max_similarity)
         subs = candidates[: self.num_questions]
-        query.subquestions = subs
         query.search_texts = [query.asked, *subs]
         query.transformed_query(
             self.name, "\n".join(f"- {q}" for q in query.search_texts), questions=subs, dropped=dropped

@@ -53,7 +53,7 @@ def merge_spans(first: Document, second: Document) -> Document:
 class Widen:
     """Adds each kept file's other top-scoring retrieved spans, up to ``spans_per_file`` per file.
 
-    ``query.options["spans_per_file"]`` overrides ``spans_per_file``; 1 leaves the documents as
+    ``query.options.spans_per_file`` overrides ``spans_per_file``; 1 leaves the documents as
     they are. A summary-replaced ``current`` is left alone (the step only touches documents).
     """
 
@@ -63,7 +63,7 @@ class Widen:
         self.spans_per_file = spans_per_file
 
     def __call__(self, query: Query) -> Query:
-        limit = int(query.options.get("spans_per_file") or self.spans_per_file)
+        limit = query.options.spans_per_file or self.spans_per_file
         if limit <= 1:
             query.reordered(self.name, query.documents, spans_per_file=limit, added=0)
             return query

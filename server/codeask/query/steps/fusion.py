@@ -1,0 +1,118 @@
+"""Reciprocal rank fusion at the file level, for the ask retriever and explain's related code.
+
+Each file is scored by its best chunk in each ranking::
+
+    file_score(f) = sum over rankings r of  weight(r) / (rrf_k + rank of f among r's distinct files)
+
+Chunks within a file are ordered by their own chunk-level RRF score relative to the file's best
+chunk, and a file's boilerplate chunks (import blocks, module headers) rank below its other
+matching chunks (:func:`demote_boilerplate`). Fusing per file rather than per chunk is what beat
+whole-file BM25 in the prototype (shared/eval/FINDINGS.md, point 3).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from codeask.query.boilerplate import is_boilerplate
+
+if TYPE_CHECKING:  # the store module imports LanceDB; fusion only reads the hits' fields
+    from codeask.index.store import Hit
+
+__all__ = ["fuse", "demote_boilerplate", "BOILERPLATE_FACTOR"]
+
+
+def fuse(
+    rankings: Sequence[tuple[float, str, list[Hit]]],
+    *,
+    rrf_k: int,
+    downweighted: Callable[[str], bool],
+    factor: float,
+    prior: Callable[[str, Hit], float] | None = None,
+) -> list[tuple[float, float, str, Hit]]:
+    """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
+
+    A chunk's ``score`` is its file's score scaled by the chunk's RRF score relative to the best
+    chunk of that file: each file's best chunk scores exactly the file score, so taking the first
+    chunk per file yields files in file-score order, while the other chunks of a strong file
+    interleave with the best chunks of weaker files.
+
+    Args:
+        rankings: ``(weight, root, hits best first)`` per ranking.
+        rrf_k: the RRF constant (60 in the literature and here).
+        downweighted: whether a path ranks lower.
+        factor: multiplier of a downweighted file's score.
+        prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
+            :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
+    """
+    file_score: dict[tuple[str, str], float] = defaultdict(float)
+    chunk_score: dict[tuple[str, str], float] = defaultdict(float)
+    hits: dict[tuple[str, str], tuple[str, Hit]] = {}
+    file_hit: dict[tuple[str, str], Hit] = {}
+    for weight, root, ranking in rankings:
+        file_rank: dict[str, int] = {}
+        for chunk_rank, hit in enumerate(ranking, 1):
+            file_hit.setdefault((root, hit.path), hit)
+            if hit.path not in file_rank:
+                file_rank[hit.path] = len(file_rank) + 1
+                file_score[(root, hit.path)] += weight / (rrf_k + file_rank[hit.path])
+            chunk_score[(root, hit.id)] += weight / (rrf_k + chunk_rank)
+            hits.setdefault((root, hit.id), (root, hit))
+    for key in file_score:
+        if downweighted(key[1]):
+            file_score[key] *= factor
+        if prior is not None:
+            file_score[key] *= prior(key[0], file_hit[key])
+    demote_boilerplate(hits, chunk_score)
+    best: dict[tuple[str, str], float] = defaultdict(float)
+    for (root, _), (_, hit) in hits.items():
+        best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
+    fused = []
+    for (root, _), (_, hit) in hits.items():
+        f = file_score[(root, hit.path)]
+        fused.append((f * chunk_score[(root, hit.id)] / best[(root, hit.path)], f, root, hit))
+    fused.sort(key=lambda t: (-t[0], -t[1], t[2], t[3].path, t[3].start_line))
+    return fused
+
+
+BOILERPLATE_FACTOR = 0.5
+"""How far below a file's weakest matching non-boilerplate chunk its boilerplate chunks go
+(:func:`demote_boilerplate`): the best boilerplate chunk is scaled to this share of that chunk's
+score, the others alike (they keep their order); any factor under 1 puts them last."""
+
+
+def demote_boilerplate(hits: dict[tuple[str, str], tuple[str, Hit]], chunk_score: dict[tuple[str, str], float]) -> None:
+    """Rank each file's boilerplate chunks (imports, module header, :mod:`codeask.query.boilerplate`)
+    below every other matching chunk of that file, in place on ``chunk_score``.
+
+    A file whose only matches are boilerplate keeps them as they are; the file's own score is
+    untouched, so files keep their order. Only chunks that would lead their file, or follow a
+    demoted one, are classified (each classification parses one chunk).
+
+    Args:
+        hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
+        chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
+    """
+    by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for key, (root, hit) in hits.items():
+        by_file[(root, hit.path)].append(key)
+    for keys in by_file.values():
+        if len(keys) < 2:
+            continue
+        keys.sort(key=lambda k: -chunk_score[k])
+        demoted = []
+        for key in keys:
+            hit = hits[key][1]
+            if not is_boilerplate(hit.content, hit.language, hit.symbol):
+                break
+            demoted.append(key)
+        else:  # only boilerplate matched: nothing better to lead with
+            continue
+        if not demoted:
+            continue
+        floor = min(chunk_score[k] for k in keys[len(demoted) :])
+        scale = floor * BOILERPLATE_FACTOR / chunk_score[demoted[0]]  # the top demoted one has the most
+        for key in demoted:
+            chunk_score[key] *= scale
