@@ -99,7 +99,7 @@ class Embedder:
         self._worker: EmbeddingChild | None = None
         self._model: Any = None
         if self.nice:
-            self._worker = EmbeddingChild(settings, self.nice)
+            self._worker = EmbeddingChild(Embedder, settings, self.nice)
         else:
             self._model = self._load_model()
         self.dim = getattr(self._model, "dim", 0) or self._probe_dim()
@@ -198,7 +198,7 @@ class Embedder:
             return self._worker.embed(texts)
         except EmbeddingError:
             if self._worker.stopped:
-                self._worker = EmbeddingChild(self.settings, self.nice)
+                self._worker = EmbeddingChild(Embedder, self.settings, self.nice)
             raise
 
     @property

@@ -65,8 +65,10 @@ def _child_main() -> None:
     standard input and writes pickled replies on what was its standard output, which then points at
     standard error (the parent's stdout may be a language server's or MCP server's protocol stream).
 
-    The first request is ``(settings, nice)``: lower the priority of every thread
-    (:func:`_lower_priority`), load the model, reply ``("ok", providers)`` or ``("error", message)``.
+    The first request is ``(model_class, settings, nice)`` (``model_class`` is
+    :class:`codeask.index.embed.Embedder`, pickled by name, so this module does not import it): lower
+    the priority of every thread (:func:`_lower_priority`), load ``model_class(settings)``,
+    reply ``("ok", providers)`` or ``("error", message)``.
     Then each request is a list of texts, each reply ``("ok", (n, dim) float32)`` or
     ``("error", message)``. End of input (the parent closed the pipe, or died) ends the process at
     once, without the interpreter's shutdown: nobody waits for it, and at a low priority that work
@@ -81,12 +83,10 @@ def _child_main() -> None:
         replies.flush()
 
     try:
-        from codeask.index.embed import Embedder  # the model this process runs
-
-        settings, nice = pickle.load(requests)
+        model_class, settings, nice = pickle.load(requests)  # the class is pickled by its name
         _lower_priority(nice, IDLE_SUPPORTED)
         try:
-            model = Embedder(settings)
+            model = model_class(settings)
         except EmbeddingError as exc:
             reply(("error", str(exc)))
             return
@@ -117,7 +117,7 @@ class EmbeddingChild:
             memory).
     """
 
-    def __init__(self, settings: EmbeddingSettings, nice: int):
+    def __init__(self, model_class: type, settings: EmbeddingSettings, nice: int):
         package_root = str(Path(__file__).resolve().parents[2])  # where ``codeask`` is imported from
         path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
         self._proc = subprocess.Popen(
@@ -128,7 +128,7 @@ class EmbeddingChild:
         )
         self.pid = self._proc.pid
         self._finalizer = weakref.finalize(self, _kill, self._proc)
-        self.providers: list[str] = self._call((settings, nice))
+        self.providers: list[str] = self._call((model_class, settings, nice))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One batch -> ``(len(texts), dim)`` float32."""

@@ -4,10 +4,7 @@ environment variables (:class:`ProviderEnv`), and :func:`safe_url`, the one URL 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from codeask.settings.model import LLMSettings
+from typing import Protocol
 
 __all__ = ["DEFAULT_OPENAI_MODEL", "DEFAULT_ANTHROPIC_MODEL", "ProviderEnv", "ResolvedLLM", "resolve_llm", "safe_url"]
 
@@ -30,7 +27,20 @@ class ProviderEnv:
     anthropic_base_url: str | None = None
 
 
-def resolve_llm(llm: LLMSettings, env: ProviderEnv) -> ResolvedLLM | None:
+class LLMChoice(Protocol):
+    """The ``llm.*`` settings a choice reads (:class:`codeask.settings.model.LLMSettings` has them)."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+
+
+def resolve_llm(llm: LLMChoice, env: ProviderEnv) -> ResolvedLLM | None:
     """The provider, model, key and base URL to use, or ``None`` when no LLM is configured.
 
     ``auto``: openai when ``llm.api_key`` is set without a provider variable or when an OpenAI key
