@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -20,13 +19,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codeask import __version__
-from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
-from codeask.index.watch import Watcher, is_relevant
-from codeask.llm import CancelToken, cancel_scope, make_llm
-from codeask.lsp.convert import (
-    settings_from,
-    uri_to_path,
-)
+from codeask.index.watch import Watcher
+from codeask.llm import CancelToken, cancel_scope
+from codeask.lsp.convert import settings_from
 from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.tcp import Gate
 from codeask.lsp.work import Lane, Reporter, post
@@ -99,8 +94,6 @@ class CodeaskServer(LanguageServer):
         self.updates = Lane("update", 1)
         self._tokens: set[CancelToken] = set()
         self._cancels: dict[Any, Any] = {}
-        self._hover_seq = 0
-        self._hover_token: CancelToken | None = None
         self._changed: set[str] = set()
         self._update_task: asyncio.Task | None = None
         self._watched_roots: list[str] = []
@@ -145,6 +138,36 @@ class CodeaskServer(LanguageServer):
     @scheduler.setter
     def scheduler(self, scheduler: IndexScheduler) -> None:
         self._scheduler = scheduler
+
+    def open_workspace(self, roots: list[str], init_settings: dict[str, Any]) -> None:
+        """Create the :class:`Workspace` of ``roots`` with the client's ``initializationOptions``
+        (a bad setting is shown and the defaults are used: the server still starts) and its
+        :class:`IndexScheduler`; an index from an earlier run answers at once."""
+        self.init_settings = init_settings
+        try:
+            self.ws = Workspace(roots, editor=init_settings, background_indexing=True)  # searches meanwhile
+        except Exception as exc:
+            log.exception("workspace settings")
+            self.show(f"codeask: {exc}")
+            self.ws = Workspace(roots, background_indexing=True)
+        self.scheduler = IndexScheduler(
+            self.ws,
+            reporter=self.reporter,
+            show=lambda message, error: self.show(message, lsp.MessageType.Error if error else lsp.MessageType.Info),
+            on_synced=self.on_synced,
+        )
+        if any(index.manifest.count() > 0 for index in list(self.ws.indexes.values())):  # a small SQLite file
+            self.scheduler.mark_existing()
+
+    def say_no_folder(self, path: str) -> None:
+        """Say once that no folder is open and ``path`` is in no project."""
+        if not self.no_folder_said:
+            self.no_folder_said = True
+            self.show(
+                f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
+                "file above it): open a folder to index it and ask questions",
+                lsp.MessageType.Warning,
+            )
 
     # ------------------------------------------------------------ client
     def serves(self, path: str) -> bool:
@@ -334,8 +357,6 @@ class CodeaskServer(LanguageServer):
         self.stopping.set()
         for token in list(self._tokens):
             token.cancel()
-        if self._hover_token is not None:
-            self._hover_token.cancel()
         deadline = time.monotonic() + timeout
         if self.watcher is not None:
             self.watcher.stop(timeout)
@@ -371,21 +392,3 @@ class CodeaskServer(LanguageServer):
         watcher = self.watcher
         out["watch"] = {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None
         return out
-
-    # ------------------------------------------------------------- hover
-    def hover_llm(self):
-        """The LLM for hovers (``hover.llm`` on): ``hover.timeout`` seconds, one attempt, or ``None``."""
-        s = self.ws.settings
-        resolved = s.resolved_llm()
-        if not s.hover.llm or resolved is None:
-            return None
-        options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, s.hover.timeout), "max_retries": 0})
-        return make_llm(resolved, options)
-
-    def hover_target(self, uri: str) -> str | None:
-        """The path of a document hovers are offered for: a ``file:`` URI inside a root, in a
-        language codeask chunks by syntax, not ignored; else ``None``."""
-        path = uri_to_path(uri)
-        if path is None or not self.ready or language_for(path) not in TREE_SITTER_LANGUAGES:
-            return None
-        return path if is_relevant(self.ws, os.path.abspath(path)) else None
