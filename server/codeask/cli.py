@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _report(exc: Exception) -> int:
     """Print ``exc`` as one ``codeask:`` line on stderr; returns its exit code (2 for a question that
     cannot be asked, else 1)."""
-    from codeask.workspace import QuestionError
+    from codeask.service import QuestionError
 
     if isinstance(exc, QuestionError | UsageError):
         command = exc.command if isinstance(exc, UsageError) else "ask"

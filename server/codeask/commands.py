@@ -107,7 +107,7 @@ def _ask_resident(args) -> int | None:
         return None
     if not reply.get("ok"):
         if reply.get("kind") == "question":
-            from codeask.workspace import QuestionError
+            from codeask.service import QuestionError
 
             raise QuestionError(reply["error"])
         raise CLIError(reply.get("error") or "the running watch failed to answer")

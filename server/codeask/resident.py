@@ -86,7 +86,7 @@ class AskServer:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request (see the module docstring); never raises."""
         from codeask.llm import LLMError
-        from codeask.workspace import QuestionError
+        from codeask.service import QuestionError
 
         ws = self.workspace
         no_llm = bool(request.get("no_llm"))

@@ -4,6 +4,8 @@ A :class:`Workspace` serves one or more workspace roots. Each root has its own i
 (:class:`~codeask.index.engine.RootIndex`, settings from its own ``.codeask.toml``); questions
 search all of them, and every source says which root it came from. The workspace holds the
 settings, the roots and the LLM client; a question is answered by :mod:`codeask.query.ask`.
+The front doors do not use it directly: :class:`codeask.service.Service` holds one, with the
+scheduling that indexes it.
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from codeask.index.engine import IndexStats, ProgressFn, RootIndex
 from codeask.index.phases import PhaseHooks, run_phases
 from codeask.index.records import IndexState, WorkspaceStatus
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.query.ask import QuestionError, ask, check_question, index_state
+from codeask.query.ask import ask, index_state
 from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets
 from codeask.query.graph import RelatedCode, related
 from codeask.query.pipeline import Pipeline, Query, root_labels
+from codeask.query.request import AskRequest
 from codeask.query.result import Answer, Source
 from codeask.query.templates import Templates
 from codeask.settings import Settings, load_settings
 
-__all__ = ["Workspace", "QuestionError", "IndexState", "WorkspaceStatus"]
+__all__ = ["Workspace", "IndexState", "WorkspaceStatus"]
 
 
 class Workspace:
@@ -332,23 +335,20 @@ class Workspace:
         on_sources: Callable[[list[Source]], None] | None = None,
         sources_on_llm_error: bool = False,
     ) -> Answer:
-        """Answer ``question`` from the current index (callers update it first if they want):
-        :func:`codeask.query.ask.ask`, which documents the arguments and the errors raised
-        (``QuestionError``, ``LLMError`` for an explicit provider without a key unless
-        ``sources_on_llm_error``, ``ValueError``, ``Cancelled``)."""
-        return ask(
-            self,
+        """Answer ``question`` from the current index (callers update it first if they want): the
+        options make an :class:`~codeask.query.request.AskRequest` (which documents them and raises
+        ``QuestionError`` / ``ValueError``), answered by :func:`codeask.query.ask.ask` (``LLMError``,
+        ``Cancelled``). The front doors go through :meth:`codeask.service.Service.ask` instead."""
+        request = AskRequest(
             question,
+            self.settings.retrieval.max_question_chars,
             top_k=top_k,
             max_files=max_files,
             path_glob=path_glob,
             no_llm=no_llm,
-            cancelled=cancelled,
-            progress=progress,
-            stream=stream,
-            on_sources=on_sources,
             sources_on_llm_error=sources_on_llm_error,
         )
+        return ask(self, request, cancelled=cancelled, progress=progress, stream=stream, on_sources=on_sources)
 
     def related(self, symbol: str, limit: int = 50) -> RelatedCode:
         """The definitions, callers and callees of ``symbol`` (``send``, ``Session.send``) in every
@@ -358,14 +358,6 @@ class Workspace:
             ValueError: ``symbol`` is not an identifier or dotted name.
         """
         return related([(str(i.root), i.store) for i in list(self.indexes.values())], symbol, limit)
-
-    def check_question(self, question: str) -> str:
-        """``question`` stripped, once it is askable (:func:`codeask.query.ask.check_question`).
-
-        Raises:
-            QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``.
-        """
-        return check_question(self.settings, question)
 
     def index_state(self) -> IndexState:
         """How far the indexes of all roots are (:func:`codeask.query.ask.index_state`); reads only counts."""

@@ -17,8 +17,10 @@ from typing import Any, Literal, TypedDict
 
 __all__ = ["ChunkRow", "StoredRow", "RootStatus", "WorkspaceStatus", "IndexState", "IndexReadiness"]
 
-#: How far the index an answer stands on is (see :class:`IndexState`).
-IndexReadiness = Literal["building", "keyword-only", "ready"]
+#: How ready the indexes are: the one readiness every front door reports
+#: (:class:`codeask.readiness.ServiceStatus`); what an answer stands on (:class:`IndexState`) is one of
+#: ``building``, ``keyword-only`` and ``ready``.
+IndexReadiness = Literal["not-indexed", "building", "keyword-only", "ready", "read-only", "locked-elsewhere"]
 
 
 class StoredRow(TypedDict):

@@ -1,10 +1,12 @@
 """Ask: one question -> a cited :class:`~codeask.query.result.Answer` over a workspace's indexes.
 
-The entry point of the ask pipeline, as :mod:`codeask.query.explain` is of explain: it checks the
-question and the per-call options, picks the LLM, runs the pipeline the workspace assembles
+The entry point of the ask pipeline, as :mod:`codeask.query.explain` is of explain: it takes the
+question and its per-call options as an :class:`~codeask.query.request.AskRequest` (checked when it
+was made), picks the LLM, runs the pipeline the workspace assembles
 (:func:`codeask.query.assemble.build_ask_pipeline`) and says what the answer stands on
 (:func:`index_state`) and, when nothing was retrieved, why (:func:`why_empty`).
-:meth:`codeask.workspace.Workspace.ask` is the front door the CLI, the editor and the MCP server use.
+:meth:`codeask.service.Service.ask` is the front door the CLI, the editor, the MCP server and the
+watch socket use.
 """
 
 from __future__ import annotations
@@ -12,27 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codeask.counts import as_positive_int
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
 from codeask.query.digest import digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.report import parse_question
+from codeask.query.request import AskRequest
 from codeask.query.result import Answer, Source
-from codeask.query.steps.retrieve import path_filter
 from codeask.query.templates import Templates
 from codeask.settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LanceDB when an index is opened; ask only reads counts
     from codeask.index.engine import RootIndex
 
-__all__ = ["ask", "AskWorkspace", "QuestionError", "check_question", "index_state", "why_empty"]
-
-
-class QuestionError(ValueError):
-    """The question cannot be asked: empty, blank, or longer than ``retrieval.max_question_chars``
-    (the CLI reports it as a usage error, exit code 2)."""
+__all__ = ["ask", "AskWorkspace", "index_state", "why_empty"]
 
 
 class AskWorkspace(Protocol):
@@ -62,58 +58,29 @@ class AskWorkspace(Protocol):
         ...
 
 
-def check_question(settings: Settings, question: str) -> str:
-    """``question`` stripped, once it is askable.
-
-    Raises:
-        QuestionError: it is empty or blank, or longer than ``retrieval.max_question_chars``
-            characters (the message gives both numbers).
-    """
-    text = (question or "").strip()
-    if not text:
-        raise QuestionError("the question is empty")
-    limit = settings.retrieval.max_question_chars
-    if len(text) > limit:
-        raise QuestionError(
-            f"the question is {len(text):,} characters long; the limit is {limit:,} "
-            f"(retrieval.max_question_chars): paste the report without its longest logs"
-        )
-    return text
-
-
 def ask(
     workspace: AskWorkspace,
-    question: str,
+    request: AskRequest,
     *,
-    top_k: int | None = None,
-    max_files: int | None = None,
-    path_glob: str | None = None,
-    no_llm: bool = False,
     cancelled: Callable[[], bool] | None = None,
     progress: Callable[[str], None] | None = None,
     stream: Callable[[str], None] | None = None,
     on_sources: Callable[[list[Source]], None] | None = None,
-    sources_on_llm_error: bool = False,
 ) -> Answer:
-    """Answer ``question`` from the current indexes of ``workspace`` (callers update them first if
-    they want).
+    """Answer ``request`` (:class:`~codeask.query.request.AskRequest`: the question and its options,
+    validated when it was made) from the current indexes of ``workspace`` (callers update them
+    first if they want).
 
     LLM failures never lose the sources: a failed subquestion call searches with the original
     question, a failed answer call (or a custom step that lets an ``LLMError`` through) returns the
     ranked sources; ``Answer.error`` says what failed.
 
     Args:
-        top_k, max_files: override ``retrieval.top_k`` / ``retrieval.max_files`` (positive ints).
-        path_glob: search only files matching this gitignore-style glob (``src/**/*.py``).
-        no_llm: answer with the ranked sources, without any LLM call.
         cancelled: a ``() -> bool``, ``threading.Event`` or :class:`~codeask.llm.CancelToken`;
             checked between steps and by every LLM call (which it aborts, closing the connection).
         progress: gets each step's name as it starts.
         stream: gets the answer's text deltas as they arrive.
         on_sources: gets the answer's sources just before the answer's LLM call.
-        sources_on_llm_error: no usable LLM at all (an explicit ``llm.provider`` without a key)
-            answers with the ranked sources and that ``error`` instead of raising ``LLMError`` (the
-            editor and MCP servers; the CLI checks ``Workspace.llm`` itself, before indexing).
 
     Returns:
         The :class:`Answer`; its ``index`` is :func:`index_state` (what the answer stands on), its
@@ -121,28 +88,22 @@ def ask(
         (:mod:`codeask.query.freshness`), and with no document retrieved its text is :func:`why_empty`.
 
     Raises:
-        QuestionError: the question is empty or longer than ``retrieval.max_question_chars``.
         LLMError: an explicit ``llm.provider`` without a key (see ``Workspace.llm``), unless
-            ``sources_on_llm_error``.
-        ValueError: ``top_k`` or ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
+            ``request.sources_on_llm_error``.
         Cancelled: cancelled between steps or during an LLM call.
         TemplateError, SettingsError: a broken template or setting.
     """
-    question = check_question(workspace.settings, question)
+    question = request.question
     parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
     digest = digest_question(question, workspace.settings.retrieval.question_digest_chars)
-    options: dict[str, Any] = {
-        "top_k": None if top_k is None else as_positive_int("top_k", top_k),
-        "max_files": None if max_files is None else as_positive_int("max_files", max_files),
-    }
-    if path_glob:
-        path_filter(path_glob)  # a bad glob fails here, before any LLM call
-        options["path_glob"] = path_glob
+    options: dict[str, Any] = {"top_k": request.top_k, "max_files": request.max_files}
+    if request.path_glob:
+        options["path_glob"] = request.path_glob
     errors: list[str] = []
     try:
-        llm = None if no_llm else workspace.llm()
+        llm = None if request.no_llm else workspace.llm()
     except LLMError as exc:
-        if not sources_on_llm_error:
+        if not request.sources_on_llm_error:
             raise
         llm, errors = None, [str(exc)]
     query = Query(question, options=options, errors=list(errors), parts=parts, digest=digest)

@@ -20,10 +20,12 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.assemble import any_vectors, search_targets
 from codeask.query.custom import load_step
 from codeask.query.pipeline import Pipeline, Query
+from codeask.query.request import ExplainRequest
 from codeask.query.result import Source, Withheld, source_list
 from codeask.query.span import (
     NotExplainable,
@@ -45,6 +47,8 @@ __all__ = [
     "NotExplainable",
     "explain_source",
     "explain",
+    "explain_request",
+    "check_request",
     "explain_pipeline",
     "make_span",
     "symbol_span",
@@ -207,3 +211,48 @@ def explain(
     query = pipeline.run(query, cancelled=cancelled, progress=progress)
     warnings = list(dict.fromkeys([*workspace.warnings, *templates.warnings]))
     return Explanation.from_query(query, brief=brief, error=error, warnings=warnings)
+
+
+def check_request(workspace, request: ExplainRequest) -> str:
+    """Refuse ``request`` before any indexing when it can be refused: a file codeask does not read
+    (:func:`explain_source`), or a selection of blank lines (:func:`make_span` says so before it
+    reads the index). Returns the file's text as read.
+
+    Raises:
+        NotExplainable: the file is not read, or ``nothing to explain: ...`` (reason ``blank``).
+    """
+    text = explain_source(workspace, request.path, text=request.text)
+    lines = split_lines(text)[request.start_line - 1 : request.end_line]
+    if request.word is None and not "".join(lines).strip():
+        make_span(workspace, request.path, request.start_line, request.end_line, text=text)
+    return text
+
+
+def explain_request(
+    workspace,
+    request: ExplainRequest,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[str], None] | None = None,
+    cache: ExplainCache | None = None,
+    llm: LLM | None = None,
+) -> Explanation:
+    """:func:`explain` the span of ``request``: its lines (:func:`make_span`), or with ``word`` the
+    definition a hover names (:func:`symbol_span`).
+
+    Raises:
+        NotExplainable: the file is not read, the lines are blank, or no definition of ``word`` is
+            found (reason ``no-definition``).
+        Cancelled, TemplateError, SettingsError: as :func:`explain`.
+    """
+    path, text = request.path, request.text
+    if request.word is not None:
+        span = symbol_span(workspace, path, request.start_line, request.word, text=text)
+        if span is None:
+            raise NotExplainable(f"nothing to explain: no definition of {request.word} here", "no-definition")
+    else:
+        span = make_span(workspace, path, request.start_line, request.end_line, text=text)
+    brief, no_llm = request.brief, request.no_llm
+    return explain(
+        workspace, span, brief=brief, no_llm=no_llm, cancelled=cancelled, progress=progress, cache=cache, llm=llm
+    )
