@@ -20,8 +20,7 @@ from codeask.lsp.convert import location, related_locations, selection_lines, so
 from codeask.lsp.guards import command_guard, guard
 from codeask.lsp.session import CodeaskServer
 from codeask.lsp.work import AnswerDeltas
-from codeask.query.anchors import resolve_file
-from codeask.query.explain import NotExplainable, explain, explain_source, make_span
+from codeask.service import ExplainRequest, NotExplainable
 from codeask.uris import file_uri
 
 __all__ = ["COMMANDS", "code_action"]
@@ -36,7 +35,7 @@ async def status(ls: CodeaskServer, *args):
 @command_guard
 async def reindex(ls: CodeaskServer, *args):
     """``codeask.reindex`` ``[]``: index now (coalesced with a run under way) -> ``IndexStats.to_json()``."""
-    stats = await ls.run_request(None, lambda cancelled, progress: ls.scheduler.run_now(cancelled))
+    stats = await ls.run_request(None, lambda cancelled, progress: ls.service.reindex(cancelled))
     return stats.to_json()
 
 
@@ -48,32 +47,31 @@ async def ask(ls: CodeaskServer, *args):
     one line to show) without a question or a workspace folder, for a question longer than
     ``retrieval.max_question_chars``, a bad ``top_k`` / ``max_files`` or a non-string ``askId``.
     Before the first index has its keyword phase, the ask starts indexing and waits for it."""
-    opts = args[0] if args and isinstance(args[0], dict) else {"question": " ".join(str(a) for a in args)}
+    opts: dict[str, Any] = args[0] if args and isinstance(args[0], dict) else {"question": " ".join(map(str, args))}
     question = str(opts.get("question") or "").strip()
     if not question:
         raise JsonRpcInvalidParams("ask: no question")
-    if not ls.ws.indexes:
+    if not ls.service.roots:
         raise JsonRpcInvalidParams("ask: no workspace folder is open: open a folder (or a file inside a project)")
     ask_id = opts.get("askId")
     if ask_id is not None and not isinstance(ask_id, str):
         raise JsonRpcInvalidParams("ask: askId must be a string")
     stream = AnswerDeltas(ls.loop, ls.protocol.notify, ask_id) if ask_id is not None else None
-    kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
+    try:  # the question or top_k / max_files the client sent (QuestionError is a ValueError)
+        request = ls.service.ask_request(
+            question,
+            top_k=opts.get("top_k"),
+            max_files=opts.get("max_files"),
+            no_llm=bool(opts.get("no_llm")),
+            sources_on_llm_error=True,
+        )
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(f"ask: {exc}") from None
 
     def run(cancelled, progress):
         ls.wait_for_keywords(cancelled, progress)
         try:
-            return ls.ws.ask(
-                question,
-                no_llm=bool(opts.get("no_llm")),
-                cancelled=cancelled,
-                progress=progress,
-                stream=stream,
-                sources_on_llm_error=True,
-                **kwargs,
-            ).to_json()
-        except ValueError as exc:  # the question or top_k / max_files the client sent (QuestionError too)
-            raise JsonRpcInvalidParams(f"ask: {exc}") from None
+            return ls.service.ask(request, cancelled=cancelled, progress=progress, stream=stream).to_json()
         finally:
             if stream is not None:
                 stream.flush()  # before the response: every delta arrives before the answer
@@ -94,7 +92,7 @@ async def resolve_citation(ls: CodeaskServer, *args):
     symbol, digest = str(opts.get("symbol") or ""), str(opts.get("hash") or "")
     text = ls.buffer_text(file_uri(path))
     try:
-        found = await asyncio.to_thread(resolve_file, ls.ws, path, start, end, symbol, digest, text=text)
+        found = await asyncio.to_thread(ls.service.resolve_citation, path, start, end, symbol, digest, text=text)
     except NotExplainable as exc:
         raise JsonRpcInvalidParams(f"resolveCitation: {exc}") from None
     found["location"] = location("", path, found["start_line"], found["end_line"], encoding=ls.position_encoding())
@@ -136,15 +134,17 @@ async def explain_selection(ls: CodeaskServer, uri: str, rng: Any, *rest):
     if not ls.serves(path):
         raise JsonRpcInvalidParams(f"cannot explain: {path} is outside the folders this server serves")
     start, end = selection_lines(rng)
-    text = ls.buffer_text(uri)
+    try:
+        request = ExplainRequest(path, start, end, text=ls.buffer_text(uri))
+    except ValueError as exc:  # lines out of range
+        raise JsonRpcInvalidParams(f"cannot explain: {exc}") from None
 
     def run(cancelled, progress):
         ls.wait_for_keywords(cancelled, progress)
-        span = make_span(ls.ws, path, start, end, text=text)
-        return explain(ls.ws, span, cancelled=cancelled, progress=progress, cache=ls.cache).to_json()
+        return ls.service.explain(request, cancelled=cancelled, progress=progress, cache=ls.cache).to_json()
 
     try:
-        explain_source(ls.ws, path, text=text)  # a file codeask never reads: refused before any wait
+        await ls.reads.run(lambda: ls.service.check_explain(request))  # refused before any wait
         result = await ls.run_request("codeask: explaining", run)
     except NotExplainable as exc:  # secret, binary, minified, a link out of its folder, blank lines
         said = str(exc)  # blank lines already say "nothing to explain: ..."
@@ -171,7 +171,7 @@ async def related(ls: CodeaskServer, *args):
     def run(cancelled, progress):
         ls.wait_for_keywords(cancelled, progress)
         try:
-            return ls.ws.related(str(opts.get("symbol") or "")).to_json()
+            return ls.service.related(str(opts.get("symbol") or "")).to_json()
         except ValueError as exc:
             raise JsonRpcInvalidParams(f"related: {exc}") from None
 

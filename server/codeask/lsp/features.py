@@ -17,7 +17,6 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from codeask.imports import start_preload
-from codeask.index.watch import is_relevant
 from codeask.lsp.commands import code_action
 from codeask.lsp.convert import settings_from, uri_to_path
 from codeask.lsp.guards import guard
@@ -61,7 +60,7 @@ async def initialized(ls: CodeaskServer, params: lsp.InitializedParams):
     """``initialized``: pull settings, choose the change source, index if configured."""
     await reload_settings(ls)
     if ls.caps("workspace", "did_change_watched_files", "dynamic_registration"):
-        options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers_for(ls.ws))
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers_for())
         reg = lsp.Registration(
             id="codeask-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
         )
@@ -93,32 +92,32 @@ async def did_change_folders(ls: CodeaskServer, params: lsp.DidChangeWorkspaceFo
     was indexed already); a folder outside those served over TCP is refused with a message."""
     for folder in params.event.removed:
         if path := uri_to_path(folder.uri):
-            await ls.reads.run(functools.partial(ls.ws.remove_root, path))
+            await ls.reads.run(functools.partial(ls.service.remove_root, path))
     for folder in params.event.added:
         if (path := uri_to_path(folder.uri)) and not ls.serves(path):
             ls.show(f"codeask: {path} is outside the folders this server serves: not added")
         elif path and Path(path).is_dir():
-            await ls.reads.run(functools.partial(ls.ws.add_root, path))
-    if ls.scheduler.started:
-        ls.scheduler.request()
+            await ls.reads.run(functools.partial(ls.service.add_root, path))
+    if ls.started:
+        ls.index_soon()
 
 
 @guard
 async def did_open(ls: CodeaskServer, params: lsp.DidOpenTextDocumentParams):
     """``textDocument/didOpen``: with no workspace folder (``rootUri`` null, single-file mode), serve
     the opened file's project, or say once that no folder is open."""
-    if not ls.ready or ls.ws.indexes or not (path := uri_to_path(params.text_document.uri)):
+    if not ls.ready or ls.service.roots or not (path := uri_to_path(params.text_document.uri)):
         return
     root = await ls.reads.run(lambda: project_root_of(path))
     if root is None:
         ls.say_no_folder(path)
     elif ls.serves(root):  # over TCP, only inside the served folders
-        await ls.reads.run(lambda: ls.ws.add_root(root))
+        await ls.reads.run(lambda: ls.service.add_root(root))
         ls.show(
             f"codeask: no workspace folder is open: indexing {root}, the project of {Path(path).name}",
             lsp.MessageType.Info,
         )
-        ls.scheduler.request()
+        ls.index_soon()
 
 
 @guard
@@ -126,7 +125,7 @@ async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
     """``textDocument/didSave``: only for a file no change source covers (the client watches known
     file types; ``watchfiles`` sees everything), so no change is read twice."""
     path = uri_to_path(params.text_document.uri)
-    if path and ls.client_watches and not is_watched(path) and is_relevant(ls.ws, os.path.abspath(path)):
+    if path and ls.client_watches and not is_watched(path) and ls.service.is_relevant(os.path.abspath(path)):
         await ls.changed([path])
 
 
@@ -134,7 +133,7 @@ async def did_save(ls: CodeaskServer, params: lsp.DidSaveTextDocumentParams):
 async def did_change_watched(ls: CodeaskServer, params: lsp.DidChangeWatchedFilesParams):
     """``workspace/didChangeWatchedFiles`` (the change source when the client watches): changes to
     ignored or non-indexed paths are dropped before any file is read."""
-    paths = {p for c in params.changes if (p := uri_to_path(c.uri)) and is_relevant(ls.ws, os.path.abspath(p))}
+    paths = {p for c in params.changes if (p := uri_to_path(c.uri)) and ls.service.is_relevant(os.path.abspath(p))}
     if paths:
         await ls.changed(sorted(paths))
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from codeask.llm import CancelToken
-from codeask.query.pipeline import Cancelled
+from codeask.service import Cancelled
 
 __all__ = ["guard", "command_guard", "quiet", "debounce"]
 
