@@ -143,8 +143,7 @@ def test_mcp_explain_code_refuses_the_same_files(sample_workspace, tmp_path):
     (sample_workspace / "src/shop/blank.py").write_text("\n\n\n", encoding="utf-8")
     with pytest.raises(ToolError, match="is a folder, not a file"):
         engine.files.selection("src/shop", 1, 1)
-    engine.searchable.set()  # not indexed: the lines are refused before the index is read
-    with pytest.raises(ToolError, match="^nothing to explain: .*holds only blank lines"):
+    with pytest.raises(ToolError, match="^nothing to explain: .*holds only blank lines"):  # before any indexing
         engine.explain_code("src/shop/blank.py", 1, 2)
 
 

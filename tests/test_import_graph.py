@@ -73,10 +73,42 @@ def test_console_and_chunker_depend_on_nothing_above_them():
     graph = import_graph()
     assert reachable(graph, "codeask.console") == {"codeask.counts"}
     below = reachable(graph, "codeask.index.chunking")
-    assert below <= {m for m in graph if m.startswith("codeask.index.chunking.")} | {"codeask.lines", "codeask.imports"}, below
+    assert below <= {m for m in graph if m.startswith("codeask.index.chunking.")} | {
+        "codeask.lines",
+        "codeask.imports",
+    }, below
 
 
 def test_no_module_is_in_an_import_cycle():
     graph = import_graph()
     assert len(graph) > 50  # the whole package was read
     assert [m for m in graph if m in reachable(graph, m)] == []
+
+
+#: The front doors (issue 28): they translate their protocol to and from :mod:`codeask.service`.
+FRONT_DOORS = ("codeask.lsp", "codeask.mcp_", "codeask.commands", "codeask.cli", "codeask.cli_", "codeask.resident")
+
+
+def door_modules(graph: dict[str, set[str]]) -> list[str]:
+    """The modules of the front doors: everything under ``lsp/``, the ``mcp_*`` and ``cli_*``
+    modules, ``commands``, ``cli`` and ``resident``."""
+    return sorted(
+        m for m in graph if any(m == d or m.startswith(d if d.endswith("_") else d + ".") for d in FRONT_DOORS)
+    )
+
+
+def test_the_doors_are_known():
+    doors = door_modules(import_graph())
+    assert {"codeask.cli", "codeask.commands", "codeask.resident", "codeask.mcp_server", "codeask.lsp.server"} <= set(
+        doors
+    ), doors
+
+
+def test_front_doors_import_the_service_not_the_engine():
+    graph = import_graph()
+    below = ("codeask.index", "codeask.query")
+    reaches = {
+        door: sorted(t for t in graph[door] if any(t == b or t.startswith(b + ".") for b in below))
+        for door in door_modules(graph)
+    }
+    assert {door: targets for door, targets in reaches.items() if targets} == {}

@@ -32,7 +32,7 @@ def test_requests_are_checked_once_when_made(sample_workspace):
     with pytest.raises(QuestionError, match=f"limit is {limit:,}"):
         AskRequest("x" * (limit + 1), limit)
     for bad in ({"top_k": 0}, {"max_files": "+5"}, {"top_k": True}):
-        with pytest.raises(ValueError, match="top_k|max_files"):
+        with pytest.raises(ValueError, match=r"top_k|max_files"):
             service.ask_request("coupon", **bad)
     with pytest.raises(ValueError, match="path_glob"):
         service.ask_request("coupon", path_glob="src/[z-a].py")
@@ -78,3 +78,19 @@ def test_explain_refusals_come_from_the_service(sample_workspace):
     assert explained.selection is not None and explained.selection.start_line == 1 and explained.llm is None
     hover = service.explain(ExplainRequest(str(cart), 2, 2, word="apply_discount", brief=True, no_llm=True))
     assert hover.selection is not None and hover.selection.symbol.endswith("apply_discount"), hover.selection
+
+
+def test_one_status_answers_the_cli_and_the_watch_socket(sample_workspace, capsys):
+    import json
+
+    from codeask.cli import main
+    from codeask.resident import AskServer
+
+    service = Service([sample_workspace], background_indexing=False)
+    service.index(embed=False)  # keyword phase only: vectors wait
+    reply = AskServer(service).answer({"kind": "status"})
+    assert reply["ok"] and reply["status"] == service.status().to_json()
+    assert reply["status"]["state"] == "keyword-only" and reply["status"]["vectors_pending"] > 0
+    assert main(["status", str(sample_workspace), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["state"] == "keyword-only" and printed["files"] == reply["status"]["files"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ __all__ = [
     "VectorStore",
     "list_vector_stores",
     "remove_vector_store",
+    "clean_command",
 ]
 
 
@@ -150,3 +152,103 @@ def remove_vector_store(store: VectorStore) -> None:
         shutil.rmtree(store.folder)
     finally:
         lock.release()
+
+
+def clean_command(args) -> int:
+    """``codeask clean [PATH...] [--missing] [--all] [--json]``: list the indexes in the cache dir
+    with their sizes, or remove some; returns the exit code (1 when a removal failed).
+
+    Raises:
+        CLIError: ``--all`` with other arguments, or a PATH without an index.
+    """
+    from codeask.console import CLIError
+    from codeask.index.engine import cache_root, index_dir_for
+    from codeask.settings import load_settings
+
+    if args.all and (args.missing or args.path):
+        raise CLIError("--all removes every index: give it alone")
+    settings = load_settings(None)
+    cache = cache_root(settings)
+    indexes = list_indexes(cache)
+    if args.all:
+        chosen = list(indexes)
+    else:
+        chosen = [i for i in indexes if args.missing and not i.root_exists]
+        for path in args.path:
+            want = Path(path).expanduser().resolve()
+            matches = [i for i in indexes if i.root == str(want) or i.index_dir == index_dir_for(want, settings)]
+            if not matches:
+                raise CLIError(f"no index of {want} in {cache}")
+            chosen += [m for m in matches if m not in chosen]
+    removing = bool(args.all or args.missing or args.path)
+    stores, stores_removed, failed = _clean_vector_stores(cache, remove=bool(args.all))
+    removed = []
+    for index in chosen:
+        try:
+            remove_index(index)
+            removed.append(index)
+        except (RuntimeError, OSError) as exc:
+            failed.append(f"{index.index_dir}: {exc}")
+    if args.json:
+        out = {
+            "cache_dir": str(cache),
+            "indexes": [dict(i.to_json(), removed=i in removed) for i in indexes],
+            "removed": len(removed),
+            "removed_bytes": sum(i.bytes for i in removed),
+            "total_bytes": sum(i.bytes for i in indexes),
+            "vector_stores": [dict(s.to_json(), removed=s in stores_removed) for s in stores],
+            "vector_store_bytes": sum(s.bytes for s in stores),
+        }
+        print(json.dumps(out))
+    else:
+        _print_clean(cache, indexes, removed, stores, stores_removed, removing=removing)
+    for line in failed:
+        print(f"codeask: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _clean_vector_stores(cache: Path, *, remove: bool) -> tuple[list, list, list[str]]:
+    """``codeask clean``'s part for the machine's vector stores (:func:`list_vector_stores`):
+    ``(stores, removed, failure lines)``, removing every store with ``--all``."""
+    stores, removed, failed = list_vector_stores(cache), [], []
+    for store in stores if remove else []:
+        try:
+            remove_vector_store(store)
+            removed.append(store)
+        except (RuntimeError, OSError) as exc:
+            failed.append(f"{store.folder}: {exc}")
+    return stores, removed, failed
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _print_clean(
+    cache: Path,
+    indexes: list[IndexFolder],
+    removed: list[IndexFolder],
+    stores: list[VectorStore],
+    stores_removed: list[VectorStore],
+    *,
+    removing: bool,
+) -> None:
+    """``codeask clean``'s listing as text: one line per index and vector store, then the totals."""
+    for index in indexes:
+        mark = "removed " if index in removed else ("gone    " if not index.root_exists else "        ")
+        print(f"{mark}{_size(index.bytes):>9}  {index.root or '?'}  ({index.index_dir.name})")
+    for store in stores:
+        mark = "removed " if store in stores_removed else "        "
+        print(f"{mark}{_size(store.bytes):>9}  {store.vectors:,} vectors shared by every index ({store.folder.name})")
+    total = sum(i.bytes for i in indexes)
+    print(f"{len(indexes)} indexes, {_size(total)} in {cache}", end="")
+    if removing:
+        print(f"; removed {len(removed)} ({_size(sum(i.bytes for i in removed))})")
+    else:
+        gone = sum(1 for i in indexes if not i.root_exists)
+        hint = f"; {gone} of folders that no longer exist (codeask clean --missing)" if gone else ""
+        print(f"{hint}; remove with codeask clean PATH | --missing | --all")

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeask.commands import HANDLERS, OPENED
+from codeask.cli_service import OPENED
+from codeask.commands import HANDLERS
 from codeask.console import IndexProgress, Parser, UsageError, folder_arg, positive_int
 
 __all__ = ["main", "build_parser"]
@@ -30,7 +31,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"codeask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_index_and_ask(sub)
+    _add_explain_status_watch(sub)
+    _add_servers(sub)
+    _add_maintenance(sub)
 
+    from codeask.cite_cli import add_citecheck_parser
+    from codeask.eval.cli import add_eval_parser
+    from codeask.publish import add_publish_parser
+
+    add_eval_parser(sub, progress=IndexProgress.for_command)
+    add_publish_parser(sub)
+    add_citecheck_parser(sub)
+    return parser
+
+
+def _add_index_and_ask(sub) -> None:
+    """The ``index`` and ``ask`` subcommands."""
     p = sub.add_parser("index", help="index (or catch up with) a workspace folder")
     p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
@@ -57,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="answer from an LLM summary of the documents")
     p.add_argument("--no-update", action="store_true", help="answer from the index as it is, without catching up first")
 
+
+def _add_explain_status_watch(sub) -> None:
+    """The ``explain``, ``status`` and ``watch`` subcommands."""
     p = sub.add_parser("explain", help="explain lines of a file, grounded in related code of the workspace")
     p.add_argument("path", type=folder_arg, help="workspace folder")
     p.add_argument(
@@ -76,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print one JSON object per update")
 
+
+def _add_servers(sub) -> None:
+    """The ``serve`` (language server), ``mcp`` and ``token`` subcommands."""
     p = sub.add_parser("serve", help="run the language server")
     p.add_argument(
         "--tcp",
@@ -105,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rotate", action="store_true", help="replace it with a new one (restart listeners after)")
     p.add_argument("--path", action="store_true", help="print the token file's path instead")
 
+
+def _add_maintenance(sub) -> None:
+    """The ``clean`` and ``doctor`` subcommands."""
     p = sub.add_parser(
         "clean",
         help="list the indexes in the cache dir with their sizes, or remove some",
@@ -123,15 +149,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-llm", action="store_true", help="do not send the one test request to the LLM")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
-    from codeask.cite_cli import add_citecheck_parser
-    from codeask.eval.cli import add_eval_parser
-    from codeask.publish import add_publish_parser
-
-    add_eval_parser(sub, progress=IndexProgress.for_command)
-    add_publish_parser(sub)
-    add_citecheck_parser(sub)
-    return parser
-
 
 def describe_error(exc: BaseException) -> str:
     """One line for an error that escaped a command: what failed, and where.
@@ -141,7 +158,7 @@ def describe_error(exc: BaseException) -> str:
     start that index over (``codeask clean PATH``).
     """
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    indexes = [i for ws in OPENED for i in list(ws.indexes.values())]
+    indexes = [(root, index_dir) for service in OPENED for root, index_dir in service.index_locations().items()]
     if isinstance(exc, OSError) and exc.filename is not None:
         path = str(exc.filename)
         what = f"{exc.strerror or text}: {path}"
@@ -156,8 +173,8 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         return f"{exc.strerror or text}"
     if indexes:
-        where = ", ".join(f"{i.root} (index {i.index_dir})" for i in indexes)
-        roots = " ".join(str(i.root) for i in indexes)
+        where = ", ".join(f"{root} (index {index_dir})" for root, index_dir in indexes)
+        roots = " ".join(root for root, _ in indexes)
         return f"reading or writing the index of {where} failed: {type(exc).__name__}: {text}; `codeask clean {roots}` starts it over"
     return f"{type(exc).__name__}: {text}"
 

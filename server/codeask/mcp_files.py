@@ -22,12 +22,8 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 
-from codeask.index.chunking.languages import language_for
 from codeask.lines import split_lines
-from codeask.query.anchors import resolve
-from codeask.query.span import NotExplainable, explain_source
-from codeask.uris import file_uri
-from codeask.workspace import Workspace
+from codeask.service import NotExplainable, Service
 
 __all__ = ["AgentFiles"]
 
@@ -37,15 +33,15 @@ _NEVER_READ = {"ignored": "ignored (.gitignore / .codeaskignore)", "excluded": "
 
 
 class AgentFiles:
-    """The readable files of ``ws`` for an agent, by path.
+    """The readable files of ``service`` for an agent, by path.
 
     Args:
-        ws: the served workspace.
+        service: the served workspace.
         roots: its roots in the order the server lists them (a ``root`` number picks one).
     """
 
-    def __init__(self, ws: Workspace, roots: list[str]):
-        self.ws = ws
+    def __init__(self, service: Service, roots: list[str]):
+        self.service = service
         self.roots = roots
 
     def read(self, path: str, *, root: int | None = None) -> tuple[str, str, str, str]:
@@ -74,23 +70,22 @@ class AgentFiles:
         else:
             candidates = [Path(os.path.abspath(Path(r) / path)) for r in roots]
         inside = [
-            (c, index) for c in candidates if (index := self.ws.root_for(c)) is not None and str(index.root) in roots
+            (c, found) for c in candidates if (found := self.service.root_of(c)) is not None and found[0] in roots
         ]
         if not inside:
             raise ToolError(f"{path} is outside the workspace root(s): {', '.join(roots)}")
         # the first root holding the name (a dangling link or a FIFO counts: it is refused below)
-        candidate, index = next(((c, i) for c, i in inside if os.path.lexists(c)), inside[0])
-        rel = index.relative(candidate)
+        candidate, (served, rel) = next(((c, f) for c, f in inside if os.path.lexists(c)), inside[0])
         if not rel:
             raise ToolError(f"{path} is a folder, not a file")
-        reason = index.ignorer.reason(rel)
+        reason = self.service.skip_reason(served, rel)
         if reason in _NEVER_READ:  # read by explain but withheld from an LLM; never given to an agent
             raise ToolError(f"{rel} is {_NEVER_READ[reason]}; codeask does not index or return it")
         try:
-            text = explain_source(self.ws, str(candidate))
+            text = self.service.read_source(str(candidate))
         except NotExplainable as exc:
             raise ToolError(str(exc)) from None
-        return str(index.root), rel, str(candidate), text
+        return served, rel, str(candidate), text
 
     def selection(self, path: str, start_line: int, end_line: int) -> tuple[str, str, int, int]:
         """The ``explain_code`` target: ``(rel_path, abs_path, start_line, end_line)``, the end cut
@@ -133,7 +128,8 @@ class AgentFiles:
 
     def resolve_citation(self, path: str, start_line: int, end_line: int, symbol: str, digest: str) -> dict[str, Any]:
         """Where the code cited as ``path`` lines ``start_line..end_line`` (anchor ``symbol`` /
-        ``digest``) is now (:func:`codeask.query.anchors.resolve`): ``{"path" (relative), "uri",
+        ``digest``) is now (:meth:`Service.resolve_citation <codeask.service.Service.resolve_citation>`):
+        ``{"path" (relative), "uri",
         "status", "start_line", "end_line", "note"}``.
 
         Raises:
@@ -143,8 +139,8 @@ class AgentFiles:
         if start_line < 1 or end_line < start_line:
             raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
         _root, rel, abs_path, text = self.read(path)
-        found = resolve(text, language_for(rel), start_line, end_line, symbol, digest)
-        return {"path": rel, "uri": file_uri(abs_path, found.start_line, found.end_line), **found.to_json()}
+        found = self.service.resolve_citation(abs_path, start_line, end_line, symbol, digest, text=text)
+        return {**found, "path": rel}
 
     def resource_uri(self, root: str, path: str, start: int, end: int) -> str:
         """``codeask://source/<path>?start=S&end=E`` (plus ``&root=N`` when serving several roots)."""

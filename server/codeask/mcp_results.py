@@ -16,7 +16,7 @@ __all__ = [
     "CitationOut",
     "SourceOut",
     "SpanOut",
-    "IndexState",
+    "IndexOut",
     "SearchResult",
     "AskResult",
     "ExplainResult",
@@ -92,10 +92,10 @@ class SourceOut(BaseModel):
     )
 
 
-class IndexState(BaseModel):
-    """How current the index was when a result was computed."""
+class IndexOut(BaseModel):
+    """How current the index was when a result was computed (:class:`codeask.service.ServiceStatus`)."""
 
-    state: str = Field(description="indexing | embedding | ready | read-only | failed")
+    state: str = Field(description="not-indexed | building | keyword-only | ready | read-only | locked-elsewhere")
     files: int
     chunks_total: int
     vectors_pending: int = Field(description="chunks not yet embedded: keyword search only for them")
@@ -107,7 +107,7 @@ class SearchResult(BaseModel):
 
     query: str
     sources: list[SourceOut]
-    index: IndexState
+    index: IndexOut
 
 
 class AskResult(BaseModel):
@@ -126,7 +126,7 @@ class AskResult(BaseModel):
     llm: str | None = Field(description="provider:model that answered, null when none")
     note: str | None = Field(default=None, description="e.g. that no LLM is configured")
     error: str | None = Field(default=None, description="LLM error; the sources are still valid")
-    index: IndexState
+    index: IndexOut
     question_digest: dict[str, int] | None = Field(
         default=None,
         description="{chars_in, chars_sent} when a long question was cut to a digest for search and the LLM",
@@ -164,7 +164,7 @@ class RelatedResult(BaseModel):
     definitions: list[LocationOut]
     callers: list[LocationOut] = Field(description="code that calls, instantiates or reads the symbol")
     callees: list[LocationOut] = Field(description="definitions the symbol's definitions call, read or take")
-    index: IndexState
+    index: IndexOut
 
 
 class IndexStatus(BaseModel):
@@ -260,7 +260,7 @@ def tool_result(text: str, model: BaseModel, sources: list[SourceOut]) -> CallTo
     )
 
 
-def index_line(index: IndexState) -> str:
+def index_line(index: IndexOut) -> str:
     """A closing line naming the index state when it is not ``ready`` (``""`` when it is)."""
     if index.state == "ready" and not index.vectors_pending:
         return ""

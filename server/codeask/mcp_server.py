@@ -2,11 +2,11 @@
 
 Built on the official ``mcp`` Python SDK (:class:`mcp.server.MCPServer`), over stdio or, with
 ``--http HOST:PORT``, the streamable HTTP transport (endpoint ``/mcp``, behind a bearer token:
-:mod:`codeask.mcp_http`). It serves the same
-:class:`~codeask.workspace.Workspace` as the CLI and the language server: one index per root, one
-writer at a time. When another process (an editor's ``codeask serve``) is writing the index, this
-server reads it as it is and says so in ``index_status``. While it runs, a watcher keeps the index
-current, as ``codeask serve`` does.
+:mod:`codeask.mcp_http`). It serves the same :class:`~codeask.service.Service` as the CLI and the
+language server: one index per root, one writer at a time. When another process (an editor's
+``codeask serve``) is writing the index, this server reads it as it is and says so in
+``index_status`` (state ``read-only``). While it runs, a watcher keeps the index current, as
+``codeask serve`` does.
 
 Tools (JSON schemas from the signatures, structured results from the pydantic models of
 :mod:`codeask.mcp_results`):
@@ -30,7 +30,6 @@ indexer skips (secrets, ``.gitignore``d, default excludes) are never returned
 
 import logging
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -41,15 +40,12 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from codeask import __version__
-from codeask.index.engine import IndexLocked
-from codeask.index.phases import Phase, PhaseHooks
-from codeask.index.watch import Watcher
 from codeask.mcp_files import AgentFiles
 from codeask.mcp_results import (
     AskResult,
     CitationOut,
     ExplainResult,
-    IndexState,
+    IndexOut,
     IndexStatus,
     RelatedResult,
     SearchResult,
@@ -61,8 +57,7 @@ from codeask.mcp_results import (
     source_outs,
     tool_result,
 )
-from codeask.query.explain import NotExplainable, explain, make_span
-from codeask.workspace import Workspace
+from codeask.service import ExplainRequest, NotExplainable, Service
 
 if TYPE_CHECKING:
     from codeask.listen import Listener
@@ -84,8 +79,9 @@ Sources are file:// URIs with #Lstart-Lend line ranges (1-based) and codeask://s
 
 
 class CodeaskMCP:
-    """The workspace, its indexing thread and watcher, and the tool implementations (plain Python,
-    run by the SDK in worker threads).
+    """The service and the tool implementations (plain Python, run by the SDK in worker threads):
+    each turns the tool's arguments into a :class:`~codeask.service.Service` call and its result
+    into a model of :mod:`codeask.mcp_results`.
 
     Args:
         roots: workspace folders (absolute or relative to the current directory).
@@ -97,73 +93,37 @@ class CodeaskMCP:
     """
 
     def __init__(self, roots: Sequence[Path | str], *, env: dict[str, str] | None = None):
-        self.ws = Workspace(roots, env=env, background_indexing=True)  # agents search while it indexes
-        self.roots = list(self.ws.indexes)
+        self.service = Service(roots, env=env, background_indexing=True)  # agents search while it indexes
+        self.roots = self.service.roots
         #: The files an agent may name, and their lines (:class:`~codeask.mcp_files.AgentFiles`).
-        self.files = AgentFiles(self.ws, self.roots)
-        self.state = "indexing"
-        self.note: str | None = None
-        self.searchable = threading.Event()
-        self.stopping = threading.Event()
-        self.watcher: Watcher | None = None
-        self._thread: threading.Thread | None = None
+        self.files = AgentFiles(self.service, self.roots)
 
     # ------------------------------------------------------------- indexing
     def start(self) -> "CodeaskMCP":
-        """Index in a background thread (keyword phase, then vectors), then watch for changes."""
-        self._thread = threading.Thread(target=self._index, name="codeask-mcp-index", daemon=True)
-        self._thread.start()
+        """Index in the background (keyword phase, then vectors; a root another process writes is
+        read as it is), then watch for changes."""
+        self.service.start_indexing(
+            retry_locked=False, watch=True, on_watch_error=lambda exc: log.warning("updating the index failed: %s", exc)
+        )
         return self
 
-    def _index(self) -> None:
-        stop = self.stopping.is_set
-        locked: list[str] = []
-
-        def keywords_done(phase: Phase, finished: bool) -> None:
-            if phase == "keywords":
-                self.searchable.set()
-                self.state = "embedding"
-
-        def skip_locked(exc: IndexLocked) -> bool:  # read as it is: that process keeps it current
-            locked.append(str(exc))
-            return False
-
-        try:
-            self.ws.index(should_stop=stop, wait=False, hooks=PhaseHooks(end=keywords_done, locked=skip_locked))
-            if locked:
-                self.state = "read-only"
-                self.note = f"{locked[0]}; reading the index as it is (that process keeps it current)"
-            else:
-                self.state = "ready"
-        except Exception as exc:  # the server keeps answering from what is indexed
-            log.exception("indexing failed")
-            self.state, self.note = "failed", f"indexing failed: {exc}"
-        finally:
-            self.searchable.set()
-        if not stop():
-            self.watcher = Watcher(self.ws, on_error=lambda exc: log.warning("updating the index failed: %s", exc))
-            self.watcher.start()
-
     def stop(self) -> None:
-        """Stop the watcher and ask the indexing thread to end at its next batch (waits up to 2 s)."""
-        self.stopping.set()
-        if self.watcher is not None:
-            self.watcher.stop()
-        if self._thread is not None:
-            self._thread.join(2.0)
+        """Stop the watcher and the indexing thread at its next batch (waits up to 2 s)."""
+        self.service.stop(2.0)
 
     def _wait_searchable(self) -> None:
-        self.searchable.wait(SEARCHABLE_WAIT)
+        self.service.wait_searchable(timeout=SEARCHABLE_WAIT)
 
-    def index_state(self) -> IndexState:
-        """The current :class:`IndexState` (counts read from the index)."""
-        status = self.ws.status()
-        return IndexState(
-            state=self.state,
-            files=status["files"],
-            chunks_total=status["chunks_total"],
-            vectors_pending=status["vectors_pending"],
-            note=self.note,
+    def index_state(self) -> IndexOut:
+        """The service's readiness and counts now, for a tool result."""
+        status = self.service.status()
+        counts = status.counts
+        return IndexOut(
+            state=status.state,
+            files=counts["files"],
+            chunks_total=counts["chunks_total"],
+            vectors_pending=counts["vectors_pending"],
+            note=status.note,
         )
 
     # ------------------------------------------------------------- sources
@@ -185,7 +145,7 @@ class CodeaskMCP:
             raise ToolError("query is empty")
         self._wait_searchable()
         try:
-            answer = self.ws.ask(query, top_k=top_k, max_files=max_files, path_glob=path_glob, no_llm=True)
+            answer = self.service.search(query, top_k=top_k, max_files=max_files, path_glob=path_glob)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         return SearchResult(query=query, sources=self.sources(answer.to_json()["sources"]), index=self.index_state())
@@ -201,7 +161,8 @@ class CodeaskMCP:
             raise ToolError("question is empty")
         self._wait_searchable()
         try:
-            out = self.ws.ask(question, max_files=max_files, sources_on_llm_error=True).to_json()
+            request = self.service.ask_request(question, max_files=max_files, sources_on_llm_error=True)
+            out = self.service.ask(request).to_json()
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         note = None
@@ -232,12 +193,13 @@ class CodeaskMCP:
                 (:meth:`AgentFiles.selection <codeask.mcp_files.AgentFiles.selection>`).
         """
         rel, abs_path, start_line, end_line = self.files.selection(path, start_line, end_line)
-        self._wait_searchable()
+        request = ExplainRequest(abs_path, start_line, end_line)
         try:
-            span = make_span(self.ws, abs_path, start_line, end_line)
+            self.service.check_explain(request)  # blank lines: refused before any wait for the index
+            self._wait_searchable()
+            result = self.service.explain(request).to_json()
         except NotExplainable as exc:  # blank lines ("nothing to explain: ..."), or changed since read: binary now
             raise ToolError(str(exc)) from None
-        result = explain(self.ws, span).to_json()
         return ExplainResult(
             path=rel,
             start_line=start_line,
@@ -249,21 +211,22 @@ class CodeaskMCP:
         )
 
     def related_code(self, symbol: str) -> RelatedResult:
-        """The definitions, callers and callees of ``symbol`` (:meth:`Workspace.related`); a
+        """The definitions, callers and callees of ``symbol`` (:meth:`Service.related`); a
         ``ToolError`` when ``symbol`` is not an identifier or dotted name."""
         self._wait_searchable()
         try:
-            found = self.ws.related(symbol).to_json()
+            found = self.service.related(symbol).to_json()
         except ValueError as exc:
             raise ToolError(str(exc)) from None
         return RelatedResult.model_validate({**found, "index": self.index_state().model_dump()})
 
     def index_status(self) -> IndexStatus:
         """What the index holds now, and the indexing state."""
-        status = self.ws.status()
+        full = self.service.status()
+        status = full.counts
         return IndexStatus(
-            state=self.state,
-            note=self.note,
+            state=full.state,
+            note=full.note,
             files=status["files"],
             chunks_total=status["chunks_total"],
             vectors_pending=status["vectors_pending"],
@@ -283,6 +246,14 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         log_level="WARNING",
         middleware=[one_line_tool_errors],
     )
+    _add_search_tools(server, engine)
+    _add_code_tools(server, engine)
+    _add_status(server, engine)
+    return server
+
+
+def _add_search_tools(server: MCPServer, engine: CodeaskMCP) -> None:
+    """``search_code`` and ``ask_codebase``."""
 
     @server.tool(name="search_code", title="Search code")
     def search_code(
@@ -326,6 +297,10 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
             text += f"\n\nLLM error: {result.error}"
         return tool_result(text + index_line(result.index), result, result.sources)
 
+
+def _add_code_tools(server: MCPServer, engine: CodeaskMCP) -> None:
+    """``explain_code``, ``related_code`` and ``resolve_citation``."""
+
     @server.tool(name="explain_code", title="Explain code")
     def explain_code(
         path: Annotated[str, Field(description="file path relative to the workspace root (or absolute, inside it)")],
@@ -361,6 +336,10 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
         code changed since the answer) | gone (nearest match)."""
         return CitationOut(**engine.files.resolve_citation(path, start_line, end_line, symbol, hash))
 
+
+def _add_status(server: MCPServer, engine: CodeaskMCP) -> None:
+    """``index_status`` and the ``codeask://status`` and ``codeask://source`` resources."""
+
     @server.tool(name="index_status", title="Index status")
     def index_status() -> IndexStatus:
         """How much of the codebase is indexed: files, chunks, chunks still waiting for embeddings,
@@ -387,8 +366,6 @@ def make_server(engine: CodeaskMCP) -> MCPServer:
     def source_resource(path: str, start: str = "", end: str = "", root: str = "") -> str:
         return engine.files.source_text(path, start, end, root)
 
-    return server
-
 
 def run(paths: list[Path], listener: "Listener | None" = None) -> int:
     """Serve ``paths`` over stdio (or, with ``listener``, streamable HTTP at
@@ -396,7 +373,7 @@ def run(paths: list[Path], listener: "Listener | None" = None) -> int:
     client disconnects; returns the exit code.
 
     Raises:
-        FileNotFoundError, SettingsError: from :class:`~codeask.workspace.Workspace`.
+        FileNotFoundError, SettingsError: from :class:`~codeask.service.Service`.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="codeask mcp: %(message)s")
     engine = CodeaskMCP(paths).start()

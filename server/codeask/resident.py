@@ -11,7 +11,8 @@ Transport: :mod:`multiprocessing.connection` on a Unix socket
 ``0700``), authenticated with a random key in a ``0600`` file beside it (HMAC challenge, so no other
 user's process can connect). One request per connection: ``{"question", "top_k", "max_files",
 "no_llm", "llm"}`` -> ``{"ok": true, "answer": Answer.to_json()}`` or ``{"ok": false, "kind":
-"question" | "llm" | "error" | "mismatch", "error"}``.
+"question" | "llm" | "error" | "mismatch", "error"}``; ``{"kind": "status"}`` -> ``{"ok": true,
+"status": ServiceStatus.to_json()}`` (what ``codeask status --json`` prints, with the readiness).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ import tempfile
 import threading
 from multiprocessing.connection import Client, Listener
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codeask.service import Service
 
 __all__ = ["socket_path", "AskServer", "ask_resident"]
 
@@ -43,15 +47,16 @@ def socket_path(root: Path | str) -> Path:
 
 
 class AskServer:
-    """Answers asks for the single root of ``workspace`` on its :func:`socket_path`, from threads.
+    """Answers asks for the single root of ``service`` (a :class:`~codeask.service.Service`) on its
+    :func:`socket_path`, from threads.
 
     Raises (from :meth:`start`):
         OSError: the socket cannot be created (the caller goes on without it).
     """
 
-    def __init__(self, workspace) -> None:
-        self.workspace = workspace
-        (root,) = list(workspace.indexes)
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        (root,) = service.roots
         self.path = socket_path(root)
         self.key_path = self.path.with_suffix(".key")
         self._listener: Listener | None = None
@@ -88,20 +93,22 @@ class AskServer:
         from codeask.llm import LLMError
         from codeask.service import QuestionError
 
-        ws = self.workspace
+        service = self.service
         no_llm = bool(request.get("no_llm"))
         try:
-            resolved = None if no_llm else ws.settings.resolved_llm()
+            if request.get("kind") == "status":
+                return {"ok": True, "status": service.status().to_json()}
+            resolved = None if no_llm else service.settings.resolved_llm()
             have = resolved.describe() if resolved is not None else None
             if have != request.get("llm"):
                 return {"ok": False, "kind": "mismatch", "error": f"this watch answers with {have}"}
-            answer = ws.ask(
+            asked = service.ask_request(
                 str(request.get("question") or ""),
                 top_k=request.get("top_k"),
                 max_files=request.get("max_files"),
                 no_llm=no_llm,
             )
-            return {"ok": True, "answer": answer.to_json()}
+            return {"ok": True, "answer": service.ask(asked).to_json()}
         except QuestionError as exc:
             return {"ok": False, "kind": "question", "error": str(exc)}
         except LLMError as exc:

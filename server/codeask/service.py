@@ -161,6 +161,20 @@ class Service:
         """The configured LLM client, or ``None``; ``LLMError`` for an explicit provider without a key."""
         return self.workspace.llm()
 
+    def index_locations(self) -> dict[str, str]:
+        """``{root: its index folder}`` (nothing is opened: for naming them in an error)."""
+        return {str(index.root): str(index.index_dir) for index in self._indexes()}
+
+    def open_stores(self) -> None:
+        """Open every root's tables now (imports LanceDB): start-up a command measures apart."""
+        for index in self._indexes():
+            _ = index.store
+
+    def check_settings(self) -> None:
+        """Build the ask pipeline without an LLM: ``SettingsError`` for an unknown step or a rerank
+        model that cannot be loaded offline."""
+        self.workspace.build_pipeline(llm=None)
+
     def check_cache_dir(self) -> None:
         """Raise ``CacheDirError`` when the index cache dir cannot hold an index (a file is there)."""
         check_cache_dir(self.settings)
@@ -297,13 +311,8 @@ class Service:
         on_keywords: Callable[[], None] | None = None,
     ) -> IndexStats:
         """Bring every root's index up to date in this thread (``codeask index``, ``codeask watch``):
-        phase 1 for all roots, then phase 2 unless ``embed`` is false; ``on_keywords()`` once phase 1
-        has finished (keyword search works).
-
-        Raises:
-            IndexLocked: another process writes a root and ``wait`` is false.
-            IndexReadOnly: a root's index cannot be written.
-        """
+        phase 1, then phase 2 unless ``embed`` is false; ``on_keywords()`` once phase 1 has finished.
+        ``IndexLocked``: another process writes a root and ``wait`` is false; ``IndexReadOnly``."""
 
         def keywords_done(phase: Phase, finished: bool) -> None:
             if phase == "keywords" and finished and on_keywords is not None:
@@ -324,15 +333,13 @@ class Service:
             return Refresh("locked", str(exc))
         return Refresh("updated", "")
 
-    def has_index(self) -> bool:
-        """Whether the first root has an index folder."""
-        return self._indexes()[0].exists()
-
-    def index_is_empty(self) -> bool:
-        """Whether the first root's index records no file and no other process is building it (a
-        first run killed early)."""
+    def index_presence(self) -> str:
+        """The first root's index: ``none`` (no folder), ``empty`` (no file recorded and no other
+        process building it: a first run killed early) or ``files``."""
         index = self._indexes()[0]
-        return index.manifest.count() == 0 and not index.is_locked_elsewhere()
+        if not index.exists():
+            return "none"
+        return "empty" if index.manifest.count() == 0 and not index.is_locked_elsewhere() else "files"
 
     def files_changed(self, paths: Iterable[Path | str]) -> IndexStats:
         """Re-index ``paths`` (saves, watcher events), routed to their roots, in this thread."""
@@ -377,11 +384,7 @@ class Service:
         progress: Callable[[str], None] | None = None,
     ) -> bool:
         """Wait until keyword search has something to search, starting background indexing when it
-        has not started (:meth:`IndexScheduler.wait_searchable`); returns whether it has.
-
-        Raises:
-            Cancelled: ``cancelled()`` became true meanwhile.
-        """
+        has not started (:meth:`IndexScheduler.wait_searchable`; ``Cancelled`` when ``cancelled()``)."""
         return self.scheduler.wait_searchable(timeout, cancelled, progress)
 
     def watch(
@@ -393,11 +396,7 @@ class Service:
         block: bool = False,
     ) -> None:
         """Watch every root and re-index what changes (:class:`~codeask.index.watch.Watcher`), in a
-        thread, or with ``block`` in this one until :meth:`stop`.
-
-        Raises:
-            OSError, RuntimeError: watching failed (``block`` only).
-        """
+        thread, or with ``block`` in this one until :meth:`stop` (``OSError``/``RuntimeError``: it failed)."""
         self.scheduler.watch(on_update=on_update, on_error=on_error, on_fallback=on_fallback, block=block)
 
     def stop(self, timeout: float = 2.0) -> bool:

@@ -99,13 +99,7 @@ def ask(
     options: dict[str, Any] = {"top_k": request.top_k, "max_files": request.max_files}
     if request.path_glob:
         options["path_glob"] = request.path_glob
-    errors: list[str] = []
-    try:
-        llm = None if request.no_llm else workspace.llm()
-    except LLMError as exc:
-        if not request.sources_on_llm_error:
-            raise
-        llm, errors = None, [str(exc)]
+    llm, errors = _llm_for(workspace, request)
     query = Query(question, options=options, errors=list(errors), parts=parts, digest=digest)
 
     def sources_ready(query: Query) -> None:
@@ -119,6 +113,23 @@ def ask(
     except LLMError as exc:  # a custom step let it through: answer without the LLM
         query = Query(question, options=options, errors=[*errors, str(exc)], parts=parts, digest=digest)
         query = workspace.build_pipeline(llm=None).run(query, cancelled=cancelled, progress=progress)
+    return _answer(workspace, query, llm, templates)
+
+
+def _llm_for(workspace: AskWorkspace, request: AskRequest) -> tuple[LLM | None, list[str]]:
+    """The LLM that answers ``request`` (``None`` with ``no_llm``) and the errors to report: an
+    explicit provider without a key is one, with ``sources_on_llm_error``, else it raises ``LLMError``."""
+    try:
+        return (None if request.no_llm else workspace.llm()), []
+    except LLMError as exc:
+        if not request.sources_on_llm_error:
+            raise
+        return None, [str(exc)]
+
+
+def _answer(workspace: AskWorkspace, query: Query, llm: LLM | None, templates: Templates) -> Answer:
+    """The :class:`Answer` of a run ``query``: what it stands on (:func:`index_state`), why it is
+    empty (:func:`why_empty`), its stale sources, the errors and warnings of the run."""
     error = "; ".join(dict.fromkeys(query.errors)) or None
     indexes = list(workspace.indexes.values())
     state = index_state(indexes)
