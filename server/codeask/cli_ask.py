@@ -107,26 +107,27 @@ def cmd_ask(args) -> int:
 
 
 def _bring_up_to_date(service, args, no_index: str) -> None:
-    """Update the index before asking (a note when it is read-only or another process writes it);
-    with ``--no-update`` only check that there is one.
+    """Update the index before asking, unless ``--no-update`` (a note when it is read-only or
+    another process writes it: answered as it is).
 
     Raises:
         CLIError: ``--no-update`` and no index (after a settings error, which comes first).
     """
     if args.no_update:
-        if service.index_presence() == "none":
-            service.check_settings()  # a settings error (unknown step, missing rerank model) comes first
-            raise CLIError(no_index)  # and asking would create an empty index folder
-        return
-    with IndexProgress.for_command(args.json) as progress:
-        refreshed = service.refresh(progress)
+        refreshed = service.refresh(update=False)
+    else:
+        with IndexProgress.for_command(args.json) as progress:
+            refreshed = service.refresh(progress)
     if refreshed.outcome == "read-only":
         note = f"{refreshed.message}: answering from it as it is (it cannot be updated)"
+        stderr_console().print(f"[yellow]note:[/] {note}", highlight=False)
     elif refreshed.outcome == "locked":
-        note = f"{refreshed.message}; answering from the index as it is"
-    else:
-        return
-    stderr_console().print(f"[yellow]note:[/] {note}", highlight=False)
+        stderr_console().print(
+            f"[yellow]note:[/] {refreshed.message}; answering from the index as it is", highlight=False
+        )
+    elif args.no_update and service.index_presence() == "none":
+        service.check_settings()  # a settings error (unknown step, missing rerank model) comes first
+        raise CLIError(no_index)  # and asking would create an empty index folder
 
 
 def _answer(service, request, args):
@@ -265,7 +266,7 @@ def cmd_explain(args) -> int:
         service.check_explain(request)  # blank lines: refused in one line before any indexing
         with IndexProgress.for_command(args.json) as progress:  # a cold folder takes minutes
             refreshed = service.refresh(progress)
-        if refreshed.outcome != "updated":
+        if refreshed.outcome in ("read-only", "locked"):
             print(f"codeask: note: {refreshed.message}; explaining from the index as it is", file=sys.stderr)
         result = service.explain(request)
     except NotExplainable as exc:

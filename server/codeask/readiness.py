@@ -56,8 +56,9 @@ class ServiceStatus:
 @dataclass(frozen=True)
 class Refresh:
     """How :meth:`Service.refresh` left the first root's index: ``outcome`` ``updated``,
-    ``read-only`` (it cannot be written: answered as it is) or ``locked`` (another process writes
-    it: answered as it is); ``message`` says so in one line (``""`` when updated)."""
+    ``skipped`` (no update asked for), ``read-only`` (it cannot be written: answered as it is) or
+    ``locked`` (another process writes it: answered as it is); ``message`` says so in one line
+    (``""`` when updated or skipped)."""
 
     outcome: str
     message: str = ""

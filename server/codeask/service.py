@@ -320,18 +320,19 @@ class Service:
 
         return self.workspace.index(progress=progress, embed=embed, wait=wait, hooks=PhaseHooks(end=keywords_done))
 
-    def refresh(self, progress: Callable[[Progress], None] | None = None) -> Refresh:
-        """Bring the first root's index up to date before a one-shot ask or explain, without
-        waiting for another process's lock: a read-only index or one another process writes is
-        used as it is, and :class:`Refresh` says so."""
+    def refresh(self, progress: Callable[[Progress], None] | None = None, *, update: bool = True) -> Refresh:
+        """Update the first root's index before a one-shot ask or explain (``update`` false: only
+        check it is writable), never waiting for another process's lock (:class:`Refresh` says how)."""
         index = self._indexes()[0]
         if index.read_only:
             return Refresh("read-only", f"the index {index.index_dir} is read-only")
+        if not update:
+            return Refresh("skipped")
         try:
             index.sync(progress=progress, wait=False)
         except IndexLocked as exc:
             return Refresh("locked", str(exc))
-        return Refresh("updated", "")
+        return Refresh("updated")
 
     def index_presence(self) -> str:
         """The first root's index: ``none`` (no folder), ``empty`` (no file recorded and no other
