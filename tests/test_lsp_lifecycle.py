@@ -244,6 +244,27 @@ async def test_hover_only_for_indexed_code_inside_the_roots(sample_workspace, tm
         assert (await client.text_document_hover_async(params)) is not None
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_hover_is_offered_only_when_enabled(sample_workspace, enabled):
+    """``hover.enabled`` from the client's ``initializationOptions`` decides whether the server offers
+    ``textDocument/hover`` at all (issue 28: registered only when enabled)."""
+    client = await start([sys.executable, "-m", "codeask", "serve"])
+    try:
+        folders = [lsp.WorkspaceFolder(uri=uri(sample_workspace), name="shop")]
+        options = {"indexOnStartup": "never", "hover": {"enabled": enabled}}
+        result = await asyncio.wait_for(
+            client.initialize_session(
+                lsp.InitializeParams(capabilities=_capabilities(), workspace_folders=folders, initialization_options=options)
+            ),
+            HANG,
+        )
+        assert bool(result.capabilities.hover_provider) is enabled
+        assert result.capabilities.code_action_provider  # the rest is offered either way
+        await asyncio.wait_for(client.shutdown_session(), HANG)
+    finally:
+        await client.stop()
+
+
 # ------------------------------------------------------------------------------------------------
 # cancelling asks mid-stream
 

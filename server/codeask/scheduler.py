@@ -230,7 +230,10 @@ class IndexScheduler:
         block: bool = False,
     ) -> None:
         """Watch every root and re-index what changes, in a thread, or with ``block`` in this one
-        until :meth:`stop` (``OSError`` / ``RuntimeError`` when watching fails)."""
+        until :meth:`stop` (``OSError`` / ``RuntimeError`` when watching fails); a watcher started
+        before is stopped first (the language server watches again when its roots change)."""
+        if self.watcher is not None:
+            self.watcher.stop()
         self.watcher = Watcher(self.ws, on_update=on_update, on_error=on_error, on_fallback=on_fallback)
         if block:
             self.watcher.run()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from codeask.index.chunk import KNOWN_EXTENSIONS, KNOWN_FILENAMES, TREE_SITTER_LANGUAGES, language_for
 from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress, RootIndex
 from codeask.index.folders import check_cache_dir
 from codeask.index.phases import Phase, PhaseHooks
@@ -57,6 +58,8 @@ __all__ = [
     "IndexLocked",
     "IndexReadOnly",
     "decode_question",
+    "KNOWN_EXTENSIONS",
+    "KNOWN_FILENAMES",
 ]
 
 log = logging.getLogger(__name__)
@@ -149,6 +152,10 @@ class Service:
     def is_relevant(self, path: str) -> bool:
         """Whether a change of ``path`` (absolute) can change an index (:func:`codeask.index.watch.is_relevant`)."""
         return is_relevant(self.workspace, path)
+
+    def chunked_by_syntax(self, path: str) -> bool:
+        """Whether codeask chunks ``path`` by its syntax (a tree-sitter language: hover is offered)."""
+        return language_for(path) in TREE_SITTER_LANGUAGES
 
     def check_llm(self) -> LLM | None:
         """The configured LLM client, or ``None``; ``LLMError`` for an explicit provider without a key."""

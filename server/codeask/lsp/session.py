@@ -1,15 +1,13 @@
-"""The language server's state (:class:`CodeaskServer`): the :class:`~codeask.workspace.Workspace`
-and its :class:`~codeask.lsp.indexing.IndexScheduler`, the request lanes, settings pulled from the
-client, batched file changes, the status snapshot, and cancellation of running requests. The LSP
-handlers over it live in :mod:`codeask.lsp.server`.
+"""The language server's state (:class:`CodeaskServer`): the :class:`~codeask.service.Service` it
+translates to, the request lanes, settings pulled from the client, batched file changes, the status
+snapshot, and cancellation of running requests. The LSP handlers over it live in
+:mod:`codeask.lsp.features`, :mod:`codeask.lsp.commands` and :mod:`codeask.lsp.hover`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -20,36 +18,24 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codeask import __version__
-from codeask.index.chunk import TREE_SITTER_LANGUAGES, language_for
-from codeask.index.watch import Watcher, is_relevant
-from codeask.llm import CancelToken, cancel_scope, make_llm
-from codeask.lsp.convert import (
-    settings_from,
-    uri_to_path,
-)
-from codeask.lsp.indexing import IndexScheduler
+from codeask.llm import CancelToken, cancel_scope
+from codeask.lsp.changes import ChangeBatch
+from codeask.lsp.convert import settings_from
+from codeask.lsp.indexing import ProgressEvents
+from codeask.lsp.status import StatusSnapshots, index_state, status_json
 from codeask.lsp.tcp import Gate
 from codeask.lsp.work import Lane, Reporter, post
-from codeask.query.explain import ExplainCache
-from codeask.query.pipeline import Cancelled
+from codeask.service import ExplainCache, IndexStats, Service
 from codeask.settings import CONFIG_FILE
-from codeask.workspace import Workspace
 
 __all__ = ["CodeaskServer", "CodeaskProtocol", "REQUEST_SLOTS", "STOP_SECONDS"]
 
 log = logging.getLogger("codeask.lsp")
 
-_STATUS_WAIT = 0.03
 #: Concurrent asks / explains / reindexes (each holds a thread; more wait for a slot).
 REQUEST_SLOTS = 3
 #: Seconds ``shutdown`` waits for indexing and requests to stop (then ``exit`` ends the process at once).
 STOP_SECONDS = 1.5
-#: Watched-file events are collected this long before one index update, seconds.
-_CHANGE_BATCH_SECONDS = 0.3
-#: Seconds an LLM hover may take (one attempt, no retries); then the related code is shown. A
-#: hover is read while the pointer rests: a short explanation streams well within it on a hosted
-#: model. Was ``hover.timeout``.
-HOVER_LLM_TIMEOUT = 15.0
 
 
 class CodeaskProtocol(LanguageServerProtocol):
@@ -75,8 +61,8 @@ class CodeaskProtocol(LanguageServerProtocol):
 
 
 class CodeaskServer(LanguageServer):
-    """pygls server holding the :class:`Workspace`, its :class:`IndexScheduler`, the request lanes
-    and the change source (the client's file watcher, else ``watchfiles``)."""
+    """pygls server holding the :class:`~codeask.service.Service` of the workspace folders, the
+    request lanes and the change source (the client's file watcher, else ``watchfiles``)."""
 
     def __init__(self) -> None:
         # Full sync: pygls applies incremental edits on ``str.splitlines()`` lines, which also end at a
@@ -87,29 +73,24 @@ class CodeaskServer(LanguageServer):
             protocol_cls=CodeaskProtocol,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
         )
-        self._ws: Workspace | None = None
+        self._service: Service | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_settings: dict[str, Any] = {}
         self._warned: set[str] = set()
         self.stopping = threading.Event()
         self.shutdown_received = False
         self.cache = ExplainCache()
-        self._scheduler: IndexScheduler | None = None
-        self.watcher: Watcher | None = None
         self.client_watches = False
         self.requests = Lane("request", REQUEST_SLOTS)
         self.hovers = Lane("hover", 1)
         self.reads = Lane("status", 1)
         self.updates = Lane("update", 1)
+        self.events = ProgressEvents(self.reporter, self._show_indexing, self.on_synced)
+        self.changes = ChangeBatch(self.updates, self.stopping.is_set, self.show)
+        self.snapshots = StatusSnapshots(self.reads)
         self._tokens: set[CancelToken] = set()
         self._cancels: dict[Any, Any] = {}
-        self._hover_seq = 0
-        self._hover_token: CancelToken | None = None
-        self._changed: set[str] = set()
-        self._update_task: asyncio.Task | None = None
         self._watched_roots: list[str] = []
-        self._status: dict[str, Any] = {}
-        self._status_task: asyncio.Task | None = None
         self.no_folder_said = False
         #: Over TCP: the token and the served folders (:mod:`codeask.lsp.tcp`); ``None`` over stdio.
         self.gate: Gate | None = None
@@ -117,38 +98,44 @@ class CodeaskServer(LanguageServer):
     # ------------------------------------------------------ the engine
     @property
     def ready(self) -> bool:
-        """True once ``initialize`` has created the workspace and its index scheduler."""
-        return self._ws is not None and self._scheduler is not None
+        """True once ``initialize`` has created the service."""
+        return self._service is not None
 
     @property
-    def ws(self) -> Workspace:
-        """The :class:`Workspace` (created by ``initialize``).
+    def service(self) -> Service:
+        """The :class:`~codeask.service.Service` of the workspace folders (created by ``initialize``).
 
         Raises:
             RuntimeError: before ``initialize``.
         """
-        if self._ws is None:
+        if self._service is None:
             raise RuntimeError("the server is not initialized")
-        return self._ws
+        return self._service
 
-    @ws.setter
-    def ws(self, workspace: Workspace) -> None:
-        self._ws = workspace
+    def open_workspace(self, roots: list[str], init_settings: dict[str, Any]) -> None:
+        """Create the :class:`~codeask.service.Service` of ``roots`` with the client's
+        ``initializationOptions`` (a bad setting is shown and the defaults are used: the server still
+        starts); an index from an earlier run answers at once (the service reads its manifest)."""
+        self.init_settings = init_settings
+        try:
+            self._service = Service(roots, editor=init_settings, background_indexing=True)  # searches meanwhile
+        except Exception as exc:
+            log.exception("workspace settings")
+            self.show(f"codeask: {exc}")
+            self._service = Service(roots, background_indexing=True)
 
-    @property
-    def scheduler(self) -> IndexScheduler:
-        """The :class:`IndexScheduler` of the workspace (created by ``initialize``).
+    def _show_indexing(self, message: str, error: bool) -> None:
+        self.show(message, lsp.MessageType.Error if error else lsp.MessageType.Info)
 
-        Raises:
-            RuntimeError: before ``initialize``.
-        """
-        if self._scheduler is None:
-            raise RuntimeError("the server is not initialized")
-        return self._scheduler
-
-    @scheduler.setter
-    def scheduler(self, scheduler: IndexScheduler) -> None:
-        self._scheduler = scheduler
+    def say_no_folder(self, path: str) -> None:
+        """Say once that no folder is open and ``path`` is in no project."""
+        if not self.no_folder_said:
+            self.no_folder_said = True
+            self.show(
+                f"codeask: no workspace folder is open and {path} is in no project (no .git or project "
+                "file above it): open a folder to index it and ask questions",
+                lsp.MessageType.Warning,
+            )
 
     # ------------------------------------------------------------ client
     def serves(self, path: str) -> bool:
@@ -246,54 +233,57 @@ class CodeaskServer(LanguageServer):
                 log.warning("workspace/configuration failed: %s", exc)
         elif pushed is not None:
             scoped = settings_from(pushed)
-        if (
-            await self.reads.run(lambda: self.ws.reconfigure(dict(self.init_settings), scoped))
-            and self.scheduler.started
-        ):
-            self.scheduler.request()
+        service = self.service
+        if await self.reads.run(lambda: service.reconfigure(dict(self.init_settings), scoped)) and self.started:
+            self.index_soon()
         self.cache.clear()  # another model or template may explain differently
         self.show_settings_warnings()
 
     def show_settings_warnings(self) -> None:
         """Show each settings warning (an ignored workspace value) once per session."""
-        for line in self.ws.warnings if self.ready else []:
+        for line in self.service.warnings if self.ready else []:
             if line not in self._warned:
                 self._warned.add(line)
                 log.warning("settings: %s", line)
                 self.show(f"codeask: {line}", lsp.MessageType.Warning)
 
     # ---------------------------------------------------------- indexing
+    @property
+    def started(self) -> bool:
+        """Indexing was requested at least once in this process."""
+        return self.ready and self.service.scheduler.started
+
+    def index_soon(self) -> None:
+        """Index (again) in the background, with work-done progress (:class:`ProgressEvents`); requests
+        made while a run is under way become one more run."""
+        self.service.start_indexing(self.events, retry_locked=True)
+
     def start_indexing_if_configured(self) -> None:
         """Apply ``index_on_startup`` (runs in a worker thread: reads each root's manifest).
 
         ``auto`` indexes at start only when a root already has an index or a ``.codeask.toml``;
         ``always`` does; ``never`` waits for the first question.
         """
-        ws = self.ws
-        existing = self.scheduler.keyword_ready()
-        mode = ws.settings.index_on_startup
-        configured = any((Path(root) / CONFIG_FILE).is_file() for root in list(ws.indexes))
-        if mode == "always" or (mode == "auto" and (existing or configured)):
-            self.scheduler.request()
+        service = self.service
+        mode = service.settings.index_on_startup
+        configured = any((Path(root) / CONFIG_FILE).is_file() for root in service.roots)
+        if mode == "always" or (mode == "auto" and (service.keyword_ready() or configured)):
+            self.index_soon()
         else:
             log.info("not indexing at start (index_on_startup=%s): the first question starts it", mode)
 
-    def on_synced(self) -> None:
-        """After each full index: watch the roots with ``watchfiles`` unless the client watches files."""
-        if self.client_watches or self.stopping.is_set():
+    def on_synced(self, stats: IndexStats) -> None:
+        """After each full index: watch the roots with ``watchfiles`` unless the client watches files
+        (again when the roots changed)."""
+        roots = sorted(self.service.roots)
+        if self.client_watches or self.stopping.is_set() or roots == self._watched_roots:
             return
-        roots = sorted(self.ws.indexes)
-        if self.watcher is not None and roots == self._watched_roots:
-            return
-        if self.watcher is not None:
-            self.watcher.stop()
         self._watched_roots = roots
-        self.watcher = Watcher(
-            self.ws,
+        self.service.watch(
             on_update=lambda s: log.info("watcher: %d changed, %d removed", s.files_changed, s.files_removed),
             on_error=lambda exc: log.error("updating the index failed: %s", exc),
             on_fallback=lambda warning: self.show(f"codeask: {warning}", lsp.MessageType.Warning),
-        ).start()
+        )
 
     def wait_for_keywords(self, cancelled, progress) -> None:
         """Block (in a request thread) until keyword search has an index, starting indexing if it
@@ -302,35 +292,15 @@ class CodeaskServer(LanguageServer):
         Raises:
             Cancelled: the request was cancelled meanwhile.
         """
-        scheduler = self.scheduler
-        if not scheduler.started:
-            scheduler.request()
-        while not scheduler.keyword_ready():
-            if cancelled():
-                raise Cancelled("cancelled while waiting for the index")
-            progress(f"waiting for the keyword index ({scheduler.phase.message})")
-            time.sleep(0.1)
+        if not self.started:
+            self.index_soon()
+        self.service.wait_searchable(cancelled=cancelled, progress=progress)
 
     async def changed(self, paths: list[str]) -> None:
-        """Queue changed paths for one coalesced index update (never raises)."""
-        if not self.scheduler.started or self.stopping.is_set():
-            return  # not indexed yet: the first index reads everything anyway
-        self._changed.update(paths)
-        if self._update_task is None or self._update_task.done():
-            self._update_task = asyncio.ensure_future(self._apply_changes())
-
-    async def _apply_changes(self) -> None:
-        while self._changed and not self.stopping.is_set():
-            await asyncio.sleep(_CHANGE_BATCH_SECONDS)
-            paths, self._changed = sorted(self._changed), set()
-            try:
-                stats = await self.updates.run(functools.partial(self.ws.update_paths, paths))
-                log.info("file events: %d changed, %d removed", stats.files_changed, stats.files_removed)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.exception("updating %d changed paths failed", len(paths))
-                self.show(f"codeask: updating the index failed: {exc}")
+        """Queue changed paths for one coalesced index update (never raises); nothing before the
+        first index, which reads everything anyway."""
+        if self.started:
+            self.changes.add(self.service, paths)
 
     def stop_all(self, timeout: float = STOP_SECONDS) -> bool:
         """Stop in order: no new work, cancel requests and LLM calls, stop the watcher, then the index
@@ -338,58 +308,37 @@ class CodeaskServer(LanguageServer):
         self.stopping.set()
         for token in list(self._tokens):
             token.cancel()
-        if self._hover_token is not None:
-            self._hover_token.cancel()
         deadline = time.monotonic() + timeout
-        if self.watcher is not None:
-            self.watcher.stop(timeout)
-        done = self.scheduler.stop(max(0.0, deadline - time.monotonic())) if self.ready else True
+        done = self.service.stop(timeout) if self.ready else True  # the watcher, then the index thread
         for lane in (self.requests, self.hovers, self.updates, self.reads):
             done = lane.join(max(0.0, deadline - time.monotonic())) and done
         return done
 
     # ------------------------------------------------------------ status
     async def status(self) -> dict[str, Any]:
-        """The workspace status plus the scheduler's state; while a write holds the index, the last
-        snapshot (answered within ~30 ms) with ``"stale": true``, and without ``files`` /
-        ``chunks_total`` / ``vectors_pending`` when no snapshot was read yet (the counts are not
-        known: not zero). Before anything was indexed, no index is opened."""
-        sched = self.scheduler.snapshot()
-        if not self.scheduler.started and not self.scheduler.keyword_ready():
-            out: dict[str, Any] = {"files": 0, "chunks_total": 0, "vectors_pending": 0, "index_dir": None, "roots": []}
+        """``codeask.status``: the service's status (:func:`~codeask.lsp.status.status_json`) read
+        within ~30 ms, else the last snapshot with ``"stale": true``; before anything was indexed, no
+        index is opened."""
+        service = self.service
+        stale = False
+        if self.started or service.keyword_ready():
+            got = await self.snapshots.read(service.status)
+            stale = not self.snapshots.fresh
         else:
-            if self._status_task is None or self._status_task.done():
-                self._status_task = asyncio.ensure_future(self.reads.run(self.ws.status))
-            done, _ = await asyncio.wait({self._status_task}, timeout=_STATUS_WAIT)
-            if done and self._status_task.exception() is None:
-                self._status = self._status_task.result()
-                out = dict(self._status)
-            else:
-                # The last snapshot, or no counts at all before the first one: a zero here would be
-                # shown as "0 files" while an existing index is being opened.
-                out = dict(self._status) or {"index_dir": None}
-                out["stale"] = True
-        llm = self.ws.settings.resolved_llm()
-        out["llm"] = llm.describe() if llm else None
-        out.update(sched)
-        watcher = self.watcher
-        out["watch"] = {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None
-        return out
+            got = None
+        return status_json(got, stale=stale, activity=self.activity())
 
-    # ------------------------------------------------------------- hover
-    def hover_llm(self):
-        """The LLM for hovers (``hover.llm`` on): :data:`HOVER_LLM_TIMEOUT` seconds, one attempt, or ``None``."""
-        s = self.ws.settings
-        resolved = s.resolved_llm()
-        if not s.hover.llm or resolved is None:
-            return None
-        options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, HOVER_LLM_TIMEOUT), "max_retries": 0})
-        return make_llm(resolved, options)
-
-    def hover_target(self, uri: str) -> str | None:
-        """The path of a document hovers are offered for: a ``file:`` URI inside a root, in a
-        language codeask chunks by syntax, not ignored; else ``None``."""
-        path = uri_to_path(uri)
-        if path is None or not self.ready or language_for(path) not in TREE_SITTER_LANGUAGES:
-            return None
-        return path if is_relevant(self.ws, os.path.abspath(path)) else None
+    def activity(self) -> dict[str, Any]:
+        """What runs now, read without touching an index: ``{"indexing", "index_state",
+        "index_message", "lock_holder", "llm", "watch"}``."""
+        scheduler = self.service.scheduler
+        llm = self.service.settings.resolved_llm()
+        watcher = scheduler.watcher
+        return {
+            "indexing": scheduler.indexing,
+            "index_state": index_state(scheduler.phase.activity),
+            "index_message": scheduler.phase.message,
+            "lock_holder": scheduler.lock_holder,
+            "llm": llm.describe() if llm else None,
+            "watch": {"mode": watcher.mode, "warning": watcher.warning} if watcher is not None else None,
+        }

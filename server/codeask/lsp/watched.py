@@ -1,10 +1,10 @@
 """The file watchers the server registers with a client (``workspace/didChangeWatchedFiles``).
 
 Only files with a known language are watched: one glob for the chunker's extensions and one for
-its well-known file names (:data:`codeask.index.chunk.KNOWN_EXTENSIONS`, ``KNOWN_FILENAMES``),
+its well-known file names (:data:`codeask.service.KNOWN_EXTENSIONS`, ``KNOWN_FILENAMES``),
 plus the ignore files whose change re-reads the rules. LSP globs cannot exclude folders, so
 deletions are watched on ``**/*`` (a removed folder arrives as one event for the folder), and every
-event is checked against the ignore rules (:func:`codeask.index.watch.is_relevant`) before any file
+event is checked against the ignore rules (:meth:`codeask.service.Service.is_relevant`) before any file
 is read: ``node_modules/`` churn costs a path match, nothing more. A saved file outside these globs
 (an unknown extension) is updated from ``didSave`` instead (:func:`is_watched`).
 """
@@ -15,7 +15,7 @@ import os
 
 from lsprotocol import types as lsp
 
-from codeask.index.chunk import KNOWN_EXTENSIONS, KNOWN_FILENAMES
+from codeask.service import KNOWN_EXTENSIONS, KNOWN_FILENAMES
 
 __all__ = ["watchers_for", "watched_globs", "is_watched"]
 
@@ -41,9 +41,9 @@ def is_watched(path: str) -> bool:
     return ext in KNOWN_EXTENSIONS or name in _IGNORE_FILES or name.lower() in KNOWN_FILENAMES
 
 
-def watchers_for(workspace) -> list[lsp.FileSystemWatcher]:
-    """File system watchers for ``workspace``: create/change/delete of indexed files, and deletions of
-    anything (folders included)."""
+def watchers_for() -> list[lsp.FileSystemWatcher]:
+    """File system watchers: create/change/delete of indexed files, and deletions of anything
+    (folders included)."""
     every = lsp.WatchKind.Create | lsp.WatchKind.Change | lsp.WatchKind.Delete
     watchers = [lsp.FileSystemWatcher(glob_pattern=glob, kind=every) for glob in watched_globs()]
     watchers.append(lsp.FileSystemWatcher(glob_pattern="**/*", kind=lsp.WatchKind.Delete))

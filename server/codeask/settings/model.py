@@ -251,7 +251,7 @@ class HoverSettings(_Section):
     """Answer ``textDocument/hover`` at all."""
     llm: bool = False
     """Let the LLM write a short explanation on hover. Then the pointer must rest
-    (:data:`codeask.lsp.server.HOVER_DELAY_MS`) before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
+    (:data:`codeask.lsp.hover.HOVER_DELAY_MS`) before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
     and a failing call is logged, never shown as an error."""
 
 

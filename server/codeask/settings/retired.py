@@ -38,8 +38,8 @@ RETIRED: dict[str, str] = {
     "retrieval.third_party_factor": "codeask.query.steps.priors.THIRD_PARTY_FACTOR",
     "retrieval.question_digest_chars": "codeask.query.digest.QUESTION_DIGEST_CHARS",
     "rerank.batch_size": "codeask.query.steps.rerank.BATCH_SIZE",
-    "hover.delay_ms": "codeask.lsp.server.HOVER_DELAY_MS",
-    "hover.timeout": "codeask.lsp.session.HOVER_LLM_TIMEOUT",
+    "hover.delay_ms": "codeask.lsp.hover.HOVER_DELAY_MS",
+    "hover.timeout": "codeask.lsp.hover.HOVER_LLM_TIMEOUT",
     "shared.retention_days": "codeask.index.shared.RETENTION_DAYS",
 }
 
