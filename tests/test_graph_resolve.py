@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from codeask.index.engine import RootIndex
+from codeask.index.rows import Hit
 from codeask.query.graph import one_hop
-from codeask.query.resolve import NAME_ONLY, SURE, TYPED, how_sure
+from codeask.query.resolve import NAME_ONLY, SURE, TYPED, defined_symbol, how_sure
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
@@ -53,7 +54,9 @@ def web(tmp_path) -> Path:
 
 def _targets(index: RootIndex, path: str, needle: str) -> dict[tuple[str, str], float]:
     """``{(target path, name): sure}`` of the edges one hop from the chunks of ``path`` holding ``needle``."""
-    ids = [r["id"] for r in tables(index.store)[0].to_arrow().to_pylist() if r["path"] == path and needle in r["content"]]
+    ids = [
+        r["id"] for r in tables(index.store)[0].to_arrow().to_pylist() if r["path"] == path and needle in r["content"]
+    ]
     edges, _ = one_hop(index.store, list(index.store.linked(ids).values()), {})
     return {(e.target.path, e.name): e.sure for e in edges if e.source_path == path}
 
@@ -105,3 +108,16 @@ def test_a_packed_chunk_names_each_definition_and_each_caller_in_it(web):
 def test_how_sure_a_reference_is_of_a_definition(content, symbol, path, sure):
     name = symbol.rsplit(".", 1)[-1]
     assert how_sure(name, content, symbol, path) == sure
+
+
+@pytest.mark.parametrize(
+    ("symbol", "content", "name", "expected"),
+    [
+        ("first_helper", WEB["web/util.py"], "second_helper", "second_helper"),  # packed: its first's name
+        ("Session.send", "def send(self, r):\n    return r\n", "send", "Session.send"),  # a method's chunk
+        ("Session", "class Session:\n    def send(self, r):\n        return r\n", "send", "Session.send"),
+    ],
+)
+def test_a_chunks_definition_is_named_by_its_own_symbol(symbol, content, name, expected):
+    hit = Hit("id", "web/x.py", "python", 1, content.count("\n") + 1, symbol, content, 0.0)
+    assert defined_symbol(hit, name) == expected
