@@ -82,7 +82,8 @@ class Edge:
     """One graph edge from a known chunk (``source_path``) to ``target``, a chunk defining or
     referencing ``name``: ``sure`` (:func:`how_sure`), ``weight`` = ``sure / definitions of name``,
     and ``symbol``, the qualified symbol of the definition in ``target`` the edge leads to (the one
-    defining ``name``, or holding the call)."""
+    defining ``name``, or holding the call); ``refs``, the names ``target`` references (what links
+    it on to other files)."""
 
     target: Hit
     name: str
@@ -91,6 +92,7 @@ class Edge:
     source_path: str
     sure: float = SURE
     symbol: str = ""
+    refs: tuple[str, ...] = ()
 
 
 def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked, float, str]]:
@@ -115,7 +117,7 @@ def _callees(seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path:
                 via = f"{edge_kind(name, seed.hit.content)} {name} from {where}"
-                edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
+                edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol, row.refs))
     return edges
 
 
@@ -133,7 +135,7 @@ def _callers(
                 where = f"{labels.get(called.hit.path, called.hit.path)}:{called.hit.start_line}"
                 via = f"caller of {name} in {where}"
                 symbol = using_symbol(row.hit, name)
-                edges.append(Edge(row.hit, name, how / len(sure[name]), via, called.hit.path, how, symbol))
+                edges.append(Edge(row.hit, name, how / len(sure[name]), via, called.hit.path, how, symbol, row.refs))
     return edges
 
 
@@ -166,7 +168,8 @@ def one_hop(
     for name in extra:
         for row in sure.get(name, ()):
             via = f"defines {name}, named in the question"
-            edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, defined_symbol(row.hit, name)))
+            symbol = defined_symbol(row.hit, name)
+            edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, symbol, row.refs))
     return edges + _callers(store, seeds, sure, labels), dict(sure)
 
 
