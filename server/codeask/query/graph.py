@@ -82,8 +82,7 @@ class Edge:
     """One graph edge from a known chunk (``source_path``) to ``target``, a chunk defining or
     referencing ``name``: ``sure`` (:func:`how_sure`), ``weight`` = ``sure / definitions of name``,
     and ``symbol``, the qualified symbol of the definition in ``target`` the edge leads to (the one
-    defining ``name``, or holding the call); ``refs``, the names ``target`` references (what links
-    it on to other files)."""
+    defining ``name``, or holding the call)."""
 
     target: Hit
     name: str
@@ -92,7 +91,6 @@ class Edge:
     source_path: str
     sure: float = SURE
     symbol: str = ""
-    refs: tuple[str, ...] = ()
 
 
 def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked, float, str]]:
@@ -117,7 +115,7 @@ def _callees(seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path:
                 via = f"{edge_kind(name, seed.hit.content)} {name} from {where}"
-                edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol, row.refs))
+                edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
 
@@ -135,7 +133,7 @@ def _callers(
                 where = f"{labels.get(called.hit.path, called.hit.path)}:{called.hit.start_line}"
                 via = f"caller of {name} in {where}"
                 symbol = using_symbol(row.hit, name)
-                edges.append(Edge(row.hit, name, how / len(sure[name]), via, called.hit.path, how, symbol, row.refs))
+                edges.append(Edge(row.hit, name, how / len(sure[name]), via, called.hit.path, how, symbol))
     return edges
 
 
@@ -168,8 +166,7 @@ def one_hop(
     for name in extra:
         for row in sure.get(name, ()):
             via = f"defines {name}, named in the question"
-            symbol = defined_symbol(row.hit, name)
-            edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, symbol, row.refs))
+            edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, defined_symbol(row.hit, name)))
     return edges + _callers(store, seeds, sure, labels), dict(sure)
 
 

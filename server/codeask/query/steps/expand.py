@@ -4,10 +4,8 @@ After ``one_per_file`` (and rerank), the first ``seeds`` documents are looked up
 (:func:`codeask.query.graph.one_hop`): the definitions they call, instantiate, read or take as
 types, the chunks that call what they define, and the definitions of the names the question spells
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
-Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
-:func:`codeask.query.resolve.how_sure`) and the edges between the candidates themselves (a
-candidate referencing a name another file defines), restarting at the hits in proportion to their
-scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
+Files are ranked by personalised PageRank over those edges, restarting at the hits in proportion to
+their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times ``retrieval.downweight_factor`` for tests, docs and examples.
 
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
@@ -22,7 +20,6 @@ with its edge and rank.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -60,21 +57,6 @@ def _labelled(edge: Edge) -> Hit:
     return replace(edge.target, symbol=edge.symbol) if edge.symbol else edge.target
 
 
-def _between(
-    graph: dict[tuple[str, str], float], found: list[tuple[str, str, Edge]], defined: dict[str, set[str]]
-) -> dict[tuple[str, str], float]:
-    """``graph`` plus the edges from each candidate to the other files (candidates or seeds) that
-    define a name it references, weighted ``1 / files defining the name``."""
-    out = dict(graph)
-    for root, _label, e in found:
-        node = f"{root}\0{e.target.path}"
-        for name in e.refs:
-            nodes = defined.get(name, set()) - {node}
-            for other in nodes:
-                out[(node, other)] = out.get((node, other), 0.0) + 1 / len(nodes)
-    return out
-
-
 class Expand:
     """Adds up to ``files`` files reached along the symbol graph from the first ``seeds`` documents.
 
@@ -110,17 +92,14 @@ class Expand:
             return query
         seeds = docs[: self.seeds]
         found: list[tuple[str, str, Edge]] = []  # (root, label, edge)
-        defined: dict[str, set[str]] = defaultdict(set)  # name -> nodes defining it
         for target in self.targets():
             mine = [d for d in seeds if d.root == target.root]
             store = target.store()
             links = store.linked([d.id for d in mine])
             rows = [links[d.id] for d in mine if d.id in links]
-            edges, definitions = one_hop(store, rows, {d.path: d.label for d in mine}, names)
+            edges, _ = one_hop(store, rows, {d.path: d.label for d in mine}, names)
             found += [(target.root, target.label, e) for e in edges]
-            for name, linked in definitions.items():
-                defined[name] |= {f"{target.root}\0{x.hit.path}" for x in linked}
-        picked = self._pick(query, seeds, found, defined)
+        picked = self._pick(query, seeds, found)
         out = self._place(query, docs, picked)
         sure = {doc.key(): e_sure for doc, _source, e_sure in picked}
         added = [
@@ -132,14 +111,12 @@ class Expand:
         return query
 
     def _pick(
-        self, query: Query, seeds: list[Document], found: list[tuple[str, str, Edge]], defined: dict[str, set[str]]
+        self, query: Query, seeds: list[Document], found: list[tuple[str, str, Edge]]
     ) -> list[tuple[Document, tuple[str, str], float]]:
         """The best ``files`` new files among the edges' targets, best first: one document each
         (labelled with the definition the edge leads to, not the chunk's first), with the ``(root,
         path)`` of the file its edge came from (path ``""``: a name in the question) and how sure
-        the edge is (:func:`~codeask.query.resolve.how_sure`). ``defined`` (``{name: nodes}``, a node
-        ``root\0path``) links the candidates among themselves for PageRank: a file that other
-        candidates reference gathers their rank (:func:`_between`)."""
+        the edge is (:func:`~codeask.query.resolve.how_sure`)."""
         only = path_filter(query.options.get("path_glob"))
         have = {d.key() for d in query.documents}
         terms = question_terms(query.original)
@@ -157,7 +134,7 @@ class Expand:
             strength = e.weight * (1 + _overlap(terms, e.target))
             if key not in best or strength > best[key][0]:
                 best[key] = (strength, root, label, e)
-        ranks = pagerank(_between(graph, found, defined), personal)
+        ranks = pagerank(graph, personal)
         scored = []
         for _strength, root, label, e in best.values():
             score = ranks.get(f"{root}\0{e.target.path}", 0.0) * (1 + _overlap(terms, e.target))
