@@ -4,7 +4,8 @@ After ``one_per_file`` (and rerank), the first ``seeds`` documents are looked up
 (:func:`codeask.query.graph.one_hop`): the definitions they call, instantiate, read or take as
 types, the chunks that call what they define, and the definitions of the names the question spells
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
-Files are ranked by personalised PageRank over those edges, restarting at the hits in proportion to
+Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
+:func:`codeask.query.resolve.how_sure`), restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times ``retrieval.downweight_factor`` for tests, docs and examples.
 
