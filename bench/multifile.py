@@ -66,13 +66,14 @@ KEYS = {
 }
 
 
-def load_rows(path: Path, only: str | None, limit: int | None) -> list[dict]:
-    """The set's rows, those of language ``only`` if given, at most ``limit`` per language."""
+def load_rows(path: Path, only: str | None, limit: int | None, hard: bool = False) -> list[dict]:
+    """The set's rows, those of language ``only`` if given (only the hard ones with ``hard``), at most
+    ``limit`` per language."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept: list[dict] = []
     per_language: dict[str, int] = defaultdict(int)
     for row in rows:
-        if only and row["language"] != only:
+        if (only and row["language"] != only) or (hard and not row.get("hard")):
             continue
         if limit is not None and per_language[row["language"]] >= limit:
             continue
@@ -81,8 +82,11 @@ def load_rows(path: Path, only: str | None, limit: int | None) -> list[dict]:
     return kept
 
 
-def workspace(root: Path, tmp: Path, llm: FakeLLMServer, context_tokens: int) -> Workspace:
-    """A Workspace on ``root`` whose cache and user config live in ``tmp`` and whose LLM is ``llm``."""
+def workspace(
+    root: Path, tmp: Path, llm: FakeLLMServer, context_tokens: int, extra: dict[str, object] | None = None
+) -> Workspace:
+    """A Workspace on ``root`` whose cache and user config live in ``tmp``, whose LLM is ``llm``, with
+    the settings flags ``extra`` (``--set``)."""
     env = dict(os.environ)
     env.update(
         CODEASK_CACHE_DIR=str(tmp / "cache"),
@@ -93,7 +97,7 @@ def workspace(root: Path, tmp: Path, llm: FakeLLMServer, context_tokens: int) ->
     for name in ("CODEASK_LLM", "CODEASK_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         env.pop(name, None)
     (tmp / "config").mkdir(exist_ok=True)
-    flags = {"llm.provider": "openai", "llm.context_tokens": context_tokens, "llm.num_subquestions": 0}
+    flags = {"llm.provider": "openai", "llm.context_tokens": context_tokens, "llm.num_subquestions": 0, **(extra or {})}
     return Workspace([root], env=env, flags=flags, background_indexing=False)
 
 
@@ -108,6 +112,7 @@ def ask_one(ws: Workspace, bm25: BM25, row: dict) -> dict:
     return {
         "id": row["id"],
         "language": row["language"],
+        "hard": bool(row.get("hard")),
         "needed_files": row["needed_files"],
         "codeask": ranked[:10],
         "bm25": baseline,
@@ -119,10 +124,20 @@ def ask_one(ws: Workspace, bm25: BM25, row: dict) -> dict:
     }
 
 
-def run_repo(root: Path, rows: list[dict], llm: FakeLLMServer, context_tokens: int) -> tuple[list[dict], dict]:
-    """Index ``root`` in a temp cache and ask its ``rows``; returns (per-question results, timings)."""
+def run_repo(
+    root: Path,
+    rows: list[dict],
+    llm: FakeLLMServer,
+    context_tokens: int,
+    keep: Path | None = None,
+    extra: dict[str, object] | None = None,
+) -> tuple[list[dict], dict]:
+    """Index ``root`` in a temp cache (or in ``keep/<tree name>``, kept for the next run: an unchanged
+    tree is then only walked) and ask its ``rows``; returns (per-question results, timings)."""
     with tempfile.TemporaryDirectory(prefix="codeask-multifile-") as tmp:
-        ws = workspace(root, Path(tmp), llm, context_tokens)
+        folder = Path(tmp) if keep is None else keep / root.name
+        folder.mkdir(parents=True, exist_ok=True)
+        ws = workspace(root, folder, llm, context_tokens, extra)
         t0 = time.monotonic()
         stats = ws.index()
         index_s = time.monotonic() - t0
@@ -175,17 +190,23 @@ def print_table(by_language: dict[str, dict], overall: dict) -> None:
             print(f"{name:11} {s['questions']:3d} {variant:9} {cells} {prompt}")
 
 
-def report(label: str, results: list[dict], repos: dict[str, dict], *, complete: bool) -> dict:
+def report(label: str, results: list[dict], repos: dict[str, dict], *, complete: bool, flags: dict) -> dict:
     """Summarize ``results`` and write them to ``bench/results/multifile-<label>.json`` (after every
     repository, so a run stopped half-way keeps what it measured: ``complete`` says which)."""
     languages = sorted({r["language"] for r in results})
+    hard = [r for r in results if r["hard"]]
     data = {
         "label": label,
         "complete": complete,
         "codeask_commit": codeask_commit(),
         "languages": {lang: summary([r for r in results if r["language"] == lang]) for lang in languages},
         "overall": summary(results),
+        "hard": {
+            "languages": {lang: summary([r for r in hard if r["language"] == lang]) for lang in languages},
+            "overall": summary(hard),
+        },
         "repos": repos,
+        "flags": flags,
         "questions": results,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "peak_rss_mb": round(peak_rss_mb(), 1),
@@ -201,9 +222,12 @@ def main() -> int:
     parser.add_argument("--only", help="one language (go, typescript, rust, java, c, python)")
     parser.add_argument("--limit", type=int, help="at most N questions per language")
     parser.add_argument("--set", type=Path, default=SET, help="the question set (JSONL)")
+    parser.add_argument("--hard", action="store_true", help="only the hard rows (4+ needed files)")
+    parser.add_argument("--keep-index", type=Path, help="keep each tree's index in DIR/<tree> for later runs")
+    parser.add_argument("--flag", action="append", default=[], help="a setting for the run: KEY=JSON (repeatable)")
     parser.add_argument("--context-tokens", type=int, default=128_000, help="llm.context_tokens for the prompt run")
     args = parser.parse_args()
-    rows = load_rows(args.set, args.only, args.limit)
+    rows = load_rows(args.set, args.only, args.limit, args.hard)
     if not rows:
         print(f"multifile: no question in {args.set} for language {args.only!r}", file=sys.stderr)
         return 2
@@ -217,19 +241,25 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
+    extra = {k: json.loads(v) for k, v in (f.split("=", 1) for f in args.flag)}
     llm = FakeLLMServer()
     results: list[dict] = []
     repos: dict[str, dict] = {}
     try:
         for repo, repo_rows in by_repo.items():
-            out, timing = run_repo(args.trees / repo.replace("/", "+"), repo_rows, llm, args.context_tokens)
+            out, timing = run_repo(
+                args.trees / repo.replace("/", "+"), repo_rows, llm, args.context_tokens, args.keep_index, extra
+            )
             results.extend(out)
             repos[repo] = timing
             print(f"{repo}: {timing}", flush=True)
-            data = report(args.label, results, repos, complete=len(repos) == len(by_repo))
+            data = report(args.label, results, repos, complete=len(repos) == len(by_repo), flags=extra)
     finally:
         llm.close()
     print_table(data["languages"], data["overall"])
+    if data["hard"]["overall"]["questions"]:
+        print("\nHARD subset (rows tagged hard: 4+ needed files)")
+        print_table({k: v for k, v in data["hard"]["languages"].items() if v["questions"]}, data["hard"]["overall"])
     print(f"\nwritten to {RESULTS / f'multifile-{args.label}.json'}")
     return 0
 

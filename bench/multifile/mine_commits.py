@@ -1,6 +1,6 @@
 """Mine multi-file commits of a git repository into development-set rows (bench/multifile/*.jsonl).
 
-A commit becomes a row when: it is not a merge; it changes 2-6 *source* files of the language that are
+A commit becomes a row when: it is not a merge; it changes 2-6 (``--min-files``/``--max-files``) *source* files of the language that are
 not tests (``needed_files``) and every one of them still exists, same path, in the snapshot commit
 the trees are made from; its message (subject + body, trailers removed) is 40-1500 characters; and
 the message names none of those files (no path, no basename, no stem as a whole word: the question
@@ -10,7 +10,9 @@ refactoring and revert commits (by their subject) are left out. Output: one JSON
 Usage::
 
     python bench/multifile/mine_commits.py --git-dir GITDIR --repo owner/name --language go \
-        [--snapshot HEAD] [--max 20] [--since-commits 1500]
+        [--snapshot HEAD] [--max 20] [--since-commits 1500] [--min-files 2 --max-files 6] [--hard]
+
+``--hard`` tags the rows ``"hard": true`` (the hard subset of set.jsonl: 4-8 needed files).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ SKIP_SUBJECT = re.compile(
     re.I,
 )
 COSMETIC = re.compile(
-    r"\b(typos?|spelling|fieldalignment|lint\w*|clippy|rustfmt|gofmt|prettier|refactor\w*|simplify|clean ?up|whitespace|comments?|rename\w*|memory align\w*|deprecat\w*|strings\.\w+|bump\w*)\b",
+    r"\b(typos?|spelling|fieldalignment|lint\w*|clippy|rustfmt|gofmt|prettier|refactor\w*|simplify|clean ?up|whitespace|comments?|rename\w*|memory align\w*|deprecat\w*|strings\.\w+|bump\w*|copyright|licen[cs]e|go ?vet|golint|godoc|docs?|code review)\b",
     re.I,
 )
 TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|change-id|cc|fixes|closes):.*$", re.I | re.M)
@@ -65,7 +67,7 @@ def candidate_rows(args: argparse.Namespace) -> list[dict]:
             f for f in files if f.endswith(SOURCE_EXT[args.language]) and not TEST_PATH.search(f) and f in present
         )
         changed_source = [f for f in files if f.endswith(SOURCE_EXT[args.language]) and not TEST_PATH.search(f)]
-        if not 2 <= len(needed) <= 6 or len(needed) != len(changed_source):
+        if not args.min_files <= len(needed) <= args.max_files or len(needed) != len(changed_source):
             continue
         message = TRAILER.sub("", git(args.git_dir, "show", "-s", "--format=%B", sha)).strip()
         message = re.sub(r"\n{3,}", "\n\n", message)
@@ -83,6 +85,7 @@ def candidate_rows(args: argparse.Namespace) -> list[dict]:
                 "needed_files": needed,
                 "source": "commit",
                 "source_commit": sha,
+                **({"hard": True} if args.hard else {}),
             }
         )
         if len(rows) >= args.max:
@@ -98,6 +101,9 @@ def main() -> None:
     parser.add_argument("--snapshot", default="HEAD")
     parser.add_argument("--max", type=int, default=20)
     parser.add_argument("--since-commits", type=int, default=1500)
+    parser.add_argument("--min-files", type=int, default=2, help="needed (changed source) files at least")
+    parser.add_argument("--max-files", type=int, default=6, help="needed files at most")
+    parser.add_argument("--hard", action="store_true", help='tag the rows "hard": true')
     args = parser.parse_args()
     for row in candidate_rows(args):
         print(json.dumps(row, ensure_ascii=False))

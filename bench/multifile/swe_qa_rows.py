@@ -5,13 +5,14 @@ SWE-QA-Bench (github.com/peng-weihan/SWE-QA-Bench, ``Benchmark/<project>.jsonl``
 with reference answers. The needed files of a row are the ``.py`` files its reference answer names
 that exist in the pinned tree: a name that is a full path is kept as is (a leading ``./`` removed);
 a bare or partial name (``ctx.py``, ``sansio/app.py``) is kept when exactly one file of the tree ends
-with it and dropped when none or several do. Rows with fewer than 2 needed files are left out (the
-set is about multi-file answers). Output: one JSON object a line on stdout, in the file's order.
+with it and dropped when none or several do. Rows with fewer than 2 (``--min-needed``) needed files are left
+out (the set is about multi-file answers); ``--hard`` tags the rows ``"hard": true`` (the hard subset:
+``--min-needed 4``). Output: one JSON object a line on stdout, in the file's order.
 
 Usage::
 
     python bench/multifile/swe_qa_rows.py --questions FILE.jsonl --git-dir GITDIR --commit SHA \
-        --repo owner/name [--max 20]
+        --repo owner/name [--max 20] [--min-needed 2] [--hard]
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def main() -> None:
     parser.add_argument("--commit", required=True)
     parser.add_argument("--repo", required=True, help="owner/name")
     parser.add_argument("--max", type=int, default=20)
+    parser.add_argument("--min-needed", type=int, default=2, help="needed files a row has at least")
+    parser.add_argument("--hard", action="store_true", help='tag the rows "hard": true')
     args = parser.parse_args()
     commit = subprocess.run(
         ["git", f"--git-dir={args.git_dir}", "rev-parse", args.commit], capture_output=True, text=True, check=True
@@ -62,7 +65,7 @@ def main() -> None:
                 continue
             row = json.loads(line)
             needed = sorted({f for name in PY_NAME.findall(row["answer"]) if (f := resolve(name, files))})
-            if len(needed) < 2:
+            if len(needed) < args.min_needed:
                 continue
             kept += 1
             print(
@@ -75,6 +78,7 @@ def main() -> None:
                         "question": row["question"],
                         "needed_files": needed,
                         "source": "swe-qa-bench",
+                        **({"hard": True} if args.hard else {}),
                     },
                     ensure_ascii=False,
                 )

@@ -4,7 +4,8 @@ After ``one_per_file`` (and rerank), the first ``seeds`` documents are looked up
 (:func:`codeask.query.graph.one_hop`): the definitions they call, instantiate, read or take as
 types, the chunks that call what they define, and the definitions of the names the question spells
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
-Files are ranked by personalised PageRank over those edges, restarting at the hits in proportion to
+Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
+:func:`codeask.query.resolve.how_sure`), restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples.
 
@@ -51,6 +52,12 @@ def _overlap(terms: set[str], hit: Hit) -> float:
     return len(terms & words) / len(terms)
 
 
+def _labelled(edge: Edge) -> Hit:
+    """The edge's target chunk named by the definition the edge leads to (a packed chunk's stored
+    symbol names its first definition)."""
+    return replace(edge.target, symbol=edge.symbol) if edge.symbol else edge.target
+
+
 class Expand:
     """Adds up to ``files`` files reached along the symbol graph from the first ``seeds`` documents.
 
@@ -95,15 +102,22 @@ class Expand:
             found += [(target.root, target.label, e) for e in edges]
         picked = self._pick(query, seeds, found)
         out = self._place(query, docs, picked)
-        added = [{"path": d.label, "via": d.via, "score": round(d.score, 6)} for d in out if d.via]
+        sure = {doc.key(): e_sure for doc, _source, e_sure in picked}
+        added = [
+            {"path": d.label, "via": d.via, "score": round(d.score, 6), "sure": sure.get(d.key(), 1.0)}
+            for d in out
+            if d.via
+        ]
         query.reordered(self.name, out, added=added, edges=len(found))
         return query
 
     def _pick(
         self, query: Query, seeds: list[Document], found: list[tuple[str, str, Edge]]
-    ) -> list[tuple[Document, tuple[str, str]]]:
-        """The best ``files`` new files among the edges' targets, best first: one document each, with
-        the ``(root, path)`` of the file its edge came from (path ``""``: a name in the question)."""
+    ) -> list[tuple[Document, tuple[str, str], float]]:
+        """The best ``files`` new files among the edges' targets, best first: one document each
+        (labelled with the definition the edge leads to, not the chunk's first), with the ``(root,
+        path)`` of the file its edge came from (path ``""``: a name in the question) and how sure
+        the edge is (:func:`~codeask.query.resolve.how_sure`)."""
         only = path_filter(query.options.path_glob)
         have = {d.key() for d in query.documents}
         terms = question_terms(query.original)
@@ -133,14 +147,15 @@ class Expand:
         top = (scored[0][0] if scored else 0.0) or 1.0
         return [
             (
-                replace(Document.from_hit(e.target, root, floor * score / top, label), via=e.via),
+                replace(Document.from_hit(_labelled(e), root, floor * score / top, label), via=e.via),
                 (root, e.source_path),
+                e.sure,
             )
             for score, root, label, e in scored[: self.files]
         ]
 
     def _place(
-        self, query: Query, docs: list[Document], picked: list[tuple[Document, tuple[str, str]]]
+        self, query: Query, docs: list[Document], picked: list[tuple[Document, tuple[str, str], float]]
     ) -> list[Document]:
         """``docs`` then the picked documents (best first), the weakest retrieved files that are not
         seeds dropped to stay within ``max_files``. Retrieved files keep their ranks; the prompt
@@ -148,5 +163,5 @@ class Expand:
         limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
         kept = set(files[: max(limit - len(picked), min(self.seeds, len(files)))])
-        added = [replace(doc, via_path=source[1]) for doc, source in picked[: max(0, limit - len(kept))]]
+        added = [replace(doc, via_path=source[1]) for doc, source, _sure in picked[: max(0, limit - len(kept))]]
         return [d for d in docs if d.key() in kept] + added

@@ -1,0 +1,129 @@
+"""How sure a reference is of its definition: receivers, qualifiers and the symbols chunks define.
+
+The index stores each chunk's names unresolved (:mod:`codeask.index.chunking.graph`); the graph
+(:mod:`codeask.query.graph`) resolves a reference to ``send`` against every chunk defining ``send``
+and asks here how sure each such link is, from how the reference spells it (:func:`how_sure`), and
+which definition inside a chunk it is (:func:`defined_symbol`, :func:`using_symbol`: a chunk packs
+several definitions; its stored symbol names the first).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from codeask.index.chunking.symbols import Definition, definitions
+
+if TYPE_CHECKING:
+    from codeask.index.store import Hit
+
+__all__ = [
+    "SURE",
+    "TYPED",
+    "NAME_ONLY",
+    "SELF",
+    "receivers",
+    "how_sure",
+    "definitions_of",
+    "scoped",
+    "defined_symbol",
+    "using_symbol",
+]
+
+#: How sure an edge is (:func:`how_sure`): the reference names the target's class or module (or is
+#: a bare call of a function), a variable in a chunk that names the class, or only the name.
+SURE, TYPED, NAME_ONLY = 1.0, 0.7, 0.3
+#: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
+_ALIAS = 0.5
+SELF = frozenset({"self", "this", "cls", "super", "Self"})
+_IDENT = r"[A-Za-z_$][\w$]*"
+
+
+def receivers(name: str, content: str) -> set[str]:
+    """What ``content`` reaches ``name`` through: ``""`` for a bare use, the word before ``.``/``->``/
+    ``::`` for a qualified one (``sock`` of ``self.sock.send``), ``"?"`` for an expression."""
+    out: set[str] = set()
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", content):
+        before = content[max(0, m.start() - 120) : m.start()].rstrip()
+        sep = next((s for s in (".", "->", "::") if before.endswith(s)), None)
+        if sep is None:
+            out.add("")
+            continue
+        word = re.search(rf"({_IDENT})\s*(?:\?)?\s*$", before[: -len(sep)].rstrip("?").rstrip())
+        out.add(word.group(1) if word else "?")
+    return out
+
+
+def _module_names(path: str) -> set[str]:
+    """Names a file's module goes by: its stem and its folder's name (Go's package, a Python package)."""
+    parts = path.split("/")
+    return {parts[-1].split(".", 1)[0], *(parts[-2:-1])}
+
+
+def how_sure(name: str, content: str, symbol: str, path: str) -> float:
+    """How sure it is that ``content`` (another file's chunk) refers to the definition of ``name``
+    whose qualified symbol is ``symbol`` (``Session.send``; ``send`` at top level) in ``path``:
+    :data:`SURE`, :data:`TYPED` or :data:`NAME_ONLY` (module docstring), the best over its uses."""
+    owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
+    modules = _module_names(path)
+    named = bool(owner) and re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", content) is not None
+    best = NAME_ONLY
+    for r in receivers(name, content) or {""}:
+        if (r == "" and not owner) or (r and (r == owner or r in modules)):
+            return SURE
+        if r in SELF or r == "":
+            continue
+        if named:
+            best = max(best, TYPED)
+        elif not owner and r[:1].islower():
+            best = max(best, _ALIAS)
+    return best
+
+
+@lru_cache(maxsize=1024)
+def definitions_of(content: str, language: str) -> tuple[Definition, ...]:
+    """:func:`~codeask.index.chunking.symbols.definitions` of a chunk's ``content``, remembered (the
+    graph asks about the same chunks for every reference)."""
+    return tuple(definitions(content, language))
+
+
+def scoped(hit: Hit, inner: Definition) -> str:
+    """``inner``'s symbol qualified by the chunk's scope: the chunk's symbol less its last part when
+    the chunk's first definition is that part (``Session.send`` holding ``def send``, a packed chunk
+    labelled by its first function), else the chunk's symbol (a class chunk's methods)."""
+    defs = definitions_of(hit.content, hit.language)
+    head = hit.symbol.rsplit(".", 1)
+    first = defs[0].symbol.split(".", 1)[0] if defs else ""
+    scope = (head[0] if len(head) == 2 else "") if first == head[-1] else hit.symbol
+    return qualified(scope, inner.symbol)
+
+
+def defined_symbol(hit: Hit, name: str) -> str:
+    """The qualified symbol of ``hit``'s definition of ``name`` (``CaseInsensitiveDict.copy``), or the
+    chunk's symbol when no definition in it is named so."""
+    inner = next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
+    return hit.symbol if inner is None else scoped(hit, inner)
+
+
+def using_symbol(hit: Hit, name: str) -> str:
+    """The qualified symbol of the innermost definition of ``hit`` holding its first use of
+    ``name``, or the chunk's symbol."""
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    lines = hit.content.split("\n")
+    use = next((i + 1 for i, line in enumerate(lines) if pattern.search(line)), 0)
+    inner = None
+    for d in definitions_of(hit.content, hit.language):
+        if d.contains(use):
+            inner = d
+    return hit.symbol if inner is None else scoped(hit, inner)
+
+
+def qualified(scope: str, symbol: str) -> str:
+    """``symbol`` (qualified within a chunk) qualified by the chunk's ``scope``, their overlap once:
+    ``(A.f, f.g)`` -> ``A.f.g``, ``(A, f)`` -> ``A.f``, ``(A.f, f)`` -> ``A.f``."""
+    outer, inner = scope.split(".") if scope else [], symbol.split(".")
+    for k in range(min(len(outer), len(inner)), 0, -1):
+        if outer[-k:] == inner[:k]:
+            return ".".join(outer + inner[k:])
+    return ".".join(outer + inner)
