@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from codeask.index.store import Hit
+from codeask.index.rows import Hit
 from codeask.llm.base import estimate_tokens
 from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
 from codeask.query.boilerplate import is_boilerplate

@@ -59,7 +59,7 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
     whose kind is embedded (:func:`~codeask.index.kinds.keyword_only_kinds`)."""
     from codeask.index.chunk import chunk_file
     from codeask.index.kinds import classify, keyword_only_kinds
-    from codeask.index.store import embed_hash, embed_text
+    from codeask.index.rows import embed_hash, embed_text
     from codeask.index.walk import Ignorer, read_text, walk
 
     result = walk(root, settings.index, Ignorer(root, settings.index))

@@ -1,7 +1,7 @@
 """Where a chunk's vector comes from: the index's own ``vectors`` table, then shared caches, then the model.
 
 Vectors are content-addressed: the key is ``embed_hash`` (``sha256(embed_text)[:32]``, see
-:func:`codeask.index.store.embed_text`), so a vector computed anywhere for the same text and the same
+:func:`codeask.index.rows.embed_text`), so a vector computed anywhere for the same text and the same
 model is the same vector. :func:`fill_vectors` is the one place that decides where a missing vector
 comes from; the machine's store (:mod:`codeask.index.machine`) and the team's shared cache on object
 storage (:mod:`codeask.index.shared`) are :class:`VectorCache` s passed in ``caches``, asked in that

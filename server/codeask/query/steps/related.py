@@ -32,7 +32,7 @@ from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, fuse
 from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
 __all__ = ["COMMON_NAMES", "RelatedRetrieve", "identifiers"]
 
