@@ -284,7 +284,7 @@ def main() -> int:
     os.environ["CODEASK_CACHE_DIR"] = str(work / "cache")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     root = work / "monorepo"
-    from codeask.index.engine import index_dir_for
+    from codeask.index.folders import index_dir_for
     from codeask.settings import load_settings
 
     built = work / "build.json"
