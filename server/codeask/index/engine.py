@@ -32,7 +32,6 @@ be written (a read-only mount or folder) is read as it is: search works, every w
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
 import time
@@ -74,7 +73,6 @@ __all__ = [
     "SCHEMA_VERSION",
 ]
 
-log = logging.getLogger(__name__)
 _OPTIMIZE_ROWS = 2048
 
 
