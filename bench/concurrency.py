@@ -42,12 +42,13 @@ _QUESTIONS = ["parse the configuration file", "render a template", "build the in
 
 
 def _settings(root: Path, compact_every: int):
+    from codeask.index import engine, store
     from codeask.settings import load_settings
 
-    flags = {"index.compact_every": compact_every}
+    engine.COMPACT_EVERY = compact_every  # internals, module constants: set for this process only
     if os.environ.get("CODEASK_BENCH_KEEP_VERSIONS_MINUTES"):
-        flags["index.keep_versions_minutes"] = float(os.environ["CODEASK_BENCH_KEEP_VERSIONS_MINUTES"])
-    return load_settings(root, flags=flags)
+        store.KEEP_VERSIONS_MINUTES = float(os.environ["CODEASK_BENCH_KEEP_VERSIONS_MINUTES"])
+    return load_settings(root)
 
 
 def writer(root: str, edits: int, embed: bool, compact_every: int, seed: int, queue) -> None:

@@ -72,7 +72,8 @@ def main() -> int:
     cache = str(args.cache_dir) if args.cache_dir else tempfile.mkdtemp(prefix="codeask-bench-")
     os.environ["CODEASK_CACHE_DIR"] = cache
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from codeask.index.embed import IDLE_SUPPORTED, load_embedder
+    from codeask.index.embed import BATCH_SIZE, MAX_TOKENS, load_embedder
+    from codeask.index.embed_process import IDLE_SUPPORTED
     from codeask.index.rows import embed_text
     from codeask.workspace import Workspace
 
@@ -124,7 +125,7 @@ def main() -> int:
         "keyword_p95_ms_after_phase2": round(1000 * _pct(after, 95), 1),
         "keyword_p95_during_over_after_phase2": round(_pct(during, 95) / _pct(after, 95), 2),
         "index_nice": ws.settings.embedding.index_nice,
-        "index_idle": ws.settings.embedding.index_idle and IDLE_SUPPORTED,
+        "index_idle": IDLE_SUPPORTED,
     }
     if cap:
         result = {
@@ -205,8 +206,8 @@ def main() -> int:
         "fts_unindexed_rows_after_phase2": stats_after_phase2.get("chunks.text", {}).get("unindexed_rows"),
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "index_bytes": index.store.disk_bytes(),
-        "batch_size": ws.settings.embedding.batch_size,
-        "max_tokens": ws.settings.embedding.max_tokens,
+        "batch_size": BATCH_SIZE,
+        "max_tokens": MAX_TOKENS,
     }
     width = max(len(k) for k in result)
     for key, value in result.items():

@@ -39,7 +39,7 @@ from tests.long_report import report, write_shop
 
 def measure(root: Path, size: int, repeat: int) -> dict:
     """The numbers of one size, in this process (see the module docstring)."""
-    from codeask.query.digest import digest_question
+    from codeask.query.digest import QUESTION_DIGEST_CHARS, digest_question
     from codeask.query.report import parse_question
     from codeask.workspace import Workspace
 
@@ -53,7 +53,7 @@ def measure(root: Path, size: int, repeat: int) -> dict:
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     start = time.perf_counter()
-    digest = digest_question(question, ws.settings.retrieval.question_digest_chars)
+    digest = digest_question(question, QUESTION_DIGEST_CHARS)
     parse_question(question)
     reading = time.perf_counter() - start
     tracemalloc.start()

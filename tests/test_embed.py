@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from codeask.index.embed import IDLE_SUPPORTED, NICE_SUPPORTED, EmbeddingError, _cache, load_embedder
+from codeask.index.embed import _cache, load_embedder
+from codeask.index.embed_process import IDLE_SUPPORTED, NICE_SUPPORTED, EmbeddingError
 from codeask.index.engine import RootIndex
 from codeask.settings import EmbeddingSettings, load_settings
 
@@ -46,10 +47,10 @@ def test_indexing_model_runs_in_a_niced_child_and_queries_keep_theirs_in_process
 
 
 @pytest.mark.skipif(not (IDLE_SUPPORTED and os.path.isdir("/proc/self")), reason="SCHED_IDLE and /proc are Linux's")
-def test_the_indexing_child_and_its_onnx_threads_run_as_sched_idle_unless_turned_off():
-    """``embedding.index_idle``: every thread of the indexing child, ONNX Runtime's pool and those
-    started before the initializer included, runs under ``SCHED_IDLE`` at the raised nice value;
-    this process keeps its policy; ``false`` leaves the nice value alone, on every thread too."""
+def test_the_indexing_child_and_its_onnx_threads_run_as_sched_idle():
+    """Every thread of the indexing child, ONNX Runtime's pool and those started before the
+    initializer included, runs under ``SCHED_IDLE`` at the raised nice value; this process keeps
+    its policy."""
     own = os.sched_getscheduler(0)
     base = os.getpriority(os.PRIO_PROCESS, 0)
     idle = load_embedder(EmbeddingSettings(index_nice=6), background=True)
@@ -60,13 +61,6 @@ def test_the_indexing_child_and_its_onnx_threads_run_as_sched_idle_unless_turned
     assert {os.sched_getscheduler(tid) for tid in threads} == {os.SCHED_IDLE}
     assert {os.getpriority(os.PRIO_PROCESS, tid) for tid in threads} == {min(19, base + 6)}
     assert os.sched_getscheduler(0) == own, "this process's policy changed"
-
-    steady = load_embedder(EmbeddingSettings(index_nice=6, index_idle=False), background=True)
-    steady.embed(["def g(): pass"])
-    assert steady is not idle and steady.worker_pid != pid
-    threads = [int(tid) for tid in os.listdir(f"/proc/{steady.worker_pid}/task")]
-    assert {os.sched_getscheduler(tid) for tid in threads} == {own}
-    assert {os.getpriority(os.PRIO_PROCESS, tid) for tid in threads} == {min(19, base + 6)}
 
 
 def test_index_nice_zero_shares_one_in_process_model_and_the_bound_is_enforced():

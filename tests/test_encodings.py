@@ -21,8 +21,8 @@ import pytest
 from lsprotocol import types as lsp
 
 from codeask.index.decode import decode
+from codeask.index.filetext import FileText, read_text
 from codeask.index.manifest import Manifest
-from codeask.index.walk import FileText, read_text
 from codeask.lines import split_lines
 from codeask.query.explain import make_span, symbol_span
 from codeask.settings import IndexSettings

@@ -100,7 +100,9 @@ def test_second_writer_is_refused_with_a_clear_message(sample_workspace):
 
 _KILL_SCRIPT = """
 import sys
+from codeask.index import phase1
 from codeask.workspace import Workspace
+phase1.WRITE_BATCH_FILES = 5  # commits of 5 files, so a kill lands between two
 Workspace([sys.argv[1]]).index()
 """
 
@@ -123,7 +125,6 @@ def test_kill_during_cold_index_converges(tmp_path):
         p.parent.mkdir(parents=True, exist_ok=True)
         body = "\n\n".join(f"def func_{i}_{j}(x):\n    return x * {j} + {i}\n" for j in range(8))
         p.write_text(f'"""Module {i}."""\n\n{body}', encoding="utf-8")
-    (root / ".codeask.toml").write_text("[index]\nwrite_batch_files = 5\n", encoding="utf-8")
     env = {**os.environ, "CODEASK_CACHE_DIR": os.environ["CODEASK_CACHE_DIR"]}
     observer = _index(root)
 
@@ -150,7 +151,7 @@ def test_kill_during_cold_index_converges(tmp_path):
     rows = _rows(index)
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)), "no duplicate chunk ids"
-    assert index.manifest.count() == 120  # the modules; .codeask.toml is codeask's own file, never indexed
+    assert index.manifest.count() == 120  # the modules
 
     clean_root = tmp_path / "clean" / "proj"
     shutil.copytree(root, clean_root)
@@ -167,7 +168,8 @@ def test_disk_stays_bounded_over_many_edits(tmp_path):
     for i in range(10):
         (root / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n", encoding="utf-8")
     target = root / "m0.py"
-    index = _index(root, **{"index.keep_versions_minutes": 0})
+    index = _index(root)
+    index.store.keep_versions_minutes = 0
     index.sync()
     index.store.optimize()
     clean_bytes = index.store.disk_bytes()
@@ -253,7 +255,9 @@ from pathlib import Path
 from codeask.index.engine import RootIndex
 from codeask.settings import load_settings
 root = Path(sys.argv[1])
-index = RootIndex(root, load_settings(root, flags=json.loads(sys.argv[2])))
+from codeask.index import phase2
+phase2.EMBED_COMMIT_ROWS, phase2.EMBED_COMMIT_SECONDS = json.loads(sys.argv[2])
+index = RootIndex(root, load_settings(root))
 index.sync(embed=False)
 index.embed_pending(progress=lambda p: os.kill(os.getpid(), signal.SIGKILL))
 """
@@ -262,11 +266,11 @@ index.embed_pending(progress=lambda p: os.kill(os.getpid(), signal.SIGKILL))
 @pytest.mark.parametrize("seconds, durable", [(0.0, True), (86_400.0, False)])
 def test_phase2_commits_by_time_as_well_as_rows(sample_workspace, seconds, durable):
     """Issue 18 item 6: a run killed after its first group of texts keeps their vectors when the
-    time rule is due (``embed_commit_seconds``), although the row rule is not; without it, nothing."""
-    flags = {"index.embed_commit_rows": 100_000, "index.embed_commit_seconds": seconds}
-    proc = subprocess.run([sys.executable, "-c", _KILL_IN_PHASE2, str(sample_workspace), json.dumps(flags)])
+    time rule is due (``EMBED_COMMIT_SECONDS``), although the row rule is not; without it, nothing."""
+    rules = [100_000, seconds]  # EMBED_COMMIT_ROWS, EMBED_COMMIT_SECONDS of the killed run
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_PHASE2, str(sample_workspace), json.dumps(rules)])
     assert proc.returncode == -signal.SIGKILL
-    index = _index(sample_workspace, **flags)
+    index = _index(sample_workspace)
     assert index.manifest.count() == 4 and index.store.count() > 0
     assert (index.store.count_vectors() > 0) is durable
     pending = index.store.count_pending()

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from codeask.index.chunk import CUT_MARK, chunk_file
+from codeask.index.filetext import FileText, read_text
 from codeask.index.hubs import load_hubs
 from codeask.index.kinds import classify
-from codeask.index.walk import FileText, Ignorer, is_secret, read_text, walk
+from codeask.index.walk import Ignorer, is_secret, walk
 from codeask.settings import IndexSettings
 from codeask.workspace import Workspace
 from tests.tables import tables

@@ -384,7 +384,11 @@ def test_llm_limits_from_the_environment() -> None:
     )
     llm = settings.llm
     assert (llm.timeout, llm.max_retries, llm.first_token_timeout) == (90.0, 0, 600.0)
-    assert (llm.connect_timeout, llm.max_tokens, llm.context_tokens) == (3.0, 300, 2048)
+    assert (llm.max_tokens, llm.context_tokens) == (300, 2048)
+    # the connect timeout is no longer a setting: one warning, nothing else lost
+    assert settings.warnings == [
+        "environment: `llm.connect_timeout` is no longer a setting (now codeask.llm.CONNECT_TIMEOUT); ignored"
+    ]
 
 
 def test_first_token_deadline_scales_with_the_prompt(fake_llm: FakeLLMServer) -> None:

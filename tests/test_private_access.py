@@ -87,12 +87,6 @@ def test_the_scan_tells_a_reach_in_from_a_modules_own_names():
 #: argparse's subparser action, httpcore's network backend, pygls' response and server handles.
 NOT_YET_FIXED: dict[str, set[str]] = {
     "codeask/cli.py": {"argparse._SubParsersAction", "parser._actions"},
-    "codeask/index/walk.py": {
-        "from codeask.index.ignore import _Chain",
-        "from codeask.index.ignore import _index_settings",
-        "ign._entry_spec",
-        "ign._decide",
-    },
     "codeask/llm/watchdog.py": {"pool._network_backend"},
     "codeask/lsp/server.py": {"ls._hover_seq", "ls._hover_token"},
     "codeask/lsp/tcp.py": {"protocol._send_response", "server._stop_event", "server._server"},

@@ -15,8 +15,6 @@ def test_defaults_are_documented_values(tmp_path):
     assert s.retrieval.top_k == 20
     assert s.retrieval.max_files == 8
     assert s.embedding.model == "all-MiniLM-L6-v2"
-    assert s.embedding.max_tokens == 256
-    assert 4 <= s.embedding.batch_size <= 8
     assert s.index.max_file_bytes == 1024 * 1024
     assert ".env" in s.index.secret_patterns
     assert s.resolved_llm() is None
@@ -65,8 +63,8 @@ def test_invalid_values_name_the_key(tmp_path):
     with pytest.raises(SettingsError, match="retrieval.top_k"):
         load_settings(tmp_path / "none", env={}, flags={"retrieval.top_k": 0})
     config = tmp_path / "user.toml"
-    config.write_text("[retrieval]\ndownweight_factor = -0.5\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match="retrieval.downweight_factor"):
+    config.write_text("[retrieval]\nmax_files = -5\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="retrieval.max_files"):
         load_settings(None, env={}, user_config=config)
 
 
@@ -75,10 +73,10 @@ def test_invalid_values_name_the_key(tmp_path):
     [
         ("[retrieval]\ntop_k = 0", "retrieval.top_k"),
         ("[retrieval]\ntop_k = 'many'", "retrieval.top_k"),
-        ("[retrieval]\ndownweight_factor = -1.0", "retrieval.downweight_factor"),
+        ("[retrieval]\nspans_per_file = -1", "retrieval.spans_per_file"),
         ("[retrieval]\nno_such = 1", "retrieval.no_such"),
-        ("[index]\nchunk_lines = -5", "index.chunk_lines"),
-        ("[rerank]\nbatch_size = 0", "rerank.batch_size"),
+        ("[index]\nmax_file_bytes = -5", "index.max_file_bytes"),
+        ("[rerank]\ntop_k = 0", "rerank.top_k"),
         ("[embedding]\nthreads = 0", "embedding.threads"),
         ("[llm]\ntemperature = 9", "llm.temperature"),
         ("retrieval = 3", "retrieval"),
@@ -87,12 +85,12 @@ def test_invalid_values_name_the_key(tmp_path):
 def test_a_bad_workspace_value_is_dropped_with_one_warning(tmp_path, line, key):
     """The workspace file is untrusted: a value the model rejects is ignored (the trusted value
     stays), with one warning naming the key, and the other values of the file still apply."""
-    (tmp_path / ".codeask.toml").write_text(f"{line}\n[hover]\ndelay_ms = 100\n", encoding="utf-8")
+    (tmp_path / ".codeask.toml").write_text(f"{line}\n[hover]\nllm = true\n", encoding="utf-8")
     s = load_settings(tmp_path, env={}, flags={"retrieval.max_files": 5})
     [warning] = s.warnings
     assert f"`{key}" in warning and ".codeask.toml" in warning
-    assert s.retrieval.top_k == 20 and s.retrieval.downweight_factor == 0.5 and s.retrieval.max_files == 5
-    assert s.hover.delay_ms == 100
+    assert s.retrieval.top_k == 20 and s.retrieval.spans_per_file == 3 and s.retrieval.max_files == 5
+    assert s.hover.llm is True
 
 
 def test_a_bad_workspace_editor_value_is_dropped_with_one_warning(tmp_path):

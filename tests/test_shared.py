@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from codeask.index.engine import RootIndex
-from codeask.index.shared import Shard, SharedCacheError, SharedVectorCache, model_id, storage_options
+from codeask.index.object_store import storage_options
+from codeask.index.shared import Shard, SharedCacheError, SharedVectorCache, model_id
 from codeask.settings import load_settings
 from tests.s3_server import S3Server, free_port
 from tests.test_cli import REDIRECT_Q, codeask
@@ -146,9 +147,7 @@ def _changed_hashes(root: Path, rel: str) -> set[str]:
     from codeask.index.chunking import chunk_text
     from codeask.index.rows import embed_hash, embed_text
 
-    settings = load_settings(root)
-    chunks = chunk_text(rel, (root / rel).read_text(encoding="utf-8"),
-                        chunk_lines=settings.index.chunk_lines, max_chunk_chars=settings.index.max_chunk_chars)
+    chunks = chunk_text(rel, (root / rel).read_text(encoding="utf-8"))
     return {embed_hash(embed_text(c.symbol, c.content)) for c in chunks}
 
 

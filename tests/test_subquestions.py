@@ -1,8 +1,8 @@
 """Subquestions that add search terms: paraphrases of the question or of each other are dropped.
 
 The model is the fake LLM server driven through the real ``openai`` client; similarities come from
-the real built-in embedding model. The pairs below are also where ``llm.subquestion_similarity``'s
-default comes from (see its docstring in codeask/settings.py).
+the real built-in embedding model. The pairs below are also where ``SUBQUESTION_SIMILARITY``
+comes from (see its docstring in codeask/query/steps/subquestions.py).
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ AUTH_ADDS_TERMS = ["rebuild_auth should_strip_auth", "resolve_redirects Location
 
 
 def test_the_default_threshold_separates_paraphrases_from_queries_that_add_terms():
-    """Where ``llm.subquestion_similarity``'s default comes from, checked against the built-in model."""
+    """Where ``SUBQUESTION_SIMILARITY`` comes from, checked against the built-in model."""
     from codeask.index.embed import load_embedder
-    from codeask.settings import LLMSettings, load_settings
+    from codeask.query.steps.subquestions import SUBQUESTION_SIMILARITY
+    from codeask.settings import load_settings
 
     embedder = load_embedder(load_settings(None, env={}).embedding)
-    threshold = LLMSettings().subquestion_similarity
+    threshold = SUBQUESTION_SIMILARITY
 
     def cosine(a, b):
         u, v = embedder.embed([a, b])
@@ -89,10 +90,11 @@ def test_paraphrases_of_the_question_or_each_other_are_dropped_and_the_best_dist
     assert "Write 6 search queries" in fake_llm.prompts()[0]  # twice the kept number is asked for
 
 
-def test_the_similarity_threshold_is_a_setting(workspace, fake_llm):
-    ws, pipeline = _pipeline(workspace, fake_llm, subquestionSimilarity=1.0)
-    assert ws.settings.llm.subquestion_similarity == 1.0
-    query = pipeline.query_transformers[0](Query(QUESTION))
+def test_the_similarity_threshold_is_the_steps_parameter(workspace, fake_llm):
+    _, pipeline = _pipeline(workspace, fake_llm)
+    step = pipeline.query_transformers[0]
+    step.max_similarity = 1.0
+    query = step(Query(QUESTION))
     assert query.subquestions == [PARAPHRASES[0], ADDS_TERMS[0], PARAPHRASES[1]]  # nothing counts as a paraphrase
 
 

@@ -10,17 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codeask.index.walk import (
-    SKIP_REASONS,
-    FileEntry,
-    FileText,
-    Ignorer,
-    entry_for,
-    file_entry,
-    is_secret,
-    read_text,
-    walk,
-)
+from codeask.index.filetext import FileText, read_text
+from codeask.index.walk import SKIP_REASONS, FileEntry, Ignorer, entry_for, file_entry, is_secret, walk
 from codeask.settings import IndexSettings
 
 

@@ -5,7 +5,7 @@ chunker, same embed text and hash), keeps the keys of its shard (``--shard I/N``
 which of them it holds (one query per :data:`~codeask.index.shared.LOOKUP_BATCH` keys), embeds the
 rest locally in batches of :data:`PUBLISH_BATCH` texts and appends each batch as it is done, so an
 interrupted publish keeps what it finished. No local index is written. ``--compact`` (with or
-without a folder) removes duplicate keys, drops keys no publish used within ``shared.retention_days``
+without a folder) removes duplicate keys, drops keys no publish used within ``RETENTION_DAYS`` (:mod:`codeask.index.shared`)
 and compacts the table.
 
 The URL comes from ``--to``, ``CODEASK_SHARED_CACHE`` or the trusted setting ``shared.url``;
@@ -58,9 +58,10 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
     """``({embed_hash: embed text}, files read, chunks)`` for every indexable file under ``root``
     whose kind is embedded (:func:`~codeask.index.kinds.keyword_only_kinds`)."""
     from codeask.index.chunk import chunk_file
+    from codeask.index.filetext import read_text
     from codeask.index.kinds import classify, keyword_only_kinds
     from codeask.index.rows import embed_hash, embed_text
-    from codeask.index.walk import Ignorer, read_text, walk
+    from codeask.index.walk import Ignorer, walk
 
     result = walk(root, settings.index, Ignorer(root, settings.index))
     texts: dict[str, str] = {}
@@ -96,7 +97,7 @@ def publish(
     Args:
         root: the workspace folder, or ``None`` for ``--compact`` alone.
         url: ``s3://bucket/prefix`` (or a local folder).
-        settings: trusted settings (embedding model, index rules, ``shared.retention_days``).
+        settings: trusted settings (embedding model, index rules).
         shard: the part of the key space this publisher embeds (``None``: all of it).
         with_text: store the embedded text beside each vector (off by default: no code leaves).
         compact: dedupe, expire and compact the table after publishing.
@@ -106,12 +107,12 @@ def publish(
         SharedCacheError: the cache cannot be reached or written.
         EmbeddingError: the embedding model cannot be loaded.
     """
-    from codeask.index.embed import load_embedder
+    from codeask.index.embed import MAX_TOKENS, load_embedder
 
     started = time.monotonic()
     shard = shard or Shard()
     emb = settings.embedding
-    mid = model_id(emb.model, emb.max_tokens)
+    mid = model_id(emb.model, MAX_TOKENS)
     stats = PublishStats(url=url, model=mid, shard=f"{shard.index}/{shard.count}")
     embedder = None
     dim = 384
@@ -138,7 +139,7 @@ def publish(
     if compact:
         if dim == 384 and embedder is None:
             cache.dim = cache.stored_dim() or dim
-        stats.compacted = cache.compact(retention_days=settings.shared.retention_days)
+        stats.compacted = cache.compact()
     stats.seconds = round(time.monotonic() - started, 3)
     return stats
 

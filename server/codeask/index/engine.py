@@ -7,7 +7,7 @@ vector has it at once, so an edited function is the only chunk of its file that 
 file waits for nothing.
 
 Phase 2 (``embed_pending``) embeds the texts that have no vector yet and commits them every
-``index.embed_commit_rows`` texts or ``index.embed_commit_seconds`` seconds, whichever comes first, so
+:data:`~codeask.index.phase2.EMBED_COMMIT_ROWS` texts or :data:`~codeask.index.phase2.EMBED_COMMIT_SECONDS` seconds, whichever comes first, so
 any run longer than a few seconds makes durable progress; retrieval meanwhile uses what exists
 (hybrid where vectors exist, keyword otherwise). Chunk rows and the full-text index are not touched.
 
@@ -74,6 +74,10 @@ __all__ = [
 ]
 
 _OPTIMIZE_ROWS = 2048
+#: LanceDB compaction (and old-version cleanup) runs after this many commits (or
+#: :data:`_OPTIMIZE_ROWS` inserted rows): ``bench/concurrency.py`` measured searches during live
+#: updates at every 10 to 200 commits. Was ``index.compact_every``.
+COMPACT_EVERY = 50
 
 
 class RootIndex:
@@ -299,17 +303,17 @@ class RootIndex:
     def maybe_optimize(self, force: bool = False) -> None:
         """Compact LanceDB, fold new rows into its indexes, collect unused vectors, checkpoint the manifest.
 
-        Due every ``index.compact_every`` commits or 2,048 inserted chunk rows (or 1/8 of the table,
+        Due every :data:`COMPACT_EVERY` commits or 2,048 inserted chunk rows (or 1/8 of the table,
         if more): rows outside the full-text index are scanned by every keyword search, so they must
         not pile up. Old versions
-        are kept for ``index.keep_versions_minutes`` (see ``codeask.index.store``).
+        are kept for :data:`~codeask.index.store.KEEP_VERSIONS_MINUTES` (see ``codeask.index.store``).
         """
         store = self.store
         commits = store.commits_since_optimize
         # Rows due grow with the table (1/8 of it), so a cold index of a monorepo compacts a
         # logarithmic number of times instead of rewriting its growing fragments every 2,048 rows.
         rows_due = max(_OPTIMIZE_ROWS, store.count() // 8)
-        due = commits >= self.settings.index.compact_every or store.rows_since_optimize >= rows_due
+        due = commits >= COMPACT_EVERY or store.rows_since_optimize >= rows_due
         if commits and (force or due):
             store.optimize()
             self.manifest.checkpoint()

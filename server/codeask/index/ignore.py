@@ -36,7 +36,7 @@ from pathspec import GitIgnoreSpec
 
 from codeask.index.outputs import holds_artifacts
 from codeask.lines import split_lines
-from codeask.settings import IndexSettings
+from codeask.settings import DEFAULT_BUILD_OUTPUTS, IndexSettings
 
 __all__ = [
     "GITIGNORE",
@@ -87,7 +87,7 @@ SOURCE_MARKERS = PROJECT_MARKERS | {"__init__.py"}
 CACHEDIR_TAG = "CACHEDIR.TAG"
 
 
-def _index_settings(settings: Any) -> IndexSettings:
+def index_settings(settings: Any) -> IndexSettings:
     """Accept the full ``Settings`` too (``settings.index``)."""
     index = getattr(settings, "index", None)
     return index if isinstance(index, IndexSettings) else settings
@@ -218,7 +218,7 @@ def is_secret(rel_path: str, settings: IndexSettings) -> bool:
 
     Path-only (never reads the file); never raises. Use it before anything goes to an LLM.
     """
-    settings = _index_settings(settings)
+    settings = index_settings(settings)
     rel, is_dir = _normalize_rel(rel_path, False)
     return bool(rel) and _secret_rules(settings).path_or_parent(rel, is_dir)
 
@@ -227,7 +227,7 @@ def is_secret(rel_path: str, settings: IndexSettings) -> bool:
 OWN_FILES = frozenset({".codeask.toml", CODEASKIGNORE})
 
 # (prefix length of the folder holding the .gitignore, its spec), outermost first
-_Chain = tuple[tuple[int, GitIgnoreSpec], ...]
+Chain = tuple[tuple[int, GitIgnoreSpec], ...]
 
 
 class Ignorer:
@@ -251,11 +251,11 @@ class Ignorer:
         """``root``: the workspace folder; ``settings``: its ``IndexSettings``. Never raises."""
         self.root = Path(os.path.abspath(os.fspath(root)))
         self._root_str = str(self.root)
-        self.settings = _index_settings(settings)
+        self.settings = index_settings(settings)
         self._secret = _secret_rules(self.settings)
         self._exclude = _exclude_spec(self.settings)
         self._never = _never_spec()
-        self.build_outputs = frozenset(self.settings.build_outputs)
+        self.build_outputs = frozenset(DEFAULT_BUILD_OUTPUTS)
         # workspace-relative ignore-file path -> ((mtime_ns, size, ino), spec or None)
         self._files: dict[str, tuple[tuple[int, int, int], GitIgnoreSpec | None]] = {}
 
@@ -291,7 +291,7 @@ class Ignorer:
             st = None
         return self._load(rel_file, st)
 
-    def _entry_spec(self, rel_file: str, entry: os.DirEntry[str] | None) -> GitIgnoreSpec | None:
+    def entry_spec(self, rel_file: str, entry: os.DirEntry[str] | None) -> GitIgnoreSpec | None:
         """Like :meth:`_stat_load` with the stat taken from a directory listing entry."""
         if entry is None:
             return self._load(rel_file, None)
@@ -303,7 +303,7 @@ class Ignorer:
 
     # -- matching -------------------------------------------------------------------------
 
-    def _decide(self, rel: str, is_dir: bool, chain: _Chain, codeask: GitIgnoreSpec | None) -> tuple[str | None, bool]:
+    def decide(self, rel: str, is_dir: bool, chain: Chain, codeask: GitIgnoreSpec | None) -> tuple[str | None, bool]:
         """``(reason, re_included)`` for ``rel`` itself, its parent folders being known not to be
         skipped; ``re_included``: a user's ``!pattern`` matched it (no default exclude applies)."""
         path = rel + "/" if is_dir else rel
@@ -350,13 +350,13 @@ class Ignorer:
             return "secret"
         codeask = self._stat_load(CODEASKIGNORE)
         root_spec = self._stat_load(GITIGNORE)
-        chain: _Chain = ((0, root_spec),) if root_spec is not None else ()
+        chain: Chain = ((0, root_spec),) if root_spec is not None else ()
         parts = rel.split("/")
         for i in range(1, len(parts) + 1):
             sub = "/".join(parts[:i])
             last = i == len(parts)
             folder = is_dir if last else True
-            why, re_included = self._decide(sub, folder, chain, codeask)
+            why, re_included = self.decide(sub, folder, chain, codeask)
             if why is None and folder and not re_included and self._output_folder(sub):
                 why = "excluded"
             if why is not None:

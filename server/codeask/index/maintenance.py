@@ -2,12 +2,12 @@
 
 Indexes: an inverted (full-text) index on ``chunks.text``; B-tree indexes on ``chunks.id``,
 ``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; LabelList indexes on
-``chunks.defines`` and ``chunks.refs`` (the symbol graph); above ``index.ann_min_rows``
+``chunks.defines`` and ``chunks.refs`` (the symbol graph); above :data:`~codeask.index.store.ANN_MIN_ROWS`
 vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
 :data:`codeask.index.search.PARTITION_ROWS` vectors, 8-bit scalar quantization, dot product of
 L2-normalized vectors = cosine; an index of another layout is rebuilt at compaction). Compaction
 (:func:`optimize`) folds new rows into every index incrementally and deletes the files of versions
-older than ``index.keep_versions_minutes``, never those a running query may still read.
+older than :data:`~codeask.index.store.KEEP_VERSIONS_MINUTES`, never those a running query may still read.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def open_store(
     Args:
         index_dir: the index folder (``lance/`` is below it).
         manifest: its manifest (``meta`` row ``index``).
-        settings: ``embedding.model``, ``index.keep_versions_minutes``, ``index.ann_min_rows``.
+        settings: ``embedding.model``.
         model_dim: loads the model and returns its vector dimension (called only when needed).
         writing: the index's write lock (held while starting over).
 
@@ -84,6 +84,4 @@ def open_store(
     return store_cls(
         index_dir,
         dim,
-        keep_versions_minutes=settings.index.keep_versions_minutes,
-        ann_min_rows=settings.index.ann_min_rows,
     )

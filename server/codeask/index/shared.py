@@ -27,7 +27,6 @@ race still left, drops keys no publish used within the retention window, and com
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from codeask.index.object_store import is_conflict, sql_literal, storage_options, timedelta, vector_schema
 from codeask.index.store_errors import store_error_cause
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "SharedVectorCache",
     "Shard",
     "model_id",
-    "storage_options",
     "LOOKUP_BATCH",
 ]
 
@@ -51,6 +50,10 @@ log = logging.getLogger(__name__)
 TABLE = "vectors"
 #: Keys per lookup query (an ``IN`` list; one query per embedding batch of at most this size).
 LOOKUP_BATCH = 512
+#: Days a key stays without a publish using it before ``codeask publish --compact`` drops it: a month
+#: keeps the vectors of every branch a team touched in a release cycle (LanceDB keeps no usage stats
+#: to measure by; a dropped key costs one re-embed). Was ``shared.retention_days``.
+RETENTION_DAYS = 30.0
 #: How often a conflicting commit is retried before the publish fails.
 _COMMIT_RETRIES = 8
 
@@ -92,41 +95,6 @@ class Shard:
         return self.count == 1 or int(embed_hash[:15], 16) % self.count == self.index
 
 
-def storage_options(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """LanceDB ``storage_options`` for S3 from the standard AWS environment variables.
-
-    Timeouts are kept short (connect 5 s, request 60 s, 2 retries within 20 s) so an unreachable
-    store costs seconds, not the object store's default three minutes of retries.
-    """
-    env = os.environ if env is None else env
-    opts: dict[str, str] = {
-        "connect_timeout": "5s",
-        "timeout": "60s",
-        "client_max_retries": "2",
-        "client_retry_timeout": "20",
-    }
-    for var, key in (
-        ("AWS_ACCESS_KEY_ID", "aws_access_key_id"),
-        ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
-        ("AWS_SESSION_TOKEN", "aws_session_token"),
-    ):
-        if env.get(var):
-            opts[key] = env[var]
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    if region:
-        opts["aws_region"] = region
-    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        opts["aws_endpoint"] = endpoint
-        if endpoint.startswith("http://"):
-            opts["allow_http"] = "true"
-    return opts
-
-
-def _sql(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 class SharedVectorCache:
     """The shared vector table at ``url`` (``s3://bucket/prefix`` or a local folder, for tests).
 
@@ -156,7 +124,7 @@ class SharedVectorCache:
             try:
                 # Strong consistency: every read sees other publishers' latest commit.
                 self._db = lancedb.connect(
-                    self.url, storage_options=opts, read_consistency_interval=_timedelta(seconds=0)
+                    self.url, storage_options=opts, read_consistency_interval=timedelta(seconds=0)
                 )
             except Exception as exc:
                 raise SharedCacheError(f"cannot open the shared cache {self.url}: {store_error_cause(exc)}") from exc
@@ -179,22 +147,9 @@ class SharedVectorCache:
             raise SharedCacheError(f"cannot open the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return self._table
 
-    def _schema(self) -> Any:
-        import pyarrow as pa
-
-        return pa.schema(
-            [
-                pa.field("model", pa.string()),
-                pa.field("embed_hash", pa.string()),
-                pa.field("vector", pa.list_(pa.float32(), self.dim)),
-                pa.field("published", pa.float64()),
-                pa.field("text", pa.string()),
-            ]
-        )
-
     def _create(self, db: Any) -> Any:
         try:
-            table = db.create_table(TABLE, schema=self._schema(), exist_ok=True)
+            table = db.create_table(TABLE, schema=vector_schema(self.dim), exist_ok=True)
         except Exception as exc:
             raise SharedCacheError(f"cannot create the shared cache {self.url}: {store_error_cause(exc)}") from exc
         return table
@@ -227,7 +182,7 @@ class SharedVectorCache:
         parts = []
         for start in range(0, len(wanted), LOOKUP_BATCH):
             part = wanted[start : start + LOOKUP_BATCH]
-            where = f"model = {_sql(self.model)} AND embed_hash IN ({', '.join(_sql(h) for h in part)})"
+            where = f"model = {sql_literal(self.model)} AND embed_hash IN ({', '.join(sql_literal(h) for h in part)})"
             try:
                 parts.append(table.search().where(where).select(columns).limit(None).to_arrow())
             except Exception as exc:
@@ -267,7 +222,7 @@ class SharedVectorCache:
         table = self._open(create=False)
         for start in range(0, len(stale), LOOKUP_BATCH):
             part = stale[start : start + LOOKUP_BATCH]
-            where = f"model = {_sql(self.model)} AND embed_hash IN ({', '.join(_sql(h) for h in part)})"
+            where = f"model = {sql_literal(self.model)} AND embed_hash IN ({', '.join(sql_literal(h) for h in part)})"
             try:
                 table.update(where=where, values={"published": stamp})
             except Exception as exc:
@@ -286,7 +241,7 @@ class SharedVectorCache:
         table = self._open(create=False)
         if table is None:
             return 0
-        return int(table.count_rows(f"model = {_sql(self.model)}"))
+        return int(table.count_rows(f"model = {sql_literal(self.model)}"))
 
     # -------------------------------------------------------------- writes
     def publish(
@@ -327,7 +282,7 @@ class SharedVectorCache:
                 "published": pa.array([stamp] * n, pa.float64()),
                 "text": pa.array(list(texts) if texts is not None else [""] * n, pa.string()),
             },
-            schema=self._schema(),
+            schema=vector_schema(self.dim),
         )
         table = self._open(create=True)
         stale = stamp - 86400.0
@@ -341,7 +296,7 @@ class SharedVectorCache:
                 )
                 return n
             except Exception as exc:
-                if attempt == _COMMIT_RETRIES - 1 or not _is_conflict(exc):
+                if attempt == _COMMIT_RETRIES - 1 or not is_conflict(exc):
                     raise SharedCacheError(
                         f"cannot write the shared cache {self.url}: {store_error_cause(exc)}"
                     ) from exc
@@ -349,7 +304,7 @@ class SharedVectorCache:
                 table.checkout_latest()
         return n
 
-    def compact(self, *, retention_days: float, now: float | None = None) -> dict[str, int]:
+    def compact(self, *, retention_days: float = RETENTION_DAYS, now: float | None = None) -> dict[str, int]:
         """Drop duplicate keys and keys no publish used within ``retention_days``; compact files.
 
         Returns:
@@ -364,7 +319,7 @@ class SharedVectorCache:
         stamp = time.time() if now is None else now
         cutoff = stamp - retention_days * 86400.0
         try:
-            model = f"model = {_sql(self.model)}"
+            model = f"model = {sql_literal(self.model)}"
             expired = table.count_rows(f"{model} AND published < {cutoff}")
             if expired:
                 table.delete(f"{model} AND published < {cutoff}")
@@ -373,7 +328,7 @@ class SharedVectorCache:
             duplicates = len(hashes) - len(set(hashes))
             if duplicates:
                 self._dedupe(table, model)
-            table.optimize(cleanup_older_than=_timedelta(hours=1))
+            table.optimize(cleanup_older_than=timedelta(hours=1))
             self._ensure_key_index(table)
             rows = int(table.count_rows(model))
         except SharedCacheError:
@@ -396,7 +351,7 @@ class SharedVectorCache:
         dupes = sorted({h for i, h in enumerate(hashes) if i and hashes[i - 1] == h})
         for start in range(0, len(dupes), LOOKUP_BATCH):
             part = dupes[start : start + LOOKUP_BATCH]
-            where = f"{model} AND embed_hash IN ({', '.join(_sql(h) for h in part)})"
+            where = f"{model} AND embed_hash IN ({', '.join(sql_literal(h) for h in part)})"
             table.delete(where)
             mask = pc.is_in(unique["embed_hash"], value_set=pa.array(part))
             table.add(unique.filter(mask))
@@ -406,17 +361,6 @@ class SharedVectorCache:
         table = self._open(create=False)
         if table is not None:
             self._ensure_key_index(table)
-
-
-def _timedelta(**kw: float) -> Any:
-    from datetime import timedelta
-
-    return timedelta(**kw)
-
-
-def _is_conflict(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "conflict" in text or "retryable" in text or "concurrent" in text
 
 
 class SharedReader:

@@ -34,7 +34,7 @@ are deleted at compaction (:meth:`Store.optimize`).
 
 Indexes (:mod:`codeask.index.maintenance`): full-text on ``chunks.text``; B-trees on ``chunks.id``,
 ``chunks.path``, ``chunks.embed_hash`` and ``vectors.embed_hash``; LabelList on ``chunks.defines``
-and ``chunks.refs`` (graph lookups, :mod:`codeask.index.edges`); above ``index.ann_min_rows``
+and ``chunks.refs`` (graph lookups, :mod:`codeask.index.edges`); above :data:`ANN_MIN_ROWS`
 vectors an IVF-SQ index on ``vectors.vector`` (partitions of about
 :data:`codeask.index.search.PARTITION_ROWS` vectors), searched with refinement
 (:func:`codeask.index.search.ann_params`); below it, dense search is exact. IVF-SQ was measured
@@ -52,7 +52,7 @@ Reader / writer guarantees (tested by ``tests/test_concurrency.py`` and ``bench/
   deleted), so a reader sees a file's old rows or its new rows, never neither.
 * A reader queries the latest committed version at the time of each query. Compaction and index
   updates write new files and a new version; the files of older versions are deleted only once they
-  are older than ``index.keep_versions_minutes``, so a query that started on an older version
+  are older than :data:`KEEP_VERSIONS_MINUTES`, so a query that started on an older version
   finishes on it. Should one still hit a removed file, the query is retried once on the latest version.
 * Chunk rows are committed first and are keyword-searchable at once; their vectors follow (a live
   update commits them right after the rows, phase 2 in groups), so a chunk without its vector is
@@ -76,7 +76,16 @@ from codeask.index.records import ChunkRow, StoredRow
 from codeask.index.rows import HIT_COLUMNS, TABLE, VECTORS, Hit, batches, embed_text, sql_in
 from codeask.index.tables import Tables
 
-__all__ = ["Store"]
+__all__ = ["Store", "KEEP_VERSIONS_MINUTES", "ANN_MIN_ROWS"]
+
+#: Old LanceDB versions are deleted at compaction only once older than this, minutes, so readers
+#: in other threads and processes never lose the files of the version they read (a search takes
+#: well under a second; ``bench/concurrency.py`` runs searches against compaction). Was
+#: ``index.keep_versions_minutes``.
+KEEP_VERSIONS_MINUTES = 10.0
+#: Vectors above which dense search uses an ANN index (IVF-SQ with refinement), exact below:
+#: ``bench/scale.py`` measured exact search still fast at this size. Was ``index.ann_min_rows``.
+ANN_MIN_ROWS = 50_000
 
 
 def _matrix(column: pa.ChunkedArray | pa.Array, dim: int) -> np.ndarray:
@@ -98,21 +107,28 @@ class Store:
         index_dir: the index folder (created if missing).
         dim: vector dimension of the embedding model.
         keep_versions_minutes: old table versions are deleted at compaction once older than this
-            (``index.keep_versions_minutes``); 0 keeps only the latest.
+            (``None``: :data:`KEEP_VERSIONS_MINUTES`); 0 keeps only the latest.
         ann_min_rows: build the ANN vector index once ``vectors`` has this many rows
-            (``index.ann_min_rows``).
+            (``None``: :data:`ANN_MIN_ROWS`).
 
     Attributes:
         tables: the LanceDB tables, shared with search, upkeep and the symbol graph.
         compactions: number of :meth:`optimize` runs by this object.
     """
 
-    def __init__(self, index_dir: Path, dim: int, *, keep_versions_minutes: float = 10.0, ann_min_rows: int = 50_000):
+    def __init__(
+        self,
+        index_dir: Path,
+        dim: int,
+        *,
+        keep_versions_minutes: float | None = None,
+        ann_min_rows: int | None = None,
+    ):
         self.index_dir = Path(index_dir)
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self.dim = dim
-        self.keep_versions_minutes = keep_versions_minutes
-        self.ann_min_rows = ann_min_rows
+        self.keep_versions_minutes = KEEP_VERSIONS_MINUTES if keep_versions_minutes is None else keep_versions_minutes
+        self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
         self.tables = Tables(self.index_dir, dim)
         self._commits = 0
         self._rows_written = 0

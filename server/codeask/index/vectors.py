@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
-from codeask.index.embed import Embedder, load_embedder
+from codeask.index.embed import MAX_TOKENS, Embedder, load_embedder
 from codeask.index.folders import cache_root
 from codeask.settings import Settings
 
@@ -182,7 +182,7 @@ class VectorSupply:
                 from codeask.index.shared import model_id
 
                 dim = self._store().dim
-                folder = store_dir(cache_root(self.settings), model_id(emb.model, emb.max_tokens), dim)
+                folder = store_dir(cache_root(self.settings), model_id(emb.model, MAX_TOKENS), dim)
                 try:
                     self._machine = MachineVectors(folder, dim, limit_bytes=emb.machine_cache_mb << 20)
                 except Exception as exc:
@@ -205,5 +205,5 @@ class VectorSupply:
             from codeask.index.shared import SharedReader, SharedVectorCache, model_id
 
             emb = self.settings.embedding
-            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, emb.max_tokens), self._store().dim))
+            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, MAX_TOKENS), self._store().dim))
         return self._shared

@@ -4,8 +4,8 @@
   applying the rules of :class:`~codeask.index.ignore.Ignorer` (secret, ignored, excluded, build
   output) and counting every skipped entry by reason (see :data:`SKIP_REASONS`). It only lists and
   stats: nothing is read or hashed, so a restart with no changes costs one ``scandir`` per folder.
-* :func:`read_text` reads one listed file, or says why it must be skipped (binary, too large,
-  minified, gone, ...).
+* :func:`codeask.index.filetext.read_text` reads one listed file, or says why it must be skipped
+  (binary, too large, minified, gone, ...).
 
 Skip reasons:
 
@@ -36,11 +36,8 @@ not counted. With ``follow_symlinks=False`` symlinks are passed over without bei
 from __future__ import annotations
 
 import collections
-import errno
-import hashlib
 import heapq
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +45,7 @@ from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 
-from codeask.index.decode import SNIFF_BYTES, decode
+from codeask.index.filetext import oserror_reason
 from codeask.index.ignore import (
     CACHEDIR_TAG,
     CODEASKIGNORE,
@@ -56,13 +53,12 @@ from codeask.index.ignore import (
     NEVER_WALKED,
     PROJECT_MARKERS,
     SOURCE_MARKERS,
+    Chain,
     Ignorer,
-    _Chain,
-    _index_settings,
+    index_settings,
     is_secret,
 )
 from codeask.index.outputs import holds_artifacts
-from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
 # Ignorer, is_secret and the marker sets live in codeask.index.ignore; re-exported for callers.
@@ -72,13 +68,10 @@ __all__ = [
     "CODEASKIGNORE",
     "FileEntry",
     "WalkResult",
-    "FileText",
     "Ignorer",
     "walk",
     "entry_for",
     "file_entry",
-    "read_text",
-    "content_reason",
     "PROJECT_MARKERS",
     "NEVER_WALKED",
     "is_secret",
@@ -122,18 +115,6 @@ class WalkResult:
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
-@dataclass(frozen=True)
-class FileText:
-    """A file's decoded ``text`` (:func:`codeask.index.decode.decode`: BOM stripped, bad bytes as
-    U+FFFD), the ``encoding`` it was read with (a canonical codec name: ``utf-8``, ``utf-16-le``,
-    ``cp1252``, ...), the sha256 hex ``content_hash`` of its raw bytes and its ``size`` in bytes."""
-
-    text: str
-    content_hash: str
-    size: int
-    encoding: str = "utf-8"
-
-
 def _is_inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
@@ -145,16 +126,6 @@ def _secret_target(real: str, root_real: str, settings: IndexSettings, is_dir: b
         return False
     target = Path(os.path.relpath(real, root_real)).as_posix()
     return is_secret(target + "/" if is_dir else target, settings)
-
-
-def _oserror_reason(exc: OSError) -> str:
-    if isinstance(exc, PermissionError):
-        return "permission_denied"
-    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-        return "vanished"
-    if exc.errno == errno.ELOOP:
-        return "symlink_loop"
-    return "unreadable"
 
 
 def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) -> WalkResult:
@@ -176,131 +147,161 @@ def walk(root: Path, settings: IndexSettings, ignorer: Ignorer | None = None) ->
         NotADirectoryError: ``root`` is not an existing folder. Nothing is raised for a bad entry
         below the root: it is counted in ``skipped``.
     """
-    settings = _index_settings(settings)
+    settings = index_settings(settings)
     root_abs = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root_abs):
         raise NotADirectoryError(f"not a folder: {root_abs}")
-    root_real = os.path.realpath(root_abs)
     ign = ignorer if ignorer is not None else Ignorer(Path(root_abs), settings)
-    follow = settings.follow_symlinks
+    return _Walk(root_abs, settings, ign).run()
 
-    files: list[FileEntry] = []
-    skipped: collections.Counter[str] = collections.Counter()
-    visited: set[str] = {root_real}
-    # real folders of the regular files reached without a symlink, one per file (joined into real
-    # paths only when a file was reached through a symlink too: the common walk builds no set)
-    real_dirs: list[str] = []
-    linked_files: list[tuple[FileEntry, str]] = []  # files reached through a symlink, real path
-    codeask: GitIgnoreSpec | None = None
 
-    outputs = ign.build_outputs
-    # (rel_dir, abs_dir, real_dir, .gitignore chain of the parent folder, may be build output:
-    # a build-output name in the root or beside a project file, not re-included)
-    stack: list[tuple[str, str, str, _Chain, bool]] = [("", root_abs, root_real, (), False)]
-    # symlinked folders, walked after all real folders: (rel, abs, real, parent chain, output?)
-    deferred: list[tuple[str, str, str, _Chain, bool]] = []
+#: A folder to list: (rel_dir, abs_dir, real_dir, .gitignore chain of its parent, may be build
+#: output: a build-output name in the root or beside a project file, not re-included).
+_Folder = tuple[str, str, str, Chain, bool]
 
-    while stack or deferred:
-        if not stack:
-            item = heapq.heappop(deferred)
-            if item[2] in visited:
-                skipped["symlink_loop"] += 1
-                continue
-            visited.add(item[2])
-            stack.append(item)
-            continue
-        rel_dir, abs_dir, real_dir, chain, maybe_output = stack.pop()
+
+class _Walk:
+    """One listing of a root (:func:`walk`): the folders still to list, and what was found."""
+
+    def __init__(self, root_abs: str, settings: IndexSettings, ign: Ignorer):
+        self.root_real = os.path.realpath(root_abs)
+        self.settings = settings
+        self.ign = ign
+        self.files: list[FileEntry] = []
+        self.skipped: collections.Counter[str] = collections.Counter()
+        self.visited: set[str] = {self.root_real}
+        # real folders of the regular files reached without a symlink, one per file (joined into
+        # real paths only when a file was reached through a symlink too: the common walk builds no set)
+        self.real_dirs: list[str] = []
+        self.linked_files: list[tuple[FileEntry, str]] = []  # files reached through a symlink, real path
+        self.codeask: GitIgnoreSpec | None = None
+        self.stack: list[_Folder] = [("", root_abs, self.root_real, (), False)]
+        self.deferred: list[_Folder] = []  # symlinked folders, listed after all real folders
+
+    def run(self) -> WalkResult:
+        """List every folder, then merge the files reached through symlinks."""
+        while (folder := self._next_folder()) is not None:
+            self._list(folder)
+        return self._result()
+
+    def _next_folder(self) -> _Folder | None:
+        """The next folder to list: real folders first, then those reached through symlinks (a
+        symlinked folder whose real path was listed already counts as ``symlink_loop``)."""
+        if self.stack:
+            return self.stack.pop()
+        while self.deferred:
+            item = heapq.heappop(self.deferred)
+            if item[2] not in self.visited:
+                self.visited.add(item[2])
+                return item
+            self.skipped["symlink_loop"] += 1
+        return None
+
+    def _list(self, folder: _Folder) -> None:
+        """List one folder: skip it when it is build output or a cache, read its ignore files, then
+        judge each entry (:meth:`_link`, :meth:`_entry`)."""
+        rel_dir, abs_dir, real_dir, chain, maybe_output = folder
         try:
             with os.scandir(abs_dir) as it:
                 entries = list(it)
         except OSError as exc:
-            skipped[_oserror_reason(exc)] += 1
-            continue
+            self.skipped[oserror_reason(exc)] += 1
+            return
         names = {e.name for e in entries}
         if rel_dir and (
             CACHEDIR_TAG in names
             or (maybe_output and names.isdisjoint(SOURCE_MARKERS) and holds_artifacts(abs_dir, names))
         ):
-            skipped["excluded"] += 1
-            continue
+            self.skipped["excluded"] += 1
+            return
         project = not rel_dir or not PROJECT_MARKERS.isdisjoint(names)
-
         prefix = rel_dir + "/" if rel_dir else ""
         by_name = {e.name: e for e in entries if e.name in (GITIGNORE, CODEASKIGNORE)}
-        spec = ign._entry_spec(prefix + GITIGNORE, by_name.get(GITIGNORE))
+        spec = self.ign.entry_spec(prefix + GITIGNORE, by_name.get(GITIGNORE))
         if spec is not None:
             chain = chain + ((len(prefix), spec),)
         if not rel_dir:
-            codeask = ign._entry_spec(CODEASKIGNORE, by_name.get(CODEASKIGNORE))
-
+            self.codeask = self.ign.entry_spec(CODEASKIGNORE, by_name.get(CODEASKIGNORE))
         for entry in entries:
-            name = entry.name
-            rel = prefix + name
             try:
-                name.encode("utf-8")
+                entry.name.encode("utf-8")
             except UnicodeEncodeError:
-                skipped["unreadable"] += 1
+                self.skipped["unreadable"] += 1
                 continue
             try:
                 if entry.is_symlink():
-                    if not follow:
-                        continue
-                    try:
-                        st = os.stat(entry.path)
-                    except OSError as exc:
-                        skipped[_oserror_reason(exc)] += 1
-                        continue
-                    is_dir = stat.S_ISDIR(st.st_mode)
-                    why, re_included = ign._decide(rel, is_dir, chain, codeask)
-                    if why is not None:
-                        skipped[why] += 1
-                        continue
-                    real = os.path.realpath(entry.path)
-                    if not _is_inside(real, root_real):
-                        skipped["outside_root"] += 1
-                    elif _secret_target(real, root_real, settings, is_dir):
-                        skipped["secret"] += 1
-                    elif is_dir:
-                        output = project and name in outputs and not re_included
-                        heapq.heappush(deferred, (rel, entry.path, real, chain, output))
-                    elif stat.S_ISREG(st.st_mode):
-                        linked_files.append((FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns), real))
-                    else:
-                        skipped["unreadable"] += 1
-                    continue
-
-                is_dir = entry.is_dir(follow_symlinks=False)
-                why, re_included = ign._decide(rel, is_dir, chain, codeask)
-                if why is not None:
-                    skipped[why] += 1
-                    continue
-                if is_dir:
-                    real = real_dir + os.sep + name
-                    if real in visited:
-                        skipped["symlink_loop"] += 1
-                        continue
-                    visited.add(real)
-                    stack.append((rel, entry.path, real, chain, project and name in outputs and not re_included))
-                    continue
-                st = entry.stat(follow_symlinks=False)
-                if not stat.S_ISREG(st.st_mode):
-                    skipped["unreadable"] += 1
-                    continue
-                files.append(FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns))
-                real_dirs.append(real_dir)
+                    self._link(entry, prefix + entry.name, chain, project)
+                else:
+                    self._entry(entry, prefix + entry.name, real_dir, chain, project)
             except OSError as exc:
-                skipped[_oserror_reason(exc)] += 1
+                self.skipped[oserror_reason(exc)] += 1
 
-    linked_files.sort(key=lambda item: item[0].path)
-    real_files = {d + os.sep + f.path.rpartition("/")[2] for d, f in zip(real_dirs, files)} if linked_files else set()
-    for entry_, real in linked_files:
-        if real in real_files:
-            skipped["symlink_loop"] += 1
-            continue
-        real_files.add(real)
-        files.append(entry_)
-    files.sort(key=lambda f: f.path)
-    return WalkResult(files=files, skipped=skipped)
+    def _link(self, entry: os.DirEntry[str], rel: str, chain: Chain, project: bool) -> None:
+        """A symlink: its target file listed, or its target folder queued, when it stays inside the
+        root and is not secret by its own path; passed over with ``follow_symlinks`` off."""
+        if not self.settings.follow_symlinks:
+            return
+        try:
+            st = os.stat(entry.path)
+        except OSError as exc:
+            self.skipped[oserror_reason(exc)] += 1
+            return
+        is_dir = stat.S_ISDIR(st.st_mode)
+        why, re_included = self.ign.decide(rel, is_dir, chain, self.codeask)
+        if why is not None:
+            self.skipped[why] += 1
+            return
+        real = os.path.realpath(entry.path)
+        if not _is_inside(real, self.root_real):
+            self.skipped["outside_root"] += 1
+        elif _secret_target(real, self.root_real, self.settings, is_dir):
+            self.skipped["secret"] += 1
+        elif is_dir:
+            output = project and entry.name in self.ign.build_outputs and not re_included
+            heapq.heappush(self.deferred, (rel, entry.path, real, chain, output))
+        elif stat.S_ISREG(st.st_mode):
+            self.linked_files.append((FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns), real))
+        else:
+            self.skipped["unreadable"] += 1
+
+    def _entry(self, entry: os.DirEntry[str], rel: str, real_dir: str, chain: Chain, project: bool) -> None:
+        """A real file (listed) or folder (queued), unless the ignore rules skip it."""
+        is_dir = entry.is_dir(follow_symlinks=False)
+        why, re_included = self.ign.decide(rel, is_dir, chain, self.codeask)
+        if why is not None:
+            self.skipped[why] += 1
+            return
+        if is_dir:
+            real = real_dir + os.sep + entry.name
+            if real in self.visited:
+                self.skipped["symlink_loop"] += 1
+                return
+            self.visited.add(real)
+            output = project and entry.name in self.ign.build_outputs and not re_included
+            self.stack.append((rel, entry.path, real, chain, output))
+            return
+        st = entry.stat(follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            self.skipped["unreadable"] += 1
+            return
+        self.files.append(FileEntry(rel, entry.path, st.st_size, st.st_mtime_ns))
+        self.real_dirs.append(real_dir)
+
+    def _result(self) -> WalkResult:
+        """The files sorted by path; a file reached through a symlink is listed only when its real
+        path was not reached already (else it counts as ``symlink_loop``)."""
+        files, linked = self.files, sorted(self.linked_files, key=lambda item: item[0].path)
+        real_files = (
+            {d + os.sep + f.path.rpartition("/")[2] for d, f in zip(self.real_dirs, files)} if linked else set()
+        )
+        for entry, real in linked:
+            if real in real_files:
+                self.skipped["symlink_loop"] += 1
+                continue
+            real_files.add(real)
+            files.append(entry)
+        files.sort(key=lambda f: f.path)
+        return WalkResult(files=files, skipped=self.skipped)
 
 
 def entry_for(root: Path, rel: str, settings: IndexSettings, ignorer: Ignorer) -> FileEntry | str:
@@ -337,7 +338,7 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
         ``"permission_denied"``, ``"unreadable"`` (not a regular file, a name that is not UTF-8).
         Never raises.
     """
-    settings = _index_settings(settings)
+    settings = index_settings(settings)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
@@ -348,7 +349,7 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
         root_real = os.path.realpath(root_abs, strict=True)
         real = os.path.realpath(abs_path, strict=True)
     except OSError as exc:
-        return _oserror_reason(exc)
+        return oserror_reason(exc)
     if real != os.path.join(root_real, *rel.split("/")):  # a link in the path
         if not settings.follow_symlinks:
             return "excluded"
@@ -359,84 +360,9 @@ def file_entry(root: Path | str, rel: str, settings: IndexSettings) -> FileEntry
     try:
         st = os.stat(abs_path)
     except OSError as exc:
-        return _oserror_reason(exc)
+        return oserror_reason(exc)
     if stat.S_ISDIR(st.st_mode):
         return "vanished"
     if not stat.S_ISREG(st.st_mode):
         return "unreadable"
     return FileEntry(rel, abs_path, st.st_size, st.st_mtime_ns)
-
-
-#: Share of a long line one token (split at blanks and quotes) must cover for the line to be a
-#: literal (a base64 blob, a hex string) rather than minified code.
-LITERAL_SHARE = 0.8
-_TOKEN_BREAKS = re.compile(r"[\s\"'`]+")
-
-
-def is_literal_line(line: str) -> bool:
-    """Whether ``line`` is one long literal: a single token between blanks and quotes covers over
-    :data:`LITERAL_SHARE` of it (a base64 or hex string). Minified code breaks at its many quoted
-    strings and never is."""
-    return max((len(t) for t in _TOKEN_BREAKS.split(line)), default=0) > LITERAL_SHARE * len(line)
-
-
-def _minified(text: str, max_line_length: int) -> bool:
-    """Whether lines longer than ``max_line_length`` that are code, not one long literal
-    (:func:`is_literal_line`), hold more than half of the characters: a test file with a long
-    base64 line is source (its chunks shorten the line: :func:`codeask.index.chunk.chunk_file`)."""
-    if len(text) <= max_line_length:
-        return False
-    long_chars = 0
-    for line in split_lines(text):
-        if len(line) > max_line_length and not is_literal_line(line):
-            long_chars += len(line)
-    return long_chars * 2 > len(text)
-
-
-def content_reason(text: str, settings: IndexSettings) -> str | None:
-    """Why :func:`read_text` would skip a file holding ``text`` (an editor's buffer, not read from
-    disk): ``"too_large"`` (its UTF-8 encoding is over ``max_file_bytes`` bytes), ``"binary"`` (a
-    NUL in its first 8 KiB), ``"minified"`` (as :func:`read_text`), or ``None``. Never raises."""
-    settings = _index_settings(settings)
-    if len(text.encode("utf-8", "surrogatepass")) > settings.max_file_bytes:
-        return "too_large"
-    if "\x00" in text[:SNIFF_BYTES]:
-        return "binary"
-    return "minified" if _minified(text, settings.max_line_length) else None
-
-
-def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
-    """Read and decode one file for indexing.
-
-    Returns:
-        :class:`FileText`, or a skip reason: ``"too_large"`` (over ``max_file_bytes``, at stat or
-        at read time), ``"binary"`` (no encoding decodes it: :func:`codeask.index.decode.decode`), ``"minified"`` (lines longer than
-        ``max_line_length`` hold over half the characters), ``"vanished"`` (deleted or a broken
-        link), ``"permission_denied"``, ``"unreadable"`` (other OS errors, not a regular file).
-        Text is decoded by :func:`codeask.index.decode.decode` (a BOM, else UTF-8, else the detected
-        legacy encoding; bad bytes as U+FFFD); an empty file gives ``""``.
-
-    Raises:
-        Nothing for a bad file: every OS error becomes a reason string.
-    """
-    settings = _index_settings(settings)
-    limit = settings.max_file_bytes
-    try:
-        st = os.stat(abs_path)
-        if not stat.S_ISREG(st.st_mode):
-            return "unreadable"
-        if st.st_size > limit:
-            return "too_large"
-        with open(abs_path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        reason = _oserror_reason(exc)
-        return "unreadable" if reason == "symlink_loop" else reason
-    if len(data) > limit:
-        return "too_large"
-    decoded = decode(data)
-    if decoded is None:
-        return "binary"
-    if _minified(decoded.text, settings.max_line_length):
-        return "minified"
-    return FileText(decoded.text, hashlib.sha256(data).hexdigest(), len(data), decoded.encoding)

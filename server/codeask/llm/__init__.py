@@ -44,13 +44,19 @@ __all__ = [
     "TextStream",
     "estimate_tokens",
     "make_llm",
+    "CONNECT_TIMEOUT",
 ]
+
+#: Seconds to open a connection to the LLM endpoint: twice the OpenAI SDK's own connect timeout
+#: (``openai._constants.DEFAULT_TIMEOUT``, 5 s), the value ``llm.connect_timeout`` had before it
+#: stopped being a setting; a refused or unreachable endpoint is retried (``llm.max_retries``).
+CONNECT_TIMEOUT = 10.0
 
 
 def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
     """The adapter for ``resolved.provider`` (``openai`` or ``anthropic``), configured with
     ``settings.max_retries`` (before the first byte only), ``settings.timeout`` (idle gap, seconds),
-    ``settings.connect_timeout``, ``settings.first_token_timeout``, ``settings.max_tokens`` and
+    :data:`CONNECT_TIMEOUT`, ``settings.first_token_timeout``, ``settings.max_tokens`` and
     ``settings.temperature``.
 
     Raises:
@@ -62,7 +68,7 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
         api_key=resolved.api_key or None,
         base_url=resolved.base_url or None,
         timeout=settings.timeout,
-        connect_timeout=settings.connect_timeout,
+        connect_timeout=CONNECT_TIMEOUT,
         first_token_timeout=settings.first_token_timeout,
         context_tokens=settings.context_tokens,
         max_retries=settings.max_retries,

@@ -124,7 +124,7 @@ class AnthropicLLM(BaseLLM):
             return exc
         if isinstance(exc, anthropic.APITimeoutError):
             if before_connect(exc):
-                return self._error(f"cannot connect: timed out after {self.connect_timeout:g}s (llm.connect_timeout)")
+                return self._error(f"cannot connect: timed out after {self.connect_timeout:g}s")
             return self._error(f"timed out reading the reply (llm.timeout {self.timeout:g}s)")
         if isinstance(exc, anthropic.APIConnectionError):
             cause = cause_chain(exc)

@@ -5,7 +5,7 @@ deltas as they come, or a structured object. That is what makes timeouts mean so
 slow local model: instead of one read timeout covering prompt evaluation plus the whole answer,
 a call has
 
-* a connect timeout (``llm.connect_timeout``);
+* a connect timeout (:data:`codeask.llm.CONNECT_TIMEOUT`);
 * a time to first token (``llm.first_token_timeout``, by default scaled to the prompt's size and
   more generous for a local endpoint, see :func:`first_token_seconds`);
 * an idle gap between two stream events (``llm.timeout``).

@@ -74,6 +74,10 @@ COMMANDS = [
 ]
 #: Debounce of hovers without the LLM, seconds (a mouse sweep runs only the hover it rests on).
 _CHEAP_HOVER_DELAY = 0.1
+#: Debounce of LLM hovers, milliseconds: hovers replaced by a newer one within this time never
+#: reach the LLM; about the pause of a pointer that stops to read (VS Code's own hover delay,
+#: ``editor.hover.delay``, is 300 ms). Was ``hover.delay_ms``.
+HOVER_DELAY_MS = 350
 
 
 def make_server() -> CodeaskServer:
@@ -363,7 +367,7 @@ def make_server() -> CodeaskServer:
         seq = ls._hover_seq
         if ls._hover_token is not None:
             ls._hover_token.cancel()
-        await asyncio.sleep(settings.delay_ms / 1000 if settings.llm else _CHEAP_HOVER_DELAY)
+        await asyncio.sleep(HOVER_DELAY_MS / 1000 if settings.llm else _CHEAP_HOVER_DELAY)
         if seq != ls._hover_seq:
             return None
         token = ls._hover_token = CancelToken()

@@ -46,6 +46,10 @@ REQUEST_SLOTS = 3
 STOP_SECONDS = 1.5
 #: Watched-file events are collected this long before one index update, seconds.
 _CHANGE_BATCH_SECONDS = 0.3
+#: Seconds an LLM hover may take (one attempt, no retries); then the related code is shown. A
+#: hover is read while the pointer rests: a short explanation streams well within it on a hosted
+#: model. Was ``hover.timeout``.
+HOVER_LLM_TIMEOUT = 15.0
 
 
 class CodeaskProtocol(LanguageServerProtocol):
@@ -374,12 +378,12 @@ class CodeaskServer(LanguageServer):
 
     # ------------------------------------------------------------- hover
     def hover_llm(self):
-        """The LLM for hovers (``hover.llm`` on): ``hover.timeout`` seconds, one attempt, or ``None``."""
+        """The LLM for hovers (``hover.llm`` on): :data:`HOVER_LLM_TIMEOUT` seconds, one attempt, or ``None``."""
         s = self.ws.settings
         resolved = s.resolved_llm()
         if not s.hover.llm or resolved is None:
             return None
-        options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, s.hover.timeout), "max_retries": 0})
+        options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, HOVER_LLM_TIMEOUT), "max_retries": 0})
         return make_llm(resolved, options)
 
     def hover_target(self, uri: str) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from codeask.counts import as_positive_int
 from codeask.index.records import IndexReadiness, IndexState
 from codeask.llm import LLM, LLMError
-from codeask.query.digest import digest_question
+from codeask.query.digest import QUESTION_DIGEST_CHARS, digest_question
 from codeask.query.freshness import stale_sources, why_not_reindexed
 from codeask.query.pipeline import Pipeline, Query
 from codeask.query.report import parse_question
@@ -130,7 +130,7 @@ def ask(
     """
     question = check_question(workspace.settings, question)
     parts = parse_question(question)  # all of it, in linear time; the rest reads the digest
-    digest = digest_question(question, workspace.settings.retrieval.question_digest_chars)
+    digest = digest_question(question, QUESTION_DIGEST_CHARS)
     options: dict[str, Any] = {
         "top_k": None if top_k is None else as_positive_int("top_k", top_k),
         "max_files": None if max_files is None else as_positive_int("max_files", max_files),

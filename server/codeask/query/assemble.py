@@ -16,6 +16,7 @@ from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.expand import Expand
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
@@ -100,7 +101,7 @@ def build_ask_pipeline(
             options.setdefault("files", s.retrieval.expand_files)
             options.setdefault("max_files", s.retrieval.max_files)
             ranker = HybridRetrieve(targets, s.retrieval)
-            return Expand(targets, ranker.downweighted, s.retrieval.downweight_factor, **options)
+            return Expand(targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
         if name == "widen" and not _overridden(name):
             options.setdefault("spans_per_file", s.retrieval.spans_per_file)
             return Widen(**options)
@@ -110,15 +111,7 @@ def build_ask_pipeline(
 
     query_transformers: list = []
     if llm is not None and s.llm.num_subquestions > 0:
-        query_transformers.append(
-            GenerateSubquestions(
-                llm,
-                templates,
-                s.llm.num_subquestions,
-                embedder=embedder,
-                max_similarity=s.llm.subquestion_similarity,
-            )
-        )
+        query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
     for name in p.query_transformers:
         query_transformers.append(step(name, "query transformer"))
     if s.retrieval.report_evidence:

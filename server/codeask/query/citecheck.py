@@ -30,7 +30,8 @@ from pathlib import Path
 
 from codeask.index.chunking.languages import language_for
 from codeask.index.chunking.symbols import definitions
-from codeask.index.walk import is_secret, read_text
+from codeask.index.filetext import read_text
+from codeask.index.walk import is_secret
 from codeask.lines import split_lines
 from codeask.query.anchors import resolve
 from codeask.settings import IndexSettings

@@ -4,7 +4,7 @@ A question may be a whole bug report (prose, a traceback, a long log: 25,000 cha
 one). Report reading (:func:`codeask.query.report.parse_question`: frames, messages, named files)
 runs over all of it; the texts whose cost grows with the question (the embedding, the keyword
 search, the prompts) get :func:`digest_question`'s digest, at most ``max_chars`` characters
-(``retrieval.question_digest_chars``), made in one pass, in linear time:
+(:data:`QUESTION_DIGEST_CHARS` for a question), made in one pass, in linear time:
 
 1. a line seen before (digits ignored: timestamps, ids, addresses) is dropped: repeated log lines,
    the frames of a recursion, the same warning a thousand times;
@@ -23,7 +23,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["QuestionDigest", "digest_question", "MAX_LINE_CHARS"]
+__all__ = ["QuestionDigest", "digest_question", "MAX_LINE_CHARS", "QUESTION_DIGEST_CHARS"]
+
+#: Longest text of a question that is embedded, searched and put in a prompt, characters: a page,
+#: what codeask accepted before longer questions were (the prompt may cut it further, to a quarter
+#: of the model's prompt budget). Was ``retrieval.question_digest_chars``.
+QUESTION_DIGEST_CHARS = 4000
 
 #: Longest line kept whole in a digest, characters (a minified JSON blob pasted on one line).
 MAX_LINE_CHARS = 500

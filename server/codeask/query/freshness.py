@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeask.index.walk import read_text
+from codeask.index.filetext import read_text
 from codeask.query.pipeline import Document
 
 if TYPE_CHECKING:  # the engine imports LanceDB; this reads the manifest only

@@ -22,7 +22,8 @@ from typing import Any
 
 from codeask.index.chunk import chunk_file, language_for
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.index.walk import content_reason, file_entry, is_secret, read_text
+from codeask.index.filetext import content_reason, read_text
+from codeask.index.walk import file_entry, is_secret
 from codeask.lines import split_lines
 from codeask.query.steps.related import COMMON_NAMES
 from codeask.query.steps.retrieve import HybridRetrieve

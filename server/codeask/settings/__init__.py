@@ -69,7 +69,6 @@ from codeask.settings.model import (
     LLMSettings,
     PipelineSettings,
     RerankSettings,
-    ResolvedLLM,
     RetrievalSettings,
     Settings,
     SettingsError,
@@ -77,10 +76,10 @@ from codeask.settings.model import (
     SummarySettings,
     TemplateOutsideRoot,
     add_only,
-    safe_url,
     template_path,
     trusted_only,
 )
+from codeask.settings.provider import ResolvedLLM, safe_url
 
 __all__ = [
     "Settings",

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from codeask.settings.defaults import CONFIG_FILE, USER_CONFIG_ENV, USER_CONFIG_FILE
 from codeask.settings.model import TRUST_MARKER, Settings, SettingsError
+from codeask.settings.provider import ProviderEnv
+from codeask.settings.retired import PROVIDER_KEYS, drop_retired, warn_deprecated
 
 __all__ = [
     "load_settings",
@@ -282,7 +284,8 @@ def load_settings(
         user_config: the user config file; default :func:`user_config_path`.
 
     Returns:
-        The settings, with :attr:`Settings.warnings` naming each ignored workspace value.
+        The settings, with :attr:`Settings.warnings` naming each ignored workspace value and each
+        retired or deprecated key a layer sets (:mod:`codeask.settings.retired`).
 
     Raises:
         SettingsError: invalid file or value, naming the key.
@@ -290,30 +293,12 @@ def load_settings(
     env = os.environ if env is None else env
     config = user_config or user_config_path({**os.environ, **env})
     warnings: list[str] = []
-    trusted_layers: list[tuple[str, Mapping[str, Any]]] = [(str(config), _read_toml(config))]
-    trusted_layers.append(("environment", env_layer(env)))
-    if editor:
-        trusted_layers.append(("user settings", _normalize(_dotted(dict(editor)))))
-    if flags:
-        trusted_layers.append(("command line", _normalize(_dotted(dict(flags)))))
-    trusted: dict[str, Any] = {}
-    for _, layer in trusted_layers:
-        _merge(trusted, layer)
-    layers = trusted_layers[:1]
-    if root is not None:
-        path = str(Path(root) / CONFIG_FILE)
-        file_layer = restrict_untrusted(read_config_file(Path(root)), path, warnings, config=config, trusted=trusted)
-        layers.append((path, file_layer))
-    layers.extend(trusted_layers[1:3] if editor else trusted_layers[1:2])
-    if workspace_editor:
-        name = "workspace settings"
-        scoped = _normalize(_dotted(dict(workspace_editor)))
-        layers.append((name, restrict_untrusted(scoped, name, warnings, config=config, trusted=trusted)))
-    if flags:
-        layers.append(trusted_layers[-1])
+    layers = _layers(Path(root) if root is not None else None, env, editor, workspace_editor, flags, config, warnings)
     merged: dict[str, Any] = {}
     for _, layer in layers:
         _merge(merged, _append_extras(merged, layer))
+    llm = merged.get("llm", {})
+    provider_env = ProviderEnv(**{name: llm.pop(name, None) for name in PROVIDER_KEYS})
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
@@ -322,11 +307,54 @@ def load_settings(
         raise SettingsError(f"invalid settings ({sources}): {problems}") from exc
     settings.root = str(root) if root is not None else None
     settings.warnings = warnings
+    settings.use_provider_env(provider_env)
     return settings
 
 
+def _trusted_layer(source: str, layer: Mapping[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """A trusted layer without its retired keys, its deprecated ones warned about."""
+    warn_deprecated(layer, source, warnings)
+    return drop_retired(layer, source, warnings)
+
+
+def _layers(
+    root: Path | None,
+    env: Mapping[str, str],
+    editor: Mapping[str, Any] | None,
+    workspace_editor: Mapping[str, Any] | None,
+    flags: Mapping[str, Any] | None,
+    config: Path,
+    warnings: list[str],
+) -> list[tuple[str, dict[str, Any]]]:
+    """``(source, layer)`` in precedence order, low to high (see the module docstring), each
+    normalized, without retired keys, the untrusted ones restricted (:func:`restrict_untrusted`)."""
+    user = _trusted_layer(str(config), _read_toml(config), warnings)
+    environment = drop_retired(env_layer(env), "environment", warnings)
+    scoped = _normalize(_dotted(dict(editor))) if editor else {}
+    user_editor = _trusted_layer("user settings", scoped, warnings)
+    command_line = _trusted_layer("command line", _normalize(_dotted(dict(flags))) if flags else {}, warnings)
+    trusted: dict[str, Any] = {}
+    for layer in (user, environment, user_editor, command_line):
+        _merge(trusted, layer)
+    layers = [(str(config), user)]
+    untrusted: list[tuple[str, dict[str, Any]]] = []
+    if root is not None:
+        untrusted.append((str(root / CONFIG_FILE), read_config_file(root)))
+    if workspace_editor:
+        untrusted.append(("workspace settings", _normalize(_dotted(dict(workspace_editor)))))
+    restricted = [
+        (name, restrict_untrusted(drop_retired(layer, name, warnings), name, warnings, config=config, trusted=trusted))
+        for name, layer in untrusted
+    ]
+    in_file = restricted[:1] if root is not None else []
+    layers += [*in_file, ("environment", environment), ("user settings", user_editor)]
+    layers += [*restricted[len(in_file) :], ("command line", command_line)]
+    return layers
+
+
 #: Dotted keys (or whole sections) only trusted layers may set: fields declared with
-#: :func:`trusted_only`. Add a key by declaring its field with ``trusted_only(...)``.
-TRUSTED_ONLY: frozenset[str] = _marked("trusted")
+#: :func:`trusted_only` (add a key by declaring its field with ``trusted_only(...)``), and the
+#: providers' own keys and base URLs (:data:`~codeask.settings.retired.PROVIDER_KEYS`).
+TRUSTED_ONLY: frozenset[str] = _marked("trusted") | {f"llm.{name}" for name in PROVIDER_KEYS}
 #: Dotted list keys untrusted layers may only add to: fields declared with :func:`add_only`.
 ADD_ONLY: frozenset[str] = _marked("add")

@@ -4,28 +4,27 @@ LLM it resolves to.
 
 Every number has a lower and an upper bound: a repository's ``.codeask.toml`` is untrusted, and a
 value out of bounds there is ignored with one warning, so it cannot make codeask exhaust the
-machine (``embedding.batch_size`` = 100000 would need hundreds of GB) or spend the user's LLM
+machine (``embedding.threads`` = 100000 would start as many threads) or spend the user's LLM
 budget (``llm.num_subquestions``, ``llm.max_retries``, ``llm.max_tokens``). The upper bounds are
 far above any useful value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticUndefined
 
 from codeask.settings.defaults import (
-    DEFAULT_BUILD_OUTPUTS,
     DEFAULT_DOWNWEIGHT_PATTERNS,
     DEFAULT_EXCLUDES,
     DEFAULT_SECRET_PATTERNS,
     TEMPLATE_NAMES,
 )
+from codeask.settings.provider import ProviderEnv, ResolvedLLM, resolve_llm
 
 __all__ = [
     "Settings",
@@ -40,11 +39,9 @@ __all__ = [
     "PipelineSettings",
     "SettingsError",
     "TemplateOutsideRoot",
-    "ResolvedLLM",
     "trusted_only",
     "add_only",
     "template_path",
-    "safe_url",
     "TRUST_MARKER",
 ]
 
@@ -76,7 +73,13 @@ def add_only(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_assignment=True,
+        use_attribute_docstrings=True,
+    )
 
 
 class LLMSettings(_Section):
@@ -85,22 +88,16 @@ class LLMSettings(_Section):
     provider: Literal["auto", "openai", "anthropic", "none"] = trusted_only("auto")
     """``auto``: openai if an OpenAI key is set, else anthropic if an Anthropic key is set, else none."""
     model: str | None = None
-    """Model name; ``None`` picks ``default_openai_model`` / ``default_anthropic_model``."""
-    default_openai_model: str = "gpt-5.4-mini"
-    default_anthropic_model: str = "claude-sonnet-5-5"
+    """Model name; ``None`` picks :data:`DEFAULT_OPENAI_MODEL` / :data:`DEFAULT_ANTHROPIC_MODEL`."""
     api_key: str | None = trusted_only(None, repr=False)
-    """Key for the chosen provider; overrides ``openai_api_key``/``anthropic_api_key``."""
+    """Key for the chosen provider (the one way to give a key in a file, the editor or a flag); unset,
+    the provider's own variable is read (``$OPENAI_API_KEY`` / ``$ANTHROPIC_API_KEY``)."""
     base_url: str | None = trusted_only(None)
-    """Base URL for the chosen provider (Ollama, vLLM, LM Studio, a proxy)."""
-    openai_api_key: str | None = trusted_only(None, repr=False)
-    openai_base_url: str | None = trusted_only(None)
-    anthropic_api_key: str | None = trusted_only(None, repr=False)
-    anthropic_base_url: str | None = trusted_only(None)
+    """Base URL for the chosen provider (Ollama, vLLM, LM Studio, a proxy); unset, the provider's own
+    variable is read (``$OPENAI_BASE_URL`` / ``$ANTHROPIC_BASE_URL``), else the provider's API."""
     timeout: float = Field(default=60.0, gt=0, le=3600)
     """Seconds of silence allowed between two stream events once the answer has started (every
     call is streamed); also the base of the default time to first token. ``CODEASK_LLM_TIMEOUT``."""
-    connect_timeout: float = Field(default=10.0, gt=0, le=600)
-    """Seconds to open the connection. ``CODEASK_LLM_CONNECT_TIMEOUT``."""
     first_token_timeout: float | None = Field(default=None, gt=0, le=3600)
     """Seconds from sending a prompt to its first token; ``None``: ``timeout`` plus the prompt's tokens
     at 20 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one.
@@ -124,13 +121,6 @@ class LLMSettings(_Section):
     """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
     num_subquestions: int = Field(default=3, ge=0, le=10)
     """Follow-up questions generated per ask (the original question is always kept)."""
-    subquestion_similarity: float = Field(default=0.8, ge=0.0, le=1.0)
-    """Cosine similarity (of the embedding model's vectors) from which a generated search query is
-    a paraphrase of the question or of an earlier query, and is dropped. 0.8 lies between what the
-    built-in all-MiniLM-L6-v2 gives paraphrases (0.83-0.99 against the question or each other) and
-    queries that add identifiers or behaviour (0.31-0.64 against the question, up to 0.78 between
-    two queries naming the same function), measured on the pairs in ``tests/test_subquestions.py``;
-    another embedding model may need another value. 1.0 drops only exact repeats."""
     scan_secrets: bool = trusted_only(True)
     """Scan repository text for credentials (detect-secrets) before any LLM call: lines holding
     one are redacted, private key blocks withheld (:mod:`codeask.query.secrets`)."""
@@ -147,28 +137,17 @@ class EmbeddingSettings(_Section):
     ``model_path`` or fastembed's cache."""
     model_path: str | None = trusted_only(None)
     """Local folder with the model's ONNX and tokenizer files (fastembed ``specific_model_path``)."""
-    batch_size: int = Field(default=4, gt=0, le=64)
-    """Chunks per ONNX call. Texts are length-sorted first, so small batches lose no speed
-    (4 and 8 both ~44 chunks/s here) while the peak memory grows with the batch (batch 64 peaks
-    at 8.5 GB RSS, batch 8 at ~0.58 GB, batch 4 at ~0.43 GB for the model alone)."""
-    max_tokens: int = Field(default=256, gt=0, le=8192)
-    """Input cap per chunk, tokens (MiniLM-L6 was trained on 256)."""
     threads: int | None = Field(default=None, gt=0, le=256)
     """ONNX Runtime intra-op threads; ``None`` = all cores."""
     index_nice: int = Field(default=10, ge=0, le=19)
     """Niceness added to background indexing's embedding (phase 2 in the language server, the MCP
     server and ``codeask watch``; POSIX): the model runs in a child process at this lower CPU
-    priority, so searches, query embedding and live updates (a model in-process, at normal priority)
-    get the CPU and the GIL first; ``0`` = one in-process model at normal priority. Foreground
+    priority (and, on Linux, under ``SCHED_IDLE``: :data:`codeask.index.embed.IDLE_SUPPORTED`), so
+    searches, query embedding and live updates (a model in-process, at normal priority) get the CPU
+    and the GIL first; ``0`` = one in-process model at normal priority. Foreground
     commands (``codeask index``, ``ask``, ``explain``, ``eval``, ``publish``) ignore it: their user
     waits for that work, so they embed in-process at their own priority. Measured by
     ``bench/index.py`` (README "Indexing while you search")."""
-    index_idle: bool = True
-    """Linux: background indexing's child (see ``index_nice``, which must be > 0) also runs under
-    the ``SCHED_IDLE`` scheduling policy, so it gets a core only when no normal-priority thread
-    wants it: searches during phase 2 stay as fast as after it. On a machine kept busy by other
-    programs phase 2 then waits for idle time (keyword search answers meanwhile); ``false`` keeps the
-    nice value alone (a smaller, steady share). Ignored elsewhere."""
     machine_cache_mb: int = trusted_only(2048, ge=0, le=1_048_576)
     """Size of the machine's vector store, MiB (one per embedding model in the cache dir,
     :mod:`codeask.index.machine`): every root's index takes vectors from it before embedding, so a
@@ -191,10 +170,13 @@ class IndexSettings(_Section):
     max_line_length: int = Field(default=1000, gt=0, le=1_000_000)
     """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    """Paths never walked (gitignore syntax), besides ``.gitignore`` and ``.codeaskignore``; a
+    workspace's list is added to this one (it cannot re-include what the user excludes)."""
     extra_exclude: list[str] = Field(default_factory=list)
-    build_outputs: list[str] = Field(default_factory=lambda: list(DEFAULT_BUILD_OUTPUTS))
-    """Folder names excluded only where they hold build output (see :data:`DEFAULT_BUILD_OUTPUTS`)."""
+    """Added to ``exclude`` (so a user extends the list without repeating it)."""
     secret_patterns: list[str] = add_only(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
+    """Files that may hold credentials (gitignore syntax): never read, indexed or sent to an LLM;
+    a workspace's list is added to this one."""
     extra_secret_patterns: list[str] = Field(default_factory=list)
     """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
@@ -203,23 +185,6 @@ class IndexSettings(_Section):
     """Embed vendored and generated code too (:mod:`codeask.index.kinds`); off, it is indexed
     keyword-only: searchable, ranked below the project's own code, and never waited for. Data files
     (translations, fonts, tables) are never embedded. Changing it rebuilds the index."""
-    chunk_lines: int = Field(default=60, gt=0, le=10_000)
-    """Target chunk size in lines; larger definitions are split at inner definitions or windows."""
-    max_chunk_chars: int = Field(default=3000, gt=0, le=1_000_000)
-    """Hard cap on chunk size, characters."""
-    write_batch_files: int = Field(default=200, gt=0, le=100_000)
-    """Files per LanceDB commit in phase 1."""
-    compact_every: int = Field(default=50, gt=0, le=1_000_000)
-    """Run LanceDB compaction (and old-version cleanup) after this many commits."""
-    keep_versions_minutes: float = Field(default=10.0, ge=0, le=7 * 24 * 60)
-    """Old LanceDB versions are deleted at compaction only once older than this, so readers in
-    other threads and processes never lose the files of the version they are reading."""
-    ann_min_rows: int = Field(default=50_000, gt=0, le=1_000_000_000)
-    """Vectors above which dense search uses an ANN index (IVF-SQ with refinement); exact below."""
-    embed_commit_rows: int = Field(default=256, gt=0, le=1_000_000)
-    """Phase 2 commits its vectors every this many texts..."""
-    embed_commit_seconds: float = Field(default=5.0, ge=0, le=86_400)
-    """...or every this many seconds, whichever comes first."""
 
 
 class RetrievalSettings(_Section):
@@ -229,14 +194,8 @@ class RetrievalSettings(_Section):
     """Chunks kept after fusion."""
     max_files: int = Field(default=8, gt=0, le=100)
     """Files kept by the one-per-file filter."""
-    candidates: int = Field(default=100, gt=0, le=10_000)
-    """Chunks fetched from each ranking (keyword, dense) before fusion."""
-    rrf_k: int = Field(default=60, ge=0, le=10_000)
-    """Reciprocal rank fusion constant: score = sum 1 / (rrf_k + rank)."""
     downweight: bool = True
     """Rank tests, docs, changelogs and examples below implementation files."""
-    downweight_factor: float = Field(default=0.5, ge=0, le=1)
-    """Fused score multiplier for downweighted paths, 0 to 1."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
     """Downweighted paths (gitignore syntax): by default the test, docs and config kinds' own
     patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks."""
@@ -244,10 +203,6 @@ class RetrievalSettings(_Section):
     """Rank a hub file (one in the top files of most questions, measured from the index after
     each indexing run in roots of 200 files or more: :mod:`codeask.index.hubs`) at 0.5 to 1 of its
     score unless the question names it."""
-    third_party_factor: float = Field(default=0.25, ge=0, le=1)
-    """Fused score multiplier for vendored, generated and data files (:mod:`codeask.index.kinds`),
-    0 to 1: below the project's own code, tests and docs, unless the question names the file or
-    the kind ("the vendored yaml parser")."""
     report_evidence: bool = True
     """Read a question shaped like a bug report (:mod:`codeask.query.report`): search its prose
     without stack frames and issue-template boilerplate, and rank the files its frames point at,
@@ -265,24 +220,18 @@ class RetrievalSettings(_Section):
     """Longest question accepted, characters: a pasted bug report with its logs (the longest of 79
     real reports was 24,770 characters) fits; a longer one is refused with one line. Report reading
     runs over all of it; what is embedded, searched and sent is its digest (``question_digest_chars``)."""
-    question_digest_chars: int = Field(default=4000, ge=500, le=50_000)
-    """Longest text of a question that is embedded, searched and put in a prompt, characters (a page,
-    what codeask accepted before longer questions were): a longer question is cut to a digest that
-    keeps the prose and the evidence, logs and repeated frames collapsed (:mod:`codeask.query.digest`);
-    the answer's prompt may cut it further to a quarter of the model's prompt budget."""
 
 
 class RerankSettings(_Section):
     """Optional cross-encoder rerank between retrieval and answer."""
 
     enabled: bool = False
+    """Rerank the retrieved documents with a cross-encoder before the answer."""
     model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
     top_k: int = Field(default=10, gt=0, le=1000)
     """Documents kept after rerank; retrieval fetches at least twice as many."""
-    batch_size: int = Field(default=8, gt=0, le=256)
-    """Query-document pairs per cross-encoder call."""
 
 
 class SummarySettings(_Section):
@@ -300,15 +249,11 @@ class HoverSettings(_Section):
     """
 
     enabled: bool = True
+    """Answer ``textDocument/hover`` at all."""
     llm: bool = False
-    """Let the LLM write a short explanation on hover. Then the pointer must rest ``delay_ms``
-    before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
+    """Let the LLM write a short explanation on hover. Then the pointer must rest
+    (:data:`codeask.lsp.server.HOVER_DELAY_MS`) before anything runs, at most one LLM call runs at a time (a newer hover cancels the older)
     and a failing call is logged, never shown as an error."""
-    delay_ms: int = Field(default=350, ge=0, le=5000)
-    """Debounce of LLM hovers, milliseconds: hovers replaced by a newer one within this time
-    never reach the LLM."""
-    timeout: float = Field(default=15.0, gt=0, le=120)
-    """Seconds an LLM hover may take (one attempt, no retries); then the related code is shown."""
 
 
 class SharedSettings(_Section):
@@ -317,17 +262,19 @@ class SharedSettings(_Section):
     url: str | None = trusted_only(None)
     """``s3://bucket/prefix`` of the cache (``$CODEASK_SHARED_CACHE``); ``None``: no shared cache.
     Credentials, region and endpoint come from the standard AWS environment variables."""
-    retention_days: float = Field(default=30.0, gt=0, le=3650)
-    """``codeask publish --compact`` drops keys no publish used within this many days."""
 
 
 class PipelineSettings(_Section):
     """Custom steps by entry-point name (group ``codeask.steps``)."""
 
     query_transformers: list[str] = Field(default_factory=list)
+    """Steps run on the question before retrieval (see ``docs/pipeline.md``)."""
     response_transformers: list[str] = Field(default_factory=list)
+    """Steps run on the retrieved documents before the answer."""
     answer: str | None = None
+    """A step that replaces the built-in answer step."""
     evaluators: list[str] = Field(default_factory=list)
+    """Steps that score an answer (``codeask eval``)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments per step name, e.g. ``{first_per_file = {max_files = 3}}``."""
 
@@ -354,34 +301,19 @@ class Settings(_Section):
     root: str | None = Field(default=None, exclude=True)
     """The workspace root the settings were loaded for (resolves ``@path`` templates)."""
     warnings: list[str] = Field(default_factory=list, exclude=True)
-    """One line per value an untrusted layer tried to set and was ignored (see the module doc)."""
+    """One line per value an untrusted layer tried to set and was ignored, per retired or deprecated
+    key a layer still sets (see :mod:`codeask.settings`)."""
+    _provider_env: ProviderEnv = PrivateAttr(default_factory=ProviderEnv)
+    """The provider variables (``$OPENAI_API_KEY``, ...) :func:`~codeask.settings.load_settings` read."""
 
     def resolved_llm(self) -> ResolvedLLM | None:
-        """The provider, model, key and base URL to use, or ``None`` when no LLM is configured."""
-        llm = self.llm
-        provider = llm.provider
-        if provider == "auto":
-            if (llm.api_key and not (llm.openai_api_key or llm.anthropic_api_key)) or llm.openai_api_key:
-                provider = "openai"
-            elif llm.anthropic_api_key:
-                provider = "anthropic"
-            else:
-                return None
-        if provider == "none":
-            return None
-        if provider == "openai":
-            key = llm.api_key or llm.openai_api_key
-            base_url = llm.base_url or llm.openai_base_url
-            if not key and not base_url:
-                return None
-            model = llm.model or llm.default_openai_model
-        else:
-            key = llm.api_key or llm.anthropic_api_key
-            base_url = llm.base_url or llm.anthropic_base_url
-            if not key and not base_url:
-                return None
-            model = llm.model or llm.default_anthropic_model
-        return ResolvedLLM(provider=provider, model=model, api_key=key, base_url=base_url)
+        """The provider, model, key and base URL to use, or ``None`` when no LLM is configured
+        (:func:`~codeask.settings.provider.resolve_llm`, with the provider variables the loader read)."""
+        return resolve_llm(self.llm, self._provider_env)
+
+    def use_provider_env(self, env: ProviderEnv) -> None:
+        """Set the provider variables :meth:`resolved_llm` falls back on (the loader calls it)."""
+        self._provider_env = env
 
     def template_source(self, name: str) -> str | None:
         """The user's override for template ``name`` (file contents for ``@path``), or ``None``.
@@ -425,37 +357,3 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     if not path.is_relative_to(real_root):
         raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
-
-
-@dataclass(frozen=True)
-class ResolvedLLM:
-    """A concrete LLM choice: provider ``openai`` or ``anthropic``, model name, key, base URL."""
-
-    provider: str
-    model: str
-    api_key: str | None
-    base_url: str | None
-
-    def describe(self) -> str:
-        """``provider:model``, then ``at <base_url>`` when a base URL is set (never the key, nor a
-        ``user:password@`` in the URL)."""
-        where = f" at {safe_url(self.base_url)}" if self.base_url else ""
-        return f"{self.provider}:{self.model}{where}"
-
-
-def safe_url(url: str | None) -> str | None:
-    """``url`` without any ``user:password@`` part, for messages and logs (the one URL scrubber:
-    :mod:`codeask.llm` uses it too). Host and port stay as written (``[::1]:8080`` included); a URL
-    that does not parse is returned as is; ``None`` and ``""`` are returned unchanged."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    if not url:
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))

@@ -78,7 +78,24 @@ from codeask.index.chunking.languages import (
 from codeask.index.chunking.packing import Ctx, Span
 from codeask.lines import split_lines
 
-__all__ = ["KNOWN_EXTENSIONS", "KNOWN_FILENAMES", "TREE_SITTER_LANGUAGES", "Chunk", "chunk_text", "language_for"]
+__all__ = [
+    "KNOWN_EXTENSIONS",
+    "KNOWN_FILENAMES",
+    "TREE_SITTER_LANGUAGES",
+    "CHUNK_LINES",
+    "MAX_CHUNK_CHARS",
+    "Chunk",
+    "chunk_text",
+    "language_for",
+]
+
+#: Target chunk size, lines: a screenful, about one function or class of ordinary code; larger
+#: definitions are split at inner definitions or windows. With :data:`MAX_CHUNK_CHARS` it keeps a
+#: chunk within the embedding model's 256 tokens (``codeask.index.embed.MAX_TOKENS``) for most code.
+#: Was ``index.chunk_lines``.
+CHUNK_LINES = 60
+#: Hard cap on a chunk, characters (a single longer line is a chunk of its own). Was ``index.max_chunk_chars``.
+MAX_CHUNK_CHARS = 3000
 
 
 @dataclass(frozen=True)
@@ -128,7 +145,9 @@ def _valid(ranges: list[Span], n: int) -> bool:
     return expect == n
 
 
-def chunk_text(path: str, text: str, *, chunk_lines: int = 60, max_chunk_chars: int = 3000) -> list[Chunk]:
+def chunk_text(
+    path: str, text: str, *, chunk_lines: int = CHUNK_LINES, max_chunk_chars: int = MAX_CHUNK_CHARS
+) -> list[Chunk]:
     """Split ``text`` (the content of ``path``) into line-range chunks.
 
     The language comes from :func:`language_for`.  Code in a tree-sitter

@@ -43,6 +43,7 @@ from typing import Any
 
 from codeask.imports import IMPORT_LOCK, load
 from codeask.index.chunking.languages import TREE_SITTER_LANGUAGES
+from codeask.index.chunking.node_types import CONTAINERS, DEF_TYPES, IDENT_TYPES, VALUE_DEFS, WRAPPERS
 from codeask.index.chunking.packing import Atom, Ctx, Span, pack, window_atoms
 
 __all__ = ["code_chunks", "named_definition", "node_rows", "parser_for"]
@@ -84,148 +85,6 @@ def parser_for(language: str) -> Any:
     return parser
 
 
-# Node types that define a named symbol.
-_DEF_TYPES = frozenset(
-    {
-        # python / starlark
-        "function_definition",
-        "class_definition",
-        "decorated_definition",
-        # javascript / typescript
-        "function_declaration",
-        "generator_function_declaration",
-        "class_declaration",
-        "abstract_class_declaration",
-        "method_definition",
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-        "internal_module",
-        "module",
-        "function_signature",
-        "abstract_method_signature",
-        "export_statement",
-        "lexical_declaration",
-        "variable_declaration",
-        # go
-        "method_declaration",
-        "type_declaration",
-        # rust
-        "function_item",
-        "struct_item",
-        "enum_item",
-        "union_item",
-        "impl_item",
-        "trait_item",
-        "mod_item",
-        "macro_definition",
-        "function_signature_item",
-        # java / c# / kotlin / scala / swift / dart
-        "record_declaration",
-        "constructor_declaration",
-        "annotation_type_declaration",
-        "struct_declaration",
-        "namespace_declaration",
-        "file_scoped_namespace_declaration",
-        "property_declaration",
-        "object_declaration",
-        "companion_object",
-        "object_definition",
-        "trait_definition",
-        "protocol_declaration",
-        "extension_declaration",
-        "destructor_declaration",
-        "operator_declaration",
-        "delegate_declaration",
-        "event_declaration",
-        "indexer_declaration",
-        "secondary_constructor",
-        "class_specifier_declaration",
-        "mixin_declaration",
-        # c / c++
-        "struct_specifier",
-        "class_specifier",
-        "union_specifier",
-        "enum_specifier",
-        "namespace_definition",
-        "template_declaration",
-        "type_definition",
-        # ruby
-        "class",
-        "singleton_class",
-        "method",
-        "singleton_method",
-        # php
-        "trait_declaration",  # (and namespace_definition, listed under c / c++)
-        # lua / bash
-        "local_function",
-        "function_definition_statement",
-    }
-)
-
-# Wrappers whose symbol (and body) is that of an inner definition.
-_WRAPPERS = frozenset(
-    {"decorated_definition", "export_statement", "template_declaration", "lexical_declaration", "variable_declaration"}
-)
-
-# Children flattened into their parent when a node is expanded.
-_CONTAINERS = frozenset(
-    {
-        "block",
-        "body_statement",
-        "class_body",
-        "declaration_list",
-        "field_declaration_list",
-        "compound_statement",
-        "statement_block",
-        "statement_list",
-        "interface_body",
-        "enum_body",
-        "enum_class_body",
-        "object_type",
-        "function_body",
-        "template_body",
-        "do_block",
-        "block_body",
-        "enum_member_declaration_list",
-        "enum_variant_list",
-        "annotation_type_body",
-        "record_body",
-        "constructor_body",
-        "protocol_body",
-        "suite",
-    }
-)
-
-_IDENT_TYPES = frozenset(
-    {
-        "identifier",
-        "simple_identifier",
-        "type_identifier",
-        "constant",
-        "name",
-        "field_identifier",
-        "property_identifier",
-        "namespace_identifier",
-        "qualified_identifier",
-        "scoped_identifier",
-        "scoped_type_identifier",
-        "scope_resolution",
-        "dot_index_expression",
-        "method_index_expression",
-        "word",
-        "destructor_name",
-        "operator_name",
-        "qualified_name",
-        "private_property_identifier",
-    }
-)
-
-_VALUE_DEFS = frozenset(
-    {"arrow_function", "function_expression", "function", "class", "generator_function", "class_expression"}
-)
-
-
 def _text(node: Node) -> str:
     t = node.text
     return t.decode("utf-8", "replace") if t is not None else ""
@@ -243,13 +102,13 @@ def _clean_name(name: str) -> str:
 
 def _inner_def(node: Node) -> Node | None:
     """The definition wrapped by ``node`` (decorators, export, template...)."""
-    if node.type not in _WRAPPERS:
+    if node.type not in WRAPPERS:
         return node
     if node.type in ("lexical_declaration", "variable_declaration"):
         decls = [c for c in node.named_children if c.type == "variable_declarator"]
         if len(decls) == 1:
             value = decls[0].child_by_field_name("value")
-            if value is not None and value.type in _VALUE_DEFS:
+            if value is not None and value.type in VALUE_DEFS:
                 return decls[0]
         return None
     for field in ("definition", "declaration"):
@@ -257,7 +116,7 @@ def _inner_def(node: Node) -> Node | None:
         if inner is not None:
             return _inner_def(inner)
     for child in reversed(node.named_children):
-        if child.type in _DEF_TYPES:
+        if child.type in DEF_TYPES:
             return _inner_def(child)
     return None
 
@@ -286,7 +145,7 @@ def _def_name(node: Node) -> str | None:
     decl = node.child_by_field_name("declarator")
     depth = 0
     while decl is not None and depth < 8:
-        if decl.type in _IDENT_TYPES:
+        if decl.type in IDENT_TYPES:
             return _clean_name(_text(decl)) or None
         inner = decl.child_by_field_name("declarator")
         if inner is None:
@@ -296,7 +155,7 @@ def _def_name(node: Node) -> str | None:
     if t in ("struct_specifier", "class_specifier", "union_specifier", "enum_specifier"):
         return None  # anonymous
     for child in node.named_children[:4]:  # grammars without fields (kotlin, swift...)
-        if child.type in _IDENT_TYPES:
+        if child.type in IDENT_TYPES:
             return _clean_name(_text(child)) or None
     return None
 
@@ -305,7 +164,7 @@ def named_definition(node: Node) -> tuple[Node, str] | None:
     """``(definition, name)`` if ``node`` defines a named symbol, else ``None``. ``definition`` is the
     node inside a wrapper (decorators, ``export``, ``template<>``, ``const f = () => ...``); ``name``
     is unqualified by the enclosing definitions (``Foo``, or ``S.Foo`` for a Go method on ``S``)."""
-    if node.type not in _DEF_TYPES:
+    if node.type not in DEF_TYPES:
         return None
     inner = _inner_def(node)
     name = _def_name(inner) if inner is not None else None
@@ -353,7 +212,7 @@ def _expand_children(node: Node) -> list[Node]:
     stack = [(c, False) for c in reversed(node.named_children)]
     while stack:
         child, inner = stack.pop()
-        if child.named_child_count and (child.type in _CONTAINERS or (body is not None and child.id == body.id)):
+        if child.named_child_count and (child.type in CONTAINERS or (body is not None and child.id == body.id)):
             stack.extend((c, True) for c in reversed(child.named_children))
         else:
             if inner and first_inner is None:
@@ -364,18 +223,18 @@ def _expand_children(node: Node) -> list[Node]:
     return out[first_inner:] if first_inner else out
 
 
-def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, header_claim: str | None) -> list[Atom]:
-    """Atoms tiling rows lo..hi from sibling nodes ``children``."""
+def _items(children: list[Node], lo: int, hi: int) -> list[_Item]:
+    """Sibling nodes ``children`` clipped to rows lo..hi, grouped into items (nodes sharing a row
+    are one item), each run of comments directly above a definition joined to it."""
     items: list[_Item] = []
     for child in children:
         if child.is_missing or child.start_byte == child.end_byte:
             continue
         s, e = node_rows(child)
-        s = max(s, lo)
-        e = min(e, hi)
+        s, e = max(s, lo), min(e, hi)
         if s > hi or e < lo:
             continue
-        is_def = child.type in _DEF_TYPES and _inner_def(child) is not None
+        is_def = child.type in DEF_TYPES and _inner_def(child) is not None
         if items and s <= items[-1].end:
             it = items[-1]
             it.end = max(it.end, e)
@@ -385,9 +244,6 @@ def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, he
             it.comment_only = it.comment_only and _is_comment(child)
         else:
             items.append(_Item(s, e, [child], child if is_def else None, _is_comment(child)))
-    if not items:
-        return window_atoms(ctx, lo, hi, scope, header_claim)
-    # attach comment runs directly above a definition
     merged: list[_Item] = []
     for it in reversed(items):
         if merged and it.comment_only and merged[-1].def_node is not None and merged[-1].start == it.end + 1:
@@ -397,8 +253,15 @@ def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, he
             continue
         merged.append(it)
     merged.reverse()
-    items = merged
+    return merged
 
+
+def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, header_claim: str | None) -> list[Atom]:
+    """Atoms tiling rows lo..hi from sibling nodes ``children``: the lines before the first item,
+    then each item (split when too large: :func:`_expand_item`) and the lines after it."""
+    items = _items(children, lo, hi)
+    if not items:
+        return window_atoms(ctx, lo, hi, scope, header_claim)
     atoms: list[Atom] = []
     if items[0].start > lo:
         a, b = lo, items[0].start - 1
@@ -407,14 +270,10 @@ def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, he
         else:
             atoms.extend(window_atoms(ctx, a, b, scope, header_claim))
     for k, it in enumerate(items):
-        a = it.start
-        b = it.end
+        a, b = it.start, it.end
         tail_end = items[k + 1].start - 1 if k + 1 < len(items) else hi
-        def_node = it.def_node
-        claim = None
-        named = named_definition(def_node) if def_node is not None else None
-        if named is not None:
-            claim = f"{scope}.{named[1]}" if scope else named[1]
+        named = named_definition(it.def_node) if it.def_node is not None else None
+        claim = (f"{scope}.{named[1]}" if scope else named[1]) if named is not None else None
         if ctx.fits(a, b):
             atoms.append(Atom(a, b, scope, claim, False, False))
         else:

@@ -6,7 +6,7 @@ types, the chunks that call what they define, and the definitions of the names t
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
 Files are ranked by personalised PageRank over those edges, restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
-candidate chunk holds, times ``retrieval.downweight_factor`` for tests, docs and examples.
+candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples.
 
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
 document per file (the chunk the edge leads to), each saying why in ``Document.via``; they take the
@@ -57,7 +57,7 @@ class Expand:
     Args:
         targets: the roots to search (:class:`~codeask.query.steps.retrieve.SearchTarget`).
         downweighted: whether a path ranks lower (tests, docs: the retriever's rule).
-        factor: multiplier of a downweighted candidate (``retrieval.downweight_factor``).
+        factor: multiplier of a downweighted candidate (:data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR`).
         files: files added at most (``retrieval.expand_files``); 0 adds none.
         max_files: files kept in all (``retrieval.max_files``; ``query.options["max_files"]`` wins).
         seeds: documents the graph is followed from.

@@ -2,11 +2,11 @@
 
 A file's fused score (:func:`codeask.query.steps.retrieve.fuse`) is multiplied by its prior:
 
-* vendored, generated and data files (:mod:`codeask.index.kinds`): ``retrieval.third_party_factor``
-  (0.25: below the project's own code, and below its tests and docs at ``downweight_factor`` 0.5),
+* vendored, generated and data files (:mod:`codeask.index.kinds`): :data:`THIRD_PARTY_FACTOR`
+  (0.25: below the project's own code, and below its tests and docs at :data:`DOWNWEIGHT_FACTOR` 0.5),
   unless the question names that kind ("the vendored yaml parser");
 * when the question names languages ("the C code", "in TypeScript", :mod:`codeask.query.intent`):
-  files in other languages, ``retrieval.downweight_factor``;
+  files in other languages, :data:`DOWNWEIGHT_FACTOR`;
 * a hub file (one in the top files of most questions, measured from the index:
   :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), with
   ``retrieval.hub_damping`` on;
@@ -28,9 +28,19 @@ from codeask.settings import RetrievalSettings
 if TYPE_CHECKING:  # the store module imports LanceDB; priors only read a hit's fields
     from codeask.index.rows import Hit
 
-__all__ = ["THIRD_PARTY_KINDS", "file_prior", "lifted"]
+__all__ = ["THIRD_PARTY_KINDS", "DOWNWEIGHT_FACTOR", "THIRD_PARTY_FACTOR", "file_prior", "lifted"]
 
-#: Kinds ranked at ``retrieval.third_party_factor``.
+#: Fused score multiplier of a downweighted file (tests, docs, configs, examples, files in a
+#: language the question does not ask for): half, so implementation files come first while a test
+#: that matches much better still ranks (shared/eval/FINDINGS.md, point 3). Was
+#: ``retrieval.downweight_factor``.
+DOWNWEIGHT_FACTOR = 0.5
+#: Fused score multiplier of vendored, generated and data files: below the project's own code and
+#: below its tests and docs (:data:`DOWNWEIGHT_FACTOR`), unless the question names the file or the
+#: kind. Was ``retrieval.third_party_factor``.
+THIRD_PARTY_FACTOR = 0.25
+
+#: Kinds ranked at :data:`THIRD_PARTY_FACTOR`.
 THIRD_PARTY_KINDS = frozenset({"vendored", "generated", "data"})
 
 
@@ -44,7 +54,7 @@ def file_prior(
     module docstring).
 
     Args:
-        settings: ``third_party_factor``, ``downweight_factor``, ``hub_damping``.
+        settings: ``hub_damping``.
         intent: what the question asks for (:func:`codeask.query.intent.question_intent`).
         named: whether the question names a path's file (``names_file``).
         hubs: ``{root: {path: k-occurrence share}}`` (:func:`codeask.index.hubs.load_hubs`).
@@ -58,9 +68,9 @@ def file_prior(
         if settings.hub_damping:
             factor *= hub_factor(hubs.get(root, {}).get(hit.path, 0.0))
         if hit.kind in THIRD_PARTY_KINDS and hit.kind not in intent.kinds:
-            factor *= settings.third_party_factor
+            factor *= THIRD_PARTY_FACTOR
         if intent.languages and hit.language not in intent.languages:
-            factor *= settings.downweight_factor
+            factor *= DOWNWEIGHT_FACTOR
         return factor
 
     return prior

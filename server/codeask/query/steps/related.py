@@ -3,7 +3,7 @@
 The selection (``query.options["selection"]``, a :class:`~codeask.query.explain.Span`) gives three
 kinds of rankings per root, fused with the ask retriever's :func:`~codeask.query.steps.retrieve.fuse`
 (per-file reciprocal rank fusion, files matching ``retrieval.downweight_patterns`` - tests, docs,
-examples, configs - multiplied by ``retrieval.downweight_factor``, exactly as for a question):
+examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR`, exactly as for a question):
 
 * definitions it uses: each distinctive identifier of the selection (:func:`identifiers`) searched
   by keyword, a chunk whose symbol *is* that identifier first;
@@ -28,7 +28,8 @@ from codeask.index.walk import is_secret
 from codeask.query.graph import one_hop
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
-from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, fuse
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
+from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget, fuse
 from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
@@ -120,9 +121,9 @@ class RelatedRetrieve:
         ]
         fused = fuse(
             rankings,
-            rrf_k=self.retrieval.rrf_k,
+            rrf_k=RRF_K,
             downweighted=self.ranker.downweighted,
-            factor=self.retrieval.downweight_factor,
+            factor=DOWNWEIGHT_FACTOR,
         )
         labels = {t.root: t.label for t in targets}
         documents: list[Document] = []

@@ -44,8 +44,12 @@ __all__ = [
     "OnePerFileForRerank",
     "RetrieveAtLeast",
     "DEFAULT_RERANK_MODEL",
+    "BATCH_SIZE",
 ]
 
+#: Query-document pairs per cross-encoder call: a batch of 8 keeps the model's memory small while
+#: the whole rerank of ``rerank.top_k`` (10) documents takes one or two calls. Was ``rerank.batch_size``.
+BATCH_SIZE = 8
 #: Tried (offline, from fastembed's cache) when ``rerank.enabled`` and no ``rerank.model`` is set.
 DEFAULT_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
 
@@ -194,7 +198,7 @@ class Rerank:
         if encoder is None:
             encoder = load_cross_encoder(
                 model if model is not None else (rs.model if rs else None),
-                int(batch_size or (rs.batch_size if rs else 8)),
+                int(batch_size or BATCH_SIZE),
             )
         self.encoder = encoder
 

@@ -14,7 +14,7 @@ bug report (``query.parts``, see :mod:`codeask.query.report`) adds two more, wei
 ``evidence_weight``: the chunks its stack frames point at, innermost first, and the code chunks
 whose string literals produce its text (:mod:`codeask.query.steps.evidence`). Files
 matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples, templates, CI and
-tool configs) are multiplied by ``retrieval.downweight_factor``, unless the question names the file
+tool configs) are multiplied by :data:`DOWNWEIGHT_FACTOR`, unless the question names the file
 or asks for that kind ("the tests"); each file is then scaled by its prior (vendored, generated and
 data files lower; files in languages other than the ones the question names lower:
 :mod:`codeask.query.steps.priors`). Each ranking is fetched deep enough to hold ``2 * max_files``
@@ -48,14 +48,23 @@ from codeask.query.report import QuestionParts, parse_question
 from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.parse import searched_text
-from codeask.query.steps.priors import file_prior, lifted
+from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, file_prior, lifted
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter"]
+__all__ = ["HybridRetrieve", "SearchTarget", "fuse", "path_filter", "CANDIDATES", "RRF_K"]
+
+#: Chunks fetched from each ranking (keyword, dense, ...) before fusion, at least ``top_k``: five
+#: times the default ``retrieval.top_k``, so fusion sees what one ranking puts lower. Was
+#: ``retrieval.candidates``.
+CANDIDATES = 100
+#: Reciprocal rank fusion constant, score = sum 1 / (RRF_K + rank): the k = 60 of Cormack, Clarke and
+#: Buettcher, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank Learning Methods"
+#: (SIGIR 2009). Was ``retrieval.rrf_k``.
+RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -290,7 +299,7 @@ class HybridRetrieve:
 
     def downweighted(self, path: str) -> bool:
         """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax) while
-        ``retrieval.downweight`` is on; such a file's fused score is multiplied by ``downweight_factor``."""
+        ``retrieval.downweight`` is on; such a file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
         return self.settings.downweight and self._down.match_file(path)
 
     def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
@@ -319,7 +328,7 @@ class HybridRetrieve:
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
         files = int(query.options.get("max_files") or self.settings.max_files)
-        candidates = max(self.settings.candidates, top_k)
+        candidates = max(CANDIDATES, top_k)
         only = path_filter(query.options.get("path_glob"))
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
@@ -382,9 +391,9 @@ class HybridRetrieve:
         fused = keep_files(
             fuse(
                 rankings,
-                rrf_k=self.settings.rrf_k,
+                rrf_k=RRF_K,
                 downweighted=downweighted,
-                factor=self.settings.downweight_factor,
+                factor=DOWNWEIGHT_FACTOR,
                 prior=prior,
             ),
             top_k,

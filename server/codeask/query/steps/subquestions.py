@@ -16,12 +16,20 @@ from typing import Any
 
 import numpy as np
 
-from codeask.index.embed import Embedder, EmbeddingError
+from codeask.index.embed import Embedder
+from codeask.index.embed_process import EmbeddingError
 from codeask.llm import LLM, LLMError
 from codeask.query.pipeline import Query
 from codeask.query.templates import Templates
 
 __all__ = ["GenerateSubquestions", "distinct_queries", "parse_subquestions"]
+
+#: Cosine similarity (of the embedding model's vectors) from which a generated search query is a
+#: paraphrase of the question or of an earlier query, and is dropped. 0.8 lies between what the
+#: built-in all-MiniLM-L6-v2 gives paraphrases (0.83-0.99 against the question or each other) and
+#: queries that add identifiers or behaviour (0.31-0.64 against the question, up to 0.78 between two
+#: queries naming the same function), measured on the pairs in ``tests/test_subquestions.py``.
+SUBQUESTION_SIMILARITY = 0.8
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.*\S)\s*$")
 _MARKER = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
@@ -74,7 +82,7 @@ def distinct_queries(
         candidates: the model's queries, best (first written) first.
         vectors: ``(1 + len(candidates), dim)`` float32 embeddings: the question's, then each candidate's.
         max_similarity: a candidate whose cosine similarity to the question or to a kept candidate
-            is at least this is a paraphrase (``llm.subquestion_similarity``).
+            is at least this is a paraphrase (:data:`SUBQUESTION_SIMILARITY`).
 
     Returns:
         ``(kept, dropped)``; each dropped entry is ``{"query", "like", "similarity"}`` (``like`` is the
@@ -125,7 +133,7 @@ class GenerateSubquestions:
         num_questions: int = 3,
         *,
         embedder: Callable[[], Embedder] | None = None,
-        max_similarity: float = 0.8,
+        max_similarity: float = SUBQUESTION_SIMILARITY,
     ):
         self.llm = llm
         self.templates = templates

@@ -1,0 +1,82 @@
+"""Settings that are no longer settings, and the deprecated second ways to give a key or a base URL.
+
+A layer that still sets a retired key loses nothing but that key: it is dropped with one warning
+(:attr:`~codeask.settings.Settings.warnings`) naming it and where its value now lives. A deprecated
+key keeps working, with one warning naming the one way to give it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["RETIRED", "DEPRECATED", "PROVIDER_KEYS", "drop_retired", "warn_deprecated"]
+
+#: Dotted key -> the constant that now holds its value (an internal no user needs to tune; each
+#: constant's docstring says where its value comes from).
+RETIRED: dict[str, str] = {
+    "llm.default_openai_model": "codeask.settings.provider.DEFAULT_OPENAI_MODEL; set llm.model",
+    "llm.default_anthropic_model": "codeask.settings.provider.DEFAULT_ANTHROPIC_MODEL; set llm.model",
+    "llm.connect_timeout": "codeask.llm.CONNECT_TIMEOUT",
+    "llm.subquestion_similarity": "codeask.query.steps.subquestions.SUBQUESTION_SIMILARITY",
+    "embedding.batch_size": "codeask.index.embed.BATCH_SIZE",
+    "embedding.max_tokens": "codeask.index.embed.MAX_TOKENS",
+    "embedding.index_idle": "codeask.index.embed_process.IDLE_SUPPORTED",
+    "index.build_outputs": "codeask.settings.defaults.DEFAULT_BUILD_OUTPUTS; use index.exclude",
+    "index.chunk_lines": "codeask.index.chunking.CHUNK_LINES",
+    "index.max_chunk_chars": "codeask.index.chunking.MAX_CHUNK_CHARS",
+    "index.write_batch_files": "codeask.index.phase1.WRITE_BATCH_FILES",
+    "index.compact_every": "codeask.index.engine.COMPACT_EVERY",
+    "index.keep_versions_minutes": "codeask.index.store.KEEP_VERSIONS_MINUTES",
+    "index.ann_min_rows": "codeask.index.store.ANN_MIN_ROWS",
+    "index.embed_commit_rows": "codeask.index.phase2.EMBED_COMMIT_ROWS",
+    "index.embed_commit_seconds": "codeask.index.phase2.EMBED_COMMIT_SECONDS",
+    "retrieval.candidates": "codeask.query.steps.retrieve.CANDIDATES",
+    "retrieval.rrf_k": "codeask.query.steps.retrieve.RRF_K",
+    "retrieval.downweight_factor": "codeask.query.steps.priors.DOWNWEIGHT_FACTOR",
+    "retrieval.third_party_factor": "codeask.query.steps.priors.THIRD_PARTY_FACTOR",
+    "retrieval.question_digest_chars": "codeask.query.digest.QUESTION_DIGEST_CHARS",
+    "rerank.batch_size": "codeask.query.steps.rerank.BATCH_SIZE",
+    "hover.delay_ms": "codeask.lsp.server.HOVER_DELAY_MS",
+    "hover.timeout": "codeask.lsp.session.HOVER_LLM_TIMEOUT",
+    "shared.retention_days": "codeask.index.shared.RETENTION_DAYS",
+}
+
+#: The providers' own keys and base URLs: read from ``$OPENAI_API_KEY``, ``$OPENAI_BASE_URL``,
+#: ``$ANTHROPIC_API_KEY``, ``$ANTHROPIC_BASE_URL`` (:class:`~codeask.settings.provider.ProviderEnv`);
+#: in a file, the editor or a flag they are deprecated (:data:`DEPRECATED`); trusted layers only.
+PROVIDER_KEYS: tuple[str, ...] = ("openai_api_key", "openai_base_url", "anthropic_api_key", "anthropic_base_url")
+
+#: Deprecated dotted key -> the one way to give it (the deprecated key still works).
+DEPRECATED: dict[str, str] = {
+    f"llm.{name}": f'llm.{name.split("_", 1)[1]} with llm.provider = "{name.split("_", 1)[0]}"'
+    for name in PROVIDER_KEYS
+}
+
+
+def _split(dotted: str) -> tuple[str, str]:
+    section, _, leaf = dotted.partition(".")
+    return section, leaf
+
+
+def drop_retired(layer: Mapping[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+    """``layer`` (a normalized nested dict) without the :data:`RETIRED` keys it sets, one warning
+    each appended to ``warnings``, e.g. ``.codeask.toml: `index.compact_every` is no longer a
+    setting (now codeask.index.engine.COMPACT_EVERY); ignored``."""
+    out = dict(layer)
+    for dotted, where in RETIRED.items():
+        section, leaf = _split(dotted)
+        values = out.get(section)
+        if isinstance(values, Mapping) and leaf in values:
+            out[section] = {k: v for k, v in values.items() if k != leaf}
+            warnings.append(f"{source}: `{dotted}` is no longer a setting (now {where}); ignored")
+    return out
+
+
+def warn_deprecated(layer: Mapping[str, Any], source: str, warnings: list[str]) -> None:
+    """One warning per :data:`DEPRECATED` key ``layer`` sets, naming the one way to give it."""
+    for dotted, instead in DEPRECATED.items():
+        section, leaf = _split(dotted)
+        values = layer.get(section)
+        if isinstance(values, Mapping) and values.get(leaf) is not None:
+            warnings.append(f"{source}: `{dotted}` is deprecated (it still works): use {instead}")
