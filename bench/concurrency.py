@@ -135,7 +135,7 @@ class _Reads:
 
 
 def _wait_for_index(root: Path, stop) -> Path | None:
-    from codeask.index.engine import index_dir_for
+    from codeask.index.folders import index_dir_for
 
     index_dir = index_dir_for(root, _settings(root, 50))
     while not stop.is_set():

@@ -74,7 +74,7 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from codeask.index.embed import BATCH_SIZE, MAX_TOKENS, load_embedder
     from codeask.index.embed_process import IDLE_SUPPORTED
-    from codeask.index.store import embed_text
+    from codeask.index.rows import embed_text
     from codeask.workspace import Workspace
 
     ws = Workspace([root])
@@ -87,7 +87,7 @@ def main() -> int:
     phase1 = index.sync(embed=False)
     t_keyword = time.monotonic() - t0
     stats_after_phase1 = index.store.index_stats()
-    names = sorted({r["symbol"].rsplit(".", 1)[-1] for r in index.store._chunks.search().select(["symbol"]).limit(None).to_list() if r["symbol"]})
+    names = sorted({r["symbol"].rsplit(".", 1)[-1] for r in index.store.tables.chunks.search().select(["symbol"]).limit(None).to_list() if r["symbol"]})
     random.Random(1).shuffle(names)
     during: list[float] = []
     phase2_done = threading.Event()
@@ -145,7 +145,7 @@ def main() -> int:
         return 0
 
     # The raw model on a sample of the same chunks, same batch size, same length sorting.
-    rows = index.store._chunks.search().select(["symbol", "content"]).limit(None).to_list()
+    rows = index.store.tables.chunks.search().select(["symbol", "content"]).limit(None).to_list()
     random.Random(0).shuffle(rows)
     sample = [embed_text(r["symbol"], r["content"]) for r in rows[: args.raw_sample]]
     t2 = time.monotonic()

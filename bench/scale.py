@@ -13,7 +13,7 @@ How the monorepo is made (minutes, not hours, on a 2-core machine):
 * copy ``k`` of the base tree is written to ``m<k>/...`` with ``  # m<k>`` appended to the first line
   of every chunk (line numbers unchanged, so the base chunking holds and every chunk text, hence
   every vector key, is distinct); its rows are derived from the base rows with the store's own
-  :func:`~codeask.index.store.chunk_rows` logic and bulk-added, its files recorded in the manifest;
+  :func:`~codeask.index.rows.chunk_rows` logic and bulk-added, its files recorded in the manifest;
 * each chunk's vector is a real vector of the sample (base chunk ``i`` -> sample ``i mod n``) plus
   Gaussian noise (``--noise`` per dimension), re-normalized: no model time, realistic neighbourhoods;
 * then the indexes are built as the engine builds them (full-text, B-trees, IVF-SQ above
@@ -90,7 +90,7 @@ def build(base: Path, root: Path, chunks_wanted: int, real_vectors: int, noise: 
     t0 = time.monotonic()
     scratch = RootIndex(base, load_settings(base))
     scratch.sync(embed=False)
-    base_rows = scratch.store._chunks.search().limit(None).to_arrow().to_pylist()
+    base_rows = scratch.store.tables.chunks.search().limit(None).to_arrow().to_pylist()
     base_rows.sort(key=lambda r: (r["path"], r["start_line"]))
     records = scratch.manifest.all()
     t_base = time.monotonic() - t0
@@ -159,7 +159,7 @@ def build(base: Path, root: Path, chunks_wanted: int, real_vectors: int, noise: 
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         # Bulk load: the rows one sync of these files would commit, without re-chunking a million chunks.
         store.put_vectors(dict(zip((r["embed_hash"] for r in rows), vectors)))
-        store._chunks.add(pa.Table.from_pylist(rows, schema=store._chunk_schema))
+        store.tables.chunks.add(pa.Table.from_pylist(rows, schema=store.tables.chunk_schema))
         index.manifest.record(file_records)
         written += len(rows)
         if k % 10 == 0 or k == copies - 1:
@@ -284,7 +284,7 @@ def main() -> int:
     os.environ["CODEASK_CACHE_DIR"] = str(work / "cache")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     root = work / "monorepo"
-    from codeask.index.engine import index_dir_for
+    from codeask.index.folders import index_dir_for
     from codeask.settings import load_settings
 
     built = work / "build.json"

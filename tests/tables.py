@@ -7,7 +7,8 @@ from collections import Counter
 
 import lancedb
 
-from codeask.index.store import TABLE, VECTORS, Store
+from codeask.index.rows import TABLE, VECTORS
+from codeask.index.store import Store
 
 
 def tables(store: Store) -> tuple[lancedb.table.Table, lancedb.table.Table]:

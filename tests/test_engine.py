@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from codeask.index.engine import IndexLocked, RootIndex
+from codeask.index.engine import RootIndex
+from codeask.index.lock import IndexLocked
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables

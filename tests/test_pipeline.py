@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeask.index.store import Hit
+from codeask.index.rows import Hit
 from codeask.query.pipeline import Document, Query
 from codeask.query.result import Answer
 from codeask.query.steps import OnePerFile, parse_subquestions

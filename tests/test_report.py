@@ -12,7 +12,7 @@ from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
 from codeask.query.steps.retrieve import named_file_ranking
-from codeask.index.store import Hit
+from codeask.index.rows import Hit
 from codeask.workspace import Workspace
 
 PY_TRACE = """I get this when the server is down:

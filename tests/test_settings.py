@@ -267,7 +267,7 @@ def test_untrusted_copy_of_a_trusted_value_is_not_warned(tmp_path):
 
 
 def test_an_empty_environment_never_reaches_the_real_user_cache(sample_workspace):
-    from codeask.index.engine import cache_root
+    from codeask.index.folders import cache_root
     from codeask.settings import load_settings as load
 
     real = Path.home() / ".cache"

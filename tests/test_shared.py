@@ -145,7 +145,7 @@ def test_publish_then_a_fresh_clone_embeds_nothing_and_answers_the_same(
 def _changed_hashes(root: Path, rel: str) -> set[str]:
     """The embed hashes of the chunks of ``root/rel`` as indexing computes them."""
     from codeask.index.chunking import chunk_text
-    from codeask.index.store import embed_hash, embed_text
+    from codeask.index.rows import embed_hash, embed_text
 
     chunks = chunk_text(rel, (root / rel).read_text(encoding="utf-8"))
     return {embed_hash(embed_text(c.symbol, c.content)) for c in chunks}

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import textwrap
 
-from codeask.index.store import Hit
-from codeask.llm.base import estimate_tokens
-from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
+from codeask.index.rows import Hit
+from codeask.llm.protocol import estimate_tokens
+from codeask.query.anchors import text_hash
+from codeask.query.answer import NoLLMAnswer, render_documents
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
-from codeask.query.anchors import text_hash
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
+from codeask.query.result import Answer
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.widen import Widen
+from codeask.query.templates import Templates
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 

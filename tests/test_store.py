@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from codeask.index.chunk import Chunk
-from codeask.index.store import Store, chunk_rows
+from codeask.index.rows import chunk_rows
+from codeask.index.store import Store
 from tests.tables import pending_by_scan, tables
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_lines", "line_count", "column_units"]
+__all__ = ["split_lines", "column_units"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -32,11 +32,6 @@ def split_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
-
-
-def line_count(text: str) -> int:
-    """Number of lines of ``text`` in the model of :func:`split_lines`."""
-    return len(split_lines(text))
 
 
 def column_units(text: str, encoding: str | None = "utf-16") -> int:

@@ -60,7 +60,7 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
     from codeask.index.chunk import chunk_file
     from codeask.index.filetext import read_text
     from codeask.index.kinds import classify, keyword_only_kinds
-    from codeask.index.store import embed_hash, embed_text
+    from codeask.index.rows import embed_hash, embed_text
     from codeask.index.walk import Ignorer, walk
 
     result = walk(root, settings.index, Ignorer(root, settings.index))

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from codeask.index.rows import GRAPH_COLUMNS, HIT_COLUMNS, Hit, batches, sql_has_any, sql_in
+from codeask.index.rows import GRAPH_COLUMNS, HIT_COLUMNS, TABLE, Hit, batches, sql_has_any, sql_in
+from codeask.index.tables import Tables
 
-# ``store`` arguments are a Store, typed Any: codeask.index.store imports this module and the
-# package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["Linked", "definers", "referrers", "linked"]
 
 
@@ -30,30 +28,28 @@ class Linked:
     refs: tuple[str, ...]
 
 
-def _linked(store: Any, where: str, limit: int | None) -> list[Linked]:
-    rows = store._read(
-        lambda: store._chunks.search().where(where).select([*HIT_COLUMNS, *GRAPH_COLUMNS]).limit(limit).to_list()
-    )
+def _linked(tables: Tables, where: str, limit: int | None) -> list[Linked]:
+    rows = tables.rows(TABLE, where, [*HIT_COLUMNS, *GRAPH_COLUMNS], limit).to_pylist()
     out = [Linked(Hit.from_row(r, 0.0), tuple(r["defines"] or ()), tuple(r["refs"] or ())) for r in rows]
     out.sort(key=lambda x: (x.hit.path, x.hit.start_line))
     return out
 
 
-def definers(store: Any, names: Sequence[str], limit: int = 200) -> list[Linked]:
+def definers(tables: Tables, names: Sequence[str], limit: int = 200) -> list[Linked]:
     """Chunks defining any of ``names`` (unqualified: ``send``), at most ``limit``, by path and line."""
-    return _linked(store, sql_has_any("defines", sorted(set(names))), limit) if names else []
+    return _linked(tables, sql_has_any("defines", sorted(set(names))), limit) if names else []
 
 
-def referrers(store: Any, names: Sequence[str], limit: int = 200) -> list[Linked]:
+def referrers(tables: Tables, names: Sequence[str], limit: int = 200) -> list[Linked]:
     """Chunks referencing any of ``names`` (calls, instances, types, constants, imports), at most
     ``limit``, by path and line."""
-    return _linked(store, sql_has_any("refs", sorted(set(names))), limit) if names else []
+    return _linked(tables, sql_has_any("refs", sorted(set(names))), limit) if names else []
 
 
-def linked(store: Any, ids: Iterable[str]) -> dict[str, Linked]:
+def linked(tables: Tables, ids: Iterable[str]) -> dict[str, Linked]:
     """The chunks of ``ids`` with their graph names: ``{id: Linked}`` (keyed lookups on ``id``)."""
     found: dict[str, Linked] = {}
     for part in batches(sorted(set(ids))):
-        for row in _linked(store, sql_in("id", part), None):
+        for row in _linked(tables, sql_in("id", part), None):
             found[row.hit.id] = row
     return found

@@ -32,19 +32,16 @@ be written (a read-only mount or folder) is read as it is: search works, every w
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from codeask.index import live, phase1, phase2, phases
-from codeask.index.embed import MAX_TOKENS, Embedder, load_embedder
+from codeask.index.embed import Embedder, load_embedder
 from codeask.index.folders import CacheDirError, IndexReadOnly, cache_root, index_dir_for, make_index_dir, writable
 from codeask.index.live import relative
 from codeask.index.lock import IndexLocked, WriteLock
@@ -52,13 +49,11 @@ from codeask.index.manifest import Manifest
 from codeask.index.meta import SCHEMA_VERSION, open_store
 from codeask.index.records import RootStatus
 from codeask.index.stats import IndexStats, Progress, ProgressFn
-from codeask.index.vectors import ReadOnlyCache, VectorCache, fill_vectors
+from codeask.index.vectors import VectorSupply
 from codeask.index.walk import Ignorer
 from codeask.settings import Settings
 
 if TYPE_CHECKING:
-    from codeask.index.machine import MachineVectors
-    from codeask.index.shared import SharedReader
     from codeask.index.store import Store
 
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
@@ -78,7 +73,6 @@ __all__ = [
     "SCHEMA_VERSION",
 ]
 
-log = logging.getLogger(__name__)
 _OPTIMIZE_ROWS = 2048
 #: LanceDB compaction (and old-version cleanup) runs after this many commits (or
 #: :data:`_OPTIMIZE_ROWS` inserted rows): ``bench/concurrency.py`` measured searches during live
@@ -134,13 +128,8 @@ class RootIndex:
         self._open_lock = threading.Lock()
         self._store: Store | None = None
         self._store_lock = threading.Lock()
-        self._shared: SharedReader | None = None
-        self._machine: MachineVectors | None = None
-        self._machine_opened = False
-        #: Vectors taken from the team's shared cache by this object so far (see :meth:`fill_vectors`).
-        self.chunks_shared = 0
-        #: Vectors taken from the machine's vector store by this object so far (see :meth:`fill_vectors`).
-        self.chunks_reused = 0
+        #: Where missing vectors come from (machine's store, team cache, model), and how many each gave.
+        self.supply = VectorSupply(settings, lambda: self.store, lambda: self.embedder)
 
     # ------------------------------------------------------------ resources
     @property
@@ -227,7 +216,7 @@ class RootIndex:
             self._manifest.close()
 
     @contextmanager
-    def writing(self, *, wait: bool = True, timeout: float | None = None):
+    def writing(self, *, wait: bool = True, timeout: float | None = None) -> Iterator[None]:
         """Hold this index's write lock (in-process and inter-process).
 
         Args:
@@ -299,92 +288,12 @@ class RootIndex:
         """
         started = time.monotonic()
         stats = IndexStats(root=str(self.root))
-        store = self.store
+        self.store  # noqa: B018 - opens the tables (starting over for another model) before the walk
         self.phase1_running = True
         try:
-            return phase1.sync_root(self, stats, store, started, progress, should_stop, wait)
+            return phase1.sync_root(self, stats, started, progress, should_stop, wait)
         finally:
             self.phase1_running = False
-
-    def _remove(self, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
-        """Delete the rows and manifest entries of ``paths`` (:func:`codeask.index.phase1.remove_paths`)."""
-        phase1.remove_paths(self, paths, stats, unless_back=unless_back)
-
-    def fill_vectors(
-        self,
-        texts: dict[str, str],
-        *,
-        embed: bool,
-        use_shared: bool = False,
-        background: bool = False,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> tuple[dict[str, np.ndarray], int]:
-        """Vectors the store lacks for ``{embed_hash: text}``: :func:`~codeask.index.vectors.fill_vectors`
-        with the machine's vector store (:attr:`machine`), then the team's shared cache (``shared.url``,
-        one query per call) when ``use_shared`` (phase 2; live edits are embedded locally, without a
-        network round trip), then (with ``embed``) the model: with ``background`` (phase 2 of an index
-        with ``background_indexing``) its niced indexing instance (``embedding.index_nice``), else
-        :attr:`embedder`, the normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts
-        embedded)``; vectors taken from the machine's store are counted in ``self.chunks_reused``, from
-        the shared cache in ``self.chunks_shared``.
-
-        Raises:
-            InterruptedError: ``should_stop()`` became true between embedding batches.
-        """
-        machine = self.machine
-        shared = self.shared if use_shared else None
-        caches: list[VectorCache] = [machine] if machine is not None else []
-        if shared is not None:
-            caches.append(ReadOnlyCache(shared.fetch))
-        embedder = (
-            (load_embedder(self.settings.embedding, background=True) if background else self.embedder)
-            if embed
-            else None
-        )
-        model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
-        filled = fill_vectors(texts, self.store, caches, model)
-        from_machine = filled.from_caches[0] if machine is not None else 0
-        self.chunks_reused += from_machine
-        self.chunks_shared += sum(filled.from_caches) - from_machine
-        return filled.vectors, filled.embedded
-
-    @property
-    def machine(self) -> MachineVectors | None:
-        """The machine's vector store for this index's model (:mod:`codeask.index.machine`), or ``None``
-        when ``embedding.machine_cache_mb`` is 0 or the store cannot be opened (logged once: indexing
-        then embeds what it lacks, as before)."""
-        if not self._machine_opened:
-            self._machine_opened = True
-            emb = self.settings.embedding
-            if emb.machine_cache_mb:
-                from codeask.index.machine import MachineVectors, store_dir
-                from codeask.index.shared import model_id
-
-                folder = store_dir(cache_root(self.settings), model_id(emb.model, MAX_TOKENS), self.store.dim)
-                try:
-                    self._machine = MachineVectors(folder, self.store.dim, limit_bytes=emb.machine_cache_mb << 20)
-                except Exception as exc:
-                    log.warning("the machine's vector store %s cannot be used (%s); embedding without it", folder, exc)
-        return self._machine
-
-    def flush_machine(self) -> None:
-        """Write the vectors this index gave the machine's store (:meth:`MachineVectors.flush
-        <codeask.index.machine.MachineVectors.flush>`); called when the index commits its own vectors."""
-        if self._machine is not None:
-            self._machine.flush()
-
-    @property
-    def shared(self) -> SharedReader | None:
-        """The team's shared vector cache (``shared.url``), or ``None`` when none is configured."""
-        url = self.settings.shared.url
-        if not url:
-            return None
-        if self._shared is None:
-            from codeask.index.shared import SharedReader, SharedVectorCache, model_id
-
-            emb = self.settings.embedding
-            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, MAX_TOKENS), self.store.dim))
-        return self._shared
 
     def mark_urgent(self, delta: int) -> None:
         """Count live updates waiting for the write lock (phase 2 yields to them)."""

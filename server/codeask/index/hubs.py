@@ -27,9 +27,12 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from codeask.index.rows import IDENT, sql_in
+from codeask.index.rows import IDENT, TABLE, sql_in
+
+if TYPE_CHECKING:
+    from codeask.index.store import Store
 
 __all__ = [
     "HUBS_FILE",
@@ -60,23 +63,19 @@ MIN_FILES = 200
 HUB_SHARE = 0.75
 
 
-def sample_rows(store: Any, n: int, kind: str) -> list[dict[str, Any]]:
+def sample_rows(store: Store, n: int, kind: str) -> list[dict[str, Any]]:
     """Up to ``n`` chunk rows (``path``, ``content``) of ``kind``, spread evenly over the rows
     sorted by id (deterministic: the same index gives the same sample)."""
-    ids = store._read(
-        lambda: store._chunks.search().where(f"kind = '{kind}'").select(["id"]).limit(None).to_arrow()["id"]
-    ).to_pylist()
+    ids = store.tables.column(TABLE, "id", f"kind = '{kind}'")
     if not ids:
         return []
     ids.sort()
     step = max(1, len(ids) // n)
     picked = ids[::step][:n]
-    return store._read(
-        lambda: store._chunks.search().where(sql_in("id", picked)).select(["path", "content"]).limit(None).to_list()
-    )
+    return store.tables.rows(TABLE, sql_in("id", picked), ["path", "content"]).to_pylist()
 
 
-def measure_hubs(store: Any, files: int) -> dict[str, float]:
+def measure_hubs(store: Store, files: int) -> dict[str, float]:
     """``{path: k-occurrence share}`` (0..1) of the hub files of ``store``: shares above
     :data:`HUB_SHARE` (see the module docstring); ``{}`` for a root of fewer than
     :data:`MIN_FILES` ``files``."""

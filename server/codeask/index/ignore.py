@@ -327,10 +327,6 @@ class Ignorer:
             return "excluded", False
         return None, False
 
-    def _entry_reason(self, rel: str, is_dir: bool, chain: Chain, codeask: GitIgnoreSpec | None) -> str | None:
-        """Reason for ``rel`` itself from its path (build-output folders are decided by the caller)."""
-        return self.decide(rel, is_dir, chain, codeask)[0]
-
     def _output_folder(self, rel_dir: str) -> bool:
         """Whether folder ``rel_dir`` (not re-included by an ignore file) holds build output."""
         parent, _, name = rel_dir.rpartition("/")

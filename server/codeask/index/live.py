@@ -14,19 +14,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from codeask.index.ignore import CODEASKIGNORE, GITIGNORE, Ignorer
 from codeask.index.phase1 import remove_paths, write_batch
+from codeask.index.protocols import LiveRoot
 from codeask.index.stats import IndexStats
 from codeask.index.walk import FileEntry, entry_for
 
-# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
-# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["update_paths", "relative", "expand_dirs", "changes_rules"]
 
 
-def update_paths(index: Any, abs_paths: Iterable[Path | str]) -> IndexStats:
+def update_paths(index: LiveRoot, abs_paths: Iterable[Path | str]) -> IndexStats:
     """Re-check specific files (saved, created, deleted, renamed): commit their rows, then vectors.
 
     ``seconds_to_searchable`` in the result is the time until the rows were committed (keyword
@@ -37,49 +35,27 @@ def update_paths(index: Any, abs_paths: Iterable[Path | str]) -> IndexStats:
     """
     started = time.monotonic()
     stats = IndexStats(root=str(index.root))
-    skipped: Counter = Counter()
+    skipped: Counter[str] = Counter()
     rels: set[str] = set()
-    rules_changed = False
     for p in abs_paths:
         rel_s = index.relative(Path(p))
-        if rel_s is None:
-            continue
-        rules_changed = rules_changed or changes_rules(rel_s, index.ignorer)
-        rels.add(rel_s)
-    if rules_changed:
+        if rel_s is not None:
+            rels.add(rel_s)
+    if any(changes_rules(r, index.ignorer) for r in rels):
         return index.sync(embed=True)
     index.mark_urgent(+1)
     try:
         with index.writing():
-            rels = expand_dirs(
-                index.root, index.ignorer, lambda: set(index.manifest.all()) | index.manifest.dirty(), rels
-            )
-            known = {r: rec for r in rels if (rec := index.manifest.get(r)) is not None}
-            entries: list[FileEntry] = []
-            gone: list[str] = []
-            for rel_s in sorted(rels):
-                got = entry_for(index.root, rel_s, index.settings.index, index.ignorer)
-                if isinstance(got, FileEntry):
-                    entries.append(got)
-                    continue
-                if got != "vanished":
-                    skipped[got] += 1
-                if rel_s in known or got == "vanished":
-                    gone.append(rel_s)
-            if gone:
-                dirty = index.manifest.dirty()
-                remove_paths(index, [g for g in gone if g in known or g in dirty], stats)
-            stats.files_seen = len(entries)
-            texts = write_batch(index, entries, known, stats, skipped) if entries else {}
+            texts = _write_rows(index, rels, stats, skipped)
             # Keyword-searchable now (LanceDB searches rows not yet in the full-text index);
             # the new chunks' vectors follow in a second commit, before the lock is released.
             stats.seconds_to_searchable = time.monotonic() - started
             if texts:
-                reused_before = index.chunks_reused
-                new, stats.chunks_embedded = index.fill_vectors(texts, embed=True)
-                stats.chunks_reused = index.chunks_reused - reused_before
+                reused_before = index.supply.chunks_reused
+                new, stats.chunks_embedded = index.supply.fill(texts, embed=True)
+                stats.chunks_reused = index.supply.chunks_reused - reused_before
                 index.store.put_vectors(new)
-                index.flush_machine()
+                index.supply.flush_machine()
             index.maybe_optimize()
     finally:
         index.mark_urgent(-1)
@@ -88,6 +64,29 @@ def update_paths(index: Any, abs_paths: Iterable[Path | str]) -> IndexStats:
     stats.vectors_pending = index.store.count_pending()
     stats.seconds = time.monotonic() - started
     return stats
+
+
+def _write_rows(index: LiveRoot, rels: set[str], stats: IndexStats, skipped: Counter[str]) -> dict[str, str]:
+    """Commit the rows of the files ``rels`` name (folders expanded) and remove those of files gone,
+    ignored or secret now (caller holds the write lock); returns ``{embed_hash: text}`` to embed."""
+    rels = expand_dirs(index.root, index.ignorer, lambda: set(index.manifest.all()) | index.manifest.dirty(), rels)
+    known = {r: rec for r in rels if (rec := index.manifest.get(r)) is not None}
+    entries: list[FileEntry] = []
+    gone: list[str] = []
+    for rel_s in sorted(rels):
+        got = entry_for(index.root, rel_s, index.settings.index, index.ignorer)
+        if isinstance(got, FileEntry):
+            entries.append(got)
+            continue
+        if got != "vanished":
+            skipped[got] += 1
+        if rel_s in known or got == "vanished":
+            gone.append(rel_s)
+    if gone:
+        dirty = index.manifest.dirty()
+        remove_paths(index, [g for g in gone if g in known or g in dirty], stats)
+    stats.files_seen = len(entries)
+    return write_batch(index, entries, known, stats, skipped) if entries else {}
 
 
 def relative(root: Path, real_root: Path, path: Path | str) -> str | None:

@@ -16,18 +16,18 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 from codeask.index.chunk import chunk_file
 from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
+from codeask.index.protocols import Phase1Root
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, walk
+from codeask.settings import IndexSettings
 
-# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
-# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["sync_root", "remove_paths", "write_batch", "skip_limits"]
 
 #: Skip reasons decided by a file's content and the settings in :func:`skip_limits` alone: recorded,
@@ -44,7 +44,7 @@ DECODE_RULES = 2
 WRITE_BATCH_FILES = 200
 
 
-def skip_limits(settings: Any) -> str:
+def skip_limits(settings: IndexSettings) -> str:
     """The index settings (and decoding rules) a content skip depends on, as the string kept in its
     skip record."""
     return f"max_file_bytes={settings.max_file_bytes};max_line_length={settings.max_line_length};decode={DECODE_RULES}"
@@ -58,10 +58,21 @@ def _same_text(old: FileRecord | None, content_hash: str, encoding: str) -> bool
     return old.encoding == encoding or (old.encoding is None and encoding.startswith("utf-8"))
 
 
+@dataclass
+class _Changes:
+    """What the walk found: the files to read (``candidates``), the manifest's records (``known``),
+    the paths on disk (``seen``), the paths to remove (``gone``) and the skip counts so far."""
+
+    candidates: list[FileEntry]
+    known: dict[str, FileRecord]
+    seen: set[str]
+    gone: set[str]
+    skipped: Counter[str]
+
+
 def sync_root(
-    index: Any,
+    index: Phase1Root,
     stats: IndexStats,
-    store: Any,
     started: float,
     progress: ProgressFn | None,
     should_stop: Callable[[], bool] | None,
@@ -70,13 +81,39 @@ def sync_root(
     """Phase 1 of a root (:meth:`RootIndex.sync_keywords <codeask.index.engine.RootIndex.sync_keywords>`;
     the phase sequence is :func:`codeask.index.phases.run_phases`): walk, compare size and mtime
     with the manifest, read, chunk and commit what changed in batches of :data:`WRITE_BATCH_FILES`
-    files, remove what is gone, compact; fills and returns ``stats``."""
-    stopped = False
-    shared_before, reused_before = index.chunks_shared, index.chunks_reused
+    files, remove what is gone, compact; fills and returns ``stats`` (``started``: its
+    :func:`time.monotonic` start)."""
+    shared_before, reused_before = index.supply.chunks_shared, index.supply.chunks_reused
+    changes = _changes(index, progress, wait)
+    stopped = _write_changes(index, changes, stats, started, progress, should_stop, wait)
+    if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
+        stats.files_skipped = dict(changes.skipped)
+        stats.seconds = time.monotonic() - started
+        return stats
+    # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
+    remove_paths(index, sorted(changes.gone), stats, unless_back=True)
+    _fold_in(index, stats, changes, stopped, wait)
+    index.phase1_running = False
+    stats.files_skipped = dict(changes.skipped)
+    stats.seconds_to_searchable = time.monotonic() - started
+    with index.writing(wait=wait):
+        index.maybe_optimize(force=True)
+    store = index.store
+    stats.chunks_total = store.count()
+    stats.files_by_encoding = index.manifest.by_encoding()
+    stats.vectors_pending = store.count_pending()
+    stats.chunks_shared = index.supply.chunks_shared - shared_before
+    stats.chunks_reused = index.supply.chunks_reused - reused_before
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def _changes(index: Phase1Root, progress: ProgressFn | None, wait: bool) -> _Changes:
+    """Walk the root and compare each file's size and mtime with its manifest (or skip) record,
+    under the write lock; stale skip records are forgotten."""
     with index.writing(wait=wait):
         index.ignorer.refresh()
         result = walk(index.root, index.settings.index, index.ignorer)
-        stats.files_seen = len(result.files)
         skipped = Counter(result.skipped)
         if progress:
             progress(Progress("scan", len(result.files), len(result.files), f"{len(result.files)} files"))
@@ -98,59 +135,53 @@ def sync_root(
             index.manifest.forget_skipped(stale)
         # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
         gone = (set(known) | index.manifest.dirty()) - seen
+    return _Changes(candidates, known, seen, gone, skipped)
+
+
+def _write_changes(
+    index: Phase1Root,
+    changes: _Changes,
+    stats: IndexStats,
+    started: float,
+    progress: ProgressFn | None,
+    should_stop: Callable[[], bool] | None,
+    wait: bool,
+) -> bool:
+    """Read, chunk and commit ``changes.candidates`` in batches of :data:`WRITE_BATCH_FILES`, each
+    under the write lock; returns whether ``should_stop`` ended it early."""
+    stats.files_seen = len(changes.seen)
     batch_size = WRITE_BATCH_FILES
-    total = len(candidates)
+    total = len(changes.candidates)
     for start in range(0, total, batch_size):
         if should_stop and should_stop():
-            stopped = True
-            break
+            return True
         with index.writing(wait=wait):
-            write_batch(index, candidates[start : start + batch_size], known, stats, skipped)
-            store.ensure_indexes()  # keyword search works from the first batch on
+            write_batch(index, changes.candidates[start : start + batch_size], changes.known, stats, changes.skipped)
+            index.store.ensure_indexes()  # keyword search works from the first batch on
             index.maybe_optimize()
         if progress:
             done = min(total, start + batch_size)
-            elapsed = time.monotonic() - started
-            progress(
-                Progress(
-                    "index",
-                    done,
-                    total,
-                    f"{done}/{total} files",
-                    elapsed / done * (total - done) if done else None,
-                )
-            )
-    if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
-        stats.files_skipped = dict(skipped)
-        stats.seconds = time.monotonic() - started
-        return stats
-    # Removed after the writes, so a moved file's new rows reuse the old rows' vectors.
-    remove_paths(index, sorted(gone), stats, unless_back=True)
+            eta = (time.monotonic() - started) / done * (total - done) if done else None
+            progress(Progress("index", done, total, f"{done}/{total} files", eta))
+    return False
+
+
+def _fold_in(index: Phase1Root, stats: IndexStats, changes: _Changes, stopped: bool, wait: bool) -> None:
+    """Fold phase 1's rows into the full-text index now (phase 2 never rewrites chunk rows, so keyword
+    search is as fast while vectors are computed as after), record the walk (unless ``stopped``),
+    and measure hub files when files changed (:mod:`codeask.index.hubs`)."""
+    store = index.store
     with index.writing(wait=wait):
-        # Fold phase 1's rows into the full-text index now: phase 2 never rewrites chunk rows,
-        # so keyword search is as fast while vectors are computed as after.
         store.ensure_indexes()
         if store.rows_since_optimize:
             index.maybe_optimize(force=True)
         if not stopped:
-            index.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(skipped)}))
+            index.manifest.set_meta("last_walk", json.dumps({"files_skipped": dict(changes.skipped)}))
         if stats.files_changed or stats.files_removed or not (store.index_dir / HUBS_FILE).exists():
-            save_hubs(store.index_dir, measure_hubs(store, len(seen)))
-    index.phase1_running = False
-    stats.files_skipped = dict(skipped)
-    stats.seconds_to_searchable = time.monotonic() - started
-    with index.writing(wait=wait):
-        index.maybe_optimize(force=True)
-    stats.chunks_total = store.count()
-    stats.files_by_encoding = index.manifest.by_encoding()
-    stats.vectors_pending = store.count_pending()
-    stats.chunks_shared = index.chunks_shared - shared_before
-    stats.chunks_reused = index.chunks_reused - reused_before
-    stats.seconds = time.monotonic() - started
-    return stats
+            save_hubs(store.index_dir, measure_hubs(store, len(changes.seen)))
 
 
-def remove_paths(index: Any, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
+def remove_paths(index: Phase1Root, paths: list[str], stats: IndexStats, *, unless_back: bool = False) -> None:
     """Delete the rows and manifest entries of ``paths``.
 
     With ``unless_back``, a path that is an indexable file again by the time the write lock is
@@ -172,7 +203,7 @@ def remove_paths(index: Any, paths: list[str], stats: IndexStats, *, unless_back
 
 
 def write_batch(
-    index: Any,
+    index: Phase1Root,
     entries: list[FileEntry],
     known: dict[str, FileRecord],
     stats: IndexStats,

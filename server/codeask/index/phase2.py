@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
+from codeask.index.protocols import Phase2Root
 from codeask.index.stats import Progress, ProgressFn
 
-# ``index``/``store`` arguments are a RootIndex, typed Any: codeask.index.engine imports this module and
-# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["embed_pending"]
 
 #: Pending texts fetched per round, and embedded per group under the write lock.
@@ -41,7 +39,7 @@ EMBED_COMMIT_SECONDS = 5.0
 
 
 def embed_pending(
-    index: Any,
+    index: Phase2Root,
     *,
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -60,77 +58,99 @@ def embed_pending(
         IndexLocked: another process writes this index and ``wait`` is false.
         EmbeddingError: the model cannot be loaded, or its child process died.
     """
-    store = index.store
-    total = store.count_pending(distinct=True)
-    done = embedded = 0
-    started = time.monotonic()
-    buffer: dict[str, np.ndarray] = {}
-    last_commit = time.monotonic()
-
-    def commit() -> None:
-        nonlocal last_commit
-        if buffer:
-            with index.writing(wait=wait):
-                store.put_vectors(buffer)
-                index.maybe_optimize()
-            buffer.clear()
-        index.flush_machine()
-        last_commit = time.monotonic()
-
-    def report(done: int, total: int) -> int:
-        """Say how far phase 2 is (reused and embedded vectors alike); returns the total, raised to ``done``."""
-        total = max(total, done)
-        if progress:
-            elapsed = time.monotonic() - started
-            eta = elapsed / done * (total - done) if done else None
-            progress(Progress("embed", done, total, f"{done}/{total} chunks embedded", eta))
-        return total
-
-    stopped = False
-    while not stopped:
-        texts = store.pending_texts(EMBED_ROUND_TEXTS)
-        todo = [h for h in texts if h not in buffer]
+    run = _EmbedRun(index, progress, should_stop, wait)
+    while not run.stopped:
+        texts = index.store.pending_texts(EMBED_ROUND_TEXTS)
+        todo = [h for h in texts if h not in run.buffer]
         if not todo:
             break
-        # Vectors the machine already holds (a clone, a worktree, a branch switch): a few keyed
-        # lookups for the whole round instead of one per group.
-        reused, _ = index.fill_vectors({h: texts[h] for h in todo}, embed=False)
-        buffer.update(reused)
-        done += len(reused)
-        todo = [h for h in todo if h not in reused]
+        run.embed(texts, run.reuse(texts, todo))
+    run.commit()
+    if run.done and not run.stop():
+        with index.writing(wait=wait):
+            index.maybe_optimize(force=True)
+    return run.embedded
+
+
+class _EmbedRun:
+    """One run of phase 2: the vectors buffered since the last commit and the counts so far
+    (``done``: texts given a vector, reused or embedded; ``embedded``: by the model)."""
+
+    def __init__(
+        self, index: Phase2Root, progress: ProgressFn | None, should_stop: Callable[[], bool] | None, wait: bool
+    ):
+        self.index = index
+        self.progress = progress
+        self.should_stop = should_stop
+        self.wait = wait
+        self.total = index.store.count_pending(distinct=True)
+        self.done = self.embedded = 0
+        self.stopped = False
+        self.buffer: dict[str, np.ndarray] = {}
+        self.started = self.last_commit = time.monotonic()
+
+    def stop(self) -> bool:
+        """Whether the caller asked the run to stop."""
+        return bool(self.should_stop and self.should_stop())
+
+    def commit(self) -> None:
+        """Commit the buffered vectors (under the write lock) and the machine's store's new ones."""
+        if self.buffer:
+            with self.index.writing(wait=self.wait):
+                self.index.store.put_vectors(self.buffer)
+                self.index.maybe_optimize()
+            self.buffer.clear()
+        self.index.supply.flush_machine()
+        self.last_commit = time.monotonic()
+
+    def report(self) -> None:
+        """Say how far phase 2 is (reused and embedded vectors alike); the total is raised to ``done``."""
+        self.total = max(self.total, self.done)
+        if self.progress:
+            elapsed = time.monotonic() - self.started
+            eta = elapsed / self.done * (self.total - self.done) if self.done else None
+            self.progress(Progress("embed", self.done, self.total, f"{self.done}/{self.total} chunks embedded", eta))
+
+    def reuse(self, texts: dict[str, str], todo: list[str]) -> list[str]:
+        """Buffer the vectors the machine already holds for ``todo`` (a clone, a worktree, a branch
+        switch: a few keyed lookups for the whole round instead of one per group); returns the rest."""
+        reused, _ = self.index.supply.fill({h: texts[h] for h in todo}, embed=False)
+        self.buffer.update(reused)
+        self.done += len(reused)
         if reused:
-            total = report(done, total)
-        if len(buffer) >= EMBED_COMMIT_ROWS:
-            commit()
+            self.report()
+        if len(self.buffer) >= EMBED_COMMIT_ROWS:
+            self.commit()
+        return [h for h in todo if h not in reused]
+
+    def embed(self, texts: dict[str, str], todo: list[str]) -> None:
+        """Fill ``todo`` in groups of :data:`EMBED_GROUP_TEXTS` under the write lock, committing by
+        rows and seconds (:data:`EMBED_COMMIT_ROWS`, :data:`EMBED_COMMIT_SECONDS`); sets
+        ``stopped`` when asked to stop."""
         for start in range(0, len(todo), EMBED_GROUP_TEXTS):
-            if should_stop and should_stop():
-                stopped = True
-                break
-            if index.urgent:
-                commit()  # a live update may need these vectors
-                while index.urgent:
+            if self.stop():
+                self.stopped = True
+                return
+            if self.index.urgent:
+                self.commit()  # a live update may need these vectors
+                while self.index.urgent:
                     time.sleep(0.01)
             group = {h: texts[h] for h in todo[start : start + EMBED_GROUP_TEXTS]}
             try:
-                with index.writing(wait=wait):
-                    new, count = index.fill_vectors(
+                with self.index.writing(wait=self.wait):
+                    new, count = self.index.supply.fill(
                         group,
                         embed=True,
                         use_shared=True,
-                        background=index.background_indexing,
-                        should_stop=should_stop,
+                        background=self.index.background_indexing,
+                        should_stop=self.should_stop,
                     )
             except InterruptedError:  # stopped mid-group: what was committed or buffered is kept
-                stopped = True
-                break
-            buffer.update(new)
-            embedded += count
-            done += len(group)
-            if len(buffer) >= EMBED_COMMIT_ROWS or time.monotonic() - last_commit >= EMBED_COMMIT_SECONDS:
-                commit()
-            total = report(done, total)
-    commit()
-    if done and not (should_stop and should_stop()):
-        with index.writing(wait=wait):
-            index.maybe_optimize(force=True)
-    return embedded
+                self.stopped = True
+                return
+            self.buffer.update(new)
+            self.embedded += count
+            self.done += len(group)
+            if len(self.buffer) >= EMBED_COMMIT_ROWS or time.monotonic() - self.last_commit >= EMBED_COMMIT_SECONDS:
+                self.commit()
+            self.report()

@@ -24,13 +24,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from codeask.index.lock import IndexLocked
+from codeask.index.protocols import PhasedRoot
 from codeask.index.stats import IndexStats, ProgressFn
 
-# ``indexes`` are RootIndex objects, typed Any: codeask.index.engine imports this module and the
-# package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["run_phases", "PhaseHooks", "Phase"]
 
 #: ``keywords``: phase 1 (rows + full-text index); ``vectors``: phase 2 (embeddings).
@@ -60,7 +59,7 @@ class PhaseHooks:
 
 
 def run_phases(
-    indexes: Sequence[Any],
+    indexes: Sequence[PhasedRoot],
     *,
     progress: ProgressFn | None = None,
     embed: bool = True,
@@ -68,7 +67,7 @@ def run_phases(
     wait: bool = True,
     hooks: PhaseHooks | None = None,
 ) -> IndexStats:
-    """Bring ``indexes`` (RootIndex objects) up to date: phase 1 for all, then phase 2 for all.
+    """Bring ``indexes`` (RootIndex objects, :class:`~codeask.index.protocols.PhasedRoot`) up to date: phase 1 for all, then phase 2 for all.
 
     Args:
         progress: gets the :class:`~codeask.index.stats.Progress` reports of both phases.
@@ -94,7 +93,7 @@ def run_phases(
     started = time.monotonic()
     total = IndexStats()
 
-    def keywords(index: Any) -> IndexStats:
+    def keywords(index: PhasedRoot) -> IndexStats:
         return index.sync_keywords(progress=progress, should_stop=should_stop, wait=wait)
 
     for stats in _phase("keywords", len(indexes), indexes, keywords, hooks, stop):
@@ -102,15 +101,15 @@ def run_phases(
     total.seconds_to_searchable = time.monotonic() - started
     pending = sum(i.store.count_pending() for i in indexes) if embed and not stop() else 0
     if pending:
-        shared_before = sum(i.chunks_shared for i in indexes)
-        reused_before = sum(i.chunks_reused for i in indexes)
+        shared_before = sum(i.supply.chunks_shared for i in indexes)
+        reused_before = sum(i.supply.chunks_reused for i in indexes)
 
-        def vectors(index: Any) -> int:
+        def vectors(index: PhasedRoot) -> int:
             return index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
 
         total.chunks_embedded += sum(_phase("vectors", pending, indexes, vectors, hooks, stop))
-        total.chunks_shared += sum(i.chunks_shared for i in indexes) - shared_before
-        total.chunks_reused += sum(i.chunks_reused for i in indexes) - reused_before
+        total.chunks_shared += sum(i.supply.chunks_shared for i in indexes) - shared_before
+        total.chunks_reused += sum(i.supply.chunks_reused for i in indexes) - reused_before
     total.vectors_pending = sum(i.store.count_pending() for i in indexes)
     total.chunks_total = sum(i.store.count() for i in indexes)
     total.seconds = time.monotonic() - started
@@ -120,8 +119,8 @@ def run_phases(
 def _phase(
     phase: Phase,
     size: int,
-    indexes: list[Any],
-    work: Callable[[Any], T],
+    indexes: list[PhasedRoot],
+    work: Callable[[PhasedRoot], T],
     hooks: PhaseHooks,
     stop: Callable[[], bool],
 ) -> list[T]:

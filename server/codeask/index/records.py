@@ -1,7 +1,7 @@
 """The records the index hands to the rest of codeask, as typed dicts (their keys are the LanceDB
 columns and the JSON keys of ``codeask status``, so they stay plain dicts on the wire).
 
-* :class:`ChunkRow`: one row of the ``chunks`` table, as :func:`~codeask.index.store.chunk_rows`
+* :class:`ChunkRow`: one row of the ``chunks`` table, as :func:`~codeask.index.rows.chunk_rows`
   builds it from a :class:`~codeask.index.chunking.Chunk` (files -> chunks -> **rows**).
 * :class:`StoredRow`: the columns of a stored row that readers get back
   (:meth:`~codeask.index.store.Store.rows_for_path`).

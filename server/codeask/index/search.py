@@ -11,16 +11,15 @@ the latency at 1M chunks).
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
 from lancedb.query import LanceVectorQueryBuilder
 
 from codeask.index.rows import HIT_COLUMNS, IDENT, TABLE, VECTORS, Hit, keyword_text, sql_in
+from codeask.index.tables import Tables
 
-# ``index``/``store`` arguments are a Store, typed Any: codeask.index.store imports this module and
-# the package has no import cycles, not even for type checking (tests/test_import_graph.py).
 __all__ = ["keyword_search", "vector_search", "nearest_hashes", "ann_params", "partitions"]
 
 #: Vectors per IVF partition the index is built for (LanceDB's ``target_partition_size``, kept in
@@ -47,19 +46,19 @@ def ann_params(vectors: int) -> tuple[int, int]:
     return max(NPROBES_MIN, partitions(vectors) // NPROBES_SHARE), REFINE_FACTOR
 
 
-def keyword_search(store: Any, question: str, limit: int) -> list[Hit]:
+def keyword_search(tables: Tables, question: str, limit: int) -> list[Hit]:
     """BM25 full-text search over ``text``; best first; ``[]`` for a question with no words or
     before the first full-text index exists. Rows committed since the index was last updated
     are searched too (LanceDB scans them), so a live update is found at once."""
     query = " ".join(IDENT.findall(keyword_text(question)))
     if not query.strip():
         return []
-    rows, indices = store._latest(TABLE)
+    rows, indices = tables.latest(TABLE)
     if not rows or "text" not in indices:
         return []
-    found = store._read(
+    found = tables.read(
         lambda: (
-            store._chunks.search(query, query_type="fts", fts_columns="text")
+            tables.chunks.search(query, query_type="fts", fts_columns="text")
             .select([*HIT_COLUMNS, "_score"])
             .limit(limit)
             .to_list()
@@ -68,41 +67,33 @@ def keyword_search(store: Any, question: str, limit: int) -> list[Hit]:
     return [Hit.from_row(r, float(r["_score"])) for r in found]
 
 
-def vector_search(store: Any, vector: np.ndarray, limit: int) -> list[Hit]:
+def vector_search(tables: Tables, vector: np.ndarray, limit: int) -> list[Hit]:
     """Cosine search: the nearest vectors (ANN with refinement above ``ann_min_rows``, else
     exact), joined to the chunk rows that use them by a keyed lookup (``embed_hash IN (...)`` on
     its B-tree); best first, score = 1 - cosine distance."""
-    nearest = nearest_hashes(store, vector, limit + 10)
+    nearest = nearest_hashes(tables, vector, limit + 10)
     if not nearest:
         return []
-    rows = store._read(
-        lambda: (
-            store._chunks.search()
-            .where(sql_in("embed_hash", list(nearest)))
-            .select([*HIT_COLUMNS, "embed_hash"])
-            .limit(None)
-            .to_list()
-        )
-    )
+    rows = tables.rows(TABLE, sql_in("embed_hash", list(nearest)), [*HIT_COLUMNS, "embed_hash"]).to_pylist()
     rows.sort(key=lambda r: (nearest[r["embed_hash"]], r["path"], r["start_line"]))
     return [Hit.from_row(r, 1.0 - nearest[r["embed_hash"]]) for r in rows[:limit]]
 
 
-def nearest_hashes(store: Any, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
+def nearest_hashes(tables: Tables, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
     """The ``limit`` stored vectors nearest to ``vector`` (``(dim,)`` float32):
     ``{embed_hash: cosine distance}``, nearest first. ``exact`` skips the ANN index.
 
     With the ANN index, :func:`ann_params` partitions are probed and the best
     ``refine_factor * limit`` re-ranked exactly (``bench/scale.py`` measures recall vs exact)."""
-    stored, indices = store._latest(VECTORS)
+    stored, indices = tables.latest(VECTORS)
     if not stored:
         return {}
-    query = np.asarray(vector, dtype=np.float32).reshape(store.dim)
+    query = np.asarray(vector, dtype=np.float32).reshape(tables.dim)
 
     def run() -> pa.Table:
         # Vectors are L2-normalized: LanceDB's "dot" distance, 1 - x.y, is the cosine distance
         # without normalizing every stored vector per query (about 2x faster exact search).
-        q = cast(LanceVectorQueryBuilder, store._vectors.search(query, vector_column_name="vector"))
+        q = cast(LanceVectorQueryBuilder, tables.vectors.search(query, vector_column_name="vector"))
         q = q.distance_type("dot")
         if exact:
             q = q.bypass_vector_index()
@@ -111,7 +102,7 @@ def nearest_hashes(store: Any, vector: np.ndarray, limit: int, *, exact: bool = 
             q = q.nprobes(nprobes).refine_factor(refine)
         return q.select(["embed_hash", "_distance"]).limit(limit).to_arrow()
 
-    tbl = store._read(run)
+    tbl = tables.read(run)
     nearest: dict[str, float] = {}
     for h, d in zip(tbl["embed_hash"].to_pylist(), tbl["_distance"].to_pylist()):
         nearest.setdefault(h, float(d))

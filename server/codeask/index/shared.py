@@ -2,7 +2,7 @@
 
 Vectors are keyed by ``(model, embed_hash)``: ``model`` names the embedding model and its
 truncation (:func:`model_id`), ``embed_hash`` is the same content hash the local index keys its
-vectors by (``sha256(symbol + "\\n" + content)[:32]``, see :func:`codeask.index.store.embed_text`).
+vectors by (``sha256(symbol + "\\n" + content)[:32]``, see :func:`codeask.index.rows.embed_text`).
 A CI job publishes (``codeask publish PATH --to s3://bucket/prefix``); developers read it while
 indexing: before a batch of chunks is embedded, its hashes are looked up in one query per batch and
 only the misses are embedded locally. Queries never touch the network: the shared table only fills

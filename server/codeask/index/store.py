@@ -62,17 +62,10 @@ Reader / writer guarantees (tested by ``tests/test_concurrency.py`` and ``bench/
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import cast
 
-os.environ.setdefault("LANCE_LOG", "error")
-
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,25 +73,10 @@ import pyarrow.compute as pc
 from codeask.index import edges, maintenance, search
 from codeask.index.pending import PendingVectors
 from codeask.index.records import ChunkRow, StoredRow
-from codeask.index.rows import (
-    HIT_COLUMNS,
-    TABLE,
-    VECTORS,
-    Hit,
-    batches,
-    chunk_rows,
-    embed_hash,
-    embed_text,
-    keyword_text,
-    sql_in,
-)
+from codeask.index.rows import HIT_COLUMNS, TABLE, VECTORS, Hit, batches, embed_text, sql_in
+from codeask.index.tables import Tables
 
-# Hit and the row functions live in codeask.index.rows; re-exported for callers.
-__all__ = ["Store", "Hit", "embed_text", "embed_hash", "keyword_text", "chunk_rows", "TABLE", "VECTORS"]
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
+__all__ = ["Store", "KEEP_VERSIONS_MINUTES", "ANN_MIN_ROWS"]
 
 #: Old LanceDB versions are deleted at compaction only once older than this, minutes, so readers
 #: in other threads and processes never lose the files of the version they read (a search takes
@@ -108,12 +86,6 @@ KEEP_VERSIONS_MINUTES = 10.0
 #: Vectors above which dense search uses an ANN index (IVF-SQ with refinement), exact below:
 #: ``bench/scale.py`` measured exact search still fast at this size. Was ``index.ann_min_rows``.
 ANN_MIN_ROWS = 50_000
-
-
-def _missing_file(exc: BaseException) -> bool:
-    """Whether ``exc`` is LanceDB reporting a data or index file that is gone (a cleaned-up version)."""
-    text = str(exc)
-    return "Not found" in text or "NotFound" in text or "No such file" in text
 
 
 def _matrix(column: pa.ChunkedArray | pa.Array, dim: int) -> np.ndarray:
@@ -129,7 +101,7 @@ class Store:
 
     Writes are not locked here: the engine serializes them (one writer per index, see
     ``codeask.index.engine``). Reads are safe from any thread and process and see the latest commit
-    (``read_consistency_interval=0``); counts are cached per table version.
+    (:class:`~codeask.index.tables.Tables`); counts are cached per table version.
 
     Args:
         index_dir: the index folder (created if missing).
@@ -138,6 +110,10 @@ class Store:
             (``None``: :data:`KEEP_VERSIONS_MINUTES`); 0 keeps only the latest.
         ann_min_rows: build the ANN vector index once ``vectors`` has this many rows
             (``None``: :data:`ANN_MIN_ROWS`).
+
+    Attributes:
+        tables: the LanceDB tables, shared with search, upkeep and the symbol graph.
+        compactions: number of :meth:`optimize` runs by this object.
     """
 
     def __init__(
@@ -153,82 +129,15 @@ class Store:
         self.dim = dim
         self.keep_versions_minutes = KEEP_VERSIONS_MINUTES if keep_versions_minutes is None else keep_versions_minutes
         self.ann_min_rows = ANN_MIN_ROWS if ann_min_rows is None else ann_min_rows
-        self._db = lancedb.connect(
-            str(self.index_dir / "lance"),
-            read_consistency_interval=timedelta(0),
-            session=lancedb.Session(index_cache_size_bytes=256 << 20, metadata_cache_size_bytes=64 << 20),
-        )
-        self._chunk_schema = pa.schema(
-            [
-                pa.field("id", pa.string()),
-                pa.field("path", pa.string()),
-                pa.field("language", pa.string()),
-                pa.field("start_line", pa.int32()),
-                pa.field("end_line", pa.int32()),
-                pa.field("symbol", pa.string()),
-                pa.field("content", pa.string()),
-                pa.field("kind", pa.string()),
-                pa.field("embed_hash", pa.string()),
-                pa.field("text", pa.string()),
-                pa.field("defines", pa.list_(pa.string())),
-                pa.field("refs", pa.list_(pa.string())),
-            ]
-        )
-        self._vector_schema = pa.schema(
-            [pa.field("embed_hash", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))]
-        )
-        self._chunks = self._db.create_table(TABLE, schema=self._chunk_schema, exist_ok=True)
-        self._vectors = self._db.create_table(VECTORS, schema=self._vector_schema, exist_ok=True)
+        self.tables = Tables(self.index_dir, dim)
         self._commits = 0
         self._rows_written = 0
         self._rows_deleted = 0
-        #: Number of :meth:`optimize` runs by this object.
         self.compactions = 0
-        self._index_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._cache: dict[str, tuple[object, object]] = {}
         self._pending = PendingVectors(
             self.index_dir / "pending.json",
-            lambda: (self._chunks.version, self._vectors.version),
-            lambda: self._read(self._scan_pending),
-        )
-
-    # ------------------------------------------------------------- internals
-    def _read(self, fn: Callable[[], T]) -> T:
-        """Run the read ``fn``; when it hits a file of a version cleaned up meanwhile, once more on
-        the latest version."""
-        try:
-            return fn()
-        except Exception as exc:
-            if not _missing_file(exc):
-                raise
-            log.info("a read hit a removed file (%s); retrying on the latest version", exc)
-            for table in (self._chunks, self._vectors):
-                try:
-                    table.checkout_latest()
-                except Exception:
-                    pass
-            return fn()
-
-    def _cached(self, key: str, version: object, compute: Callable[[], T]) -> T:
-        """``compute()`` once per ``version`` (a table version or a tuple of them)."""
-        with self._cache_lock:
-            cached = self._cache.get(key)
-        if cached is not None and cached[0] == version:
-            return cached[1]  # type: ignore[return-value]
-        value = self._read(compute)
-        with self._cache_lock:
-            self._cache[key] = (version, value)
-        return value
-
-    def _indices(self, table: str, version: int | None = None) -> dict[str, str]:
-        """``{column: index type}`` of ``chunks`` or ``vectors`` (cached per version; ``version``:
-        the latest one, when the caller just read it)."""
-        tbl = self._chunks if table == TABLE else self._vectors
-        return self._cached(
-            f"indices:{table}",
-            tbl.version if version is None else version,
-            lambda: {ix.columns[0]: ix.index_type for ix in tbl.list_indices() if ix.columns},
+            lambda: (self.tables.chunks.version, self.tables.vectors.version),
+            lambda: self.tables.read(self._scan_pending),
         )
 
     # ---------------------------------------------------------------- writes
@@ -252,7 +161,7 @@ class Store:
             new = [r for p in part for r in by_path.get(p, ())]
             pending = self._pending.known()
             if pending is not None:  # the pending rows this commit deletes and adds (keyed lookups)
-                old = self._column(self._chunks, "embed_hash", where)
+                old = self.tables.column(TABLE, "embed_hash", where)
                 removed = [h for h in old if h and h in pending]
                 new_hashes = [r["embed_hash"] for r in new if r["embed_hash"]]
                 unknown = [h for h in set(new_hashes) if h not in pending]
@@ -260,15 +169,15 @@ class Store:
                 added = [h for h in new_hashes if h in pending or h not in stored]
             if new:
                 result = (
-                    self._chunks.merge_insert("id")
+                    self.tables.chunks.merge_insert("id")
                     .when_not_matched_insert_all()
                     .when_not_matched_by_source_delete(where)
-                    .execute(pa.Table.from_pylist(new, schema=self._chunk_schema))
+                    .execute(pa.Table.from_pylist(new, schema=self.tables.chunk_schema))
                 )
                 inserted += result.num_inserted_rows
                 deleted += result.num_deleted_rows
             else:
-                result = self._chunks.delete(where)
+                result = self.tables.chunks.delete(where)
                 deleted += getattr(result, "num_deleted_rows", 0) or 0
             self._commits += 1
             if pending is not None:
@@ -285,7 +194,7 @@ class Store:
         found: dict[str, np.ndarray] = {}
         for part in batches(wanted):
             where = sql_in("embed_hash", part)
-            tbl = self._rows(self._vectors, where, ["embed_hash", "vector"])
+            tbl = self.tables.rows(VECTORS, where, ["embed_hash", "vector"])
             if tbl.num_rows:
                 found.update(zip(tbl["embed_hash"].to_pylist(), _matrix(tbl["vector"], self.dim)))
         return found
@@ -294,16 +203,8 @@ class Store:
         """Which of ``embed_hashes`` have a vector (keyed lookups on the B-tree, vectors not read)."""
         found: set[str] = set()
         for part in batches(sorted(set(embed_hashes))):
-            found.update(self._column(self._vectors, "embed_hash", sql_in("embed_hash", part)))
+            found.update(self.tables.column(VECTORS, "embed_hash", sql_in("embed_hash", part)))
         return found
-
-    def _rows(self, table: lancedb.table.Table, where: str, columns: list[str]) -> pa.Table:
-        """``columns`` of the rows of ``table`` matching the SQL filter ``where`` (retried once)."""
-        return self._read(lambda: table.search().where(where).select(columns).limit(None).to_arrow())
-
-    def _column(self, table: lancedb.table.Table, column: str, where: str) -> list:
-        """``column`` of the rows of ``table`` matching the SQL filter ``where``."""
-        return self._rows(table, where, [column])[column].to_pylist()
 
     def put_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Commit ``{embed_hash: (dim,) float32}`` (hashes not stored yet) to ``vectors``: one commit.
@@ -319,24 +220,31 @@ class Store:
                 "embed_hash": pa.array(keys, pa.string()),
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), self.dim),
             },
-            schema=self._vector_schema,
+            schema=self.tables.vector_schema,
         )
         pending = self._pending.known()
-        self._vectors.add(data)
+        self.tables.vectors.add(data)
         self._commits += 1
         self._pending.committed(pending, vectors=keys)
 
     def ensure_indexes(self) -> None:
-        """Create the indexes a table lacks (:func:`codeask.index.maintenance.ensure_indexes`)."""
-        maintenance.ensure_indexes(self)
-
-    def ensure_fts_index(self) -> None:
-        """:meth:`ensure_indexes` (kept for callers that need keyword search to use its index)."""
-        maintenance.ensure_indexes(self)
+        """Create the indexes a table lacks (:func:`codeask.index.maintenance.ensure_indexes`); the
+        pending-vector state carries over (building an index changes no row)."""
+        pending = self._pending.known()
+        maintenance.ensure_indexes(self.tables, ann_min_rows=self.ann_min_rows)
+        self._pending.committed(pending)
 
     def optimize(self) -> None:
-        """Compaction, index updates, unused vectors and old versions (:func:`codeask.index.maintenance.optimize`)."""
-        maintenance.optimize(self)
+        """Compaction, index updates, unused vectors and old versions (:func:`codeask.index.maintenance.optimize`);
+        resets :attr:`commits_since_optimize` and :attr:`rows_since_optimize`."""
+        self.ensure_indexes()
+        pending = self._pending.known()  # no pending row changes below: the state carries over
+        maintenance.optimize(
+            self.tables, keep_versions_minutes=self.keep_versions_minutes, collect_unused=self._rows_deleted > 0
+        )
+        self._pending.committed(pending)
+        self._commits = self._rows_written = self._rows_deleted = 0
+        self.compactions += 1
 
     @property
     def commits_since_optimize(self) -> int:
@@ -351,26 +259,24 @@ class Store:
     # ----------------------------------------------------------------- reads
     def has_vectors(self) -> bool:
         """Whether ``vectors`` has any row (cached per version)."""
-        return self._latest(VECTORS)[0] > 0
+        return self.tables.latest(VECTORS)[0] > 0
 
     def count(self, where: str | None = None) -> int:
         """Number of chunk rows (cached per version), or of those matching the SQL filter ``where``."""
         if where:
-            return self._read(lambda: self._chunks.count_rows(where))
-        return self._latest(TABLE)[0]
+            return self.tables.read(lambda: self.tables.chunks.count_rows(where))
+        return self.tables.latest(TABLE)[0]
 
     def count_vectors(self) -> int:
         """Rows of ``vectors`` (cached per version); unused ones remain until compaction."""
-        return self._latest(VECTORS)[0]
+        return self.tables.latest(VECTORS)[0]
 
     def _scan_pending(self) -> dict[str, int]:
         """``{embed_hash: chunk rows}`` of rows without a vector, by scanning both tables."""
-        hashes = (
-            self._chunks.search().where("embed_hash != ''").select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
-        )
+        hashes = self.tables.rows(TABLE, "embed_hash != ''", ["embed_hash"])["embed_hash"]
         if not len(hashes):
             return {}
-        stored = self._vectors.search().select(["embed_hash"]).limit(None).to_arrow()["embed_hash"]
+        stored = self.tables.rows(VECTORS, None, ["embed_hash"])["embed_hash"]
         missing = hashes.filter(pc.invert(pc.is_in(hashes, value_set=stored.combine_chunks())))
         counts = pc.value_counts(missing.combine_chunks()) if len(missing) else []
         return {c["values"].as_py(): c["counts"].as_py() for c in counts}
@@ -386,7 +292,7 @@ class Store:
         texts: dict[str, str] = {}
         for part in batches(hashes):
             where = sql_in("embed_hash", part)
-            tbl = self._rows(self._chunks, where, ["embed_hash", "symbol", "content"])
+            tbl = self.tables.rows(TABLE, where, ["embed_hash", "symbol", "content"])
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):
                 texts.setdefault(h, embed_text(symbol, content))
         return texts
@@ -394,52 +300,42 @@ class Store:
     def paths(self) -> set[str]:
         """Every path that has rows: a full scan of ``path``, for checks and tools (the engine reads
         indexed paths from its manifest)."""
-        return set(
-            self._read(lambda: self._chunks.search().select(["path"]).limit(None).to_arrow())["path"].to_pylist()
-        )
+        return set(self.tables.column(TABLE, "path"))
 
     def rows_for_path(self, path: str) -> list[StoredRow]:
         """All rows of one file (``id``, ``path``, ``language``, lines, ``symbol``, ``content``, ``kind``), by start line."""
         where = sql_in("path", [path])
-        rows = self._read(lambda: self._chunks.search().where(where).select(list(HIT_COLUMNS)).limit(None).to_list())
+        rows = self.tables.rows(TABLE, where, list(HIT_COLUMNS)).to_pylist()
         return sorted(cast(list[StoredRow], rows), key=lambda r: r["start_line"])  # the HIT_COLUMNS
-
-    def _latest(self, table: str) -> tuple[int, dict[str, str]]:
-        """``(rows, {column: index type})`` of ``chunks`` or ``vectors`` at its latest version: one
-        version check, then cached per version (a query path asks once, not per fact)."""
-        tbl = self._chunks if table == TABLE else self._vectors
-        version = tbl.version
-        rows = self._cached(f"rows:{table}", version, tbl.count_rows)
-        return rows, self._indices(table, version)
 
     def keyword_search(self, question: str, limit: int) -> list[Hit]:
         """BM25 full-text search (:func:`codeask.index.search.keyword_search`); best first."""
-        return search.keyword_search(self, question, limit)
+        return search.keyword_search(self.tables, question, limit)
 
     def vector_search(self, vector: np.ndarray, limit: int) -> list[Hit]:
         """Cosine search joined to chunk rows (:func:`codeask.index.search.vector_search`); best first."""
-        return search.vector_search(self, vector, limit)
+        return search.vector_search(self.tables, vector, limit)
 
     def nearest_hashes(self, vector: np.ndarray, limit: int, *, exact: bool = False) -> dict[str, float]:
         """``{embed_hash: cosine distance}`` of the nearest vectors (:func:`codeask.index.search.nearest_hashes`)."""
-        return search.nearest_hashes(self, vector, limit, exact=exact)
+        return search.nearest_hashes(self.tables, vector, limit, exact=exact)
 
     def definers(self, names: Sequence[str], limit: int = 200) -> list[edges.Linked]:
         """Chunks defining any of ``names`` (:func:`codeask.index.edges.definers`)."""
-        return edges.definers(self, names, limit)
+        return edges.definers(self.tables, names, limit)
 
     def referrers(self, names: Sequence[str], limit: int = 200) -> list[edges.Linked]:
         """Chunks referencing any of ``names`` (:func:`codeask.index.edges.referrers`)."""
-        return edges.referrers(self, names, limit)
+        return edges.referrers(self.tables, names, limit)
 
     def linked(self, ids: Iterable[str]) -> dict[str, edges.Linked]:
         """``{id: chunk with its graph names}`` (:func:`codeask.index.edges.linked`)."""
-        return edges.linked(self, ids)
+        return edges.linked(self.tables, ids)
 
     def index_stats(self) -> dict[str, dict]:
         """LanceDB's index statistics per index (:func:`codeask.index.maintenance.index_stats`)."""
-        return maintenance.index_stats(self)
+        return maintenance.index_stats(self.tables)
 
     def disk_bytes(self) -> int:
         """Bytes used by the index folder."""
-        return maintenance.disk_bytes(self)
+        return maintenance.disk_bytes(self.index_dir)

@@ -1,21 +1,33 @@
 """Where a chunk's vector comes from: the index's own ``vectors`` table, then shared caches, then the model.
 
 Vectors are content-addressed: the key is ``embed_hash`` (``sha256(embed_text)[:32]``, see
-:func:`codeask.index.store.embed_text`), so a vector computed anywhere for the same text and the same
+:func:`codeask.index.rows.embed_text`), so a vector computed anywhere for the same text and the same
 model is the same vector. :func:`fill_vectors` is the one place that decides where a missing vector
 comes from; the machine's store (:mod:`codeask.index.machine`) and the team's shared cache on object
 storage (:mod:`codeask.index.shared`) are :class:`VectorCache` s passed in ``caches``, asked in that
-order before the model embeds a batch.
+order before the model embeds a batch. :class:`VectorSupply` holds those sources for one index.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
-__all__ = ["VectorCache", "ReadOnlyCache", "Filled", "fill_vectors"]
+from codeask.index.embed import MAX_TOKENS, Embedder, load_embedder
+from codeask.index.folders import cache_root
+from codeask.settings import Settings
+
+if TYPE_CHECKING:
+    from codeask.index.machine import MachineVectors
+    from codeask.index.shared import SharedReader
+    from codeask.index.store import Store
+
+__all__ = ["VectorCache", "ReadOnlyCache", "Filled", "fill_vectors", "VectorSupply"]
+
+log = logging.getLogger(__name__)
 
 
 class VectorCache(Protocol):
@@ -94,3 +106,104 @@ def fill_vectors(
         cache.put_vectors(embedded)
     found.update(embedded)
     return Filled(found, len(todo), tuple(counts))
+
+
+class VectorSupply:
+    """The sources of one index's missing vectors: the machine's vector store, the team's shared
+    cache, the model; and how many vectors each gave.
+
+    Args:
+        settings: ``embedding`` (model, ``machine_cache_mb``) and ``shared.url``.
+        store: returns the index's store (opened on first use by its caller).
+        embedder: returns the normal-priority model (loaded on first use by its caller).
+
+    Attributes:
+        chunks_shared: vectors taken from the team's shared cache so far.
+        chunks_reused: vectors taken from the machine's vector store so far.
+    """
+
+    def __init__(self, settings: Settings, store: Callable[[], Store], embedder: Callable[[], Embedder]):
+        self.settings = settings
+        self._store = store
+        self._embedder = embedder
+        self._shared: SharedReader | None = None
+        self._machine: MachineVectors | None = None
+        self._machine_opened = False
+        self.chunks_shared = 0
+        self.chunks_reused = 0
+
+    def fill(
+        self,
+        texts: dict[str, str],
+        *,
+        embed: bool,
+        use_shared: bool = False,
+        background: bool = False,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors the store lacks for ``{embed_hash: text}``: :func:`fill_vectors` with the machine's
+        vector store (:attr:`machine`), then the team's shared cache (``shared.url``, one query per
+        call) when ``use_shared`` (phase 2; live edits are embedded locally, without a network round
+        trip), then (with ``embed``) the model: with ``background`` (phase 2 of an index with
+        ``background_indexing``) its niced indexing instance (``embedding.index_nice``), else the
+        normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; counts
+        vectors in :attr:`chunks_reused` and :attr:`chunks_shared`.
+
+        Raises:
+            InterruptedError: ``should_stop()`` became true between embedding batches.
+        """
+        machine = self.machine
+        shared = self.shared if use_shared else None
+        caches: list[VectorCache] = [machine] if machine is not None else []
+        if shared is not None:
+            caches.append(ReadOnlyCache(shared.fetch))
+        embedder = (
+            (load_embedder(self.settings.embedding, background=True) if background else self._embedder())
+            if embed
+            else None
+        )
+        model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
+        filled = fill_vectors(texts, self._store(), caches, model)
+        from_machine = filled.from_caches[0] if machine is not None else 0
+        self.chunks_reused += from_machine
+        self.chunks_shared += sum(filled.from_caches) - from_machine
+        return filled.vectors, filled.embedded
+
+    @property
+    def machine(self) -> MachineVectors | None:
+        """The machine's vector store for this index's model (:mod:`codeask.index.machine`), or ``None``
+        when ``embedding.machine_cache_mb`` is 0 or the store cannot be opened (logged once: indexing
+        then embeds what it lacks, as before)."""
+        if not self._machine_opened:
+            self._machine_opened = True
+            emb = self.settings.embedding
+            if emb.machine_cache_mb:
+                from codeask.index.machine import MachineVectors, store_dir
+                from codeask.index.shared import model_id
+
+                dim = self._store().dim
+                folder = store_dir(cache_root(self.settings), model_id(emb.model, MAX_TOKENS), dim)
+                try:
+                    self._machine = MachineVectors(folder, dim, limit_bytes=emb.machine_cache_mb << 20)
+                except Exception as exc:
+                    log.warning("the machine's vector store %s cannot be used (%s); embedding without it", folder, exc)
+        return self._machine
+
+    def flush_machine(self) -> None:
+        """Write the vectors this index gave the machine's store (:meth:`MachineVectors.flush
+        <codeask.index.machine.MachineVectors.flush>`); called when the index commits its own vectors."""
+        if self._machine is not None:
+            self._machine.flush()
+
+    @property
+    def shared(self) -> SharedReader | None:
+        """The team's shared vector cache (``shared.url``), or ``None`` when none is configured."""
+        url = self.settings.shared.url
+        if not url:
+            return None
+        if self._shared is None:
+            from codeask.index.shared import SharedReader, SharedVectorCache, model_id
+
+            emb = self.settings.embedding
+            self._shared = SharedReader(SharedVectorCache(url, model_id(emb.model, MAX_TOKENS), self._store().dim))
+        return self._shared

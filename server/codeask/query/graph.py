@@ -42,7 +42,8 @@ from codeask.uris import file_uri
 
 if TYPE_CHECKING:
     from codeask.index.edges import Linked
-    from codeask.index.store import Hit, Store
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
 
 __all__ = [
     "MAX_DEFINITIONS",

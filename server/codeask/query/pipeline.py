@@ -103,7 +103,7 @@ class Document:
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:
-        """The document of a search hit (:class:`codeask.index.store.Hit`) of ``root`` scored ``score``."""
+        """The document of a search hit (:class:`codeask.index.rows.Hit`) of ``root`` scored ``score``."""
         return cls(
             path=hit.path,
             root=root,

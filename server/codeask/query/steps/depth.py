@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the store module imports LanceDB; only hits' paths are read here
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
 __all__ = ["MAX_CANDIDATES", "keep_files", "per_file"]
 

@@ -32,7 +32,8 @@ from codeask.index.records import StoredRow
 from codeask.query.report import Frame
 
 if TYPE_CHECKING:
-    from codeask.index.store import Hit, Store
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
 
 __all__ = [
     "frame_ranking",
@@ -106,7 +107,7 @@ def frame_ranking(store: Store, frames: Sequence[Frame], *, max_frames: int = 20
     Frames that map to no workspace file (the user's own code, other installed packages) are
     skipped. Reads the store's path list once and the rows of each matched file.
     """
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
     if not frames:
         return []

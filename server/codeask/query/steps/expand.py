@@ -31,7 +31,7 @@ from codeask.query.pipeline import Document, Query
 from codeask.query.steps.retrieve import SearchTarget, code_identifiers, path_filter
 
 if TYPE_CHECKING:
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
 __all__ = ["Expand", "question_terms"]
 

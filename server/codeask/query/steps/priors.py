@@ -28,7 +28,7 @@ from codeask.query.intent import Intent
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB; priors only read a hit's fields
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
 __all__ = ["THIRD_PARTY_KINDS", "DOWNWEIGHT_FACTOR", "THIRD_PARTY_FACTOR", "downweight_rule", "file_prior", "lifted"]
 

@@ -34,7 +34,7 @@ from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
 from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
-    from codeask.index.store import Hit
+    from codeask.index.rows import Hit
 
 __all__ = ["RelatedRetrieve", "identifiers"]
 

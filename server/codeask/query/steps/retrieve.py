@@ -52,7 +52,8 @@ from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, downweight_rule, file_
 from codeask.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the store module imports LanceDB (~1.4 s); retrieval only passes its rows on
-    from codeask.index.store import Hit, Store
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
 
 __all__ = ["HybridRetrieve", "SearchTarget", "path_filter", "CANDIDATES", "RRF_K"]
 
