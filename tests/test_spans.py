@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from codeask.index.store import Hit
-from codeask.llm.base import estimate_tokens
+from codeask.llm.protocol import estimate_tokens
 from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents

@@ -18,18 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeask.llm.base import (
-    LLM,
-    Cancelled,
-    CancelToken,
-    Completion,
-    ContextLengthError,
-    LLMCancelled,
-    LLMError,
-    TextStream,
-    cancel_scope,
-    estimate_tokens,
-)
+from codeask.llm.cancel import Cancelled, CancelToken, cancel_scope
+from codeask.llm.protocol import LLM, Completion, ContextLengthError, LLMError, Speed, TextStream, estimate_tokens
 
 if TYPE_CHECKING:
     from codeask.settings import LLMSettings, ResolvedLLM
@@ -39,9 +29,9 @@ __all__ = [
     "LLMError",
     "Cancelled",
     "CancelToken",
-    "LLMCancelled",
     "cancel_scope",
     "Completion",
+    "Speed",
     "ContextLengthError",
     "TextStream",
     "estimate_tokens",

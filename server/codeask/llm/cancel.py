@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 
-__all__ = ["Cancelled", "CancelToken", "CancelLike", "LLMCancelled", "cancel_scope", "is_cancelled", "scoped_token"]
+__all__ = ["Cancelled", "CancelToken", "CancelLike", "cancel_scope", "is_cancelled", "scoped_token"]
 
 
 class Cancelled(Exception):
@@ -91,10 +91,6 @@ def cancel_scope(token: CancelToken | None):
 def scoped_token() -> CancelToken | None:
     """The token of the innermost :func:`cancel_scope` around this thread or task, or ``None``."""
     return _scope.get()
-
-
-#: The name the first cancellation seam used; the same class as :class:`Cancelled`.
-LLMCancelled = Cancelled
 
 
 #: What ``cancel=`` accepts: a :class:`CancelToken`, a ``threading.Event``, or ``() -> bool``.

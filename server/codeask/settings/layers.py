@@ -75,7 +75,16 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>``.
-_LLM_ENV_LIMITS = ("timeout", "connect_timeout", "first_token_timeout", "max_retries", "max_tokens", "context_tokens")
+_LLM_ENV_LIMITS = (
+    "timeout",
+    "connect_timeout",
+    "first_token_timeout",
+    "first_token_seconds",
+    "answer_seconds",
+    "max_retries",
+    "max_tokens",
+    "context_tokens",
+)
 
 
 #: Environment variable -> the setting it sets (one table: the environment layer reads it, and the
