@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from answers_score import report, score_row, summarize  # noqa: E402
+from answers_score import prompt_documents, report, score_row, summarize  # noqa: E402
 from common import fetch_sdist, write_result  # noqa: E402
 
 #: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
@@ -257,36 +257,6 @@ def first_append(first: list[float]):
 def marks_append(marks: list[tuple[str, float]]):
     """A progress callback appending ``(stage name, perf_counter seconds)`` to ``marks``."""
     return lambda name: marks.append((name, time.perf_counter()))
-
-
-def prompt_documents(out: dict) -> list:
-    """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
-    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
-    first lines)."""
-    from codeask.query.pipeline import Document
-
-    spans = {}
-    for source in out.get("sources") or []:
-        for span in source.get("spans") or []:
-            spans[(source["path"], span["start_line"])] = (source, span)
-    docs = []
-    for d in out.get("documents") or []:
-        source, span = spans[(d["path"], d["start_line"])]
-        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
-        root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
-        docs.append(
-            Document(
-                d["path"],
-                source["root"],
-                d["start_line"],
-                d["end_line"],
-                span.get("symbol") or "",
-                "",
-                "\n".join(lines),
-                root_label=root_label,
-            )
-        )
-    return docs
 
 
 def rescore(path: Path) -> int:

@@ -96,6 +96,58 @@ def right_document_share(rows: list[dict]) -> float | None:
     return round(right / cited, 3) if cited else None
 
 
+def prompt_documents(out: dict) -> list:
+    """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
+    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
+    first lines)."""
+    from codeask.query.pipeline import Document
+
+    spans = {}
+    for source in out.get("sources") or []:
+        for span in source.get("spans") or []:
+            spans[(source["path"], span["start_line"])] = (source, span)
+    docs = []
+    for d in out.get("documents") or []:
+        source, span = spans[(d["path"], d["start_line"])]
+        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
+        root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
+        docs.append(
+            Document(
+                d["path"],
+                source["root"],
+                d["start_line"],
+                d["end_line"],
+                span.get("symbol") or "",
+                "",
+                "\n".join(lines),
+                root_label=root_label,
+            )
+        )
+    return docs
+
+
+def plain_link_share(rows: list[dict]) -> float | None:
+    """Over the answers' paragraphs shown with model-written ``[n]`` as plain links (a valid ``[n]``
+    not marked ``*(unverified)*``): the share whose links point at a document holding the code the
+    paragraph names (not mismatched, or re-pointed to the one document defining it), from
+    :func:`codeask.query.citations.check_citations` on the documents the model was given."""
+    from codeask.query.citations import check_citations
+
+    shown = right = 0
+    for r in rows:
+        out = r["answer_json"]
+        if not r["llm_answered"] or not out.get("documents"):
+            continue
+        check = check_citations(out.get("answer") or "", prompt_documents(out))
+        cited = round(check.share * check.paragraphs)
+        unverified = {u["paragraph"] for u in check.unverified}
+        repointed = {p["paragraph"] for p in check.repointed}
+        wrong = set(check.mismatched) - repointed - unverified
+        shown += cited - len(unverified)
+        right += cited - len(unverified) - len(wrong)
+    return round(right / shown, 3) if shown else None
+
+
 def timing(rows: list[dict]) -> dict:
     """Median seconds to the first word and to the end, beside the default time budget."""
     from codeask.settings import LLMSettings
@@ -137,6 +189,7 @@ def summarize(rows: list[dict], meta: dict) -> dict:
         "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
         **timing(rows),
         "right_document_share": right_document_share(rows),
+        "plain_link_right_share": plain_link_share(rows),
         "stage_seconds_mean": {s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names},
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "load_average": {"start": meta["load_average_start"], "end": [round(x, 2) for x in os.getloadavg()]},
@@ -150,11 +203,12 @@ _LABELS = {
     "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
     "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
     "right_document_share": "cited paragraphs whose [n] point at the document holding the named code",
+    "plain_link_right_share": "the same after re-pointing, over paragraphs shown with plain [n] links",
 }
 
 
 def report(result: dict, path) -> None:
-    """Print ``result``'s summary lines."""
+    """Print ``result``'s summary lines (a key an older result lacks prints ``None``)."""
     print()
     for key in (
         "label",
@@ -171,6 +225,7 @@ def report(result: dict, path) -> None:
         "llm_answered",
         "key_fact_recall_llm_answered",
         "right_document_share",
+        "plain_link_right_share",
         "seconds_mean",
         "first_token_seconds_median",
         "seconds_median",
@@ -178,7 +233,7 @@ def report(result: dict, path) -> None:
         "within_budget",
         "load_average",
     ):
-        print(f"{key:32} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
+        print(f"{key:32} {result.get(key)}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
     for s, v in result["stage_seconds_mean"].items():
         print(f"  stage {s:14} {v:7.2f} s")
     print(f"\nwritten to {path}")

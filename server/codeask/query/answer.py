@@ -118,8 +118,9 @@ class SimpleAnswer:
 
     When the call fails before any text, the error is recorded on ``query.errors`` and the answer is
     the ranked sources (:class:`NoLLMAnswer`). A local model answers under a time budget
-    (:meth:`timed`): a prompt sized to its measured speed, stopped after ``llm.answer_seconds``. An answer that was cut off (``max_tokens``, a stream
-    without its final event, a stream that broke) keeps its text; ``query.finish_reason`` and
+    (:meth:`timed`): a prompt sized to its measured speed, stopped after ``llm.answer_seconds``. An
+    answer that was cut off (``max_tokens``, a stream without its final event, a stream that broke,
+    the time budget, a reply repeating itself) keeps its text; ``query.finish_reason`` and
     ``query.cut_reason`` say how it ended. A cancellation (``query.cancel``) aborts the call and
     raises :class:`~codeask.query.pipeline.Cancelled`.
     """
