@@ -342,7 +342,7 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 def test_explain_prompt_snapshot(brief):
     """The built-in explain prompt for a fixed span and documents: a template change is a reviewed
     diff (regenerate with CODEASK_UPDATE_SNAPSHOTS=1)."""
-    from codeask.query.answer import Templates
+    from codeask.query.templates import Templates
     from codeask.query.explain import Span
     from codeask.query.pipeline import Document, Query
     from codeask.query.steps.explain_answer import ExplainAnswer

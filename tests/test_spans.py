@@ -6,7 +6,9 @@ import textwrap
 
 from codeask.index.store import Hit
 from codeask.llm.protocol import estimate_tokens
-from codeask.query.answer import Answer, NoLLMAnswer, Templates, render_documents
+from codeask.query.answer import NoLLMAnswer
+from codeask.query.result import Answer
+from codeask.query.templates import Templates, render_documents
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.anchors import text_hash

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic
 
-from codeask.llm.protocol import LLMError, estimate_tokens
-
-M = TypeVar("M", bound=pydantic.BaseModel)
+from codeask.llm.protocol import LLMError, M, estimate_tokens
 
 __all__ = [
     "one_line",

@@ -9,7 +9,7 @@ each document rendered with the document template and joined with ``---`` lines,
 response transformer replaced ``current`` after retrieval (a summary), that text instead.
 
 Templates live in :mod:`codeask.query.templates`, the :class:`~codeask.query.result.Answer` a
-caller gets in :mod:`codeask.query.result`; their names stay importable from here.
+caller gets in :mod:`codeask.query.result`.
 """
 
 from __future__ import annotations
@@ -27,30 +27,19 @@ from codeask.llm.speed import CACHE_FILE, SpeedCache
 from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents, tighten, time_budget
 from codeask.query.digest import digest_question
 from codeask.query.pipeline import Document, Query, along_chain, per_file
-from codeask.query.result import Answer, Source, Withheld, markdown, source_link
-from codeask.query.templates import TemplateError, Templates, UnsafeTemplateError, fence, render_documents, sandbox
+from codeask.query.result import Withheld, source_link
+from codeask.query.templates import Templates, render_documents
 from codeask.settings import Settings
 
 __all__ = [
     "SimpleAnswer",
     "NoLLMAnswer",
-    "render_documents",
     "safe_documents",
     "scrub",
     "wants_code",
     "local_speed",
     "speed_cache",
     "NOTHING_FOUND",
-    # kept importable from here (they moved to codeask.query.templates / codeask.query.result):
-    "Templates",
-    "TemplateError",
-    "UnsafeTemplateError",
-    "sandbox",
-    "fence",
-    "Answer",
-    "Source",
-    "Withheld",
-    "markdown",
 ]
 
 NOTHING_FOUND = "No matching code was found for this question in the indexed workspace."
