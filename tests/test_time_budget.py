@@ -211,6 +211,13 @@ def test_a_slow_endpoint_gets_fewer_shorter_documents_and_a_shorter_reply(sample
     assert 1 <= len(slow.documents) < len(plain.documents) and lines(slow) < lines(plain)
     assert fake_llm.requests[-1]["max_tokens"] < LLMSettings().max_tokens
     assert slow.also_relevant  # what was left out is listed apart
+    fake_llm.stream_script = {"end": "length"}  # the reply runs into the max_tokens the budget set
+    cut = _workspace(sample_workspace, fake_llm).ask(question)
+    assert cut.truncated and cut.finish_reason == "length"
+    assert (
+        cut.cut_reason.startswith("the reply's time budget was used up (")
+        and "llm.answer_seconds = 90s" in cut.cut_reason
+    )
 
 
 def test_a_slow_endpoint_skips_the_search_queries(sample_workspace, fake_llm):

@@ -21,7 +21,7 @@ from dataclasses import replace
 from codeask.index.folders import cache_root
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
-from codeask.llm import LLM, ContextLengthError, LLMError, Speed
+from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
 from codeask.llm.protocol import is_local_url
 from codeask.llm.speed import CACHE_FILE, SpeedCache
 from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents, tighten, time_budget
@@ -227,7 +227,7 @@ class SimpleAnswer:
             self.speeds.record(self.llm, done.speed)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
-        query.cut_reason = done.cut_reason()
+        query.cut_reason = _cut_reason(done, budget, self.settings.llm.max_tokens)
         query.answered(
             self.name,
             done.text.strip(),
@@ -259,6 +259,17 @@ def local_speed(llm: LLM, settings: Settings) -> Speed | None:
     if not is_local_url(llm.base_url):
         return None
     return speed_cache(settings).record(llm, llm.speed())
+
+
+def _cut_reason(done: Completion, budget: Budget, max_tokens: int) -> str | None:
+    """Why the answer is cut off: the completion's reason, or, for a reply cut at a ``max_tokens`` the
+    time budget lowered, that budget."""
+    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < max_tokens:
+        return (
+            f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
+            f"llm.answer_seconds = {budget.seconds:g}s)"
+        )
+    return done.cut_reason()
 
 
 def _time_budget(budget: Budget) -> dict[str, float | int | None] | None:
