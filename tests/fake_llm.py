@@ -197,6 +197,9 @@ class FakeLLMServer:
         prompt being evaluated); ``stall_after`` pieces then ``stall_seconds`` of silence;
         ``break_after`` pieces then the connection is cut (a dead server); ``end``: ``"length"``
         (finish reason ``length`` / ``max_tokens``) or ``"no_final"`` (the stream just ends)."""
+        self.timings: dict[str, Any] | None = None
+        """When set, the last chunk of a streamed OpenAI reply carries it as llama.cpp's ``timings``
+        (``prompt_n``, ``prompt_per_second``, ``predicted_n``, ``predicted_per_second``...)."""
         self.context_limit: int | None = None
         """When set, a request whose prompt has more words than this gets llama.cpp's 400
         ("the request exceeds the available context size")."""
@@ -265,6 +268,7 @@ class FakeLLMServer:
         with self._lock:
             self.stream_script = {}
             self.context_limit = None
+            self.timings = None
             self.requests.clear()
             self.calls.clear()
             self._failures.clear()
@@ -525,7 +529,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 return
             if tool_call:
                 self._sse(chunk({"tool_calls": [dict(tool_call, index=0)]}))
-            self._sse(chunk({}, "length" if end == "length" else "tool_calls" if tool_call else "stop"))
+            final = chunk({}, "length" if end == "length" else "tool_calls" if tool_call else "stop")
+            if server.timings is not None:
+                final["timings"] = server.timings
+            self._sse(final)
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._sse(
                     {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,

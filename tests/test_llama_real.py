@@ -203,7 +203,9 @@ def workspace(tmp_path_factory) -> dict:
 def cli_env(ws: dict, config: str | None, srv: LlamaServer | None = None, **limits: str) -> dict[str, str]:
     """The environment of one CLI run: the test's, the module cache, a fresh config folder holding
     ``config`` as the user's trusted ``codeask.toml``, and (with ``srv``) the OpenAI-compatible endpoint
-    with ``limits`` as ``CODEASK_LLM_<NAME>`` values. No hosted keys."""
+    with ``limits`` as ``CODEASK_LLM_<NAME>`` values. No hosted keys. The time budget of a local model
+    (``llm.first_token_seconds``, ``llm.answer_seconds``) is the hang guard here: these tests are about
+    the protocol, and a busy machine must not make them about time (``tests/test_time_budget.py``)."""
     full = {**os.environ, **ws["env"]}
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         full.pop(name, None)
@@ -214,7 +216,8 @@ def cli_env(ws: dict, config: str | None, srv: LlamaServer | None = None, **limi
     full["CODEASK_CONFIG_DIR"] = str(config_dir)
     if srv is not None:
         full |= {"CODEASK_LLM": "openai", "CODEASK_MODEL": "smollm2", "OPENAI_BASE_URL": srv.openai_base_url}
-        full |= {f"CODEASK_LLM_{k.upper()}": v for k, v in limits.items()}
+        budget = {"first_token_seconds": f"{HANG_GUARD:g}", "answer_seconds": f"{HANG_GUARD:g}"}
+        full |= {f"CODEASK_LLM_{k.upper()}": v for k, v in (budget | limits).items()}
     return full
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeask.llm.base import safe_url as llm_safe_url
-from codeask.settings import ResolvedLLM, safe_url
+from codeask.llm import make_llm
+from codeask.settings import LLMSettings, ResolvedLLM, safe_url
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,6 @@ def test_safe_url_drops_only_the_userinfo(url, shown):
 
 
 def test_llm_layer_and_settings_share_it():
-    assert llm_safe_url is safe_url
     resolved = ResolvedLLM(provider="openai", model="m", api_key="k", base_url="http://u:pw@[::1]:8080/v1")
     assert resolved.describe() == "openai:m at http://[::1]:8080/v1"
+    assert repr(make_llm(resolved, LLMSettings())) == "<OpenAILLM openai:m at http://[::1]:8080/v1>"

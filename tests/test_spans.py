@@ -7,7 +7,7 @@ import textwrap
 from codeask.index.rows import Hit
 from codeask.llm.protocol import estimate_tokens
 from codeask.query.anchors import text_hash
-from codeask.query.answer import NoLLMAnswer, render_documents
+from codeask.query.answer import NoLLMAnswer
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.options import RetrievalOptions
@@ -15,7 +15,7 @@ from codeask.query.pipeline import Document, Query
 from codeask.query.result import Answer
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.widen import Widen
-from codeask.query.templates import Templates
+from codeask.query.templates import Templates, render_documents
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 

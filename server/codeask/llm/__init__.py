@@ -18,17 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeask.llm.base import (
-    LLM,
-    Cancelled,
-    CancelToken,
-    Completion,
-    ContextLengthError,
-    LLMError,
-    TextStream,
-    cancel_scope,
-    estimate_tokens,
-)
+from codeask.llm.cancel import Cancelled, CancelToken, cancel_scope
+from codeask.llm.protocol import LLM, Completion, ContextLengthError, LLMError, Speed, TextStream, estimate_tokens
 
 if TYPE_CHECKING:
     from codeask.settings import LLMSettings, ResolvedLLM
@@ -40,6 +31,7 @@ __all__ = [
     "CancelToken",
     "cancel_scope",
     "Completion",
+    "Speed",
     "ContextLengthError",
     "TextStream",
     "estimate_tokens",

@@ -10,7 +10,7 @@ import anthropic
 
 from codeask.llm.base import BaseLLM
 from codeask.llm.cancel import CancelLike
-from codeask.llm.protocol import ContextLengthError, LLMError, M
+from codeask.llm.protocol import ContextLengthError, Event, LLMError, M
 from codeask.llm.shared import before_connect, cause_chain, mentions_context_overflow, schema_name, status_detail
 from codeask.llm.watchdog import http_client, httpx_module
 
@@ -88,7 +88,7 @@ class AnthropicLLM(BaseLLM):
                 raise
         raise self._error("the server refused every parameter combination")  # pragma: no cover
 
-    def _events(self, stream: Any) -> Iterator[tuple[str | None, str | None, int | None]]:
+    def _events(self, stream: Any) -> Iterator[Event]:
         """Text deltas and tool-input JSON deltas as text; ``message_delta``'s stop reason mapped to
         OpenAI's words (``end_turn``/``stop_sequence`` -> ``stop``, ``max_tokens`` -> ``length``,
         ``tool_use`` -> ``tool_calls``, ``refusal`` -> ``content_filter``)."""
@@ -96,21 +96,21 @@ class AnthropicLLM(BaseLLM):
             kind = getattr(event, "type", None)
             if kind == "message_start":
                 usage = getattr(getattr(event, "message", None), "usage", None)
-                yield None, None, getattr(usage, "input_tokens", None)
+                yield Event(None, None, getattr(usage, "input_tokens", None))
             elif kind == "content_block_delta":
                 delta = event.delta
                 dtype = getattr(delta, "type", None)
                 if dtype == "text_delta":
-                    yield delta.text or None, None, None
+                    yield Event(delta.text or None)
                 elif dtype == "input_json_delta":
-                    yield delta.partial_json or None, None, None
+                    yield Event(delta.partial_json or None)
                 else:
-                    yield None, None, None
+                    yield Event(None)
             elif kind == "message_delta":
                 reason = getattr(event.delta, "stop_reason", None)
-                yield None, _STOP_REASONS.get(reason, reason) if reason else None, None
+                yield Event(None, _STOP_REASONS.get(reason, reason) if reason else None)
             else:
-                yield None, None, None
+                yield Event(None)
 
     def _retryable(self, exc: BaseException) -> bool:
         if isinstance(exc, anthropic.APIStatusError):

@@ -1,10 +1,11 @@
-"""The provider-neutral LLM interface, its error types and the streamed call every adapter shares.
+"""The streamed call every adapter shares (:class:`BaseLLM`); the interface is in :mod:`codeask.llm.protocol`.
 
 Every call is streamed (:meth:`BaseLLM.generate`), whatever the caller wants: the whole text, the
 deltas as they come, or a structured object. That is what makes timeouts mean something with a
 slow local model: instead of one read timeout covering prompt evaluation plus the whole answer,
 a call has
 
+* an optional deadline for the whole call (``deadline=``: the answer's ``llm.answer_seconds``);
 * a connect timeout (:data:`codeask.llm.CONNECT_TIMEOUT`);
 * a time to first token (``llm.first_token_timeout``, by default scaled to the prompt's size and
   more generous for a local endpoint, see :func:`first_token_seconds`);
@@ -20,67 +21,37 @@ returning ``True`` once cancelled) to :meth:`BaseLLM.generate`, ``complete``, ``
 ``structured``. A watchdog thread checks it (every 50 ms, or at once for a :class:`CancelToken`),
 shuts the request's socket down, and the call raises :class:`Cancelled`.
 
-How a call ended is recorded on the :class:`Completion`: ``finish_reason`` is ``stop``,
-``length`` (cut at ``max_tokens``), ``content_filter``, ``incomplete`` (the stream ended without
-its final event) or ``error`` (the stream broke after some text; ``error`` says what happened).
+How a call ended is recorded on the :class:`Completion` (``finish_reason``, ``error``, ``speed``).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import pydantic
 
-from codeask.llm.cancel import (
-    Cancelled,
-    CancelLike,
-    CancelToken,
-    cancel_scope,
-    is_cancelled,
-    scoped_token,
-)
+from codeask.llm.cancel import Cancelled, CancelLike, is_cancelled, scoped_token
 from codeask.llm.protocol import (
-    COMPLETE_REASONS,
-    LLM,
     Completion,
-    ContextLengthError,
+    Event,
     LLMError,
     M,
     PassThrough,
+    Speed,
+    TextStream,
     estimate_tokens,
     first_token_seconds,
     is_local_url,
 )
-from codeask.llm.shared import extract_json_object, guard_tokens, one_line, redact, schema_name
+from codeask.llm.repetition import RepetitionWatch
+from codeask.llm.shared import guard_tokens, one_line, redact, retry_delay, validate_reply
+from codeask.llm.speed import measure
 from codeask.llm.watchdog import Aborted, Guard, current_call
 from codeask.settings import safe_url
 
-__all__ = [
-    "BaseLLM",
-    "TextStream",
-    # the interface, kept importable from here (defined in protocol.py, cancel.py, shared.py):
-    "LLM",
-    "LLMError",
-    "ContextLengthError",
-    "Cancelled",
-    "CancelToken",
-    "CancelLike",
-    "cancel_scope",
-    "is_cancelled",
-    "Completion",
-    "COMPLETE_REASONS",
-    "PassThrough",
-    "M",
-    "extract_json_object",
-    "schema_name",
-    "safe_url",
-    "estimate_tokens",
-    "is_local_url",
-    "first_token_seconds",
-]
+__all__ = ["BaseLLM"]
 
 
 class BaseLLM:
@@ -89,7 +60,7 @@ class BaseLLM:
     An adapter implements ``_connect()`` (build its SDK client from the stored settings; the
     constructor's signature is this class's), ``_open(messages, system, max_tokens, timeout, **extra)`` (start one
     streamed request with the SDK, raising the SDK's own exceptions), ``_events(stream)``
-    (yield ``(text, finish_reason, prompt_tokens)`` per stream event, each possibly ``None``),
+    (yield an :class:`~codeask.llm.protocol.Event` per stream event),
     ``_retryable(exc)`` and ``_convert(exc)``.
     """
 
@@ -134,10 +105,16 @@ class BaseLLM:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self._send_temperature = temperature is not None
+        self._speed: Speed | None = None
         self._connect()
 
     def _connect(self) -> None:
         """Build the provider's SDK client from the stored settings (each adapter: its own)."""
+
+    def speed(self) -> Speed | None:
+        """The endpoint's speed measured on this adapter's calls so far (the latest, each rate from
+        the last call that could tell it), or ``None`` before any."""
+        return self._speed
 
     def describe(self) -> str:
         """``provider:model``, e.g. ``openai:gpt-4o-mini`` (no base URL, never the key)."""
@@ -192,26 +169,22 @@ class BaseLLM:
         max_tokens: int | None = None,
         on_delta: Callable[[str], None] | None = None,
         cancel: CancelLike = None,
+        deadline: float | None = None,
     ) -> Completion:
         """One streamed call: every text delta goes to ``on_delta`` as it arrives; returns the
-        :class:`Completion` (text, finish reason, token count).
+        :class:`Completion` (text, finish reason, token count, the endpoint's measured speed).
 
         A stream that breaks after some text does not raise: the completion has ``finish_reason
         "error"`` and ``error`` says what happened ("connected, then the stream broke after N tokens").
+        A reply that repeats itself (:mod:`codeask.llm.repetition`) is stopped (``repetition``); one
+        still running after ``deadline`` seconds is stopped too (``deadline``, with ``error`` saying so).
 
         Raises:
             LLMError: the call failed before any text (``ContextLengthError`` for a prompt over the
-                model's context).
+                model's context; no first token within ``deadline`` seconds).
             Cancelled: ``cancel`` said so; the request was aborted and its connection closed.
         """
-        run = self._run(prompt, system, max_tokens, cancel, {})
-        while True:
-            try:
-                delta = next(run)
-            except StopIteration as stop:
-                return stop.value
-            if on_delta is not None:
-                on_delta(delta)
+        return _drain(self._run(prompt, system, max_tokens, cancel, {}, deadline), on_delta)
 
     def complete(
         self, prompt: str, *, system: str | None = None, max_tokens: int | None = None, cancel: CancelLike = None
@@ -237,45 +210,36 @@ class BaseLLM:
         max_tokens: int | None,
         cancel: CancelLike,
         extra: dict[str, Any],
+        deadline: float | None = None,
     ) -> Generator[str, None, Completion]:
         prompt_tokens = estimate_tokens((system or "") + prompt)
         first_token = self.first_token_deadline(prompt_tokens)
+        if deadline is not None:
+            first_token = min(first_token, deadline)
         completion = Completion("", prompt_tokens=prompt_tokens)
-        parts: list[str] = []
         scoped = scoped_token()
         if scoped is not None and scoped is not cancel:
             outer = cancel
             cancel = scoped if outer is None else (lambda: scoped.cancelled or is_cancelled(outer))
         if is_cancelled(cancel) or (scoped is not None and scoped.cancelled):
             raise Cancelled("cancelled before the LLM call")
-        with Guard(cancel, first_token, self.timeout, scoped) as guard:
+        with Guard(cancel, first_token, self.timeout, scoped, deadline=deadline) as guard:
             stream = self._open_with_retries(guard, prompt, system, max_tokens, first_token, extra)
             try:
-                for text, finish, usage in self._events(stream):
-                    guard.tick()
-                    if usage:
-                        completion.prompt_tokens = usage
-                    if finish:
-                        completion.finish_reason = finish
-                    if text:
-                        if not completion.tokens:
-                            completion.first_token_seconds = time.monotonic() - guard.start
-                        completion.tokens += 1
-                        parts.append(text)
-                        yield text
-                if guard.reason is not None:  # the watchdog shut the socket: the SDK saw a clean end
-                    raise Aborted(guard.reason)
+                timings = yield from self._read(stream, guard, completion, watch=not extra)
             except Exception as exc:
                 if guard.reason == "cancelled":
                     raise Cancelled("cancelled while the LLM was answering") from exc
-                detail = (
-                    self._abort_detail(guard, first_token, prompt_tokens)
-                    or self._convert(exc).message.split(": ", 1)[-1]
-                )
+                detail = guard.detail(prompt_tokens) or self._convert(exc).message.split(": ", 1)[-1]
                 if not completion.tokens:
                     raise self._error(detail) from exc
-                completion.finish_reason = "error"
-                completion.error = f"connected, then the stream broke after {completion.tokens} tokens: {detail}"
+                completion.finish_reason = "deadline" if guard.reason == "deadline" else "error"
+                completion.error = (
+                    detail
+                    if guard.reason == "deadline"
+                    else (f"connected, then the stream broke after {completion.tokens} tokens: {detail}")
+                )
+                timings = None
             finally:
                 try:
                     stream.close()
@@ -285,20 +249,46 @@ class BaseLLM:
             raise Cancelled("cancelled while the LLM was answering")
         if completion.finish_reason is None:
             completion.finish_reason = "incomplete"
-        completion.text = "".join(parts)
         completion.seconds = time.monotonic() - guard.start
+        completion.speed = measure(completion, timings)
+        if completion.speed is not None:
+            self._speed = completion.speed.merged(self._speed)
         return completion
 
-    def _abort_detail(self, guard: Guard, first_token: float, prompt_tokens: int) -> str | None:
-        if guard.reason == "first_token":
-            return (
-                f"no first token after {first_token:.3g}s (prompt ~{prompt_tokens} tokens; the server may "
-                "still be evaluating it): raise llm.first_token_timeout (CODEASK_LLM_FIRST_TOKEN_TIMEOUT) "
-                "or send fewer documents (retrieval.max_files)"
-            )
-        if guard.reason == "idle":
-            return f"no data for {self.timeout:g}s (llm.timeout, CODEASK_LLM_TIMEOUT)"
-        return None
+    def _read(
+        self, stream: Any, guard: Guard, completion: Completion, *, watch: bool
+    ) -> Generator[str, None, dict[str, Any] | None]:
+        """Read the stream's events into ``completion`` (text, token count, finish reason), yielding
+        each delta; stops early on a reply that repeats itself (when ``watch``). Returns llama.cpp's
+        ``timings`` when the server sent them.
+
+        Raises:
+            Aborted: the watchdog shut the stream (see ``guard.reason``); the SDK's errors as they come.
+        """
+        repetition = RepetitionWatch() if watch else None
+        timings = None
+        parts: list[str] = []
+        try:
+            for event in self._events(stream):
+                guard.tick()
+                completion.prompt_tokens = event.prompt_tokens or completion.prompt_tokens
+                completion.finish_reason = event.finish or completion.finish_reason
+                timings = event.timings or timings
+                if not event.text:
+                    continue
+                if not completion.tokens:
+                    completion.first_token_seconds = time.monotonic() - guard.start
+                completion.tokens += 1
+                parts.append(event.text)
+                yield event.text
+                if repetition is not None and repetition.feed(event.text):
+                    completion.finish_reason = "repetition"
+                    return None
+        finally:
+            completion.text = "".join(parts)
+        if guard.reason is not None:  # the watchdog shut the socket: the SDK saw a clean end
+            raise Aborted(guard.reason)
+        return timings
 
     def _open_with_retries(
         self,
@@ -324,7 +314,7 @@ class BaseLLM:
             except Exception as exc:
                 if guard.reason == "cancelled":
                     raise Cancelled("cancelled before the LLM answered") from exc
-                detail = self._abort_detail(guard, first_token, guard_tokens(prompt, system))
+                detail = guard.detail(guard_tokens(prompt, system))
                 if detail:
                     raise self._error(detail) from exc
                 if isinstance(exc, (LLMError, PassThrough)):
@@ -334,32 +324,17 @@ class BaseLLM:
                     if attempt and error.status is None:
                         error = self._error(f"{error.message.split(': ', 1)[-1]} (after {attempt} retries)")
                     raise error from exc
-                guard.wait(self._retry_delay(exc, attempt))
+                guard.wait(retry_delay(exc, attempt))
                 attempt += 1
             finally:
                 current_call.guard = None
-
-    @staticmethod
-    def _retry_delay(exc: BaseException, attempt: int) -> float:
-        """Seconds before retry ``attempt + 1``: the server's ``retry-after(-ms)`` (at most 30 s), else
-        0.5 s doubling up to 8 s."""
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None) or {}
-        try:
-            if headers.get("retry-after-ms"):
-                return min(30.0, float(headers["retry-after-ms"]) / 1000)
-            if headers.get("retry-after"):
-                return min(30.0, float(headers["retry-after"]))
-        except ValueError:
-            pass
-        return min(8.0, 0.5 * 2**attempt)
 
     # --- adapter hooks ------------------------------------------------------------------------
 
     def _open(self, prompt: str, system: str | None, max_tokens: int | None, timeout: Any, **extra: Any) -> Any:
         raise NotImplementedError
 
-    def _events(self, stream: Any) -> Iterator[tuple[str | None, str | None, int | None]]:
+    def _events(self, stream: Any) -> Iterator[Event]:
         raise NotImplementedError
 
     def _retryable(self, exc: BaseException) -> bool:
@@ -389,13 +364,7 @@ class BaseLLM:
         extra: dict[str, Any],
     ) -> str:
         """The streamed reply text of a structured call; an error when it was cut off or is empty."""
-        run = self._run(prompt, system, None, cancel, extra)
-        while True:
-            try:
-                next(run)
-            except StopIteration as stop:
-                completion: Completion = stop.value
-                break
+        completion = _drain(self._run(prompt, system, None, cancel, extra), None)
         if completion.truncated:
             raise self._error(
                 f"reply for {schema.__name__} was cut off ({completion.cut_reason()}; max_tokens={self.max_tokens})"
@@ -405,36 +374,20 @@ class BaseLLM:
         return completion.text
 
     def _validate(self, schema: type[M], data: Any, raw: str | None = None) -> M:
+        """``data`` (JSON text or an object) as an instance of ``schema``.
+
+        Raises:
+            LLMError: it does not validate (the message names the fields and shows the reply).
+        """
+        return validate_reply(schema, data, raw, self._error)
+
+
+def _drain(run: Generator[str, None, Completion], on_delta: Callable[[str], None] | None) -> Completion:
+    """Run ``run`` to its end, each delta to ``on_delta``; its :class:`Completion`."""
+    while True:
         try:
-            if isinstance(data, str):
-                try:
-                    return schema.model_validate_json(data)
-                except pydantic.ValidationError:
-                    data = extract_json_object(data)
-            return schema.model_validate(data)
-        except ValueError as exc:  # includes pydantic.ValidationError
-            if isinstance(exc, pydantic.ValidationError):
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()[:5]
-                )
-            else:
-                problems = str(exc)
-            shown = raw if raw is not None else (data if isinstance(data, str) else json.dumps(data))
-            raise self._error(
-                f"reply does not match {schema.__name__}: {problems} (reply: {one_line(shown, 200)})"
-            ) from exc
-
-
-class TextStream:
-    """The deltas of one streamed call (iterate once); :attr:`completion` is set when exhausted."""
-
-    def __init__(self, run: Generator[str, None, Completion]) -> None:
-        self._run = run
-        self.completion: Completion | None = None
-
-    def __iter__(self) -> Iterator[str]:
-        self.completion = yield from self._run
-
-    def close(self) -> None:
-        """Stop early: the request is aborted and its connection closed."""
-        self._run.close()
+            delta = next(run)
+        except StopIteration as stop:
+            return stop.value
+        if on_delta is not None:
+            on_delta(delta)

@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from codeask.llm.base import BaseLLM
 from codeask.llm.cancel import CancelLike
-from codeask.llm.protocol import ContextLengthError, LLMError, M, PassThrough, estimate_tokens, is_local_url
+from codeask.llm.protocol import ContextLengthError, Event, LLMError, M, PassThrough, estimate_tokens, is_local_url
 from codeask.llm.shared import before_connect, cause_chain, mentions_context_overflow, schema_name, status_detail
 from codeask.llm.watchdog import http_client, httpx_module
 
@@ -183,19 +183,23 @@ class OpenAILLM(BaseLLM):
                 raise
         raise self._error("the server refused every parameter combination")  # pragma: no cover
 
-    def _events(self, stream: Any) -> Iterator[tuple[str | None, str | None, int | None]]:
+    def _events(self, stream: Any) -> Iterator[Event]:
+        """One :class:`~codeask.llm.base.Event` per choice of each chunk; llama.cpp's ``timings``
+        (an extra field of its last chunk) go with it."""
         for chunk in stream:
             usage = getattr(chunk, "usage", None)
             prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
+            timings = getattr(chunk, "timings", None)
+            timings = timings if isinstance(timings, dict) else None
             if not chunk.choices:
-                yield None, None, prompt_tokens
+                yield Event(None, None, prompt_tokens, timings)
                 continue
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta is not None and getattr(delta, "refusal", None):
                     raise self._error(f"refused: {delta.refusal}")
                 text = getattr(delta, "content", None) if delta is not None else None
-                yield text or None, choice.finish_reason, prompt_tokens
+                yield Event(text or None, choice.finish_reason, prompt_tokens, timings)
 
     def _retryable(self, exc: BaseException) -> bool:
         if isinstance(exc, openai.APIStatusError):

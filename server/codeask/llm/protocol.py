@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 import pydantic
@@ -20,7 +20,10 @@ __all__ = [
     "ContextLengthError",
     "PassThrough",
     "Completion",
+    "Event",
+    "TextStream",
     "COMPLETE_REASONS",
+    "Speed",
     "estimate_tokens",
     "is_local_url",
     "first_token_seconds",
@@ -70,10 +73,30 @@ COMPLETE_REASONS = frozenset({"stop", "tool_calls"})
 
 _REASON_TEXT = {
     "length": "the max_tokens limit was reached",
+    "repetition": "the reply started repeating itself, so it was stopped early",
     "content_filter": "the provider's content filter stopped it",
     "incomplete": "the stream ended without its final event",
     "error": "the stream broke",
 }
+
+
+@dataclass(frozen=True)
+class Speed:
+    """How fast an endpoint works, tokens per second: ``prompt`` (prompt tokens read before the first
+    token) and ``generated`` (answer tokens written after it); ``None`` where a call could not tell
+    (a prompt the server had cached, a reply of a few tokens)."""
+
+    prompt: float | None = None
+    generated: float | None = None
+
+    def merged(self, older: Speed | None) -> Speed:
+        """This measurement, with ``older``'s value where this one has none."""
+        if older is None:
+            return self
+        return Speed(
+            self.prompt if self.prompt is not None else older.prompt,
+            self.generated if self.generated is not None else older.generated,
+        )
 
 
 @dataclass
@@ -83,12 +106,15 @@ class Completion:
     Attributes:
         text: everything received (partial when cut off).
         finish_reason: ``stop``, ``length``, ``content_filter``, ``tool_calls``, ``incomplete`` (no
-            final event) or ``error`` (broken after some text); ``None`` never leaves :meth:`BaseLLM.generate`.
+            final event), ``error`` (broken after some text), ``repetition`` (stopped once the reply
+            repeated itself, :mod:`codeask.llm.repetition`) or ``deadline`` (stopped when the call's
+            ``deadline`` seconds ran out); ``None`` never leaves :meth:`BaseLLM.generate`.
         tokens: text deltas received (llama.cpp and OpenAI send about one token per delta).
         prompt_tokens: the prompt's size, tokens (the server's count when it reported usage, else
             :func:`estimate_tokens`).
-        error: what broke the stream (``finish_reason == "error"``), one line.
+        error: what broke or stopped the stream (``finish_reason`` ``error`` or ``deadline``), one line.
         first_token_seconds / seconds: from the request to the first delta / to the end.
+        speed: the endpoint's speed measured on this call (:func:`codeask.llm.speed.measure`).
     """
 
     text: str
@@ -98,6 +124,7 @@ class Completion:
     error: str | None = None
     first_token_seconds: float | None = None
     seconds: float = 0.0
+    speed: Speed | None = None
 
     @property
     def truncated(self) -> bool:
@@ -108,9 +135,34 @@ class Completion:
         """``"max_tokens reached"``-style words for a cut-off answer, ``None`` when complete."""
         if not self.truncated:
             return None
-        if self.finish_reason == "error" and self.error:
+        if self.error:
             return self.error
         return _REASON_TEXT.get(self.finish_reason or "", f"finish reason {self.finish_reason}")
+
+
+class Event(NamedTuple):
+    """One stream event as an adapter reports it: a text delta, the finish reason, the prompt's size
+    (the server's count) and llama.cpp's ``timings`` object, each ``None`` when the event has none."""
+
+    text: str | None
+    finish: str | None = None
+    prompt_tokens: int | None = None
+    timings: dict[str, Any] | None = None
+
+
+class TextStream:
+    """The deltas of one streamed call (iterate once); :attr:`completion` is set when exhausted."""
+
+    def __init__(self, run: Generator[str, None, Completion]) -> None:
+        self._run = run
+        self.completion: Completion | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        self.completion = yield from self._run
+
+    def close(self) -> None:
+        """Stop early: the request is aborted and its connection closed."""
+        self._run.close()
 
 
 def estimate_tokens(text: str) -> int:
@@ -162,6 +214,7 @@ class LLM(Protocol):
 
     provider: str
     model: str
+    base_url: str | None
 
     def describe(self) -> str:
         """``provider:model``, e.g. ``openai:gpt-4o-mini``."""
@@ -169,6 +222,10 @@ class LLM(Protocol):
 
     def context_tokens(self) -> int:
         """The model's context window, tokens."""
+        ...
+
+    def speed(self) -> Speed | None:
+        """The endpoint's speed measured on this object's calls so far, or ``None``."""
         ...
 
     def count_tokens(self, text: str) -> int:
@@ -183,8 +240,10 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         on_delta: Callable[[str], None] | None = None,
         cancel: CancelLike = None,
+        deadline: float | None = None,
     ) -> Completion:
-        """One streamed call; each text delta goes to ``on_delta``; returns the :class:`Completion`."""
+        """One streamed call; each text delta goes to ``on_delta``; stopped after ``deadline`` seconds
+        (``None``: no limit); returns the :class:`Completion`."""
         ...
 
     def complete(

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
 
-from codeask.llm.protocol import estimate_tokens
+from codeask.llm.protocol import LLMError, M, estimate_tokens
 
 __all__ = [
     "one_line",
@@ -22,6 +23,8 @@ __all__ = [
     "mentions_context_overflow",
     "status_detail",
     "cause_chain",
+    "retry_delay",
+    "validate_reply",
 ]
 
 
@@ -136,3 +139,42 @@ def cause_chain(exc: BaseException) -> str:
         cur = cur.__cause__ or cur.__context__
         depth += 1
     return seen[-1] if seen else ""
+
+
+def retry_delay(exc: BaseException, attempt: int) -> float:
+    """Seconds before retry ``attempt + 1``: the server's ``retry-after(-ms)`` (at most 30 s), else
+    0.5 s doubling up to 8 s."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return min(30.0, float(headers["retry-after-ms"]) / 1000)
+        if headers.get("retry-after"):
+            return min(30.0, float(headers["retry-after"]))
+    except ValueError:
+        pass
+    return min(8.0, 0.5 * 2**attempt)
+
+
+def validate_reply(schema: type[M], data: Any, raw: str | None, error: Callable[[str], LLMError]) -> M:
+    """``data`` (JSON text, possibly inside prose or a fence, or an object) as an instance of ``schema``.
+
+    Raises:
+        LLMError: made by ``error`` from a line naming the fields that do not validate and the reply.
+    """
+    try:
+        if isinstance(data, str):
+            try:
+                return schema.model_validate_json(data)
+            except pydantic.ValidationError:
+                data = extract_json_object(data)
+        return schema.model_validate(data)
+    except ValueError as exc:  # includes pydantic.ValidationError
+        if isinstance(exc, pydantic.ValidationError):
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()[:5]
+            )
+        else:
+            problems = str(exc)
+        shown = raw if raw is not None else (data if isinstance(data, str) else json.dumps(data))
+        raise error(f"reply does not match {schema.__name__}: {problems} (reply: {one_line(shown, 200)})") from exc

@@ -79,7 +79,8 @@ def http_client(client_class: type) -> Any:
 
 class Guard:
     """The watchdog of one call: aborts it when cancelled, when no first token came within
-    ``first_token`` seconds, or when no stream event came for ``idle`` seconds after that.
+    ``first_token`` seconds, when no stream event came for ``idle`` seconds after that, or when the
+    call has run ``deadline`` seconds (``None``: no deadline).
 
     Aborting shuts the call's sockets down (the server sees the connection close and stops
     generating) and closes the SDK stream; :attr:`reason` then says why.
@@ -87,8 +88,17 @@ class Guard:
 
     POLL = 0.05
 
-    def __init__(self, cancel: CancelLike, first_token: float, idle: float, token: CancelToken | None = None) -> None:
+    def __init__(
+        self,
+        cancel: CancelLike,
+        first_token: float,
+        idle: float,
+        token: CancelToken | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> None:
         self.cancel = cancel
+        self.deadline = deadline
         self.token = token if token is not None else (cancel if isinstance(cancel, CancelToken) else None)
         self.first_token = first_token
         self.idle = idle
@@ -161,10 +171,33 @@ class Guard:
                 self.abort("cancelled")
                 return
             now = time.monotonic()
-            if self.last is None and now - self.start > self.first_token:
+            if self.deadline is not None and now - self.start > self.deadline:
+                self.abort("deadline")
+            elif self.last is None and now - self.start > self.first_token:
                 self.abort("first_token")
             elif self.last is not None and now - self.last > self.idle:
                 self.abort("idle")
+
+    def detail(self, prompt_tokens: int) -> str | None:
+        """Why the watchdog aborted the call, one line for the error (a prompt of ``prompt_tokens``
+        tokens); ``None`` when it did not (or when cancelled: the caller raises ``Cancelled``)."""
+        budget = self.deadline is not None and self.first_token >= self.deadline
+        if self.reason == "deadline" and self.last is not None:
+            return f"the answer's time budget ran out after {self.deadline:g}s (llm.answer_seconds)"
+        if self.reason == "deadline" or (self.reason == "first_token" and budget):
+            return (
+                f"no first token within the answer's time budget of {self.first_token:g}s (llm.answer_seconds; "
+                f"prompt ~{prompt_tokens} tokens): the endpoint is slower now than when it was measured"
+            )
+        if self.reason == "first_token":
+            return (
+                f"no first token after {self.first_token:.3g}s (prompt ~{prompt_tokens} tokens; the server may "
+                "still be evaluating it): raise llm.first_token_timeout (CODEASK_LLM_FIRST_TOKEN_TIMEOUT) "
+                "or send fewer documents (retrieval.max_files)"
+            )
+        if self.reason == "idle":
+            return f"no data for {self.idle:g}s (llm.timeout, CODEASK_LLM_TIMEOUT)"
+        return None
 
 
 def _shutdown(sock: Any) -> None:

@@ -18,10 +18,13 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from codeask.index.folders import cache_root
 from codeask.index.walk import is_secret
 from codeask.lines import split_lines
-from codeask.llm import LLM, ContextLengthError, LLMError
-from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents
+from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
+from codeask.llm.protocol import is_local_url
+from codeask.llm.speed import CACHE_FILE, SpeedCache
+from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents, tighten, time_budget
 from codeask.query.digest import digest_question
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
@@ -31,10 +34,11 @@ from codeask.settings import Settings
 __all__ = [
     "SimpleAnswer",
     "NoLLMAnswer",
-    "render_documents",
     "safe_documents",
     "scrub",
     "wants_code",
+    "local_speed",
+    "speed_cache",
     "NOTHING_FOUND",
 ]
 
@@ -102,8 +106,10 @@ class SimpleAnswer:
     """Answers with one streamed LLM call (``answer`` template); no call when nothing was retrieved.
 
     When the call fails before any text, the error is recorded on ``query.errors`` and the answer is
-    the ranked sources (:class:`NoLLMAnswer`). An answer that was cut off (``max_tokens``, a stream
-    without its final event, a stream that broke) keeps its text; ``query.finish_reason`` and
+    the ranked sources (:class:`NoLLMAnswer`). A local model answers under a time budget
+    (:meth:`timed`): a prompt sized to its measured speed, stopped after ``llm.answer_seconds``. An
+    answer that was cut off (``max_tokens``, a stream without its final event, a stream that broke,
+    the time budget, a reply repeating itself) keeps its text; ``query.finish_reason`` and
     ``query.cut_reason`` say how it ended. A cancellation (``query.cancel``) aborts the call and
     raises :class:`~codeask.query.pipeline.Cancelled`.
     """
@@ -119,6 +125,19 @@ class SimpleAnswer:
         self.on_sources = on_sources
         """Optional ``callable(query)``: called with the final documents just before the LLM call, so a
         caller can show where to look whatever the LLM then does."""
+        self.speeds = speed_cache(settings)
+        """The measured speeds of endpoints (:mod:`codeask.llm.speed`), in codeask's cache folder."""
+
+    def timed(self, budget: Budget, frame: int) -> Budget:
+        """``budget`` under the time budget of a local model (``llm.first_token_seconds``,
+        ``llm.answer_seconds``; :func:`~codeask.query.budget.time_budget` with the prompt's ``frame``
+        tokens) at the speed measured on this LLM's calls so far (the subquestions of this ask) or
+        cached from earlier ones; a hosted model's budget unchanged."""
+        if not is_local_url(self.llm.base_url):
+            return budget
+        speed = self.speeds.record(self.llm, self.llm.speed())
+        llm = self.settings.llm
+        return time_budget(budget, speed, llm.first_token_seconds, llm.answer_seconds, frame)
 
     def prompt(self, query: Query, documents: list[Document] | None = None) -> str:
         """The ``answer`` template rendered for ``query``: ``documents`` (default: the query's, secret
@@ -151,17 +170,19 @@ class SimpleAnswer:
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
         fit_question(query, self.llm.count_tokens, budget.prompt // 4)
         if query.response_transformed:
-            return self.prompt(query), list(query.documents), budget
+            return self.prompt(query), list(query.documents), self.timed(budget, 0)
         if documents is None:
             documents = safe_documents(query.documents, self.settings, query.withheld)
-        per_doc = self.settings.llm.tokens_per_document
-        system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
+        frame = self.llm.count_tokens(self.prompt(query, []))
+        budget = self.timed(budget, frame)
+        limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
+        most = max(1, budget.prompt // self.settings.llm.tokens_per_document)
+        if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
+            documents = tighten(documents, budget.documents, most)
+            limit = min(limit, frame + budget.documents)
+            most = len(documents)
         docs, prompt, _ = fit_documents(
-            documents,
-            lambda ds: self.prompt(query, ds),
-            self.llm.count_tokens,
-            budget.prompt - system,
-            max_documents=max(1, budget.prompt // per_doc),
+            documents, lambda ds: self.prompt(query, ds), self.llm.count_tokens, limit, max_documents=most
         )
         chained = along_chain(docs)  # the fitted documents, in call-chain order for the prompt
         if chained != docs:
@@ -185,6 +206,7 @@ class SimpleAnswer:
                     max_tokens=budget.reply,
                     on_delta=self.stream,
                     cancel=query.cancel,
+                    deadline=budget.seconds,
                 )
                 break
             except ContextLengthError as exc:  # the count was off: once more with half the documents
@@ -201,9 +223,11 @@ class SimpleAnswer:
                 query.errors.append(str(exc))
                 query.prompt_documents = None
                 return NoLLMAnswer()(query)
+        if budget.seconds is not None:
+            self.speeds.record(self.llm, done.speed)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
-        query.cut_reason = done.cut_reason()
+        query.cut_reason = _cut_reason(done, budget, self.settings.llm.max_tokens)
         query.answered(
             self.name,
             done.text.strip(),
@@ -217,8 +241,49 @@ class SimpleAnswer:
             documents_sent=len(documents),
             context_tokens=budget.context,
             retried_with_fewer=retried,
+            seconds=round(done.seconds, 2),
+            time_budget=_time_budget(budget),
         )
         return query
+
+
+def speed_cache(settings: Settings) -> SpeedCache:
+    """The endpoints' measured speeds, ``llm-speed.json`` in codeask's cache folder
+    (``index.cache_dir``, ``CODEASK_CACHE_DIR``)."""
+    return SpeedCache(cache_root(settings) / CACHE_FILE)
+
+
+def local_speed(llm: LLM, settings: Settings) -> Speed | None:
+    """The speed of a local endpoint (``None`` for a hosted one): measured on ``llm``'s calls so far,
+    else cached from earlier runs."""
+    if not is_local_url(llm.base_url):
+        return None
+    return speed_cache(settings).record(llm, llm.speed())
+
+
+def _cut_reason(done: Completion, budget: Budget, max_tokens: int) -> str | None:
+    """Why the answer is cut off: the completion's reason, or, for a reply cut at a ``max_tokens`` the
+    time budget lowered, that budget."""
+    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < max_tokens:
+        return (
+            f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
+            f"llm.answer_seconds = {budget.seconds:g}s)"
+        )
+    return done.cut_reason()
+
+
+def _time_budget(budget: Budget) -> dict[str, float | int | None] | None:
+    """The answer metadata's ``time_budget``: the deadline, the expected seconds to the first token
+    and to the end, and the documents' tokens; ``None`` without a time budget (a hosted model)."""
+    if budget.seconds is None:
+        return None
+    return {
+        "answer_seconds": budget.seconds,
+        "expected_first_token_seconds": budget.expected_first_token,
+        "expected_seconds": budget.expected_end,
+        "document_tokens": budget.documents,
+        "reply_tokens": budget.reply,
+    }
 
 
 _WANTS_CODE = re.compile(

@@ -13,7 +13,13 @@ template's own tokens (:data:`CHAT_OVERHEAD`). :func:`fit_documents` then fits d
    stays true), and finally drop down to one document.
 
 Tokens are counted by the endpoint's tokenizer where it has one (llama.cpp ``/tokenize``), else
-estimated (:func:`codeask.llm.base.estimate_tokens`).
+estimated (:func:`codeask.llm.protocol.estimate_tokens`).
+
+A local model also has a time budget (:func:`time_budget`): from the endpoint's measured speed
+(:mod:`codeask.llm.speed`), the documents get the tokens it reads in ``llm.first_token_seconds``
+and the reply the tokens it writes in what is left of ``llm.answer_seconds``; the documents are
+then planned at :data:`TIGHT_DOCUMENT_TOKENS` each and cut to that (:func:`tighten`), so the
+prompt holds a few functions' heads rather than one long span.
 """
 
 from __future__ import annotations
@@ -21,30 +27,110 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from codeask.llm.protocol import Speed, estimate_tokens
 from codeask.query.pipeline import Document
 
-__all__ = ["Budget", "budget_for", "drop_lowest", "fit_documents", "shorten", "CHAT_OVERHEAD"]
+__all__ = [
+    "Budget",
+    "budget_for",
+    "time_budget",
+    "subquestions_in_time",
+    "tighten",
+    "drop_lowest",
+    "fit_documents",
+    "shorten",
+    "CHAT_OVERHEAD",
+    "TIGHT_DOCUMENT_TOKENS",
+]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
 #: templates add under 30; a margin for others).
 CHAT_OVERHEAD = 64
 _MIN_LINES = 5
+#: Tokens one document is planned at under a time budget: ~25 lines of Python (12 tokens a line
+#: measured with Qwen2.5's tokenizer on requests' code), a function's signature, docstring and first
+#: statements.
+TIGHT_DOCUMENT_TOKENS = 300
+#: The least reply a time budget leaves, tokens (a few sentences).
+MIN_REPLY_TOKENS = 64
+#: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
+#: for a one-line question (llama.cpp's timings, bench/answers.py).
+SUBQUESTION_CALL = (330, 40)
 
 
 @dataclass(frozen=True)
 class Budget:
     """Token counts for one LLM call: ``context`` (the model's window), ``reply`` (``max_tokens`` sent)
-    and ``prompt`` (what the prompt may use)."""
+    and ``prompt`` (what the prompt may use). Under a time budget also ``documents`` (tokens the
+    documents may take), ``seconds`` (the call's deadline, ``llm.answer_seconds``) and the expected
+    seconds to the first token and to the end at the measured speed."""
 
     context: int
     reply: int
     prompt: int
+    documents: int | None = None
+    seconds: float | None = None
+    expected_first_token: float | None = None
+    expected_end: float | None = None
 
 
 def budget_for(context: int, max_tokens: int) -> Budget:
     """The :class:`Budget` of a call with ``max_tokens`` in a ``context``-token window."""
     reply = max(16, min(max_tokens, context // 2))
     return Budget(context=context, reply=reply, prompt=max(64, context - reply - CHAT_OVERHEAD))
+
+
+def time_budget(
+    budget: Budget, speed: Speed | None, first_token_seconds: float, answer_seconds: float, frame: int = 0
+) -> Budget:
+    """``budget`` with the time budget of a local model at ``speed`` (see the module docstring): the
+    documents get what ``speed.prompt`` reads in ``first_token_seconds`` less the ``frame`` (the
+    prompt's tokens around the documents; the system prompt before it is the server's cached
+    prefix), at least half a tight document; the reply what ``speed.generated`` writes in the seconds
+    left of ``answer_seconds`` (at least :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``).
+    Without a measured speed only the deadline is set."""
+    if speed is None or not speed.prompt:
+        return replace(budget, seconds=answer_seconds)
+    documents = max(TIGHT_DOCUMENT_TOKENS // 2, min(budget.prompt, int(speed.prompt * first_token_seconds) - frame))
+    reading = (documents + frame) / speed.prompt
+    reply, end = budget.reply, None
+    if speed.generated:
+        reply = max(MIN_REPLY_TOKENS, min(budget.reply, int(speed.generated * (answer_seconds - reading))))
+        end = round(reading + reply / speed.generated, 1)
+    return replace(
+        budget, reply=reply, documents=documents, seconds=answer_seconds, expected_first_token=round(reading, 1),
+        expected_end=end,
+    )  # fmt: skip
+
+
+def subquestions_in_time(speed: Speed | None, first_token_seconds: float) -> bool:
+    """Whether a local model at ``speed`` writes the search queries of the ``subquestions`` step
+    (:data:`SUBQUESTION_CALL` tokens in and out) in half of ``first_token_seconds``, leaving the
+    other half to the answer's prompt; ``True`` while the speed is not known (that call measures it)."""
+    if speed is None or not speed.prompt or not speed.generated:
+        return True
+    prompt, reply = SUBQUESTION_CALL
+    return prompt / speed.prompt + reply / speed.generated <= first_token_seconds / 2
+
+
+def tighten(documents: list[Document], tokens: int, most: int) -> list[Document]:
+    """At most ``most`` and ``tokens // TIGHT_DOCUMENT_TOKENS`` documents (at least one;
+    :func:`drop_lowest` picks those left out), each cut to its first lines that fit an equal share of ``tokens`` (estimated,
+    :func:`estimate_tokens`; at least five lines)."""
+    docs = list(documents)
+    while len(docs) > max(1, min(most, tokens // TIGHT_DOCUMENT_TOKENS)):
+        drop_lowest(docs)
+    share = tokens // max(1, len(docs))
+    out = []
+    for d in docs:
+        used, kept = 0, 0
+        for line in d.content.splitlines():
+            used += estimate_tokens(line + "\n")
+            if used > share and kept >= _MIN_LINES:
+                break
+            kept += 1
+        out.append(shorten(d, kept) if kept < len(d.content.splitlines()) else d)
+    return out
 
 
 def shorten(document: Document, lines: int) -> Document:

@@ -102,6 +102,16 @@ class LLMSettings(_Section):
     """Seconds from sending a prompt to its first token; ``None``: ``timeout`` plus the prompt's tokens
     at 20 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one.
     ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``."""
+    first_token_seconds: float = Field(default=20.0, gt=0, le=3600)
+    """Time budget of a local model (localhost, private network): seconds from asking to the answer's
+    first word. The prompt is sized to the endpoint's measured prompt speed so that it is read in
+    this time (fewer, shorter documents). Hosted models keep the context budget.
+    ``CODEASK_LLM_FIRST_TOKEN_SECONDS``."""
+    answer_seconds: float = Field(default=90.0, gt=0, le=36000)
+    """Time budget of a local model: seconds for the whole answer. The reply's ``max_tokens`` is sized
+    to the measured generation speed, and the call is stopped when the time runs out (the text so far
+    is kept and marked cut off; with no text yet, the sources are shown with a one-line note).
+    ``CODEASK_LLM_ANSWER_SECONDS``."""
     max_retries: int = Field(default=3, ge=0, le=10)
     """Retries with backoff, only before the first byte of a reply: refused connections, connect
     timeouts, HTTP 408/409/429/5xx. A request that timed out waiting for its first token is not sent

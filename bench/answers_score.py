@@ -1,0 +1,239 @@
+"""Scoring for ``bench/answers.py``: key-fact recall, citations, cut answers, seconds beside the time
+budget, the result object and its printed summary (see that script's docstring for what each means)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from common import peak_rss_mb
+
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+def key_fact_recall(text: str, facts: list[str]) -> float:
+    """Share of ``facts`` named in ``text`` (whole word; ``a.b`` style names match on any part)."""
+    found = sum(1 for f in facts if re.search(rf"(?<![A-Za-z0-9_]){re.escape(f)}(?![A-Za-z0-9_])", text))
+    return found / len(facts)
+
+
+def has_model_citation(out: dict) -> bool:
+    """Whether the model itself wrote at least one valid ``[n]`` (a number of a document it was given)."""
+    if "citations" not in out:
+        return False
+    text = out.get("answer") or ""
+    n_docs = len(out.get("documents") or out.get("sources") or [])
+    return any(1 <= int(n) <= n_docs for n in _CITE.findall(text))
+
+
+def has_valid_citation(out: dict) -> bool:
+    """Whether the answer cites at least one document it was given: a valid model-written ``[n]``, the
+    exact relative path of one of its sources, or a citation codeask attributed to a paragraph from
+    the names it uses (``citations_attributed`` in the JSON)."""
+    text = out.get("answer") or ""
+    if has_model_citation(out) or out.get("attributed_citations"):
+        return True
+    return any(s["path"] in text for s in out.get("sources") or [])
+
+
+def looks_cut(text: str) -> bool:
+    """An answer that ends inside a code block or without closing punctuation."""
+    stripped = text.rstrip()
+    if stripped.count("```") % 2:
+        return True
+    return bool(stripped) and stripped[-1] not in ".!?)`*|]:>\"'"
+
+
+def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
+    """One question's scores from its ``codeask ask --json`` object ``out`` (kept in the row as
+    ``answer_json``)."""
+    answered = bool(out.get("llm")) and not out.get("error")
+    # the ranked-sources fallback (after an LLM error) quotes code: it is no answer, it scores 0
+    text = (out.get("answer") or "") if answered else ""
+    return {
+        "sdist": pin,
+        "question": question,
+        "key_facts": facts,
+        "key_fact_recall": round(key_fact_recall(text, facts), 3),
+        "model_citation": answered and has_model_citation(out),
+        "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
+        "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
+        "valid_citation": answered and has_valid_citation(out),
+        "truncated": bool(out.get("truncated")),
+        "finish_reason": out.get("finish_reason"),
+        "looks_cut": looks_cut(text),
+        "error": out.get("error"),
+        "llm_answered": answered,
+        "sources": [s["path"] for s in out.get("sources") or []],
+        "answer": out.get("answer") or "",
+        "answer_json": out,
+    }
+
+
+def median(values: list[float]) -> float | None:
+    """The median of ``values`` (``None`` when empty)."""
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def right_document_share(rows: list[dict]) -> float | None:
+    """Over the answers' paragraphs with a valid model-written ``[n]``: the share whose citations point
+    at a document holding the code they name (not ``citations_mismatched``), each answer weighted by
+    its paragraphs (counted as :func:`codeask.query.citations.check_citations` counts them)."""
+    from codeask.query.citations import check_citations
+
+    cited = right = 0.0
+    for r in rows:
+        out = r["answer_json"]
+        if not r["llm_answered"] or not out.get("citations"):
+            continue
+        paragraphs = check_citations(out.get("answer") or "", []).paragraphs
+        cited += out["citations"] * paragraphs
+        right += (out["citations"] - (out.get("citations_mismatched") or 0.0)) * paragraphs
+    return round(right / cited, 3) if cited else None
+
+
+def prompt_documents(out: dict) -> list:
+    """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
+    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
+    first lines)."""
+    from codeask.query.pipeline import Document
+
+    spans = {}
+    for source in out.get("sources") or []:
+        for span in source.get("spans") or []:
+            spans[(source["path"], span["start_line"])] = (source, span)
+    docs = []
+    for d in out.get("documents") or []:
+        source, span = spans[(d["path"], d["start_line"])]
+        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
+        root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
+        docs.append(
+            Document(
+                d["path"],
+                source["root"],
+                d["start_line"],
+                d["end_line"],
+                span.get("symbol") or "",
+                "",
+                "\n".join(lines),
+                root_label=root_label,
+            )
+        )
+    return docs
+
+
+def plain_link_share(rows: list[dict]) -> float | None:
+    """Over the answers' paragraphs shown with model-written ``[n]`` as plain links (a valid ``[n]``
+    not marked ``*(unverified)*``): the share whose links point at a document holding the code the
+    paragraph names (not mismatched, or re-pointed to the one document defining it), from
+    :func:`codeask.query.citations.check_citations` on the documents the model was given."""
+    from codeask.query.citations import check_citations
+
+    shown = right = 0
+    for r in rows:
+        out = r["answer_json"]
+        if not r["llm_answered"] or not out.get("documents"):
+            continue
+        check = check_citations(out.get("answer") or "", prompt_documents(out))
+        cited = round(check.share * check.paragraphs)
+        unverified = {u["paragraph"] for u in check.unverified}
+        repointed = {p["paragraph"] for p in check.repointed}
+        wrong = set(check.mismatched) - repointed - unverified
+        shown += cited - len(unverified)
+        right += cited - len(unverified) - len(wrong)
+    return round(right / shown, 3) if shown else None
+
+
+def timing(rows: list[dict]) -> dict:
+    """Median seconds to the first word and to the end, beside the default time budget."""
+    from codeask.settings import LLMSettings
+
+    budget = LLMSettings()
+    first = median([r["first_token_seconds"] for r in rows if r.get("first_token_seconds") is not None])
+    end = median([r["seconds"] for r in rows])
+    return {
+        "first_token_seconds_median": first,
+        "seconds_median": end,
+        "budget": {"first_token_seconds": budget.first_token_seconds, "answer_seconds": budget.answer_seconds},
+        "within_budget": {
+            "first_token": first is not None and first <= budget.first_token_seconds,
+            "end": end is not None and end <= budget.answer_seconds,
+        },
+    }
+
+
+def summarize(rows: list[dict], meta: dict) -> dict:
+    """The result object: ``meta``, means over ``rows`` and the rows themselves."""
+    n = len(rows)
+    answered = [r for r in rows if r["llm_answered"]]
+    stage_names = sorted({s for r in rows for s in r["stages"]})
+    return {
+        **meta,
+        "questions": n,
+        "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
+        "model_citation_share": round(sum(r["model_citation"] for r in rows) / n, 3),
+        "model_citation_paragraph_share": round(sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3),
+        "model_citation_mismatched_share": round(
+            sum(r.get("model_citation_mismatched_share", 0.0) for r in rows) / n, 3
+        ),
+        "valid_citation_share": round(sum(r["valid_citation"] for r in rows) / n, 3),
+        "truncated": sum(r["truncated"] for r in rows),
+        "looks_cut": sum(r["looks_cut"] for r in rows),
+        "errors": sum(1 for r in rows if r["error"]),
+        "llm_answered": len(answered),
+        "key_fact_recall_llm_answered": round(sum(r["key_fact_recall"] for r in answered) / max(1, len(answered)), 3),
+        "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
+        **timing(rows),
+        "right_document_share": right_document_share(rows),
+        "plain_link_right_share": plain_link_share(rows),
+        "stage_seconds_mean": {s: round(sum(r["stages"].get(s, 0.0) for r in rows) / n, 2) for s in stage_names},
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "load_average": {"start": meta["load_average_start"], "end": [round(x, 2) for x in os.getloadavg()]},
+        "rows": rows,
+    }
+
+
+_LABELS = {
+    "model_citation_share": "answers with >= 1 valid model-written [n]",
+    "model_citation_paragraph_share": "paragraphs with a valid model-written [n] (mean)",
+    "model_citation_mismatched_share": "paragraphs whose model [n] cite none of the documents their names point to",
+    "valid_citation_share": "answers with >= 1 valid citation (model or attributed)",
+    "right_document_share": "cited paragraphs whose [n] point at the document holding the named code",
+    "plain_link_right_share": "the same after re-pointing, over paragraphs shown with plain [n] links",
+}
+
+
+def report(result: dict, path) -> None:
+    """Print ``result``'s summary lines (a key an older result lacks prints ``None``)."""
+    print()
+    for key in (
+        "label",
+        "model",
+        "questions",
+        "key_fact_recall",
+        "model_citation_share",
+        "model_citation_paragraph_share",
+        "model_citation_mismatched_share",
+        "valid_citation_share",
+        "truncated",
+        "looks_cut",
+        "errors",
+        "llm_answered",
+        "key_fact_recall_llm_answered",
+        "right_document_share",
+        "plain_link_right_share",
+        "seconds_mean",
+        "first_token_seconds_median",
+        "seconds_median",
+        "budget",
+        "within_budget",
+        "load_average",
+    ):
+        print(f"{key:32} {result.get(key)}" + (f"   ({_LABELS[key]})" if key in _LABELS else ""))
+    for s, v in result["stage_seconds_mean"].items():
+        print(f"  stage {s:14} {v:7.2f} s")
+    print(f"\nwritten to {path}")

@@ -1,0 +1,230 @@
+"""A local model's time budget (issue 30): the endpoint's speed measured and cached, the prompt and
+reply sized to ``llm.first_token_seconds`` / ``llm.answer_seconds``, a call stopped when the time
+runs out or when the reply repeats itself; through the real ``openai`` / ``anthropic`` clients against
+the project's fake server (slow on purpose where a test needs it). No wall-clock thresholds: the
+delays only make the budget run out, and each assertion is about what the user gets."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from codeask.llm import LLMError, Speed, make_llm
+from codeask.llm.repetition import RepetitionWatch, line_shape
+from codeask.llm.speed import CACHE_FILE, SpeedCache
+from codeask.query.budget import Budget, subquestions_in_time, time_budget
+from codeask.settings import LLMSettings, ResolvedLLM
+from codeask.workspace import Workspace
+
+#: A small model walking through its snippets: the same sentence shape, another name each time.
+LOOP = "".join(f"- [{i % 4 + 1}] The function `name_{i}` is defined in snippet [{i % 4 + 1}].\n" for i in range(40))
+#: A good answer: points of different shapes.
+ANSWER = (
+    "- `should_strip_auth` drops the header when the host changes [1].\n"
+    "- An http to https upgrade on the default ports keeps it [1].\n"
+    "- `rebuild_auth` calls it on every redirect and then re-applies netrc credentials [2].\n"
+    "- Anything else keeps the Authorization header as it was [2].\n"
+    "- A proxy's credentials are handled apart, by `rebuild_proxies` [3].\n"
+)
+
+
+def _llm(server, provider="openai", **settings):
+    base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    return make_llm(ResolvedLLM(provider=provider, model="m", api_key="k", base_url=base), LLMSettings(**settings))
+
+
+def _workspace(root, fake_llm, **llm):
+    options = {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 0} | llm
+    ws = Workspace([root], editor={"llm": options})
+    ws.index(embed=False)
+    return ws
+
+
+# --- repetition ---------------------------------------------------------------------------------
+
+
+def test_line_shape_blanks_names_and_numbers_but_needs_words():
+    assert line_shape("- [1] The function `a` is defined in [1].") == line_shape(
+        "- [3] The function `zz_top` is defined in [3]."
+    )
+    assert line_shape("- `a`: `b`") is None  # a list of names is not a sentence that repeats
+    assert line_shape("The host changed, so it is dropped.") != line_shape("The port changed, so it is kept.")
+
+
+def test_watch_stops_a_loop_inside_one_line_and_leaves_varied_text():
+    watch = RepetitionWatch()
+    assert not any(watch.feed(piece) for piece in ANSWER.split(" "))
+    loop = RepetitionWatch()
+    assert any(loop.feed("and then it calls the session again, ") for _ in range(12))
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_reply_that_repeats_itself_is_stopped_early_and_said_so(fake_llm, provider):
+    fake_llm.reply_with(LOOP)
+    done = _llm(fake_llm, provider).generate("How are proxies picked?", max_tokens=4000)
+    assert done.finish_reason == "repetition" and done.truncated
+    assert "repeating itself" in done.cut_reason()
+    assert 0 < len(done.text) < len(LOOP) / 2  # stopped within the first lines, not at max_tokens
+    assert done.text.count("is defined in snippet") >= 4
+
+
+def test_a_varied_answer_runs_to_its_end(fake_llm):
+    fake_llm.reply_with(ANSWER)
+    done = _llm(fake_llm).generate("What happens to the Authorization header on a redirect?")
+    assert done.finish_reason == "stop" and done.text == ANSWER
+
+
+def test_structured_replies_are_not_watched(fake_llm):
+    from pydantic import BaseModel
+
+    class Queries(BaseModel):
+        queries: list[str]
+
+    same = ["how the session sends the request"] * 6
+    fake_llm.reply_with({"queries": same})
+    assert _llm(fake_llm).structured("queries please", Queries).queries == same
+
+
+# --- the deadline -------------------------------------------------------------------------------
+
+
+def test_an_answer_still_running_at_the_deadline_keeps_its_text_and_says_why(fake_llm):
+    fake_llm.reply_with(ANSWER * 4)
+    fake_llm.stream_delay = 0.2  # each piece of three words 0.2 s apart: ~20 s for the whole reply
+    done = _llm(fake_llm).generate("q", deadline=1.0)
+    assert done.finish_reason == "deadline" and done.truncated
+    assert done.text and (ANSWER * 4).startswith(done.text) and len(done.text) < len(ANSWER * 4)
+    assert done.cut_reason() == "the answer's time budget ran out after 1s (llm.answer_seconds)"
+
+
+def test_no_first_token_within_the_budget_is_one_line_naming_the_setting(fake_llm):
+    fake_llm.stream_script = {"first_delay": 3.0}
+    with pytest.raises(LLMError) as err:
+        _llm(fake_llm).generate("q", deadline=0.5)
+    assert "no first token within the answer's time budget of 0.5s (llm.answer_seconds" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_ask_over_budget_returns_the_sources_and_a_note(sample_workspace, fake_llm):
+    ws = _workspace(sample_workspace, fake_llm, answerSeconds=0.5)
+    fake_llm.stream_script = {"first_delay": 3.0}
+    answer = ws.ask("How is the coupon discount applied to the cart total?")
+    assert answer.sources and answer.documents == []  # the ranked sources, nothing lost
+    assert "llm.answer_seconds" in answer.error and "\n" not in answer.error
+    assert "Most relevant code for" in answer.answer
+
+
+def test_ask_cut_at_the_deadline_keeps_the_text_and_marks_it(sample_workspace, fake_llm):
+    ws = _workspace(sample_workspace, fake_llm, answerSeconds=1.0)
+    fake_llm.reply_with(ANSWER * 4)
+    fake_llm.stream_delay = 0.2
+    answer = ws.ask("How is the coupon discount applied to the cart total?")
+    assert answer.truncated and answer.finish_reason == "deadline" and answer.answer
+    assert "> **Answer cut off** (the answer's time budget ran out after 1s (llm.answer_seconds))." in answer.markdown
+    assert answer.sources and answer.documents  # the sources are the documents the model got
+
+
+# --- measuring the speed ------------------------------------------------------------------------
+
+
+def test_llama_cpp_timings_are_the_measurement(fake_llm):
+    fake_llm.reply_with(ANSWER)
+    fake_llm.timings = {"prompt_n": 400, "prompt_per_second": 61.5, "predicted_n": 40, "predicted_per_second": 8.25}
+    llm = _llm(fake_llm)
+    done = llm.generate("q")
+    assert done.speed == Speed(61.5, 8.25) and llm.speed() == Speed(61.5, 8.25)
+    # a prompt the server had cached (few tokens read) says nothing of the prompt speed
+    fake_llm.timings = {"prompt_n": 3, "prompt_per_second": 900.0, "predicted_n": 40, "predicted_per_second": 7.0}
+    assert llm.generate("q").speed == Speed(None, 7.0)
+    assert llm.speed() == Speed(61.5, 7.0)
+
+
+def test_without_timings_the_call_is_timed(fake_llm):
+    fake_llm.reply_with(ANSWER)
+    fake_llm.stream_script = {"first_delay": 0.5}
+    prompt = "word " * 300
+    done = _llm(fake_llm).generate(prompt)
+    assert done.speed is not None and done.speed.prompt is not None and done.speed.generated is not None
+    # the first token came after the server's 0.5 s delay: the prompt was read at most this fast
+    assert done.speed.prompt <= done.prompt_tokens / 0.5
+
+
+def test_speed_cache_merges_and_survives_bad_files(tmp_path, fake_llm):
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=f"http://user:pw@127.0.0.1:{fake_llm.port}/v1"),
+        LLMSettings(),
+    )
+    cache = SpeedCache(tmp_path / "sub" / CACHE_FILE)
+    assert cache.get(llm) is None
+    assert cache.record(llm, Speed(50.0, 9.0)) == Speed(50.0, 9.0)
+    assert cache.record(llm, Speed(None, 4.0)) == Speed(50.0, 4.0) == cache.get(llm)
+    stored = json.loads(cache.path.read_text())
+    assert list(stored) == [f"http://127.0.0.1:{fake_llm.port}/v1 openai:m"]  # no credentials in the key
+    cache.path.write_text("{not json")
+    assert cache.get(llm) is None
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if not os.access(folder, os.W_OK):  # root can write anywhere; the check is for everyone else
+            assert SpeedCache(folder / CACHE_FILE).record(llm, Speed(1.0, 1.0)) is None
+    finally:
+        folder.chmod(0o700)
+
+
+# --- sizing the prompt --------------------------------------------------------------------------
+
+
+def test_time_budget_fits_the_measured_speed():
+    budget = Budget(context=8192, reply=1024, prompt=7104)
+    fast = time_budget(budget, Speed(100000.0, 1000.0), 20, 90, frame=200)
+    assert fast.documents == 7104 and fast.reply == 1024  # a fast endpoint keeps the context budget
+    slow = time_budget(budget, Speed(63.0, 8.8), 20, 90, frame=200)
+    assert slow.documents < 63 * 20 and slow.expected_first_token <= 20 and slow.expected_end <= 90
+    assert time_budget(budget, None, 20, 90) == Budget(8192, 1024, 7104, seconds=90)
+    assert subquestions_in_time(None, 20) and subquestions_in_time(Speed(5000.0, 500.0), 20)
+    assert not subquestions_in_time(Speed(6.6, 3.0), 20)
+
+
+def _seed_speed(speed: Speed, fake_llm) -> Path:
+    path = Path(os.environ["CODEASK_CACHE_DIR"]) / CACHE_FILE
+    path.write_text(
+        json.dumps(
+            {f"{fake_llm.openai_base_url} openai:gpt-5.4-mini": {"prompt": speed.prompt, "generated": speed.generated}}
+        )
+    )
+    return path
+
+
+def test_a_slow_endpoint_gets_fewer_shorter_documents_and_a_shorter_reply(sample_workspace, fake_llm):
+    question = "coupon discount shipping cart price"
+    plain = _workspace(sample_workspace, fake_llm).ask(question)
+    cache = Path(os.environ["CODEASK_CACHE_DIR"]) / CACHE_FILE
+    assert list(json.loads(cache.read_text())) == [f"{fake_llm.openai_base_url} openai:gpt-5.4-mini"]
+    _seed_speed(Speed(20.0, 4.0), fake_llm)  # 20 s read 400 tokens: one tight document
+    fake_llm.reset()
+    slow = _workspace(sample_workspace, fake_llm).ask(question)
+    lines = lambda a: sum(d["end_line"] - d["start_line"] + 1 for d in a.documents)  # noqa: E731
+    assert 1 <= len(slow.documents) < len(plain.documents) and lines(slow) < lines(plain)
+    assert fake_llm.requests[-1]["max_tokens"] < LLMSettings().max_tokens
+    assert slow.also_relevant  # what was left out is listed apart
+    fake_llm.stream_script = {"end": "length"}  # the reply runs into the max_tokens the budget set
+    cut = _workspace(sample_workspace, fake_llm).ask(question)
+    assert cut.truncated and cut.finish_reason == "length"
+    assert (
+        cut.cut_reason.startswith("the reply's time budget was used up (")
+        and "llm.answer_seconds = 90s" in cut.cut_reason
+    )
+
+
+def test_a_slow_endpoint_skips_the_search_queries(sample_workspace, fake_llm):
+    _seed_speed(Speed(6.6, 3.0), fake_llm)
+    _workspace(sample_workspace, fake_llm, numSubquestions=3).ask("coupon discount")
+    assert len(fake_llm.requests) == 1  # the answer only
+    fake_llm.reset()
+    _seed_speed(Speed(5000.0, 500.0), fake_llm)
+    _workspace(sample_workspace, fake_llm, numSubquestions=3).ask("coupon discount")
+    assert len(fake_llm.requests) == 2  # search queries, then the answer
