@@ -7,8 +7,10 @@ answered while indexing runs) and converts the result back (1-based lines -> 0-b
 
 Commands (``workspace/executeCommand``):
 
-* ``codeask.ask`` ``[question]`` or ``[{"question", "top_k"?, "max_files"?, "no_llm"?}]`` ->
-  ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources);
+* ``codeask.ask`` ``[question]`` or ``[{"question", "top_k"?, "max_files"?, "no_llm"?, "askId"?}]`` ->
+  ``Answer.to_json()`` plus ``locations`` (LSP Location[] of the sources); with ``askId`` (a string
+  the client chose) the answer's text is streamed meanwhile as ``codeask/answerDelta`` notifications
+  ``{"askId", "delta"}``, in order, all before the response (:class:`~codeask.lsp.work.AnswerDeltas`);
 * ``codeask.explain`` ``[uri, range]`` -> ``{"markdown", "sources", "locations"}``;
 * ``codeask.related`` ``[symbol]`` or ``[{"symbol"}]`` -> ``RelatedCode.to_json()`` (``symbol``,
   ``definitions``, ``callers``, ``callees``), each entry with an LSP ``location``;
@@ -52,7 +54,7 @@ from codeask.lsp.indexing import IndexScheduler
 from codeask.lsp.session import STOP_SECONDS, CodeaskServer
 from codeask.lsp.tcp import Gate, serve_tcp
 from codeask.lsp.watched import is_watched, watchers_for
-from codeask.lsp.work import Lane
+from codeask.lsp.work import AnswerDeltas, Lane
 from codeask.projects import project_root_of
 from codeask.query.anchors import resolve_file
 from codeask.query.explain import NotExplainable, explain, explain_source, make_span, symbol_span
@@ -243,15 +245,28 @@ def make_server() -> CodeaskServer:
             raise JsonRpcInvalidParams("ask: no workspace folder is open: open a folder (or a file inside a project)")
         kwargs = {k: opts.get(k) for k in ("top_k", "max_files")}
         no_llm = bool(opts.get("no_llm"))
+        ask_id = opts.get("askId")
+        if ask_id is not None and not isinstance(ask_id, str):
+            raise JsonRpcInvalidParams("ask: askId must be a string")
+        stream = AnswerDeltas(ls.loop, ls.protocol.notify, ask_id) if ask_id is not None else None
 
         def run(cancelled, progress):
             ls.wait_for_keywords(cancelled, progress)
             try:
                 answer = ls.ws.ask(
-                    question, no_llm=no_llm, cancelled=cancelled, progress=progress, sources_on_llm_error=True, **kwargs
+                    question,
+                    no_llm=no_llm,
+                    cancelled=cancelled,
+                    progress=progress,
+                    stream=stream,
+                    sources_on_llm_error=True,
+                    **kwargs,
                 )
             except ValueError as exc:  # the question or top_k / max_files the client sent (QuestionError too)
                 raise JsonRpcInvalidParams(f"ask: {exc}") from None
+            finally:
+                if stream is not None:
+                    stream.flush()  # before the response: every delta arrives before the answer
             return answer.to_json()
 
         result = await ls.run_request("codeask: asking", run)

@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ from lsprotocol import types as lsp
 
 from codeask.imports import wait_preloaded
 
-__all__ = ["Lane", "Reporter", "post"]
+__all__ = ["AnswerDeltas", "Lane", "Reporter", "post"]
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -190,3 +191,43 @@ class Reporter:
             return
         self.begun = False
         self._post(self.ls.work_done_progress.end, self.token, lsp.WorkDoneProgressEnd(message=message or None))
+
+
+#: The notification carrying a piece of an answer's text: params ``{"askId": str, "delta": str}``.
+ANSWER_DELTA = "codeask/answerDelta"
+#: Deltas arriving within this many seconds of the last notification are sent together (an LLM
+#: streams a token at a time; the editor needs no more than ~20 updates a second).
+_DELTA_SECONDS = 0.05
+
+
+class AnswerDeltas:
+    """The ``stream`` callback of an ask (called in its worker thread): each text delta goes to the
+    client as a :data:`ANSWER_DELTA` notification tagged with the client's ``ask_id``, in order.
+
+    Deltas closer together than :data:`_DELTA_SECONDS` are joined into one notification;
+    :meth:`flush` sends what is held back (call it once the answer is done). The concatenation of the
+    notifications' deltas is exactly the concatenation of the deltas received. Nothing is sent once
+    the server's event loop is closed (:func:`post`).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None, notify: Callable[[str, Any], None], ask_id: str):
+        self.loop = loop
+        self.notify = notify
+        self.ask_id = ask_id
+        self._held: list[str] = []
+        self._sent_at = 0.0
+
+    def __call__(self, delta: str) -> None:
+        if not delta:
+            return
+        self._held.append(delta)
+        if time.monotonic() - self._sent_at >= _DELTA_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the held deltas as one notification (nothing when none is held)."""
+        if not self._held:
+            return
+        text, self._held = "".join(self._held), []
+        self._sent_at = time.monotonic()
+        post(self.loop, self.notify, ANSWER_DELTA, {"askId": self.ask_id, "delta": text})
