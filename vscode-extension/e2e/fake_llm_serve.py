@@ -18,7 +18,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from fake_llm import FakeLLMServer, default_responder, request_text
 
-
 #: Seconds between two streamed pieces (three words each): the tail below streams for about 3 s, long
 #: enough for the tier to see the answer tab show part of an answer before the answer is done.
 STREAM_DELAY = 0.25
