@@ -18,12 +18,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from fake_llm import FakeLLMServer, default_responder, request_text
 
-#: Seconds between two streamed pieces (three words each): the tail below streams for about 3 s, long
-#: enough for the tier to see the answer tab show part of an answer before the answer is done.
-STREAM_DELAY = 0.25
+#: Seconds between two streamed pieces (three words each): an answer streams for about 7 s, long
+#: enough for the tier to see the answer tab show part of it before it is done, on a busy machine too.
+STREAM_DELAY = 0.4
 _TAIL = (
     "This sentence is here so that the answer takes a few seconds to stream: each piece of three words "
-    "waits a quarter of a second before the next one, as a slow model would. END OF THE FAKE ANSWER."
+    "waits a moment before the next one, as a slow model would. END OF THE FAKE ANSWER."
 )
 
 
