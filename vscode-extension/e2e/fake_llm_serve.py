@@ -4,8 +4,8 @@
 
 Prints ``http://127.0.0.1:<port>/v1`` on one line, then serves until stdin closes. Every request it
 answers is appended to REQUESTS_LOG as one JSON line (the tier counts them: Restricted Mode must send
-none). Answers cite every numbered document the prompt lists (``[1] [2] ...``), streamed in small
-pieces 0.05 s apart.
+none). Answers cite every numbered document the prompt lists (``[1] [2] ...``), then end with a
+sentence that makes them stream for a few seconds (pieces of three words :data:`STREAM_DELAY` apart).
 """
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from fake_llm import FakeLLMServer, default_responder, request_text
+
+#: Seconds between two streamed pieces (three words each): an answer streams for about 7 s, long
+#: enough for the tier to see the answer tab show part of it before it is done, on a busy machine too.
+STREAM_DELAY = 0.4
+_TAIL = (
+    "This sentence is here so that the answer takes a few seconds to stream: each piece of three words "
+    "waits a moment before the next one, as a slow model would. END OF THE FAKE ANSWER."
+)
 
 
 def main() -> None:
@@ -30,9 +38,9 @@ def main() -> None:
             return reply
         numbers = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", request_text(request), re.M)})
         cites = " ".join(f"[{n}]" for n in numbers[:6]) or "[1]"
-        return f"FAKE ANSWER from the e2e server. The code is in these documents: {cites}."
+        return f"FAKE ANSWER from the e2e server. The code is in these documents: {cites}. {_TAIL}"
 
-    server = FakeLLMServer(respond, stream_delay=0.05)
+    server = FakeLLMServer(respond, stream_delay=STREAM_DELAY)
     print(server.openai_base_url, flush=True)
     sys.stdin.read()
     server.close()

@@ -153,7 +153,7 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
     await wb.close();
   });
 
-  it('2. with an LLM (the fake OpenAI-compatible server): the answer in the tab, numbered citations are links, an odd file name opens', async () => {
+  it('2. with an LLM (the fake OpenAI-compatible server): the answer streams into the tab, numbered citations are links, an odd file name opens', async () => {
     const ws = makeWorkspace('llm');
     writeUserSettings(dirs, {
       ...baseSettings,
@@ -169,8 +169,22 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
       await wb.typeInQuickInput('sk-e2e-not-a-real-key');
       await until('the index', async () => /codeask: \d+ files?/.test((await wb.codeaskStatus()) ?? ''));
       const before = llmRequests();
-      const text = await ask(wb, 'how are the stripes of zebras counted?', /FAKE ANSWER from the e2e server/);
+      await wb.command('Codeask: Ask a Question');
+      await wb.typeInQuickInput('how are the stripes of zebras counted?');
+      // The fake model streams its answer for a few seconds: the tab shows its start before its end.
+      const partial = await until('part of the answer in the tab', async () => {
+        const t = await wb.answerText().catch(() => '');
+        return /FAKE ANSWER from the e2e server/.test(t) ? t : undefined;
+      }, undefined, 100);
+      assert.doesNotMatch(partial, /END OF THE FAKE ANSWER/, 'the answer appeared only when done');
+      assert.match(partial, /writing the answer…/);
+      await wb.screenshot('2-llm-answer-streaming');
+      const text = await until('the whole answer', async () => {
+        const t = await wb.answerText().catch(() => '');
+        return /END OF THE FAKE ANSWER/.test(t) && !/writing the answer…/.test(t) ? t : undefined;
+      });
       assert.ok(llmRequests() > before, 'the fake LLM server got the question');
+      assert.equal((text.match(/^Sources$/gm) ?? []).length, 1, `one list of sources: ${text}`);
       const numbered = wb.answerFrame().locator('.answer a.codeask-source', { hasText: /^\[\d+\]$/ });
       assert.ok((await numbered.count()) >= 1, `numbered citation links in the answer: ${text}`);
       // the numbered citation of the file named with a space, a '#' and a non-ASCII letter
@@ -214,7 +228,11 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
         return /Explain src\/shop\/cart\.py:13-17/.test(t) && /FAKE ANSWER/.test(t) ? t : undefined;
       });
       assert.ok(llmRequests() > before);
-      assert.match(text, /Related:[\s\S]*pricing\.py/); // the code the function uses
+      assert.match(text, /Related\n[\s\S]*pricing\.py/); // the code the function uses, listed once
+      assert.doesNotMatch(text, /^Sources$/m);
+      // the explanation's [n] are links to the related code, as an answer's are
+      const cited = wb.answerFrame().locator('.answer a.codeask-source', { hasText: /^\[\d+\]$/ });
+      assert.ok((await cited.count()) >= 1, `numbered citation links in the explanation: ${text}`);
       await wb.screenshot('3-explain-selection');
       // a click on the first line clears the selection (a hover inside one explains the selection)
       await wb.page.locator('.view-line').first().click();
@@ -271,7 +289,7 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
     }
     await first.close();
     await sleep(3000); // the first window's server notices its window has gone
-    const again = await Workbench.open(browser, server.url, reopen, { shots: dirs.screenshots });
+    let again = await Workbench.open(browser, server.url, reopen, { shots: dirs.screenshots });
     const reopened = [];
     try {
       await until('the count of the reopened folder', async () => {
@@ -281,6 +299,13 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
       }, undefined, 50);
       assert.ok(!reopened.some((t) => /: 0 files/.test(t)), JSON.stringify(reopened));
       await again.screenshot('4-status-reopened');
+      // The first folder has no .codeask.toml, but an index now: codeask starts there by itself.
+      await again.close();
+      await sleep(3000);
+      again = await Workbench.open(browser, server.url, ws, { shots: dirs.screenshots });
+      await until('the count of the indexed folder without .codeask.toml, with no command run', async () =>
+        /codeask: 4 files/.test((await again.codeaskStatus()) ?? ''));
+      await again.screenshot('4-status-indexed-no-toml');
       process.stdout.write(`codeask e2e: status bar, new folder: ${JSON.stringify(seen)}; reopened: ${JSON.stringify(reopened)}\n`);
     } catch (error) {
       await again.close(true);

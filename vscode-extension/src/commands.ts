@@ -15,6 +15,7 @@ import {
 } from './markdown';
 import { KEYED_PROVIDERS, KeyedProvider, secretKey } from './settings';
 import { ServerStatus, formatStats, formatStatus, formatStatusDetail } from './status';
+import { AnswerStream, newAskId } from './stream';
 
 /** The VS Code API surface the handlers use. */
 export type VsCodeApi = Pick<
@@ -34,6 +35,8 @@ export interface CommandDeps {
   secrets: Pick<vscode.SecretStorage, 'get' | 'store' | 'delete'>;
   /** Shows an answer in the webview panel. */
   showAnswer(view: AnswerView): void;
+  /** Shows an ask's answer text while the server streams it (`codeask/answerDelta`), until its response. */
+  stream?: Pick<AnswerStream, 'begin' | 'end'>;
   /** Called with every status the server reports (status bar). */
   onStatus?(status: ServerStatus): void;
   /** Called after an API key was stored or removed. */
@@ -228,9 +231,17 @@ export function createCommandHandlers(deps: CommandDeps) {
     const q = (typeof question === 'string' && question.trim()) || (await pickQuestion());
     if (!q) return undefined;
     await remember(q);
-    const result = (await run(`codeask: ${truncate(q)}`, 'ask', (token) =>
-      deps.request('codeask.ask', [{ question: q }], token),
-    )) as AskResult | undefined;
+    // The server streams the answer's text under this id meanwhile; the response replaces it.
+    const askId = newAskId();
+    deps.stream?.begin(askId, q);
+    let result: AskResult | undefined;
+    try {
+      result = (await run(`codeask: ${truncate(q)}`, 'ask', (token) =>
+        deps.request('codeask.ask', [{ question: q, askId }], token),
+      )) as AskResult | undefined;
+    } finally {
+      deps.stream?.end(askId);
+    }
     if (!result) return undefined;
     show({
       title: q,
@@ -281,7 +292,8 @@ export function createCommandHandlers(deps: CommandDeps) {
     const [uri, range] = args as [unknown, LspRange | undefined];
     const title =
       typeof uri === 'string' && range?.start && range?.end ? `Explain ${describeRange(uri, range)}` : 'Explain selection';
-    show({ title, markdown: r.markdown, sources: r.sources, locations: r.locations });
+    // An explanation's `[n]` cite the n-th related source (the server leaves them as text).
+    show({ title, markdown: r.markdown, sources: r.sources, locations: r.locations, citations: r.sources });
   }
 
   /**

@@ -19,6 +19,7 @@ import {
 import { createCommandHandlers, errorMessage } from './commands';
 import { OPEN_SOURCE_COMMAND, createSelectionHover } from './hover';
 import { openRequestFromArgs } from './markdown';
+import { cacheRoot, isCodeaskFolder } from './indexDir';
 import { InstallError, ServerEnv, bundledWheel, defaultPythonCandidates, ensureServerEnv, installedEnv } from './install';
 import { McpVscode, registerMcpProvider } from './mcp';
 import { AnswerPanel } from './panel';
@@ -44,6 +45,7 @@ import {
   withoutDefaults,
 } from './settings';
 import { CrashTracker, ServerStatus, StatusBar, StatusPoller, WorkDoneProgress } from './status';
+import { ANSWER_DELTA, AnswerStream } from './stream';
 
 let client: LanguageClient | undefined;
 
@@ -104,9 +106,16 @@ async function loadKeys(secrets: vscode.SecretStorage): Promise<ApiKeys> {
   return keys;
 }
 
+/** Whether a workspace folder (on this machine) has a `.codeask.toml` or an index: see indexDir.ts. */
+function workspaceHasCodeask(): boolean {
+  const cache = cacheRoot(process.env, process.platform, os.homedir());
+  return (vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === 'file' && isCodeaskFolder(f.uri.fsPath, cache));
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('codeask');
-  const statusBar = new StatusBar(vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50));
+  const statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  const statusBar = new StatusBar(statusItem);
   const crashes = new CrashTracker(5, 3 * 60 * 1000);
   const keys: ApiKeys = await loadKeys(context.secrets);
   let executable: Executable | undefined;
@@ -122,6 +131,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (mcp) context.subscriptions.push(mcp);
 
   async function request(command: string, args: unknown[], token?: vscode.CancellationToken): Promise<unknown> {
+    if (!started) await queueStart(() => startServer()); // the first command in a folder codeask had not seen
     if (!client || client.state === State.Stopped) {
       throw new Error('the codeask language server is not running (see the "codeask" output, or run "Codeask: Restart Server")');
     }
@@ -245,6 +255,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       },
     };
     const lc = new LanguageClient('codeask', 'codeask', exe, clientOptions);
+    // The text of an answer being written, before the `codeask.ask` response (see stream.ts).
+    lc.onNotification(ANSWER_DELTA, (params: unknown) => answerStream.onDelta(params));
     lc.onDidChangeState((event) => {
       if (event.newState === State.Running) {
         lastFailureNotice = 0;
@@ -322,8 +334,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let generation = 0;
   let lifecycle: Promise<unknown> = Promise.resolve();
   let abandonInstall: (() => void) | undefined;
+  /** False until the server is first started: activation in a folder with no `.codeask.toml` and no
+   * index starts nothing (it waits, status bar item hidden, for a codeask command). */
+  let started = false;
 
   function queueStart(op: () => Promise<void>): Promise<void> {
+    if (!started) statusItem.show();
+    started = true;
     generation++;
     abandonInstall?.();
     const run = lifecycle.then(op);
@@ -427,12 +444,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   const panel = new AnswerPanel(vscode, (msg) => handlers.onWebviewMessage(msg));
+  const answerStream = new AnswerStream(panel);
   const handlers = createCommandHandlers({
     vscode,
     request,
     state: context.globalState,
     secrets: context.secrets,
     showAnswer: (view) => panel.show(view),
+    stream: answerStream,
     onStatus: (status) => {
       if (statusBar.status(status)) void refreshStatus();
     },
@@ -442,7 +461,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       else delete keys[provider];
       if (executable) executable.options = { ...executable.options, env: serverEnv(process.env, keys, vscode.workspace.isTrusted) };
       mcp?.refresh();
-      await restartServer(); // keys reach the server only through its environment
+      if (started) await restartServer(); // keys reach the server only through its environment
     },
   });
 
@@ -461,23 +480,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscode.workspace.onDidChangeConfiguration((event) => {
       // The trusted settings travel in initializationOptions: a change needs a new server.
-      if (TRUSTED_ONLY_KEYS.some((key) => event.affectsConfiguration(`codeask.${key}`))) void restartServer();
+      if (started && TRUSTED_ONLY_KEYS.some((key) => event.affectsConfiguration(`codeask.${key}`))) void restartServer();
     }),
     // Restricted Mode ran the server without an LLM and without keys; trusting the workspace lifts that.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void restartServer()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => started && void restartServer()),
     context.secrets.onDidChange(async (event) => {
       if (!event.key.startsWith('codeask.apiKey.')) return;
       Object.assign(keys, await loadKeys(context.secrets));
       for (const provider of KEYED_PROVIDERS) {
         if (!(await context.secrets.get(secretKey(provider)))) delete keys[provider];
       }
-      await restartServer();
+      if (started) await restartServer();
     }),
     { dispose: () => statusPoller.dispose() },
     { dispose: () => void stopServer() },
   );
 
-  await queueStart(() => startServer());
+  if (workspaceHasCodeask()) {
+    await queueStart(() => startServer());
+  } else {
+    statusItem.hide();
+    output.appendLine('[codeask extension] no .codeask.toml and no codeask index in this workspace: the server starts with the first codeask command');
+  }
 }
 
 export async function deactivate(): Promise<void> {

@@ -188,15 +188,108 @@ function createRenderer(): MarkdownIt {
     const src = token.attrGet('src') ?? '';
     return `<span class="codeask-image" title="image not loaded">[image: ${escapeHtml(alt || 'untitled')}] ${escapeHtml(src)}</span>`;
   };
+  md.core.ruler.push('codeask_lists', listHeadings);
+  md.core.ruler.push('codeask_citations', citationLinks);
   return md;
+}
+
+/** What a render reads (`citations`) and reports (`lists`: the list headings the markdown carries). */
+export interface RenderEnv {
+  /** The sources a bare `[n]` cites (n is 1-based); without it `[n]` stays text. */
+  citations?: Source[];
+  /** Filled by the render: the headings of the server's own lists found (see {@link LIST_HEADINGS}). */
+  lists?: Set<string>;
+}
+
+/**
+ * The lines that head a list of sources in a server's markdown (a paragraph of its own, a list
+ * right after it): `Sources:` (an answer's), `Related:` (an explanation's), and what was not sent.
+ */
+export const LIST_HEADINGS = ['Sources', 'Related', ALSO_RELEVANT];
+
+type CoreState = Parameters<Parameters<MarkdownIt['core']['ruler']['push']>[1]>[0];
+
+/** A top-level `Sources:` / `Related:` / ALSO_RELEVANT paragraph before a list is shown as an `<h2>`. */
+function listHeadings(state: CoreState): void {
+  const tokens = state.tokens;
+  for (let i = 0; i + 3 < tokens.length; i++) {
+    const [open, inline, close, next] = tokens.slice(i, i + 4);
+    if (open.type !== 'paragraph_open' || open.level !== 0 || inline.type !== 'inline') continue;
+    if (next.type !== 'bullet_list_open' && next.type !== 'ordered_list_open') continue;
+    const heading = LIST_HEADINGS.find((h) => inline.content.trim() === `${h}:` || inline.content.trim() === h);
+    if (!heading) continue;
+    open.tag = close.tag = 'h2';
+    const text = new state.Token('text', '', 0);
+    text.content = heading;
+    inline.children = [text];
+    (state.env as RenderEnv).lists?.add(heading);
+  }
+}
+
+/** `file:///a.py#L3-L9` for a source (its own fragment when its URI has one), or undefined. */
+function citationHref(source: Source | undefined): string | undefined {
+  if (!source?.uri || !/^file:/i.test(source.uri)) return undefined;
+  if (source.uri.includes('#')) return source.uri;
+  const start = lineNumber(source.start_line);
+  const end = lineNumber(source.end_line) ?? start;
+  return start === undefined ? source.uri : `${source.uri}#L${start}-L${end}`;
+}
+
+const BARE_CITATION = /\[(\d{1,3})\]/g;
+
+/**
+ * A bare `[n]` in the text (not in code, not inside a link) becomes a link to `env.citations[n-1]`
+ * (rendered as a clickable source by `link_open`); a number naming no source stays text.
+ */
+function citationLinks(state: CoreState): void {
+  const citations = (state.env as RenderEnv).citations;
+  if (!citations?.length) return;
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    const out: typeof block.children = [];
+    let inLink = 0;
+    for (const token of block.children) {
+      if (token.type === 'link_open') inLink++;
+      if (token.type === 'link_close') inLink--;
+      if (token.type !== 'text' || inLink > 0) {
+        out.push(token);
+        continue;
+      }
+      let last = 0;
+      for (const match of token.content.matchAll(BARE_CITATION)) {
+        const href = citationHref(citations[Number(match[1]) - 1]);
+        if (!href) continue;
+        const before = new state.Token('text', '', 0);
+        before.content = token.content.slice(last, match.index);
+        const open = new state.Token('link_open', 'a', 1);
+        open.attrs = [['href', href]];
+        const label = new state.Token('text', '', 0);
+        label.content = match[0];
+        out.push(before, open, label, new state.Token('link_close', 'a', -1));
+        last = (match.index ?? 0) + match[0].length;
+      }
+      if (last === 0) {
+        out.push(token);
+      } else {
+        const rest = new state.Token('text', '', 0);
+        rest.content = token.content.slice(last);
+        out.push(rest);
+      }
+    }
+    block.children = out;
+  }
 }
 
 let renderer: MarkdownIt | undefined;
 
-/** Markdown -> HTML; file: links become `<a class="codeask-source" data-uri data-start data-end>`. */
-export function renderMarkdown(markdown: string): string {
+/**
+ * Markdown -> HTML; file: links become `<a class="codeask-source" data-uri data-start data-end>`,
+ * bare `[n]` become such links to `env.citations[n-1]`, and `env.lists` receives the headings of the
+ * source lists the markdown carries.
+ */
+export function renderMarkdown(markdown: string, env: RenderEnv = {}): string {
   renderer ??= createRenderer();
-  return renderer.render(markdown ?? '');
+  return renderer.render(markdown ?? '', env);
 }
 
 /**
@@ -261,12 +354,24 @@ export interface AnswerView {
   subquestions?: string[];
   /** Found by retrieval but not sent to the model (`also_relevant`): listed under {@link ALSO_RELEVANT}. */
   alsoRelevant?: Source[];
+  /** The sources a bare `[n]` of the markdown cites (an explanation's); see {@link RenderEnv}. */
+  citations?: Source[];
+  /** The answer is still being written (streamed text, shown until the response replaces it). */
+  streaming?: boolean;
 }
 
-/** Runs in the webview: posts `openSource` for clicks on source links. */
+/**
+ * Runs in the webview: posts `openSource` for clicks on source links, and puts the streamed answer
+ * the extension posts (`{type: 'partial', html}`, HTML from {@link renderMarkdown}) into `.answer`.
+ */
 export const WEBVIEW_SCRIPT = `
 (function () {
   const vscode = acquireVsCodeApi();
+  window.addEventListener('message', function (event) {
+    const msg = event.data;
+    const answer = document.querySelector('.answer');
+    if (answer && msg && msg.type === 'partial' && typeof msg.html === 'string') answer.innerHTML = msg.html;
+  });
   document.addEventListener('click', function (event) {
     const target = event.target instanceof Element ? event.target.closest('a') : null;
     if (!target || !target.dataset.uri) return;
@@ -289,6 +394,7 @@ pre { background: var(--vscode-textCodeBlock-background); padding: 8px; overflow
 .subquestions { color: var(--vscode-descriptionForeground); }
 .sources .score { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-left: 4px; }
 h2 { font-size: 1.05em; margin-top: 1.5em; }
+.writing { color: var(--vscode-descriptionForeground); font-style: italic; }
 `;
 
 /** The whole webview document. `cspSource` is `webview.cspSource`; `nonce` is random per render. */
@@ -299,8 +405,17 @@ export function renderAnswerHtml(view: AnswerView, nonce: string, cspSource: str
         .map((q) => `<li>${escapeHtml(q)}</li>`)
         .join('')}</ul></details>`
     : '';
-  const sources = renderSources(sourceEntries(view.sources, view.locations));
-  const also = renderSources(sourceEntries(view.alsoRelevant)).replace('<ol class="sources">', '<ul class="sources">').replace(/<\/ol>$/, '</ul>');
+  // The server's markdown usually ends with its own lists (`Sources:`, `Related:`, what was not
+  // sent): those are shown, and the panel's lists only where the markdown has none.
+  const env: RenderEnv = { citations: view.citations, lists: new Set() };
+  const answer = renderMarkdown(view.markdown, env);
+  const listed = env.lists ?? new Set();
+  const hasSources = listed.has('Sources') || listed.has('Related');
+  const sources = hasSources ? '' : renderSources(sourceEntries(view.sources, view.locations));
+  const also = listed.has(ALSO_RELEVANT)
+    ? ''
+    : renderSources(sourceEntries(view.alsoRelevant)).replace('<ol class="sources">', '<ul class="sources">').replace(/<\/ol>$/, '</ul>');
+  const writing = view.streaming ? '<p class="writing">writing the answer…</p>' : '';
   const csp = [
     "default-src 'none'",
     `style-src ${cspSource} 'unsafe-inline'`,
@@ -320,8 +435,9 @@ export function renderAnswerHtml(view: AnswerView, nonce: string, cspSource: str
 <h1 class="question">${escapeHtml(view.title)}</h1>
 ${subHtml}
 <div class="answer">
-${renderMarkdown(view.markdown)}
+${answer}
 </div>
+${writing}
 ${sources ? `<h2>Sources</h2>\n${sources}` : ''}
 ${also ? `<h2>${ALSO_RELEVANT}</h2>\n${also}` : ''}
 <script nonce="${escapeHtml(nonce)}">${WEBVIEW_SCRIPT}</script>

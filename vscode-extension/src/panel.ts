@@ -1,15 +1,19 @@
 /**
  * The answer webview: one panel, reused for every answer; clicks on cited sources are posted
- * back and handed to `onMessage` (which opens the file at the cited lines).
+ * back and handed to `onMessage` (which opens the file at the cited lines). An answer being
+ * streamed is shown with `showPartial` (the page once, then its text posted to the page's script),
+ * until `show` replaces it with the answer.
  */
 import { randomBytes } from 'crypto';
 import type * as vscode from 'vscode';
-import { AnswerView, renderAnswerHtml } from './markdown';
+import { AnswerView, renderAnswerHtml, renderMarkdown } from './markdown';
 
 export type PanelApi = Pick<typeof vscode, 'window' | 'ViewColumn'>;
 
 export class AnswerPanel {
   private panel: vscode.WebviewPanel | undefined;
+  /** The title of the streamed answer the page shows, if it shows one. */
+  private streaming: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -17,7 +21,18 @@ export class AnswerPanel {
     private readonly onMessage: (msg: unknown) => unknown,
   ) {}
 
+  /** Shows the text streamed so far of the answer to `title` (the whole text each time). */
+  showPartial(title: string, markdown: string): void {
+    if (this.panel && this.streaming === title) {
+      void this.panel.webview.postMessage({ type: 'partial', html: renderMarkdown(markdown) });
+      return;
+    }
+    this.show({ title, markdown, streaming: true });
+    this.streaming = title;
+  }
+
   show(view: AnswerView): vscode.WebviewPanel {
+    this.streaming = undefined;
     if (!this.panel) {
       const panel = this.vs.window.createWebviewPanel(
         'codeask.answer',
@@ -29,6 +44,7 @@ export class AnswerPanel {
         panel.webview.onDidReceiveMessage((msg) => this.onMessage(msg)),
         panel.onDidDispose(() => {
           this.panel = undefined;
+          this.streaming = undefined;
           while (this.disposables.length) this.disposables.pop()?.dispose();
         }),
       );

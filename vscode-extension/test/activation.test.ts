@@ -8,6 +8,7 @@ import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { indexDirFor } from '../src/indexDir';
 
 type Any = any;
 
@@ -26,9 +27,17 @@ function deepStub(name: string): Any {
   });
 }
 
-function createVscodeStub(settings: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+/** A workspace folder with a `.codeask.toml` (the extension starts its server at activation). */
+function codeaskFolder(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-ws-'));
+  fs.writeFileSync(path.join(dir, '.codeask.toml'), '[index]\n');
+  return dir;
+}
+
+function createVscodeStub(settings: Record<string, unknown>, extra: Record<string, unknown> = {}, folder = codeaskFolder()) {
   const disposable = { dispose() {} };
   const registered: string[] = [];
+  const handlers = new Map<string, (...args: unknown[]) => unknown>();
   const errors: { message: string; actions: string[] }[] = [];
   const output: string[] = [];
   const statusItems: Any[] = [];
@@ -41,7 +50,7 @@ function createVscodeStub(settings: Record<string, unknown>, extra: Record<strin
         dispose() {},
       }),
       createStatusBarItem: () => {
-        const item = { text: '', show() {}, dispose() {} };
+        const item = { text: '', visible: false, show() { item.visible = true; }, hide() { item.visible = false; }, dispose() {} };
         statusItems.push(item);
         return item;
       },
@@ -51,7 +60,7 @@ function createVscodeStub(settings: Record<string, unknown>, extra: Record<strin
       },
     },
     workspace: {
-      workspaceFolders: undefined,
+      workspaceFolders: [{ uri: { scheme: 'file', fsPath: folder }, name: 'ws', index: 0 }],
       getConfiguration: () => ({
         get: (key: string, fallback?: unknown) => (key in settings ? settings[key] : fallback),
         inspect: (key: string) => ({ key, globalValue: settings[key] }),
@@ -61,8 +70,9 @@ function createVscodeStub(settings: Record<string, unknown>, extra: Record<strin
       isTrusted: true,
     },
     commands: {
-      registerCommand: (id: string) => {
+      registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => {
         registered.push(id);
+        handlers.set(id, handler);
         return disposable;
       },
       executeCommand: () => Promise.resolve(undefined),
@@ -78,7 +88,7 @@ function createVscodeStub(settings: Record<string, unknown>, extra: Record<strin
   const vscode = new Proxy(explicit, {
     get: (target, key) => (key in target ? target[key] : typeof key === 'string' ? deepStub(`vscode.${key}`) : undefined),
   });
-  return { vscode, registered, errors, output, statusItems };
+  return { vscode, registered, handlers, errors, output, statusItems };
 }
 
 function loadExtension(vscode: Any): Any {
@@ -126,6 +136,56 @@ describe('activation', () => {
     assert.equal(stub.statusItems[0].command, 'codeask.showStatus');
     for (const d of ctx.subscriptions) d.dispose();
     await ext.deactivate();
+  });
+
+  it('starts nothing in a folder with no .codeask.toml and no index, until a codeask command', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-plain-'));
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-cache-'));
+    const saved = process.env.CODEASK_CACHE_DIR;
+    process.env.CODEASK_CACHE_DIR = cache;
+    const stub = createVscodeStub({ serverPath: '/nonexistent/bin/codeask' }, {}, folder);
+    const ext = loadExtension(stub.vscode);
+    const ctx = context();
+    try {
+      await ext.activate(ctx);
+      assert.equal(stub.errors.length, 0, 'no start was tried');
+      assert.equal(stub.statusItems[0].visible, false);
+      assert.ok(stub.output.some((l) => /starts with the first codeask command/.test(l)), stub.output.join('\n'));
+      assert.ok(stub.registered.includes('codeask.showStatus'));
+      stub.vscode.window.showInformationMessage = () => Promise.resolve(undefined);
+      await stub.handlers.get('codeask.showStatus')!(); // the command starts the server (here: not found)
+      assert.equal(stub.errors.length, 2, JSON.stringify(stub.errors)); // the start failure, then the status request's
+      assert.match(stub.errors[0].message, /\/nonexistent\/bin\/codeask" was not found/);
+      assert.equal(stub.statusItems[0].visible, true);
+      assert.equal(stub.statusItems[0].text, '$(error) codeask');
+    } finally {
+      if (saved === undefined) delete process.env.CODEASK_CACHE_DIR;
+      else process.env.CODEASK_CACHE_DIR = saved;
+      for (const d of ctx.subscriptions) d.dispose();
+      await ext.deactivate();
+    }
+  });
+
+  it('starts the server at activation in a folder codeask indexed (no .codeask.toml)', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-indexed-'));
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'codeask-activation-cache-'));
+    fs.mkdirSync(indexDirFor(fs.realpathSync.native(folder), cache));
+    const saved = process.env.CODEASK_CACHE_DIR;
+    process.env.CODEASK_CACHE_DIR = cache;
+    const stub = createVscodeStub({ serverPath: '/nonexistent/bin/codeask' }, {}, folder);
+    const ext = loadExtension(stub.vscode);
+    const ctx = context();
+    try {
+      await ext.activate(ctx);
+      assert.equal(stub.errors.length, 1);
+      assert.match(stub.errors[0].message, /\/nonexistent\/bin\/codeask" was not found/);
+      assert.equal(stub.statusItems[0].visible, true);
+    } finally {
+      if (saved === undefined) delete process.env.CODEASK_CACHE_DIR;
+      else process.env.CODEASK_CACHE_DIR = saved;
+      for (const d of ctx.subscriptions) d.dispose();
+      await ext.deactivate();
+    }
   });
 
   it('registers the codeask MCP server provider when VS Code has the API', async () => {

@@ -13,6 +13,15 @@ const ASK_RESULT = {
   locations: [{ uri: 'file:///ws/calc.py', range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } }],
 };
 
+/** `codeask.ask` arguments without the `askId` (a fresh random id each time: checked to be a UUID). */
+function askArgs(args: unknown[]): unknown[] {
+  return args.map((a) => {
+    const { askId, ...rest } = a as { askId?: unknown };
+    assert.match(String(askId), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    return rest;
+  });
+}
+
 function setup(opts: MockOptions = {}, respond: (command: string, args: unknown[]) => unknown = () => ASK_RESULT) {
   const { vscode, calls } = createMockVscode(opts);
   const requests: { command: string; args: unknown[] }[] = [];
@@ -43,7 +52,8 @@ describe('codeask.askQuestion', () => {
     const t = setup({ onQuickPick: (qp) => { qp.type('how are numbers added?'); qp.accept(); } });
     const result = await t.handlers.askQuestion();
     assert.equal(result, ASK_RESULT);
-    assert.deepEqual(t.requests, [{ command: 'codeask.ask', args: [{ question: 'how are numbers added?' }] }]);
+    assert.deepEqual(t.requests.map((r) => r.command), ['codeask.ask']);
+    assert.deepEqual(askArgs(t.requests[0].args), [{ question: 'how are numbers added?' }]);
     assert.equal(t.calls.progress.length, 1);
     assert.equal(t.calls.progress[0].location, 15);
     assert.equal(t.answers.length, 1);
@@ -72,7 +82,7 @@ describe('codeask.askQuestion', () => {
     });
     await t.state.update(RECENT_KEY, ['second', 'first']);
     await t.handlers.askQuestion();
-    assert.deepEqual(t.requests[0].args, [{ question: 'first' }]);
+    assert.deepEqual(askArgs(t.requests[0].args), [{ question: 'first' }]);
     assert.deepEqual(t.state.data.get(RECENT_KEY), ['first', 'second']);
   });
 
@@ -87,7 +97,7 @@ describe('codeask.askQuestion', () => {
     });
     await t.state.update(RECENT_KEY, ['old']);
     await t.handlers.askQuestion();
-    assert.deepEqual(t.requests[0].args, [{ question: 'new one' }]);
+    assert.deepEqual(askArgs(t.requests[0].args), [{ question: 'new one' }]);
   });
 
   it('does nothing when the quick pick is dismissed', async () => {
@@ -100,7 +110,7 @@ describe('codeask.askQuestion', () => {
     const t = setup();
     await t.handlers.askQuestion('direct?');
     assert.equal(t.calls.quickPicks.length, 0);
-    assert.deepEqual(t.requests[0].args, [{ question: 'direct?' }]);
+    assert.deepEqual(askArgs(t.requests[0].args), [{ question: 'direct?' }]);
   });
 
   it('reports server errors', async () => {

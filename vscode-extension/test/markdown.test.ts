@@ -240,3 +240,62 @@ describe('escapeHtml', () => {
     assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
   });
 });
+
+describe('the lists of sources, once', () => {
+  const sources = [
+    { path: 'a.py', uri: 'file:///abs/a.py#L1-L2', start_line: 1, end_line: 2, symbol: 'add', score: 0.9 },
+    { path: 'b.py', uri: 'file:///abs/b.py#L5-L9', start_line: 5, end_line: 9 },
+  ];
+  it("shows the server's Sources: and also-relevant lists as headed lists, and not the panel's again", () => {
+    const markdown = [
+      'A [[1]](file:///abs/a.py#L1-L2) and [[2]](file:///abs/b.py#L5-L9).',
+      '',
+      'Sources:',
+      '1. [a.py:1-2](file:///abs/a.py#L1-L2)',
+      '2. [b.py:5-9](file:///abs/b.py#L5-L9) (added: calls add from a.py)',
+      '',
+      'Also relevant, not sent to the model',
+      '- [c.py:3-4](file:///abs/c.py#L3-L4)',
+    ].join('\n');
+    const html = renderAnswerHtml(
+      { title: 'q', markdown, sources, alsoRelevant: [{ path: 'c.py', uri: 'file:///abs/c.py#L3-L4', start_line: 3, end_line: 4 }] },
+      'n',
+      'x',
+    );
+    assert.equal((html.match(/<h2>Sources<\/h2>/g) ?? []).length, 1, html);
+    assert.equal((html.match(/<h2>Also relevant, not sent to the model<\/h2>/g) ?? []).length, 1, html);
+    assert.equal((html.match(/data-uri="file:\/\/\/abs\/b.py"/g) ?? []).length, 2, 'b.py: its citation and its row'); // not a third
+    assert.equal((html.match(/data-uri="file:\/\/\/abs\/c.py"/g) ?? []).length, 1);
+    assert.match(html, /\(added: calls add from a.py\)/);
+  });
+  it("an explanation's Related: list stands for the sources", () => {
+    const html = renderAnswerHtml({ title: 'q', markdown: 'Text.\n\nRelated:\n1. [a.py:1-2](file:///abs/a.py#L1-L2)\n', sources }, 'n', 'x');
+    assert.equal((html.match(/<h2>/g) ?? []).length, 1);
+    assert.match(html, /<h2>Related<\/h2>/);
+  });
+  it("lists the sources itself when the markdown has no list of them, and keeps a 'Sources:' sentence as text", () => {
+    const html = renderAnswerHtml({ title: 'q', markdown: 'Sources: none of them.', sources }, 'n', 'x');
+    assert.match(html, /<p>Sources: none of them.<\/p>/);
+    assert.match(html, /<h2>Sources<\/h2>\n<ol class="sources">/);
+  });
+});
+
+describe("an explanation's [n]", () => {
+  const sources = [
+    { path: 'a.py', uri: 'file:///abs/a.py', start_line: 3, end_line: 8 },
+    { path: 'b c.py', uri: 'file:///abs/b%20c.py#L5-L9', start_line: 5, end_line: 9 },
+  ];
+  it('links the n-th source, not code, not a link, not a number naming no source', () => {
+    const markdown = 'Uses [1] and [2][1], not `x[1]`, not [3], not [[2]](file:///abs/z.py#L1).\n\n```\nv = w[2]\n```';
+    const html = renderMarkdown(markdown, { citations: sources });
+    assert.match(html, /<a href="#" class="codeask-source" data-uri="file:\/\/\/abs\/a.py" data-start="3" data-end="8" title="[^"]*">\[1\]<\/a>/);
+    assert.match(html, /data-uri="file:\/\/\/abs\/b%20c.py" data-start="5" data-end="9"[^>]*>\[2\]<\/a><a [^>]*data-uri="file:\/\/\/abs\/a.py"/);
+    assert.match(html, /<code>x\[1\]<\/code>/);
+    assert.match(html, /not \[3\], not <a [^>]*data-uri="file:\/\/\/abs\/z.py"[^>]*>\[2\]<\/a>/);
+    assert.match(html, /v = w\[2\]/);
+    assert.equal((html.match(/class="codeask-source"/g) ?? []).length, 4);
+  });
+  it('stays text without citations (an answer: the server already linked its [n])', () => {
+    assert.doesNotMatch(renderMarkdown('Uses [1].'), /<a /);
+  });
+});

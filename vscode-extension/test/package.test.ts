@@ -44,10 +44,10 @@ describe('package.json', () => {
     assert.ok(ids.includes('codeask.reinstallServer'));
     assert.deepEqual(pkg.contributes.mcpServerDefinitionProviders.map((p: { id: string }) => p.id), ['codeask.mcpServers']);
   });
-  it('activates on its commands and on a .codeask.toml, never at startup', () => {
-    assert.ok(!pkg.activationEvents.includes('onStartupFinished'));
+  it('activates on its commands, on a .codeask.toml, and after start-up (never during it)', () => {
+    // After start-up, a folder with no .codeask.toml and no index starts nothing (activation.test.ts).
     assert.ok(!pkg.activationEvents.includes('*'));
-    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.codeask.toml']);
+    assert.deepEqual(pkg.activationEvents, ['workspaceContains:.codeask.toml', 'onStartupFinished']);
     // Contributed commands activate the extension by themselves (VS Code >= 1.74).
     assert.ok(pkg.contributes.commands.some((c: { command: string }) => c.command === 'codeask.askQuestion'));
   });
