@@ -14,6 +14,7 @@ from codeask.index.filetext import FileText, read_text
 from codeask.index.hubs import load_hubs
 from codeask.index.kinds import classify
 from codeask.index.walk import Ignorer, is_secret, walk
+from codeask.query.steps import priors
 from codeask.settings import IndexSettings
 from codeask.workspace import Workspace
 from tests.tables import tables
@@ -233,7 +234,7 @@ TOPICS = [
 ]
 
 
-def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path) -> None:
+def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "emu"
     options = []
     for topic in TOPICS:  # modules share no word with each other; the options file holds them all
@@ -248,7 +249,9 @@ def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path) -> None:
     index_dir = next(iter(ws.indexes.values())).index_dir
     assert set(load_hubs(index_dir)) == {"src/options.py"}  # in the top files of most pseudo-questions
     question = "how does the modanvel refresh change"
-    undamped = Workspace([root], flags={"retrieval.hub_damping": False}).ask(question, no_llm=True)
+    monkeypatch.setattr(priors, "HUB_DAMPING", False)
+    undamped = Workspace([root]).ask(question, no_llm=True)
+    monkeypatch.setattr(priors, "HUB_DAMPING", True)
     assert undamped.sources[0].path == "src/options.py"  # the hub wins without damping
     assert ws.ask(question, no_llm=True).sources[0].path == "src/modan.py"
     named = ws.ask("what does options.py say about the modanvel refresh", no_llm=True)

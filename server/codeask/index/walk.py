@@ -10,10 +10,10 @@
 Skip reasons:
 
 ``ignored``            matched a ``.gitignore`` / ``.codeaskignore`` pattern
-``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...),
+``excluded``           matched ``exclude`` (``.git/``, ``node_modules/``, ...),
                        a build-output folder (see below), or one of
                        codeask's own files (``.codeask.toml``, ``.codeaskignore``)
-``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
+``secret``             matched ``secret_patterns``
 ``binary``             no text encoding explains the bytes (:func:`codeask.index.decode.decode`: a NUL
                        byte in the first 8 KiB that UTF-16/32 does not explain, or no legacy
                        encoding under the detector's confidence floor)

@@ -1,6 +1,6 @@
 """How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
 retrieve -> one_per_file -> [rerank] -> [expand] -> [widen] -> [summary] -> answer (``expand``
-while ``retrieval.expand_files`` > 0, ``widen`` while ``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
+while ``retrieval.expand_files`` > 0, ``widen`` while :data:`codeask.query.steps.widen.SPANS_PER_FILE` > 1), with the ``[pipeline]`` custom steps
 (entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
 """
 
@@ -14,13 +14,12 @@ from codeask.llm import LLM
 from codeask.query.answer import NoLLMAnswer, SimpleAnswer
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
-from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
+from codeask.query.steps import EmbedQuery, evidence, widen, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
 from codeask.query.steps.expand import Expand
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
-from codeask.query.steps.widen import Widen
 from codeask.query.templates import Templates
 from codeask.settings import Settings
 
@@ -73,9 +72,9 @@ def build_ask_pipeline(
         context: more keyword arguments a custom step's factory may take (e.g. ``workspace``).
         stream, on_sources: passed to :class:`~codeask.query.answer.SimpleAnswer`.
 
-    With rerank in the chain, retrieval returns at least ``2 * rerank.top_k`` chunks and
-    ``one_per_file`` keeps at least ``rerank.top_k`` files; the reranker keeps
-    ``min(rerank.top_k, max_files)``.
+    With rerank in the chain, retrieval returns at least twice its ``top_k`` chunks
+    (:data:`codeask.query.steps.rerank.TOP_K`) and ``one_per_file`` keeps at least ``top_k`` files;
+    the reranker keeps ``min(top_k, max_files)``.
 
     Raises:
         SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
@@ -103,8 +102,8 @@ def build_ask_pipeline(
             ranker = HybridRetrieve(targets, s.retrieval)
             return Expand(targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
         if name == "widen" and not _overridden(name):
-            options.setdefault("spans_per_file", s.retrieval.spans_per_file)
-            return Widen(**options)
+            options.setdefault("spans_per_file", widen.SPANS_PER_FILE)
+            return widen.Widen(**options)
         if name == "summary" and not _overridden(name):
             return Summary(llm, templates, s) if llm is not None else None
         return load_step(name, kind=kind, options=options, **context)
@@ -114,7 +113,7 @@ def build_ask_pipeline(
         query_transformers.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
     for name in p.query_transformers:
         query_transformers.append(step(name, "query transformer"))
-    if s.retrieval.report_evidence:
+    if evidence.REPORT_EVIDENCE:
         query_transformers.append(ParseQuestion())
     query_transformers.append(EmbedQuery(embedder, has_vectors))
 
@@ -123,7 +122,7 @@ def build_ask_pipeline(
     else:
         names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
         names += ["expand"] if s.retrieval.expand_files > 0 else []
-        names += ["widen"] if s.retrieval.spans_per_file > 1 else []
+        names += ["widen"] if widen.SPANS_PER_FILE > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")
     response_transformers: list = [t for t in (step(n, "response transformer") for n in names) if t is not None]

@@ -46,6 +46,7 @@ from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts, parse_question
 from codeask.query.steps.depth import keep_files, per_file
+from codeask.query.steps import evidence as evidence_module
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.parse import searched_text
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, file_prior, lifted
@@ -322,7 +323,7 @@ class HybridRetrieve:
         with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`)."""
         lowered = question.lower()
         hubs = {t.root: load_hubs(s.index_dir) for t, s in zip(targets, stores) if hasattr(s, "index_dir")}
-        return file_prior(self.settings, intent, lambda path: names_file(lowered, path), hubs)
+        return file_prior(intent, lambda path: names_file(lowered, path), hubs)
 
     def __call__(self, query: Query) -> Query:
         top_k = int(query.options.get("top_k") or self.settings.top_k)
@@ -332,7 +333,7 @@ class HybridRetrieve:
         if only is not None:  # the filter drops most hits: fetch more of each ranking
             candidates *= 4
         rankings: list[tuple[float, str, list[Hit]]] = []
-        evidence_on = self.settings.report_evidence
+        evidence_on = evidence_module.REPORT_EVIDENCE
         if not evidence_on:
             parts = QuestionParts(search_text=query.asked)
         else:  # frames and messages from all of the question; texts searched from its digest
