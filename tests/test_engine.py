@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from codeask.index import filetext
 from codeask.index.engine import IndexLocked, RootIndex
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
@@ -222,7 +223,7 @@ def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_pa
         assert marker not in text
 
 
-def test_a_file_skipped_for_its_content_is_not_read_again_until_it_or_the_limits_change(tmp_path):
+def test_a_file_skipped_for_its_content_is_not_read_again_until_it_or_the_limits_change(tmp_path, monkeypatch):
     """A binary or minified file is read once: the next sync reports it skipped from its skip record
     (no file is read, so phase 1 reports no ``index`` progress); an edit, or a setting that decides
     the skip, makes it read again, and a file that becomes indexable is indexed."""
@@ -242,7 +243,8 @@ def test_a_file_skipped_for_its_content_is_not_read_again_until_it_or_the_limits
     stats = _index(root).sync(embed=False)
     assert stats.files_skipped == {"minified": 1} and stats.paths_changed == ["blob.txt"]
 
-    relaxed = _index(root, **{"index.max_line_length": 100_000})
+    monkeypatch.setattr(filetext, "MAX_LINE_LENGTH", 100_000)
+    relaxed = _index(root)
     stats = relaxed.sync(embed=False)
     assert stats.files_skipped == {} and stats.paths_changed == ["bundle.js"]
     assert relaxed.manifest.skipped() == {}

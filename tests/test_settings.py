@@ -78,7 +78,7 @@ def test_invalid_values_name_the_key(tmp_path):
         ("[index]\nmax_file_bytes = -5", "index.max_file_bytes"),
         ("[llm]\nmax_tokens = 0", "llm.max_tokens"),
         ("[embedding]\nindex_nice = 20", "embedding.index_nice"),
-        ("[llm]\ntemperature = 9", "llm.temperature"),
+        ("[llm]\nnum_subquestions = 11", "llm.num_subquestions"),
         ("retrieval = 3", "retrieval"),
     ],
 )

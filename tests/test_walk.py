@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeask.index.filetext import FileText, read_text
+from codeask.index.filetext import MAX_LINE_LENGTH, FileText, read_text
 from codeask.index.walk import SKIP_REASONS, FileEntry, Ignorer, entry_for, file_entry, is_secret, walk
 from codeask.settings import IndexSettings
 from codeask.settings.defaults import DEFAULT_EXCLUDES, DEFAULT_SECRET_PATTERNS
@@ -301,7 +301,7 @@ def test_too_large(tmp_path: Path) -> None:
 def test_minified_js_skipped_but_long_literal_kept(tmp_path: Path, settings: IndexSettings) -> None:
     bundle = "var a=" + ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(200)) + "\n"
     js = write(tmp_path, "bundle.js", bundle)
-    assert len(bundle) > settings.max_line_length
+    assert len(bundle) > MAX_LINE_LENGTH
     assert read_text(js, settings) == "minified"
 
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(100))

@@ -14,7 +14,15 @@ from codeask.llm import LLM
 from codeask.query.answer import NoLLMAnswer, SimpleAnswer
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
-from codeask.query.steps import EmbedQuery, evidence, widen, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
+from codeask.query.steps import (
+    EmbedQuery,
+    GenerateSubquestions,
+    HybridRetrieve,
+    OnePerFile,
+    ParseQuestion,
+    evidence,
+    widen,
+)
 from codeask.query.steps.expand import Expand
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import OnePerFileForRerank, Rerank, RetrieveAtLeast

@@ -117,8 +117,6 @@ class LLMSettings(_Section):
     """How many prompt tokens one document is planned at: the answer gets at most
     ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
     small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
     num_subquestions: int = Field(default=3, ge=0, le=10)
     """Follow-up questions generated per ask (the original question is always kept)."""
     scan_secrets: bool = trusted_only(True)
@@ -159,8 +157,6 @@ class IndexSettings(_Section):
     """Where indexes live; ``None`` = the platform user cache dir (``platformdirs``)."""
     max_file_bytes: int = Field(default=1024 * 1024, gt=0, le=100 * 1024 * 1024)
     """Files larger than this are skipped (``too_large``)."""
-    max_line_length: int = Field(default=1000, gt=0, le=1_000_000)
-    """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
     """Paths never walked (gitignore syntax), besides ``.gitignore`` and ``.codeaskignore``; a
     workspace's list is added to this one (it cannot re-include what the user excludes)."""
@@ -169,10 +165,6 @@ class IndexSettings(_Section):
     a workspace's list is added to this one."""
     follow_symlinks: bool = True
     """Symlinks inside the root are followed once; links leaving the root and loops are skipped."""
-    embed_third_party: bool = False
-    """Embed vendored and generated code too (:mod:`codeask.index.kinds`); off, it is indexed
-    keyword-only: searchable, ranked below the project's own code, and never waited for. Data files
-    (translations, fonts, tables) are never embedded. Changing it rebuilds the index."""
 
 
 class RetrievalSettings(_Section):

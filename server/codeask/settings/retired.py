@@ -17,6 +17,7 @@ __all__ = ["RETIRED", "DEPRECATED", "DEPRECATED_EXTRAS", "PROVIDER_KEYS", "drop_
 RETIRED: dict[str, str] = {
     "llm.default_openai_model": "codeask.settings.provider.DEFAULT_OPENAI_MODEL; set llm.model",
     "llm.default_anthropic_model": "codeask.settings.provider.DEFAULT_ANTHROPIC_MODEL; set llm.model",
+    "llm.temperature": "codeask.llm.TEMPERATURE",
     "llm.connect_timeout": "codeask.llm.CONNECT_TIMEOUT",
     "llm.subquestion_similarity": "codeask.query.steps.subquestions.SUBQUESTION_SIMILARITY",
     "embedding.batch_size": "codeask.index.embed.BATCH_SIZE",
@@ -25,6 +26,8 @@ RETIRED: dict[str, str] = {
     "embedding.machine_cache_mb": "codeask.index.machine.MACHINE_CACHE_MB",
     "embedding.index_idle": "codeask.index.embed_process.IDLE_SUPPORTED",
     "index.build_outputs": "codeask.settings.defaults.DEFAULT_BUILD_OUTPUTS; use index.exclude",
+    "index.max_line_length": "codeask.index.filetext.MAX_LINE_LENGTH",
+    "index.embed_third_party": "codeask.index.kinds.EMBED_THIRD_PARTY",
     "index.chunk_lines": "codeask.index.chunking.CHUNK_LINES",
     "index.max_chunk_chars": "codeask.index.chunking.MAX_CHUNK_CHARS",
     "index.write_batch_files": "codeask.index.phase1.WRITE_BATCH_FILES",

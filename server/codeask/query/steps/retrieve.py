@@ -45,8 +45,8 @@ from codeask.query.boilerplate import is_boilerplate
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts, parse_question
-from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps import evidence as evidence_module
+from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.parse import searched_text
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, file_prior, lifted
