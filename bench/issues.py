@@ -8,7 +8,7 @@ without an LLM, and the ranked distinct files are scored. Two rankings are repor
 same run on the same sdists:
 
 * ``codeask``: the product's retrieval (parse_question -> hybrid retrieval, down-weighting on);
-* ``codeask-no-report``: the same index and code with ``retrieval.report_evidence = false`` (no
+* ``codeask-no-report``: the same index and code with ``codeask.query.steps.evidence.REPORT_EVIDENCE = False`` (no
   question parsing, no frame, string-literal or named-file ranking): what reading the report adds;
 * ``bm25-file``: BM25 over one document per ``.py`` file of the sdist (shared/eval/README.md baseline).
 
@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 from retrieval import bm25_file_baseline, load_rows, ranked_files, retrieval_metrics  # noqa: E402
 
+from codeask.query.steps import evidence  # noqa: E402
 from codeask.workspace import Workspace  # noqa: E402
 
 ISSUES_DIR = Path(__file__).resolve().parent / "issues"
@@ -61,10 +62,11 @@ def main() -> int:
         ws = Workspace([root])
         ws.index()
         seconds[pin] = round(time.monotonic() - t0, 1)
-        ws_plain = Workspace([root], flags={"retrieval.report_evidence": False})
         for r in group:
             ranked["codeask"][r["id"]] = ranked_files(ws, r["query"])
-            ranked["codeask-no-report"][r["id"]] = ranked_files(ws_plain, r["query"])
+            evidence.REPORT_EVIDENCE = False
+            ranked["codeask-no-report"][r["id"]] = ranked_files(ws, r["query"])
+            evidence.REPORT_EVIDENCE = True
         for r, files in zip(group, bm25_file_baseline(root, [r["query"] for r in group])):
             ranked["bm25-file"][r["id"]] = files
             ranks = {v: _first_rank(ranked[v][r["id"]], r["gold_files"]) for v in ranked}

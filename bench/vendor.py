@@ -11,7 +11,7 @@ Three cold indexes, each in a fresh temp ``CODEASK_CACHE_DIR``, one after the ot
 * ``own``: a copy of PATH without ``vendor/``: seconds to keyword-searchable and to ready;
 * ``with_vendor``: PATH as it is, default settings (vendored code keyword-only): the same, plus
   chunks per kind, vectors stored, and whether a vendored symbol is found by keyword search;
-* ``embed_third_party`` (with ``--embed-seconds``): PATH with ``index.embed_third_party = true``,
+* ``embed_third_party`` (with ``--embed-seconds``): PATH with ``codeask.index.kinds.EMBED_THIRD_PARTY = True``,
   phase 2 stopped after that many seconds: its chunks/s and the estimated seconds to ready.
 
 The goal: ``with_vendor.seconds_to_ready`` close to ``own.seconds_to_ready`` (the ratio is printed).
@@ -34,14 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_result
 
 
-def cold_index(root: Path, flags: dict, embed_seconds: float | None = None) -> dict:
-    """Index ``root`` cold in a fresh cache folder; ``{seconds_to_searchable, seconds_to_ready,
-    files, chunks, vectors, vectors_pending, kinds, vendored_hit}``."""
+def cold_index(root: Path, third_party: bool = False, embed_seconds: float | None = None) -> dict:
+    """Index ``root`` cold in a fresh cache folder, embedding vendored and generated code when
+    ``third_party`` (:data:`codeask.index.kinds.EMBED_THIRD_PARTY`); ``{seconds_to_searchable,
+    seconds_to_ready, files, chunks, vectors, vectors_pending, kinds, vendored_hit}``."""
+    from codeask.index import kinds
     from codeask.workspace import Workspace
 
+    kinds.EMBED_THIRD_PARTY = third_party
     with tempfile.TemporaryDirectory(prefix="codeask-vendor-bench-") as cache:
         os.environ["CODEASK_CACHE_DIR"] = cache
-        ws = Workspace([root], flags=flags, background_indexing=False)
+        ws = Workspace([root], background_indexing=False)
         started = time.monotonic()
         stop_at = None if embed_seconds is None else started + embed_seconds
         keyword = ws.index(embed=False)
@@ -85,10 +88,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="codeask-own-") as tmp:
         own = Path(tmp) / root.name
         shutil.copytree(root, own, ignore=lambda d, names: ["vendor"] if Path(d) == root else [])
-        result["own"] = cold_index(own, {})
-    result["with_vendor"] = cold_index(root, {})
+        result["own"] = cold_index(own)
+    result["with_vendor"] = cold_index(root)
     if args.embed_seconds:
-        run = cold_index(root, {"index.embed_third_party": True}, args.embed_seconds)
+        run = cold_index(root, True, args.embed_seconds)
         done = run["vectors"]
         rate = done / max(run["seconds_to_ready"] - run["seconds_to_searchable"], 1e-9)
         run["estimated_seconds_to_ready"] = (

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from codeask.index.chunk import CUT_MARK, chunk_file
-from codeask.index.filetext import FileText, read_text
+from codeask.index.filetext import MAX_LINE_LENGTH, FileText, read_text
 from codeask.index.hubs import load_hubs
 from codeask.index.kinds import classify
 from codeask.index.walk import Ignorer, is_secret, walk
+from codeask.query.steps import priors
 from codeask.settings import IndexSettings
 from codeask.workspace import Workspace
 from tests.tables import tables
@@ -76,12 +77,12 @@ def test_a_go_test_with_a_long_base64_line_is_indexed_with_the_line_shortened(tm
     settings = IndexSettings()
     got = read_text(str(path), settings)
     assert isinstance(got, FileText)  # not "minified": the long line is one literal
-    chunks = chunk_file("pkg/decode_test.go", got.text, settings)
+    chunks = chunk_file("pkg/decode_test.go", got.text)
     text = "\n".join(c.content for c in chunks)
     line = f'const fixture = "{blob}"'
-    assert blob not in text and line[: settings.max_line_length] + CUT_MARK in text
+    assert blob not in text and line[:MAX_LINE_LENGTH] + CUT_MARK in text
     cut = next(c for c in chunks if CUT_MARK in c.content)  # the cut line keeps its number, 3
-    assert cut.content.split("\n")[3 - cut.start_line] == line[: settings.max_line_length] + CUT_MARK
+    assert cut.content.split("\n")[3 - cut.start_line] == line[:MAX_LINE_LENGTH] + CUT_MARK
     minified = write(tmp_path, "static/app.js", ('var a="x";function f(b){return b+1};' * 40 + "\n") * 3)
     assert read_text(str(minified), settings) == "minified"  # minified code still is
 
@@ -233,7 +234,7 @@ TOPICS = [
 ]
 
 
-def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path) -> None:
+def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "emu"
     options = []
     for topic in TOPICS:  # modules share no word with each other; the options file holds them all
@@ -248,7 +249,9 @@ def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path) -> None:
     index_dir = next(iter(ws.indexes.values())).index_dir
     assert set(load_hubs(index_dir)) == {"src/options.py"}  # in the top files of most pseudo-questions
     question = "how does the modanvel refresh change"
-    undamped = Workspace([root], flags={"retrieval.hub_damping": False}).ask(question, no_llm=True)
+    monkeypatch.setattr(priors, "HUB_DAMPING", False)
+    undamped = Workspace([root]).ask(question, no_llm=True)
+    monkeypatch.setattr(priors, "HUB_DAMPING", True)
     assert undamped.sources[0].path == "src/options.py"  # the hub wins without damping
     assert ws.ask(question, no_llm=True).sources[0].path == "src/modan.py"
     named = ws.ask("what does options.py say about the modanvel refresh", no_llm=True)

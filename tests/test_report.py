@@ -10,6 +10,7 @@ import pytest
 
 from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
+from codeask.query.steps import evidence
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
 from codeask.query.steps.retrieve import named_file_ranking
 from codeask.index.rows import Hit
@@ -326,21 +327,22 @@ IsADirectoryError: [Errno 21] Is a directory: 'src'
 """
 
 
-def test_report_evidence_setting_turns_the_reading_of_reports_off(tmp_path):
+def test_report_evidence_constant_turns_the_reading_of_reports_off(tmp_path, monkeypatch):
     root = _write(tmp_path / "tabcheck", TEMPLATE_PROJECT)
     Workspace([root]).index()
 
-    def run(flags):
-        return Workspace([root], flags=flags).build_pipeline(llm=None).run(Query(CLI_TRACE))
+    def run():
+        return Workspace([root]).build_pipeline(llm=None).run(Query(CLI_TRACE))
 
-    on = run({})
+    on = run()
     assert [f.path for f in on.parts.frames][0].endswith("site-packages/tabcheck/cli.py")
     assert on.search_texts[0] != CLI_TRACE  # frame lines and the source under them left the search text
     retrieve = next(e for e in on.history if e.step == "retrieve")
     assert retrieve.data["frame_hits"] >= 1
     assert on.retrieved_documents[0].path == "src/tabcheck/cli.py"
 
-    off = run({"retrieval.report_evidence": False})
+    monkeypatch.setattr(evidence, "REPORT_EVIDENCE", False)
+    off = run()
     assert off.parts is None and off.search_texts == [CLI_TRACE]
     retrieve = next(e for e in off.history if e.step == "retrieve")
     assert retrieve.data["frame_hits"] == 0 and retrieve.data["literal_hits"] == 0

@@ -109,8 +109,8 @@ def test_fastembed_scores_follow_the_weight_table(model_dir):
 
 
 def test_rerank_orders_by_cross_encoder_and_keeps_top_k(model_dir):
-    settings = load_settings(None, env={}, flags={"rerank.model": str(model_dir), "rerank.top_k": 3})
-    step = Rerank(settings=settings)
+    settings = load_settings(None, env={}, flags={"rerank.model": str(model_dir)})
+    step = Rerank(settings=settings, top_k=3)
     q = step(retrieved_query())
     assert [d.path for d in q.documents] == ["src/c.py", "src/d.py", "src/b.py"]
     # rerank scores replace the fused ones (query "what does shipping cost" adds 0 to every pair)
@@ -199,12 +199,14 @@ def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsy
     assert len(err.splitlines()) == 1 and "rerank.model" in err
 
 
-def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir):
+def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir, monkeypatch):
+    from codeask.query.steps import rerank
     from codeask.workspace import Workspace
 
+    monkeypatch.setattr(rerank, "TOP_K", 2)
     ws = Workspace(
         [sample_workspace],
-        flags={"rerank.enabled": True, "rerank.model": str(model_dir), "rerank.top_k": 2, "retrieval.top_k": 1},
+        flags={"rerank.enabled": True, "rerank.model": str(model_dir), "retrieval.top_k": 1},
     )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=None)
@@ -213,10 +215,10 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     steps = [e.step for e in q.history]
     assert steps == ["parse_question", "embed", "retrieve", "one_per_file", "rerank", "expand", "widen", "answer"]
     retrieved = q.history[2].documents
-    # retrieval fetched at least 2 * rerank.top_k chunks although retrieval.top_k is 1
+    # retrieval fetched at least 2 * rerank.TOP_K chunks although retrieval.top_k is 1
     assert len(retrieved) >= 3
     assert q.retrieved_documents == retrieved
-    # one_per_file kept at least rerank.top_k files
+    # one_per_file kept at least rerank.TOP_K files
     assert len(q.history[3].documents) >= 2
     # rerank: shipping.py (contains "express") first, top_k = 2 kept, scores descending
     reranked = q.history[4].documents

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codeask.query.explain import NotExplainable, explain, make_span
+from codeask.settings.defaults import DEFAULT_SECRET_PATTERNS
 from codeask.workspace import Workspace
 
 SECRET_VALUE = "s3cr3t-vault-value-7f1c"
@@ -26,7 +27,7 @@ def _workspace_with_a_file_that_became_secret(root: Path, fake_llm, **flags) -> 
         f"deployment vault settings for the cart service\ntoken = {SECRET_VALUE}\n", encoding="utf-8"
     )
     Workspace([root]).index(embed=False)
-    return Workspace([root], editor=_llm(fake_llm), flags={"index.extra_secret_patterns": ["*.vault"], **flags})
+    return Workspace([root], editor=_llm(fake_llm), flags={"index.secret_patterns": [*DEFAULT_SECRET_PATTERNS, "*.vault"], **flags})
 
 
 def test_answer_and_summary_prompts_drop_secret_documents(sample_workspace, fake_llm):
@@ -44,7 +45,7 @@ def test_eval_export_drops_secret_contexts(sample_workspace, fake_llm, tmp_path)
 
     ws = _workspace_with_a_file_that_became_secret(sample_workspace, fake_llm)
     del ws
-    (sample_workspace / ".codeask.toml").write_text('[index]\nextra_secret_patterns = ["*.vault"]\n', encoding="utf-8")
+    (sample_workspace / ".codeask.toml").write_text('[index]\nsecret_patterns = ["*.vault"]\n', encoding="utf-8")
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question": "deployment vault settings token"}) + "\n", encoding="utf-8")
     out = tmp_path / "ragas.json"

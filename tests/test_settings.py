@@ -73,12 +73,12 @@ def test_invalid_values_name_the_key(tmp_path):
     [
         ("[retrieval]\ntop_k = 0", "retrieval.top_k"),
         ("[retrieval]\ntop_k = 'many'", "retrieval.top_k"),
-        ("[retrieval]\nspans_per_file = -1", "retrieval.spans_per_file"),
+        ("[retrieval]\nexpand_files = -1", "retrieval.expand_files"),
         ("[retrieval]\nno_such = 1", "retrieval.no_such"),
         ("[index]\nmax_file_bytes = -5", "index.max_file_bytes"),
-        ("[rerank]\ntop_k = 0", "rerank.top_k"),
-        ("[embedding]\nthreads = 0", "embedding.threads"),
-        ("[llm]\ntemperature = 9", "llm.temperature"),
+        ("[llm]\nmax_tokens = 0", "llm.max_tokens"),
+        ("[embedding]\nindex_nice = 20", "embedding.index_nice"),
+        ("[llm]\nnum_subquestions = 11", "llm.num_subquestions"),
         ("retrieval = 3", "retrieval"),
     ],
 )
@@ -89,7 +89,7 @@ def test_a_bad_workspace_value_is_dropped_with_one_warning(tmp_path, line, key):
     s = load_settings(tmp_path, env={}, flags={"retrieval.max_files": 5})
     [warning] = s.warnings
     assert f"`{key}" in warning and ".codeask.toml" in warning
-    assert s.retrieval.top_k == 20 and s.retrieval.spans_per_file == 3 and s.retrieval.max_files == 5
+    assert s.retrieval.top_k == 20 and s.retrieval.expand_files == 3 and s.retrieval.max_files == 5
     assert s.hover.llm is True
 
 
@@ -188,16 +188,16 @@ def test_workspace_file_cannot_set_trusted_only_keys(tmp_path, user_config):
         [line] = [w for w in s.warnings if f"`{key}`" in w]
         assert all(v in line for v in variables), line
     # patterns are only added: the defaults stay
-    assert ".env" in s.index.secret_patterns and "*.mine" in s.index.extra_secret_patterns
-    assert "node_modules/" in s.index.exclude and "vendor/" in s.index.extra_exclude
+    assert ".env" in s.index.secret_patterns and "*.mine" in s.index.secret_patterns
+    assert "node_modules/" in s.index.exclude and "vendor/" in s.index.exclude
 
 
 def test_trusted_layers_set_endpoints(tmp_path, user_config):
-    user_config.write_text('[llm]\nprovider = "openai"\nbase_url = "http://mine/v1"\n[index]\nextra_exclude = ["a/"]\n')
-    (tmp_path / ".codeask.toml").write_text('[index]\nextra_exclude = ["b/"]\n', encoding="utf-8")
+    user_config.write_text('[llm]\nprovider = "openai"\nbase_url = "http://mine/v1"\n[index]\nexclude = ["a/"]\n')
+    (tmp_path / ".codeask.toml").write_text('[index]\nexclude = ["b/"]\n', encoding="utf-8")
     s = load_settings(tmp_path, env={})
     assert s.resolved_llm().base_url == "http://mine/v1" and not s.warnings
-    assert s.index.extra_exclude == ["a/", "b/"]  # the workspace adds to the user's list
+    assert s.index.exclude == ["a/", "b/"]  # the workspace adds to the user's list
     s = load_settings(tmp_path, env={}, editor={"llm": {"baseUrl": "http://editor/v1"}}, flags={"llm.provider": "none"})
     assert s.llm.base_url == "http://editor/v1" and s.resolved_llm() is None
 
@@ -210,7 +210,7 @@ def test_workspace_editor_settings_are_untrusted(tmp_path):
         workspace_editor={"llm": {"baseUrl": "http://attacker/v1"}, "retrieval": {"maxFiles": 2}, "index": {"secretPatterns": ["x"]}},
     )
     assert s.resolved_llm().base_url is None and s.retrieval.top_k == 3 and s.retrieval.max_files == 2
-    assert ".env" in s.index.secret_patterns and s.index.extra_secret_patterns == ["x"]
+    assert ".env" in s.index.secret_patterns and s.index.secret_patterns[-1] == "x"
     [line] = s.warnings
     assert line.startswith("workspace settings: ignored `llm.base_url`")
 

@@ -10,6 +10,7 @@ import pytest
 
 from codeask.settings import load_settings
 from codeask.settings.reference import leaf_settings, main, render
+from codeask.settings.defaults import DEFAULT_EXCLUDES, DEFAULT_SECRET_PATTERNS
 from codeask.settings.retired import DEPRECATED, RETIRED
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
@@ -53,9 +54,9 @@ def test_each_retired_key_names_a_constant_or_setting_that_exists(key):
 def test_a_retired_key_warns_once_and_loses_nothing_else(tmp_path):
     (tmp_path / ".codeask.toml").write_text("[index]\ncompact_every = 3\n[retrieval]\ntop_k = 7\n", encoding="utf-8")
     user = tmp_path / "user.toml"
-    user.write_text("[embedding]\nbatch_size = 8\nthreads = 2\n", encoding="utf-8")
+    user.write_text("[embedding]\nbatch_size = 8\nindex_nice = 2\n", encoding="utf-8")
     s = load_settings(tmp_path, env={}, user_config=user, flags={"hover.delay_ms": 10, "retrieval.max_files": 4})
-    assert (s.retrieval.top_k, s.embedding.threads, s.retrieval.max_files) == (7, 2, 4)
+    assert (s.retrieval.top_k, s.embedding.index_nice, s.retrieval.max_files) == (7, 2, 4)
     assert len(s.warnings) == 3
     for source, key in ((".codeask.toml", "index.compact_every"), ("user.toml", "embedding.batch_size"),
                         ("command line", "hover.delay_ms")):
@@ -76,6 +77,25 @@ def test_a_deprecated_key_still_works_with_one_warning(tmp_path, provider):
     assert sorted(s.warnings) == sorted(
         f"{user}: `llm.{provider}_{what}` is deprecated (it still works): use {DEPRECATED[f'llm.{provider}_{what}']}"
         for what in ("api_key", "base_url")
+    )
+
+
+def test_a_deprecated_extra_list_still_adds_to_its_list_with_one_warning(tmp_path):
+    """``index.extra_exclude`` / ``extra_secret_patterns`` still add to the list below them (the
+    defaults, or the user's own list), each with one warning, in a trusted or a workspace layer."""
+    user = tmp_path / "user.toml"
+    user.write_text('[index]\nextra_exclude = ["mine/"]\nextra_secret_patterns = ["*.mine"]\n', encoding="utf-8")
+    (tmp_path / ".codeask.toml").write_text('[index]\nextra_exclude = ["theirs/"]\n', encoding="utf-8")
+    s = load_settings(tmp_path, env={}, user_config=user)
+    assert s.index.exclude == [*DEFAULT_EXCLUDES, "mine/", "theirs/"]
+    assert s.index.secret_patterns == [*DEFAULT_SECRET_PATTERNS, "*.mine"]
+    assert sorted(s.warnings) == sorted(
+        f"{source}: `{key}` is deprecated (it still works): use {DEPRECATED[key]}"
+        for source, key in (
+            (str(user), "index.extra_exclude"),
+            (str(user), "index.extra_secret_patterns"),
+            (str(tmp_path / ".codeask.toml"), "index.extra_exclude"),
+        )
     )
 
 

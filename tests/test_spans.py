@@ -13,6 +13,7 @@ from codeask.query.budget import fit_documents
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.result import Answer
+from codeask.query.steps import widen
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.widen import Widen
 from codeask.query.templates import Templates, render_documents
@@ -239,9 +240,10 @@ def test_ask_sends_the_definition_not_the_import_block(tmp_path):
     assert all(not is_boilerplate(x["content"], "python", x["symbol"]) for x in first.spans)
 
 
-def test_widening_is_a_setting_on_by_default(tmp_path):
+def test_widening_is_on_by_default_and_off_at_one_span_per_file(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
     on = Workspace([tmp_path], env={}).build_pipeline(llm=None)
     assert [s.name for s in on.response_transformers] == ["one_per_file", "expand", "widen"]
-    off = Workspace([tmp_path], env={}, flags={"retrieval.spans_per_file": 1}).build_pipeline(llm=None)
+    monkeypatch.setattr(widen, "SPANS_PER_FILE", 1)
+    off = Workspace([tmp_path], env={}).build_pipeline(llm=None)
     assert [s.name for s in off.response_transformers] == ["one_per_file", "expand"]

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from codeask.index.filetext import FileText, read_text
+from codeask.index.filetext import MAX_LINE_LENGTH, FileText, read_text
 from codeask.index.walk import SKIP_REASONS, FileEntry, Ignorer, entry_for, file_entry, is_secret, walk
 from codeask.settings import IndexSettings
+from codeask.settings.defaults import DEFAULT_EXCLUDES, DEFAULT_SECRET_PATTERNS
 
 
 def write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:
@@ -192,16 +193,16 @@ def test_user_ignore_files_re_include_default_excludes(tmp_path: Path, settings:
     assert ign.reason(".env") == "secret"
 
 
-def test_extra_exclude(tmp_path: Path) -> None:
+def test_an_added_exclude(tmp_path: Path) -> None:
     write(tmp_path, "vendor/lib.py")
     write(tmp_path, "src/a.py")
-    result = walk(tmp_path, IndexSettings(extra_exclude=["vendor/"]))
+    result = walk(tmp_path, IndexSettings(exclude=[*DEFAULT_EXCLUDES, "vendor/"]))
     assert paths(result) == ["src/a.py"]
     assert result.skipped == collections.Counter({"excluded": 1})
 
 
 def test_secrets(tmp_path: Path) -> None:
-    settings = IndexSettings(extra_secret_patterns=["*.vault"])
+    settings = IndexSettings(secret_patterns=[*DEFAULT_SECRET_PATTERNS, "*.vault"])
     for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem",
                 "config/credentials.json", "ops/prod.vault"]:
         write(tmp_path, rel, "SECRET=1\n")
@@ -300,7 +301,7 @@ def test_too_large(tmp_path: Path) -> None:
 def test_minified_js_skipped_but_long_literal_kept(tmp_path: Path, settings: IndexSettings) -> None:
     bundle = "var a=" + ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(200)) + "\n"
     js = write(tmp_path, "bundle.js", bundle)
-    assert len(bundle) > settings.max_line_length
+    assert len(bundle) > MAX_LINE_LENGTH
     assert read_text(js, settings) == "minified"
 
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(100))

@@ -67,7 +67,7 @@ def _add_index_and_ask(sub) -> None:
     p.add_argument(
         "--max-files",
         type=positive_int,
-        help="files kept, each with its best span and up to retrieval.spans_per_file - 1 more (default 8)",
+        help="files kept, each with its best span and up to 2 more (default 8)",
     )
     p.add_argument("--model", help="LLM model name (provider from CODEASK_LLM or the keys set)")
     p.add_argument("--provider", choices=["auto", "openai", "anthropic", "none"], help="LLM provider")

@@ -79,7 +79,7 @@ class SourceOut(BaseModel):
     spans: list[SpanOut] = Field(
         default_factory=list,
         description="every span of this file the result drew on: these lines first, then the file's "
-        "next-best spans (retrieval.spans_per_file)",
+        "next-best spans (codeask.query.steps.widen.SPANS_PER_FILE)",
     )
     via: str = Field(
         default="",

@@ -66,13 +66,13 @@ def _texts_by_hash(root: Path, settings: Settings) -> tuple[dict[str, str], int,
     result = walk(root, settings.index, Ignorer(root, settings.index))
     texts: dict[str, str] = {}
     files = chunks = 0
-    keyword_only = keyword_only_kinds(settings.index)
+    keyword_only = keyword_only_kinds()
     for entry in result.files:
         got = read_text(entry.abs_path, settings.index)
         if isinstance(got, str):
             continue
         files += 1
-        file_chunks = chunk_file(entry.path, got.text, settings.index)
+        file_chunks = chunk_file(entry.path, got.text)
         if file_chunks and classify(entry.path, got.text, file_chunks[0].language) in keyword_only:
             continue  # indexed keyword-only: no vector to publish
         for c in file_chunks:

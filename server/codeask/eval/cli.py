@@ -83,7 +83,7 @@ def add_eval_parser(subparsers, progress: ProgressFactory | None = None) -> argp
     p.add_argument(
         "--max-files",
         type=positive_int,
-        help="files kept for the answer (each with up to retrieval.spans_per_file spans)",
+        help="files kept for the answer (each with up to 3 spans)",
     )
     p.add_argument("--concurrency", type=positive_int, default=4, help="questions run at once (default 4)")
     p.add_argument(

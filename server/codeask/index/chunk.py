@@ -6,8 +6,6 @@ its names are re-exported here for the storage, engine, explain and language-ser
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from codeask.index.chunking import (
     KNOWN_EXTENSIONS,
     KNOWN_FILENAMES,
@@ -16,10 +14,8 @@ from codeask.index.chunking import (
     chunk_text,
     language_for,
 )
+from codeask.index.filetext import MAX_LINE_LENGTH
 from codeask.lines import split_lines
-
-if TYPE_CHECKING:
-    from codeask.settings import IndexSettings
 
 __all__ = [
     "KNOWN_EXTENSIONS",
@@ -49,11 +45,11 @@ def shorten_long_lines(text: str, max_line_length: int) -> str:
     return "\n".join(line if len(line) <= max_line_length else line[:max_line_length] + CUT_MARK for line in lines)
 
 
-def chunk_file(path: str, text: str, settings: IndexSettings) -> list[Chunk]:
+def chunk_file(path: str, text: str) -> list[Chunk]:
     """The chunks of the file at ``path`` (relative to its root, POSIX; its name picks the language)
     holding ``text``, at :data:`~codeask.index.chunking.CHUNK_LINES` lines and
     :data:`~codeask.index.chunking.MAX_CHUNK_CHARS` characters at most
-    (:func:`~codeask.index.chunking.chunk_text`); lines over ``settings.max_line_length``
-    characters are cut (:func:`shorten_long_lines`)."""
-    short = shorten_long_lines(text, settings.max_line_length)
+    (:func:`~codeask.index.chunking.chunk_text`); lines over
+    :data:`~codeask.index.filetext.MAX_LINE_LENGTH` characters are cut (:func:`shorten_long_lines`)."""
+    short = shorten_long_lines(text, MAX_LINE_LENGTH)
     return chunk_text(path, short)

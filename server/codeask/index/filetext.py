@@ -18,7 +18,15 @@ from codeask.index.ignore import index_settings
 from codeask.lines import split_lines
 from codeask.settings import IndexSettings
 
-__all__ = ["FileText", "LITERAL_SHARE", "content_reason", "is_literal_line", "oserror_reason", "read_text"]
+__all__ = [
+    "FileText",
+    "LITERAL_SHARE",
+    "MAX_LINE_LENGTH",
+    "content_reason",
+    "is_literal_line",
+    "oserror_reason",
+    "read_text",
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,14 @@ def oserror_reason(exc: OSError) -> str:
     return "unreadable"
 
 
+#: Characters a line of code may have before it counts toward "minified" (:func:`_minified`), and
+#: where a chunk cuts a longer literal line (:func:`codeask.index.chunk.shorten_long_lines`): 1000,
+#: far above hand-written code (PEP 8's 79, most formatters' 80-120) and far below a bundler's
+#: output lines (tens of thousands). Part of each content skip's record
+#: (:func:`codeask.index.phase1.skip_limits`), so a new value re-reads skipped files. Was
+#: ``index.max_line_length``.
+MAX_LINE_LENGTH = 1000
+
 #: Share of a long line one token (split at blanks and quotes) must cover for the line to be a
 #: literal (a base64 blob, a hex string) rather than minified code.
 LITERAL_SHARE = 0.8
@@ -57,15 +73,15 @@ def is_literal_line(line: str) -> bool:
     return max((len(t) for t in _TOKEN_BREAKS.split(line)), default=0) > LITERAL_SHARE * len(line)
 
 
-def _minified(text: str, max_line_length: int) -> bool:
-    """Whether lines longer than ``max_line_length`` that are code, not one long literal
+def _minified(text: str) -> bool:
+    """Whether lines longer than :data:`MAX_LINE_LENGTH` that are code, not one long literal
     (:func:`is_literal_line`), hold more than half of the characters: a test file with a long
     base64 line is source (its chunks shorten the line: :func:`codeask.index.chunk.chunk_file`)."""
-    if len(text) <= max_line_length:
+    if len(text) <= MAX_LINE_LENGTH:
         return False
     long_chars = 0
     for line in split_lines(text):
-        if len(line) > max_line_length and not is_literal_line(line):
+        if len(line) > MAX_LINE_LENGTH and not is_literal_line(line):
             long_chars += len(line)
     return long_chars * 2 > len(text)
 
@@ -79,7 +95,7 @@ def content_reason(text: str, settings: IndexSettings) -> str | None:
         return "too_large"
     if "\x00" in text[:SNIFF_BYTES]:
         return "binary"
-    return "minified" if _minified(text, settings.max_line_length) else None
+    return "minified" if _minified(text) else None
 
 
 def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
@@ -88,7 +104,7 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     Returns:
         :class:`FileText`, or a skip reason: ``"too_large"`` (over ``max_file_bytes``, at stat or
         at read time), ``"binary"`` (no encoding decodes it: :func:`codeask.index.decode.decode`), ``"minified"`` (lines longer than
-        ``max_line_length`` hold over half the characters), ``"vanished"`` (deleted or a broken
+        :data:`MAX_LINE_LENGTH` hold over half the characters), ``"vanished"`` (deleted or a broken
         link), ``"permission_denied"``, ``"unreadable"`` (other OS errors, not a regular file).
         Text is decoded by :func:`codeask.index.decode.decode` (a BOM, else UTF-8, else the detected
         legacy encoding; bad bytes as U+FFFD); an empty file gives ``""``.
@@ -114,6 +130,6 @@ def read_text(abs_path: str | Path, settings: IndexSettings) -> FileText | str:
     decoded = decode(data)
     if decoded is None:
         return "binary"
-    if _minified(decoded.text, settings.max_line_length):
+    if _minified(decoded.text):
         return "minified"
     return FileText(decoded.text, hashlib.sha256(data).hexdigest(), len(data), decoded.encoding)

@@ -1,8 +1,8 @@
 """Pipeline stage 1a: which paths of a workspace are skipped by rule, from the path alone.
 
-:class:`Ignorer` decides whether a path is a ``"secret"`` (``secret_patterns`` +
-``extra_secret_patterns``), ``"ignored"`` (``.gitignore`` files at any depth and
-``<root>/.codeaskignore``) or ``"excluded"`` (``exclude`` + ``extra_exclude``, and build-output
+:class:`Ignorer` decides whether a path is a ``"secret"`` (``secret_patterns``),
+``"ignored"`` (``.gitignore`` files at any depth and
+``<root>/.codeaskignore``) or ``"excluded"`` (``exclude``, and build-output
 folders), checked in that order: a secret is never indexed even if a ``!pattern`` re-includes it,
 and a ``!pattern`` in the user's ignore files re-includes a default exclude (VCS metadata folders,
 :data:`NEVER_WALKED`, excepted). All patterns use gitignore syntax (``pathspec``, with its RE2
@@ -161,11 +161,11 @@ def _secret_rules_cached(patterns: tuple[str, ...]) -> _SecretRules:
 
 
 def _secret_rules(settings: IndexSettings) -> _SecretRules:
-    return _secret_rules_cached(tuple(settings.secret_patterns) + tuple(settings.extra_secret_patterns))
+    return _secret_rules_cached(tuple(settings.secret_patterns))
 
 
 def _exclude_spec(settings: IndexSettings) -> GitIgnoreSpec | None:
-    return _compile_cached(tuple(settings.exclude) + tuple(settings.extra_exclude))
+    return _compile_cached(tuple(settings.exclude))
 
 
 def _never_spec() -> GitIgnoreSpec | None:
@@ -212,7 +212,7 @@ def _normalize_rel(rel_path: str, is_dir: bool) -> tuple[str, bool]:
 
 def is_secret(rel_path: str, settings: IndexSettings) -> bool:
     """Whether workspace-relative ``rel_path`` (or one of its parent folders) matches
-    ``secret_patterns`` + ``extra_secret_patterns``. A trailing ``/`` marks a folder. A folder is
+    ``secret_patterns``. A trailing ``/`` marks a folder. A folder is
     secret only by a folder pattern (``.ssh/``); other patterns name secret *files*
     (:class:`_SecretRules`).
 
@@ -233,7 +233,7 @@ Chain = tuple[tuple[int, GitIgnoreSpec], ...]
 class Ignorer:
     """Decides, for one root, whether a path is excluded, ignored or secret, from the path alone.
 
-    * ``secret``: ``secret_patterns + extra_secret_patterns`` match the path or a parent folder
+    * ``secret``: ``secret_patterns`` match the path or a parent folder
       (checked first: nothing re-includes a secret);
     * ``ignored``: ``.gitignore`` files at any depth, each relative to its own folder (the deepest
       matching file wins, ``!`` negates, ``/x`` anchors, ``x/`` matches folders only), and
@@ -241,7 +241,7 @@ class Ignorer:
       every ``.gitignore`` so it can also re-include with ``!``. As in git, nothing below an ignored
       folder can be re-included;
     * ``excluded``: :data:`NEVER_WALKED` (always), else, unless an ignore file's ``!pattern``
-      re-included the path, ``exclude + extra_exclude`` or a build-output folder.
+      re-included the path, ``exclude`` or a build-output folder.
 
     Ignore files are compiled once and re-read lazily when their mtime/size/inode changes (or
     after :meth:`refresh`); a missing or unreadable ignore file counts as empty.

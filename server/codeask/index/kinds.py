@@ -28,7 +28,6 @@ from typing import Literal, cast
 
 from pathspec import GitIgnoreSpec
 
-from codeask.settings import IndexSettings
 from codeask.settings.defaults import DEFAULT_CONFIG_PATTERNS, DEFAULT_DOCS_PATTERNS, DEFAULT_TEST_PATTERNS
 
 __all__ = [
@@ -47,7 +46,13 @@ __all__ = [
 
 Kind = Literal["source", "test", "docs", "config", "data", "generated", "vendored"]
 KINDS: tuple[Kind, ...] = ("source", "test", "docs", "config", "data", "generated", "vendored")
-#: Kinds indexed keyword-only unless ``index.embed_third_party`` is on.
+#: Whether vendored and generated code is embedded too: off, it is indexed keyword-only (searchable,
+#: ranked below the project's own code, never waited for): ``bench/vendor.py`` measured a tree with
+#: a vendored copy searchable as soon as the project's own code, and reports the embedding time it
+#: would cost with it on. Recorded in each index's meta (:mod:`codeask.index.meta`): a new value
+#: rebuilds the index. Was ``index.embed_third_party``.
+EMBED_THIRD_PARTY = False
+#: Kinds indexed keyword-only unless :data:`EMBED_THIRD_PARTY`.
 KEYWORD_ONLY_KINDS: frozenset[str] = frozenset({"vendored", "generated"})
 #: Kinds never embedded: their text is not code a question is answered from.
 NEVER_EMBEDDED_KINDS: frozenset[str] = frozenset({"data"})
@@ -183,10 +188,10 @@ def _specs() -> dict[str, GitIgnoreSpec]:
     return {kind: GitIgnoreSpec.from_lines(patterns) for kind, patterns in lists.items()}
 
 
-def keyword_only_kinds(settings: IndexSettings) -> frozenset[str]:
-    """The kinds indexed without vectors under ``settings``: data files always, vendored and
-    generated code unless ``index.embed_third_party``."""
-    return NEVER_EMBEDDED_KINDS if settings.embed_third_party else NEVER_EMBEDDED_KINDS | KEYWORD_ONLY_KINDS
+def keyword_only_kinds() -> frozenset[str]:
+    """The kinds indexed without vectors: data files always, vendored and generated code unless
+    :data:`EMBED_THIRD_PARTY`."""
+    return NEVER_EMBEDDED_KINDS if EMBED_THIRD_PARTY else NEVER_EMBEDDED_KINDS | KEYWORD_ONLY_KINDS
 
 
 def kind_of_path(path: str) -> Kind:

@@ -23,7 +23,7 @@ Safety:
 * Each write is one LanceDB commit, atomic: a process killed at any moment leaves the last committed
   version, whose every row was written whole, and a row's key is the hash of the very text its vector
   was computed from, so no vector is ever served for another text.
-* Size: past ``embedding.machine_cache_mb`` the least recently used vectors are deleted down to 90% of
+* Size: past :data:`MACHINE_CACHE_MB` the least recently used vectors are deleted down to 90% of
   the limit (:meth:`MachineVectors.flush`); ``codeask clean`` lists the store and its size.
 """
 
@@ -45,9 +45,15 @@ from lancedb.index import BTree
 from codeask.index.folders import VECTOR_STORES
 from codeask.index.rows import EMBED_TEXT_VERSION, batches, sql_in
 
-__all__ = ["MachineVectors", "store_dir", "folder_vectors", "BYTES_PER_VECTOR_OVERHEAD"]
+__all__ = ["MachineVectors", "store_dir", "folder_vectors", "BYTES_PER_VECTOR_OVERHEAD", "MACHINE_CACHE_MB"]
 
 log = logging.getLogger(__name__)
+
+#: Size of the machine's vector store, MiB: 2048 MiB holds about 1.3 million 384-d vectors (4 bytes a
+#: value plus :data:`BYTES_PER_VECTOR_OVERHEAD`), the texts of many checkouts of large projects; past it
+#: the least recently used vectors go. ``0`` turns the store off. Was
+#: ``embedding.machine_cache_mb``.
+MACHINE_CACHE_MB = 2048
 
 #: Vectors buffered by :meth:`MachineVectors.put_vectors` before a flush is forced.
 FLUSH_ROWS = 2048
@@ -77,7 +83,7 @@ class MachineVectors:
     Args:
         folder: the store's folder (:func:`store_dir`); created when missing.
         dim: vector dimension of the model.
-        limit_bytes: size above which the least recently used vectors go (``embedding.machine_cache_mb``).
+        limit_bytes: size above which the least recently used vectors go (:data:`MACHINE_CACHE_MB`).
 
     Raises:
         OSError: the folder cannot be created.

@@ -1,7 +1,7 @@
 """Which embedding model and schema an index was built for, and starting over when they change.
 
 The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party"}`` (JSON;
-``third_party``: ``index.embed_third_party``, which decides which rows have a vector at all). Opening an index
+``third_party``: :data:`codeask.index.kinds.EMBED_THIRD_PARTY`, which decides which rows have a vector at all). Opening an index
 built with the configured model reads the vector dimension from it (no model load, so ``status``
 and keyword search stay fast); a new index, or another model or schema, needs the model's
 dimension, and another model or schema clears the manifest and deletes the LanceDB folder
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeask.imports import load
+from codeask.index import kinds
 from codeask.index.folders import IndexReadOnly
 from codeask.index.manifest import Manifest
 from codeask.settings import Settings
@@ -62,9 +63,7 @@ def open_store(
         dim = int(meta["dim"])
     else:
         dim = model_dim()
-    want = json.dumps(
-        {"model": model, "dim": dim, "schema": SCHEMA_VERSION, "third_party": settings.index.embed_third_party}
-    )
+    want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION, "third_party": kinds.EMBED_THIRD_PARTY})
     if have != want and manifest.read_only:
         raise IndexReadOnly(
             f"the index {index_dir} is read-only and was built for another embedding model or "

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from codeask.index import filetext
 from codeask.index.chunk import chunk_file
 from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
@@ -47,7 +48,7 @@ WRITE_BATCH_FILES = 200
 def skip_limits(settings: IndexSettings) -> str:
     """The index settings (and decoding rules) a content skip depends on, as the string kept in its
     skip record."""
-    return f"max_file_bytes={settings.max_file_bytes};max_line_length={settings.max_line_length};decode={DECODE_RULES}"
+    return f"max_file_bytes={settings.max_file_bytes};max_line_length={filetext.MAX_LINE_LENGTH};decode={DECODE_RULES}"
 
 
 def _same_text(old: FileRecord | None, content_hash: str, encoding: str) -> bool:
@@ -233,7 +234,7 @@ def write_batch(
         if old is not None and _same_text(old, got.content_hash, got.encoding):
             touch.append(old._replace(size=entry.size, mtime_ns=entry.mtime_ns, encoding=got.encoding))
             continue
-        chunks = chunk_file(entry.path, got.text, index.settings.index)
+        chunks = chunk_file(entry.path, got.text)
         chunks_by_path[entry.path] = chunks
         kinds[entry.path] = classify(entry.path, got.text, chunks[0].language if chunks else "text")
         records.append(FileRecord(entry.path, got.content_hash, got.size, entry.mtime_ns, len(chunks), got.encoding))
@@ -248,7 +249,7 @@ def write_batch(
     from codeask.index.rows import chunk_rows, embed_text
 
     all_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
-    rows = chunk_rows(all_chunks, kinds, keyword_only_kinds(index.settings.index))
+    rows = chunk_rows(all_chunks, kinds, keyword_only_kinds())
     paths = [r.path for r in records]
     index.manifest.forget(paths)
     stats.chunks_deleted += store.replace_files(paths, rows)[1]

@@ -113,7 +113,7 @@ class VectorSupply:
     cache, the model; and how many vectors each gave.
 
     Args:
-        settings: ``embedding`` (model, ``machine_cache_mb``) and ``shared.url``.
+        settings: ``embedding`` (model) and ``shared.url``.
         store: returns the index's store (opened on first use by its caller).
         embedder: returns the normal-priority model (loaded on first use by its caller).
 
@@ -172,19 +172,21 @@ class VectorSupply:
     @property
     def machine(self) -> MachineVectors | None:
         """The machine's vector store for this index's model (:mod:`codeask.index.machine`), or ``None``
-        when ``embedding.machine_cache_mb`` is 0 or the store cannot be opened (logged once: indexing
+        when :data:`codeask.index.machine.MACHINE_CACHE_MB` is 0 or the store cannot be opened (logged once: indexing
         then embeds what it lacks, as before)."""
         if not self._machine_opened:
             self._machine_opened = True
             emb = self.settings.embedding
-            if emb.machine_cache_mb:
+            from codeask.index import machine
+
+            if machine.MACHINE_CACHE_MB:
                 from codeask.index.machine import MachineVectors, store_dir
                 from codeask.index.shared import model_id
 
                 dim = self._store().dim
                 folder = store_dir(cache_root(self.settings), model_id(emb.model, MAX_TOKENS), dim)
                 try:
-                    self._machine = MachineVectors(folder, dim, limit_bytes=emb.machine_cache_mb << 20)
+                    self._machine = MachineVectors(folder, dim, limit_bytes=machine.MACHINE_CACHE_MB << 20)
                 except Exception as exc:
                     log.warning("the machine's vector store %s cannot be used (%s); embedding without it", folder, exc)
         return self._machine

@@ -10,15 +10,15 @@
 Skip reasons:
 
 ``ignored``            matched a ``.gitignore`` / ``.codeaskignore`` pattern
-``excluded``           matched ``exclude`` / ``extra_exclude`` (``.git/``, ``node_modules/``, ...),
+``excluded``           matched ``exclude`` (``.git/``, ``node_modules/``, ...),
                        a build-output folder (see below), or one of
                        codeask's own files (``.codeask.toml``, ``.codeaskignore``)
-``secret``             matched ``secret_patterns`` / ``extra_secret_patterns``
+``secret``             matched ``secret_patterns``
 ``binary``             no text encoding explains the bytes (:func:`codeask.index.decode.decode`: a NUL
                        byte in the first 8 KiB that UTF-16/32 does not explain, or no legacy
                        encoding under the detector's confidence floor)
 ``too_large``          more than ``max_file_bytes`` bytes
-``minified``           lines of code longer than ``max_line_length`` hold more than half the
+``minified``           lines of code longer than ``MAX_LINE_LENGTH`` (1000) hold more than half the
                        characters (a line that is one long literal, base64 or hex, is not code)
 ``symlink_loop``       a symlink whose target was already reached (a loop or a duplicate path),
                        or a chain of links that never ends (ELOOP)

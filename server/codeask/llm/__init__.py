@@ -37,6 +37,7 @@ __all__ = [
     "estimate_tokens",
     "make_llm",
     "CONNECT_TIMEOUT",
+    "TEMPERATURE",
 ]
 
 #: Seconds to open a connection to the LLM endpoint: twice the OpenAI SDK's own connect timeout
@@ -44,12 +45,17 @@ __all__ = [
 #: stopped being a setting; a refused or unreachable endpoint is retried (``llm.max_retries``).
 CONNECT_TIMEOUT = 10.0
 
+#: Sampling temperature of every call: 0, the model's most likely tokens, so the same question over
+#: the same code gets the same answer (what ``codeask eval`` and the benchmarks compare); an endpoint
+#: that refuses a temperature gets none (the adapters retry without it). Was ``llm.temperature``.
+TEMPERATURE = 0.0
+
 
 def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
     """The adapter for ``resolved.provider`` (``openai`` or ``anthropic``), configured with
     ``settings.max_retries`` (before the first byte only), ``settings.timeout`` (idle gap, seconds),
     :data:`CONNECT_TIMEOUT`, ``settings.first_token_timeout``, ``settings.max_tokens`` and
-    ``settings.temperature``.
+    :data:`TEMPERATURE`.
 
     Raises:
         LLMError: no LLM configured, an unknown provider, or no key and no base URL.
@@ -65,7 +71,7 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
         context_tokens=settings.context_tokens,
         max_retries=settings.max_retries,
         max_tokens=settings.max_tokens,
-        temperature=settings.temperature,
+        temperature=TEMPERATURE,
     )
     from codeask.imports import load  # first imports of the SDKs under the one import lock
 

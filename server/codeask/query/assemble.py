@@ -1,6 +1,6 @@
 """How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
 retrieve -> one_per_file -> [rerank] -> [expand] -> [widen] -> [summary] -> answer (``expand``
-while ``retrieval.expand_files`` > 0, ``widen`` while ``retrieval.spans_per_file`` > 1), with the ``[pipeline]`` custom steps
+while ``retrieval.expand_files`` > 0, ``widen`` while :data:`codeask.query.steps.widen.SPANS_PER_FILE` > 1), with the ``[pipeline]`` custom steps
 (entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
 """
 
@@ -15,13 +15,20 @@ from codeask.query.answer import NoLLMAnswer, SimpleAnswer, local_speed
 from codeask.query.budget import subquestions_in_time
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
-from codeask.query.steps import EmbedQuery, GenerateSubquestions, HybridRetrieve, OnePerFile, ParseQuestion
+from codeask.query.steps import (
+    EmbedQuery,
+    GenerateSubquestions,
+    HybridRetrieve,
+    OnePerFile,
+    ParseQuestion,
+    evidence,
+    widen,
+)
 from codeask.query.steps.expand import Expand
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import Rerank
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
-from codeask.query.steps.widen import Widen
 from codeask.query.templates import Templates
 from codeask.settings import Settings
 
@@ -75,9 +82,9 @@ def build_ask_pipeline(
         stream, on_sources: passed to :class:`~codeask.query.answer.SimpleAnswer`.
 
     Step minimums are settled here, once: with the built-in rerank in the chain, retrieval returns
-    at least ``2 * rerank.top_k`` chunks and ``one_per_file`` keeps at least ``rerank.top_k``
+    at least twice the reranker's ``top_k`` (:data:`codeask.query.steps.rerank.TOP_K`) chunks and ``one_per_file`` keeps at least ``top_k``
     files, whatever a question's ``top_k`` / ``max_files``; the reranker keeps
-    ``min(rerank.top_k, max_files)``.
+    ``min(top_k, max_files)``.
 
     Raises:
         SettingsError: an unknown step name, or a rerank model that cannot be loaded offline.
@@ -142,7 +149,7 @@ class _StepMaker:
             ranker = HybridRetrieve(self.targets, s.retrieval)
             return Expand(self.targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
         if name == "widen" and builtin:
-            return Widen(**{"spans_per_file": s.retrieval.spans_per_file, **options})
+            return widen.Widen(**{"spans_per_file": widen.SPANS_PER_FILE, **options})
         if name == "summary" and builtin:
             return Summary(self.llm, self.templates, s) if self.llm is not None else None
         return load_step(name, kind=kind, options=options, **self.context)
@@ -166,7 +173,7 @@ def _query_transformers(
     ):
         out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
     out.extend(steps(name, "query transformer") for name in s.pipeline.query_transformers)
-    if s.retrieval.report_evidence:
+    if evidence.REPORT_EVIDENCE:
         out.append(ParseQuestion())
     out.append(EmbedQuery(embedder, has_vectors))
     return out
@@ -180,7 +187,7 @@ def _response_transformers(s: Settings, steps: _StepMaker) -> list[Step]:
     else:
         names = ["one_per_file"] + (["rerank"] if s.rerank.enabled else [])
         names += ["expand"] if s.retrieval.expand_files > 0 else []
-        names += ["widen"] if s.retrieval.spans_per_file > 1 else []
+        names += ["widen"] if widen.SPANS_PER_FILE > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")
     return [t for t in (steps(n, "response transformer") for n in names) if t is not None]

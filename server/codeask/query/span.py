@@ -22,7 +22,7 @@ from typing import Any
 
 from codeask.index.chunk import chunk_file, language_for
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.index.filetext import content_reason, read_text
+from codeask.index.filetext import MAX_LINE_LENGTH, content_reason, read_text
 from codeask.index.walk import file_entry, is_secret
 from codeask.lines import split_lines
 from codeask.query.names import COMMON_NAMES
@@ -99,7 +99,7 @@ def _refusal(reason: str, name: str, s: IndexSettings) -> str:
         "binary": f"{name} is a binary file (no text encoding decodes it); codeask reads text files only",
         "too_large": f"{name} is larger than index.max_file_bytes ({s.max_file_bytes:,} bytes); codeask does not read it",
         "minified": (
-            f"{name} looks minified (lines longer than index.max_line_length, {s.max_line_length:,} characters, "
+            f"{name} looks minified (lines longer than {MAX_LINE_LENGTH:,} characters "
             "hold most of it); codeask does not explain it"
         ),
         "outside_root": f"{name} is a link to a file outside its workspace folder; codeask does not read it",
@@ -184,9 +184,8 @@ def _rows(index, rel: str) -> list[dict]:
         return []
 
 
-def _chunk_at(abs_path: str, text: str, line: int, workspace):
-    s = workspace.settings.index
-    for chunk in chunk_file(Path(abs_path).name, text, s):
+def _chunk_at(abs_path: str, text: str, line: int):
+    for chunk in chunk_file(Path(abs_path).name, text):
         if chunk.start_line <= line <= chunk.end_line:
             return chunk
     return None
@@ -240,7 +239,7 @@ def make_span(
         containing = [r for r in _rows(index, rel) if r["start_line"] <= start_line and r["end_line"] >= end_line]
         span.symbol = containing[0]["symbol"] if containing else ""
     if not span.symbol and source:
-        chunk = _chunk_at(abs_path, source, start_line, workspace)
+        chunk = _chunk_at(abs_path, source, start_line)
         span.symbol = chunk.symbol if chunk is not None else ""
     return span
 
@@ -261,7 +260,7 @@ def enclosing_chunk(workspace, abs_path: str, line: int, *, text: str | None = N
         for row in _rows(index, index.relative(abs_path) or ""):
             if row["start_line"] <= line <= row["end_line"]:
                 return make_span(workspace, abs_path, row["start_line"], row["end_line"], text=source)
-    chunk = _chunk_at(abs_path, source, line, workspace)
+    chunk = _chunk_at(abs_path, source, line)
     if chunk is None:
         return None
     return make_span(workspace, abs_path, chunk.start_line, chunk.end_line, text=source)

@@ -24,7 +24,7 @@ USER_CONFIG_FILE = "codeask.toml"
 USER_CONFIG_ENV = "CODEASK_CONFIG_DIR"
 
 #: Files that may hold credentials. They are never read, indexed or sent to an LLM.
-#: gitignore syntax; extend with ``index.extra_secret_patterns``. Names like ``secrets``/``credentials``
+#: gitignore syntax; a workspace's ``index.secret_patterns`` adds to them. Names like ``secrets``/``credentials``
 #: match data-file extensions only: ``secrets.py`` is source code (a module that *handles* secrets),
 #: and credentials inside code are caught by the content scan before any LLM call.
 DEFAULT_SECRET_PATTERNS: list[str] = [

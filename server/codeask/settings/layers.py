@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from codeask.settings.defaults import CONFIG_FILE, USER_CONFIG_ENV, USER_CONFIG_FILE
 from codeask.settings.model import TRUST_MARKER, Settings, SettingsError
 from codeask.settings.provider import ProviderEnv
-from codeask.settings.retired import PROVIDER_KEYS, drop_retired, warn_deprecated
+from codeask.settings.retired import DEPRECATED_EXTRAS, PROVIDER_KEYS, drop_retired, warn_deprecated
 
 __all__ = [
     "load_settings",
@@ -240,7 +240,8 @@ def _drop_invalid(layer: dict[str, Any], source: str, warnings: list[str]) -> di
             continue
         kept: dict[str, Any] = {}
         for key, sub in value.items():
-            if sub is None or (problem := _invalid({section: {key: sub}})) is None:
+            field = key.removeprefix("extra_") if f"{section}.{key}" in DEPRECATED_EXTRAS else key
+            if sub is None or (problem := _invalid({section: {field: sub}})) is None:
                 kept[key] = sub
             else:
                 warnings.append(f"{source}: ignored `{section}.{key} = {sub!r}` ({problem})")
@@ -272,6 +273,23 @@ def _append_extras(merged: dict[str, Any], layer: Mapping[str, Any]) -> dict[str
         added = [p for p in new[f"extra_{key}"] if p not in before]
         out[section] = {**new, f"extra_{key}": [*before, *added]}
     return out
+
+
+def _fold_extras(merged: dict[str, Any]) -> None:
+    """Add each ``extra_`` list (the untrusted layers' additions, and the deprecated keys of
+    :data:`~codeask.settings.retired.DEPRECATED_EXTRAS`) to its :data:`ADD_ONLY` list, in place;
+    the model has no ``extra_`` field."""
+    for dotted in ADD_ONLY:
+        section, _, key = dotted.partition(".")
+        values = merged.get(section)
+        if not isinstance(values, dict) or f"extra_{key}" not in values:
+            continue
+        extra = values.pop(f"extra_{key}")
+        if isinstance(extra, list):
+            base = values[key] if key in values else list(getattr(getattr(Settings(), section), key))
+            values[key] = [*base, *(p for p in extra if p not in base)]
+        else:
+            values[f"extra_{key}"] = extra
 
 
 def load_settings(
@@ -307,6 +325,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     for _, layer in layers:
         _merge(merged, _append_extras(merged, layer))
+    _fold_extras(merged)
     llm = merged.get("llm", {})
     provider_env = ProviderEnv(**{name: llm.pop(name, None) for name in PROVIDER_KEYS})
     try:
@@ -352,6 +371,8 @@ def _layers(
         untrusted.append((str(root / CONFIG_FILE), read_config_file(root)))
     if workspace_editor:
         untrusted.append(("workspace settings", _normalize(_dotted(dict(workspace_editor)))))
+    for name, layer in untrusted:
+        warn_deprecated(layer, name, warnings, DEPRECATED_EXTRAS)
     restricted = [
         (name, restrict_untrusted(drop_retired(layer, name, warnings), name, warnings, config=config, trusted=trusted))
         for name, layer in untrusted

@@ -4,7 +4,7 @@ LLM it resolves to.
 
 Every number has a lower and an upper bound: a repository's ``.codeask.toml`` is untrusted, and a
 value out of bounds there is ignored with one warning, so it cannot make codeask exhaust the
-machine (``embedding.threads`` = 100000 would start as many threads) or spend the user's LLM
+machine (``index.max_file_bytes`` = 100 GiB would read any file whole) or spend the user's LLM
 budget (``llm.num_subquestions``, ``llm.max_retries``, ``llm.max_tokens``). The upper bounds are
 far above any useful value.
 """
@@ -127,8 +127,6 @@ class LLMSettings(_Section):
     """How many prompt tokens one document is planned at: the answer gets at most
     ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
     small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    """Sampling temperature, 0 to 2 (OpenAI's range; Anthropic takes 0 to 1)."""
     num_subquestions: int = Field(default=3, ge=0, le=10)
     """Follow-up questions generated per ask (the original question is always kept)."""
     scan_secrets: bool = trusted_only(True)
@@ -147,8 +145,6 @@ class EmbeddingSettings(_Section):
     ``model_path`` or fastembed's cache."""
     model_path: str | None = trusted_only(None)
     """Local folder with the model's ONNX and tokenizer files (fastembed ``specific_model_path``)."""
-    threads: int | None = Field(default=None, gt=0, le=256)
-    """ONNX Runtime intra-op threads; ``None`` = all cores."""
     index_nice: int = Field(default=10, ge=0, le=19)
     """Niceness added to background indexing's embedding (phase 2 in the language server, the MCP
     server and ``codeask watch``; POSIX): the model runs in a child process at this lower CPU
@@ -158,12 +154,6 @@ class EmbeddingSettings(_Section):
     commands (``codeask index``, ``ask``, ``explain``, ``eval``, ``publish``) ignore it: their user
     waits for that work, so they embed in-process at their own priority. Measured by
     ``bench/index.py`` (README "Indexing while you search")."""
-    machine_cache_mb: int = trusted_only(2048, ge=0, le=1_048_576)
-    """Size of the machine's vector store, MiB (one per embedding model in the cache dir,
-    :mod:`codeask.index.machine`): every root's index takes vectors from it before embedding, so a
-    second clone, a worktree or a branch switch embeds only texts new to the machine; past the limit
-    the least recently used vectors go (2048 MiB holds about 1.3 million 384-d vectors). ``0`` turns
-    it off. Trusted layers only (it is the machine's, not a repository's)."""
     providers: list[str] | None = trusted_only(None)
     """ONNX Runtime execution providers in order of preference, e.g. ``["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` for a GPU publisher (needs the ``fastembed-gpu`` package instead of
@@ -177,24 +167,14 @@ class IndexSettings(_Section):
     """Where indexes live; ``None`` = the platform user cache dir (``platformdirs``)."""
     max_file_bytes: int = Field(default=1024 * 1024, gt=0, le=100 * 1024 * 1024)
     """Files larger than this are skipped (``too_large``)."""
-    max_line_length: int = Field(default=1000, gt=0, le=1_000_000)
-    """A file with a line longer than this many characters is treated as minified/generated."""
     exclude: list[str] = add_only(default_factory=lambda: list(DEFAULT_EXCLUDES))
     """Paths never walked (gitignore syntax), besides ``.gitignore`` and ``.codeaskignore``; a
     workspace's list is added to this one (it cannot re-include what the user excludes)."""
-    extra_exclude: list[str] = Field(default_factory=list)
-    """Added to ``exclude`` (so a user extends the list without repeating it)."""
     secret_patterns: list[str] = add_only(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     """Files that may hold credentials (gitignore syntax): never read, indexed or sent to an LLM;
     a workspace's list is added to this one."""
-    extra_secret_patterns: list[str] = Field(default_factory=list)
-    """Added to ``secret_patterns`` (so a user extends the list without repeating it)."""
     follow_symlinks: bool = True
     """Symlinks inside the root are followed once; links leaving the root and loops are skipped."""
-    embed_third_party: bool = False
-    """Embed vendored and generated code too (:mod:`codeask.index.kinds`); off, it is indexed
-    keyword-only: searchable, ranked below the project's own code, and never waited for. Data files
-    (translations, fonts, tables) are never embedded. Changing it rebuilds the index."""
 
 
 class RetrievalSettings(_Section):
@@ -208,19 +188,6 @@ class RetrievalSettings(_Section):
     """Paths ranked below implementation files (gitignore syntax): by default the test, docs and
     config kinds' own patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks; ``[]``
     ranks every file alike."""
-    hub_damping: bool = True
-    """Rank a hub file (one in the top files of most questions, measured from the index after
-    each indexing run in roots of 200 files or more: :mod:`codeask.index.hubs`) at 0.5 to 1 of its
-    score unless the question names it."""
-    report_evidence: bool = True
-    """Read a question shaped like a bug report (:mod:`codeask.query.report`): search its prose
-    without stack frames and issue-template boilerplate, and rank the files its frames point at,
-    the code whose string literals print its messages, and files it names. Off: the question is
-    searched as written, with keyword, dense and identifier rankings only."""
-    spans_per_file: int = Field(default=3, ge=1, le=10)
-    """Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
-    top-scoring retrieved chunks, merged when adjacent (the ``widen`` step); 1 turns widening off.
-    Bounded, and the token budget drops added spans first, so a workspace may set it."""
     expand_files: int = Field(default=3, ge=0, le=20)
     """Files the ``expand`` step may add along the symbol graph (definitions the best hits call,
     instantiate, read or take, and their callers), each saying ``via`` which edge; they take the
@@ -239,8 +206,6 @@ class RerankSettings(_Section):
     model: str | None = trusted_only(None)
     """A fastembed cross-encoder name (in its cache) or a local folder with ``model.onnx`` and
     ``tokenizer.json``."""
-    top_k: int = Field(default=10, gt=0, le=1000)
-    """Documents kept after rerank; retrieval fetches at least twice as many."""
 
 
 class SummarySettings(_Section):

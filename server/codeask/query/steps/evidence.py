@@ -17,7 +17,7 @@ identifier rankings (each fused with reciprocal rank fusion):
 The literal index is the candidate pool itself (the chunks the keyword searches for the question
 and for each message returned), so it needs no second full-text column in the store; the price is
 that a literal no such search returns is not found. A separate literal index was not built or
-compared (``bench/issues.py`` measures the whole of this module against ``report_evidence = false``).
+compared (``bench/issues.py`` measures the whole of this module against :data:`REPORT_EVIDENCE` off).
 """
 
 from __future__ import annotations
@@ -36,12 +36,20 @@ if TYPE_CHECKING:
     from codeask.index.store import Store
 
 __all__ = [
+    "REPORT_EVIDENCE",
     "frame_ranking",
     "literal_pattern",
     "literal_ranking",
     "match_frame_path",
     "string_literals",
 ]
+
+#: Whether a question shaped like a bug report is read as one (:mod:`codeask.query.report`): its
+#: prose searched without stack frames and template boilerplate, and the files its frames, printed
+#: messages and file names point at ranked. On: ``bench/issues.py`` measures it against off (the
+#: ``codeask-no-report`` variant, which sets this to ``False``), as do tests. Was
+#: ``retrieval.report_evidence``.
+REPORT_EVIDENCE = True
 
 #: Fixed (non-placeholder) characters a whole literal needs before it may rank a chunk.
 MIN_LITERAL_CHARS = 12

@@ -8,8 +8,8 @@ A file's fused score (:func:`codeask.query.steps.retrieve.fuse`) is multiplied b
 * when the question names languages ("the C code", "in TypeScript", :mod:`codeask.query.intent`):
   files in other languages, :data:`DOWNWEIGHT_FACTOR`;
 * a hub file (one in the top files of most questions, measured from the index:
-  :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), with
-  ``retrieval.hub_damping`` on;
+  :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), while
+  :data:`HUB_DAMPING`;
 * a file the question names by its file name: 1, whatever the above.
 
 Tests, docs and configs are downweighted by path (``retrieval.downweight_patterns``, whose defaults
@@ -30,7 +30,15 @@ from codeask.settings import RetrievalSettings
 if TYPE_CHECKING:  # the store module imports LanceDB; priors only read a hit's fields
     from codeask.index.rows import Hit
 
-__all__ = ["THIRD_PARTY_KINDS", "DOWNWEIGHT_FACTOR", "THIRD_PARTY_FACTOR", "downweight_rule", "file_prior", "lifted"]
+__all__ = [
+    "HUB_DAMPING",
+    "THIRD_PARTY_KINDS",
+    "DOWNWEIGHT_FACTOR",
+    "THIRD_PARTY_FACTOR",
+    "downweight_rule",
+    "file_prior",
+    "lifted",
+]
 
 #: Fused score multiplier of a downweighted file (tests, docs, configs, examples, files in a
 #: language the question does not ask for): half, so implementation files come first while a test
@@ -42,12 +50,16 @@ DOWNWEIGHT_FACTOR = 0.5
 #: kind. Was ``retrieval.third_party_factor``.
 THIRD_PARTY_FACTOR = 0.25
 
+#: Whether hub files are damped (:func:`~codeask.index.hubs.hub_factor`): on, as the hub
+#: measure of issue 29 found a hub (a settings or registry module) in the top files of most questions
+#: it did not name; tests turn it off to see the undamped ranking. Was ``retrieval.hub_damping``.
+HUB_DAMPING = True
+
 #: Kinds ranked at :data:`THIRD_PARTY_FACTOR`.
 THIRD_PARTY_KINDS = frozenset({"vendored", "generated", "data"})
 
 
 def file_prior(
-    settings: RetrievalSettings,
     intent: Intent,
     named: Callable[[str], bool],
     hubs: Mapping[str, Mapping[str, float]] | None = None,
@@ -56,7 +68,6 @@ def file_prior(
     module docstring).
 
     Args:
-        settings: ``hub_damping``.
         intent: what the question asks for (:func:`codeask.query.intent.question_intent`).
         named: whether the question names a path's file (``names_file``).
         hubs: ``{root: {path: k-occurrence share}}`` (:func:`codeask.index.hubs.load_hubs`).
@@ -67,7 +78,7 @@ def file_prior(
         if named(hit.path):
             return 1.0
         factor = 1.0
-        if settings.hub_damping:
+        if HUB_DAMPING:
             factor *= hub_factor(hubs.get(root, {}).get(hit.path, 0.0))
         if hit.kind in THIRD_PARTY_KINDS and hit.kind not in intent.kinds:
             factor *= THIRD_PARTY_FACTOR

@@ -9,8 +9,8 @@ is untouched, so the answer still renders the documents; the change is recorded 
 
 Where it runs (see docs/pipeline.md, "Rerank")::
 
-    retrieve (>= 2 * rerank.top_k chunks) -> one_per_file (max(max_files, rerank.top_k) files)
-        -> rerank (keeps min(rerank.top_k, max_files)) -> summary -> answer
+    retrieve (>= 2 * top_k chunks) -> one_per_file (max(max_files, top_k) files)
+        -> rerank (keeps min(top_k, max_files); top_k: :data:`TOP_K`) -> summary -> answer
 
 The model is loaded when the pipeline is built (never lazily in the middle of a question) and
 only from local files: ``rerank.model`` is either a folder holding ``model.onnx`` and the
@@ -41,10 +41,17 @@ __all__ = [
     "load_cross_encoder",
     "DEFAULT_RERANK_MODEL",
     "BATCH_SIZE",
+    "TOP_K",
 ]
 
+#: Documents the rerank step keeps (and half the chunks retrieval fetches for it, ``2 * TOP_K``):
+#: 10, above ``retrieval.max_files`` (8), so ``one_per_file`` hands the reranker 10 files and it keeps
+#: the best ``max_files`` of them. A pipeline sets it per step (``pipeline.options = {rerank = {top_k = 5}}``).
+#: Was ``rerank.top_k``.
+TOP_K = 10
+
 #: Query-document pairs per cross-encoder call: a batch of 8 keeps the model's memory small while
-#: the whole rerank of ``rerank.top_k`` (10) documents takes one or two calls. Was ``rerank.batch_size``.
+#: the whole rerank of :data:`TOP_K` (10) documents takes one or two calls. Was ``rerank.batch_size``.
 BATCH_SIZE = 8
 #: Tried (offline, from fastembed's cache) when ``rerank.enabled`` and no ``rerank.model`` is set.
 DEFAULT_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
@@ -165,7 +172,7 @@ class Rerank:
         encoder: a loaded :class:`CrossEncoder` (or anything with ``score(query, texts)``); when
             ``None`` the model is loaded from ``model`` / ``settings.rerank.model`` right away.
         templates: the :class:`~codeask.query.templates.Templates` (``rerank`` template).
-        top_k: documents kept (default ``settings.rerank.top_k``, else 10).
+        top_k: documents kept (default :data:`TOP_K`).
         max_files: an extra cap (``query.options.max_files`` overrides it); ``None`` = none.
         settings: the full settings, for defaults.
     """
@@ -184,7 +191,7 @@ class Rerank:
         settings: Settings | None = None,
     ):
         rs = settings.rerank if settings is not None else None
-        self.top_k = int(top_k or (rs.top_k if rs else 10))
+        self.top_k = int(top_k or TOP_K)
         self.max_files = max_files
         if templates is None:
             from codeask.query.templates import Templates

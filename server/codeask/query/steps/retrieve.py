@@ -44,6 +44,7 @@ from codeask.index.kinds import kind_of_path
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
+from codeask.query.steps import evidence as evidence_module
 from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.fusion import fuse
@@ -247,7 +248,7 @@ class HybridRetrieve:
         with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`)."""
         lowered = question.lower()
         hubs = {t.root: load_hubs(s.index_dir) for t, s in zip(targets, stores) if hasattr(s, "index_dir")}
-        return file_prior(self.settings, intent, lambda path: names_file(lowered, path), hubs)
+        return file_prior(intent, lambda path: names_file(lowered, path), hubs)
 
     def __call__(self, query: Query) -> Query:
         top_k = max(query.options.top_k or self.settings.top_k, self.min_top_k)
@@ -283,8 +284,8 @@ class HybridRetrieve:
 
     def _parts(self, query: Query) -> QuestionParts:
         """The question's parts as retrieval reads them: frames and messages from all of the
-        question, texts searched from its digest; only the question's text without ``report_evidence``."""
-        if not self.settings.report_evidence:
+        question, texts searched from its digest; only the question's text without :data:`~codeask.query.steps.evidence.REPORT_EVIDENCE`."""
+        if not evidence_module.REPORT_EVIDENCE:
             return QuestionParts(search_text=query.asked)
         return replace(question_parts(query), search_text=searched_text(query))
 
@@ -311,7 +312,7 @@ class HybridRetrieve:
     ) -> list[tuple[float, str, list[Hit]]]:
         """One root's ``(weight, root, hits)`` rankings: keyword and dense per search text, then the
         identifier, named-file, string-literal and frame rankings; counts the evidence hits in ``evidence``."""
-        only, parts, evidence_on = question.only, question.parts, self.settings.report_evidence
+        only, parts, evidence_on = question.only, question.parts, evidence_module.REPORT_EVIDENCE
         rankings: list[tuple[float, str, list[Hit]]] = []
         pool: list[Hit] = []
         for i, futures in enumerate(per_text):

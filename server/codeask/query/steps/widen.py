@@ -4,7 +4,7 @@
 often split over two or three definitions of that file (``Session.request`` and the
 ``Session.send`` it calls). This step, after ``one_per_file`` (and rerank, if on), adds to each
 kept document the file's next-best chunks among those retrieved (``query.retrieved_documents``),
-up to ``retrieval.spans_per_file`` spans per file, never a boilerplate chunk
+up to :data:`SPANS_PER_FILE` spans per file, never a boilerplate chunk
 (:mod:`codeask.query.boilerplate`). Spans that touch or overlap are merged into one span.
 
 The output keeps one document per span, grouped by file in the kept files' order: the file's
@@ -22,7 +22,14 @@ from dataclasses import replace
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query
 
-__all__ = ["Widen", "merge_spans"]
+__all__ = ["SPANS_PER_FILE", "Widen", "merge_spans"]
+
+#: Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
+#: top-scoring retrieved chunks, merged when adjacent; 1 leaves widening out of the chain. 3: the
+#: code that answers a question is often split over two or three definitions of one file (see the
+#: module docstring), and the token budget drops added spans first. A pipeline may set it per step
+#: (``pipeline.options = {widen = {spans_per_file = 1}}``). Was ``retrieval.spans_per_file``.
+SPANS_PER_FILE = 3
 
 
 def _overlaps(a: Document, b: Document) -> bool:
@@ -59,7 +66,7 @@ class Widen:
 
     name = "widen"
 
-    def __init__(self, spans_per_file: int = 3):
+    def __init__(self, spans_per_file: int = SPANS_PER_FILE):
         self.spans_per_file = spans_per_file
 
     def __call__(self, query: Query) -> Query:
