@@ -85,6 +85,11 @@ def test_explain_with_llm_prompt_and_cache(sample_workspace, fake_llm):
     again = explain(ws, span, brief=True, cache=cache)
     assert again.cached and again.markdown == result.markdown and len(fake_llm.requests) == 1
 
+    fake_llm.reply_with("Applies the coupon through the pricing rules [1].")
+    linked = explain(ws, span, brief=False)
+    first = linked.sources[0]
+    assert f"[[1]]({first.uri}" in linked.markdown  # the model's [1]: a link to the first document it saw
+
     fake_llm.fail_next(401, "bad key", times=5)
     failed = explain(ws, span, brief=False, cache=cache)
     assert "bad key" in failed.error and "src/shop/pricing.py" in failed.markdown and failed.sources

@@ -233,18 +233,18 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
 
 
 def test_the_rerankers_minimum_is_set_when_the_pipeline_is_built_and_the_options_stay_as_asked(
-    sample_workspace, model_dir
+    sample_workspace, model_dir, monkeypatch
 ):
     import dataclasses
 
+    from codeask.query.steps import rerank
     from codeask.workspace import Workspace
 
-    ws = Workspace(
-        [sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(model_dir), "rerank.top_k": 2}
-    )
+    monkeypatch.setattr(rerank, "TOP_K", 2)
+    ws = Workspace([sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(model_dir)})
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=None)
-    # settled once, when built: retrieve >= 2 * rerank.top_k chunks, one_per_file >= rerank.top_k files
+    # settled once, when built: retrieve >= 2 * TOP_K chunks, one_per_file >= TOP_K files
     assert pipeline.retriever.min_top_k == 4
     assert pipeline.response_transformers[0].name == "one_per_file"
     assert pipeline.response_transformers[0].min_files == 2
@@ -256,5 +256,5 @@ def test_the_rerankers_minimum_is_set_when_the_pipeline_is_built_and_the_options
     steps = [e.step for e in q.history]
     retrieved = q.history[steps.index("retrieve")].documents
     assert len(retrieved) >= 3  # the reranker's minimum, although the question asked for top_k 1
-    assert len(q.history[steps.index("one_per_file")].documents) == 2  # rerank.top_k files to choose from
+    assert len(q.history[steps.index("one_per_file")].documents) == 2  # TOP_K files to choose from
     assert len(q.history[steps.index("rerank")].documents) == 1  # the question's max_files caps what is kept

@@ -23,6 +23,7 @@ from typing import Any
 from codeask.lines import split_lines
 from codeask.llm import LLM, LLMError
 from codeask.query.assemble import any_vectors, search_targets
+from codeask.query.citations import check_citations
 from codeask.query.custom import load_step
 from codeask.query.options import ExplainSelection, RetrievalOptions
 from codeask.query.pipeline import Pipeline, Query
@@ -115,14 +116,18 @@ class Explanation:
 
     @classmethod
     def from_query(cls, query: Query, *, brief: bool, error: str | None, warnings: list[str]) -> Explanation:
-        """The explanation of an answered explain ``query``: the LLM's text, the cut-off line (not in a
-        brief one: its text ends with ``…``), then ``Related:`` links; or the related code as links."""
+        """The explanation of an answered explain ``query``: the LLM's text (its ``[n]`` linked to the
+        prompt's documents, :func:`~codeask.query.citations.check_citations`, as an answer's are), the
+        cut-off line (not in a brief one: its text ends with ``…``), then ``Related:`` links; or the
+        related code as links."""
         span = query.options.explained().span
         sources = [Source.from_document(d) for d in query.documents]
         data = query.history[-1].data if query.history else {}
         errors = "; ".join(dict.fromkeys([*([error] if error else []), *query.errors])) or None
         markdown = query.answer or ""
         if data.get("llm"):
+            if query.prompt_documents:  # the model's [n] as links to the documents it was shown
+                markdown = check_citations(markdown, query.prompt_documents).markdown
             if query.cut_reason and not brief:
                 markdown += f"\n\n> **Answer cut off** ({query.cut_reason})."
             links = source_list(sources)
