@@ -162,7 +162,7 @@ def clean_command(args) -> int:
         CLIError: ``--all`` with other arguments, or a PATH without an index.
     """
     from codeask.console import CLIError
-    from codeask.index.engine import cache_root, index_dir_for
+    from codeask.index.folders import cache_root, index_dir_for
     from codeask.settings import load_settings
 
     if args.all and (args.missing or args.path):

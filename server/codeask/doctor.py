@@ -104,7 +104,7 @@ def _model(settings) -> Check:
 
 
 def _cache_dir(settings) -> Check:
-    from codeask.index.engine import cache_root
+    from codeask.index.folders import cache_root
 
     cache = cache_root(settings)
     where = "CODEASK_CACHE_DIR / index.cache_dir" if settings.index.cache_dir else "the user cache dir"
@@ -159,7 +159,7 @@ def _llm(settings) -> Check:
 
 
 def _index(root: Path, settings) -> Check:
-    from codeask.index.engine import index_dir_for
+    from codeask.index.folders import index_dir_for
 
     name = f"index {root}"
     if not root.is_dir():

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from codeask.imports import wait_preloaded
-from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress
+from codeask.index.folders import IndexReadOnly
+from codeask.index.lock import IndexLocked
 from codeask.index.phases import Phase, PhaseHooks
+from codeask.index.stats import IndexStats, Progress
 from codeask.index.watch import Watcher
 from codeask.query.pipeline import Cancelled
 from codeask.workspace import Workspace

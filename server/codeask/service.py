@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from codeask.index.chunk import KNOWN_EXTENSIONS, KNOWN_FILENAMES, TREE_SITTER_LANGUAGES, language_for
-from codeask.index.engine import IndexLocked, IndexReadOnly, IndexStats, Progress, RootIndex
-from codeask.index.folders import check_cache_dir
+from codeask.index.engine import RootIndex
+from codeask.index.folders import IndexReadOnly, check_cache_dir
+from codeask.index.lock import IndexLocked
 from codeask.index.phases import Phase, PhaseHooks
-from codeask.index.records import IndexReadiness
+from codeask.index.stats import IndexStats, Progress
 from codeask.index.watch import is_relevant
 from codeask.llm import LLM
 from codeask.query.anchors import resolve_file
@@ -40,14 +41,10 @@ from codeask.workspace import Workspace
 __all__ = [
     "Service",
     "ServiceStatus",
-    "IndexReadiness",
-    "Refresh",
     "AskRequest",
     "ExplainRequest",
     "Answer",
-    "Explanation",
     "ExplainCache",
-    "RelatedCode",
     "IndexStats",
     "IndexEvents",
     "Progress",
@@ -103,7 +100,6 @@ class Service:
         if any(index.exists() and index.manifest.count() > 0 for index in self._indexes()):
             self.scheduler.mark_existing()
 
-    # ------------------------------------------------------------ settings, roots
     @property
     def settings(self) -> Settings:
         """The settings of the first root (with every layer)."""
@@ -179,7 +175,6 @@ class Service:
         """Raise ``CacheDirError`` when the index cache dir cannot hold an index (a file is there)."""
         check_cache_dir(self.settings)
 
-    # ------------------------------------------------------------------- asking
     def ask_request(
         self,
         question: str,
@@ -248,7 +243,6 @@ class Service:
         """
         return self.workspace.related(symbol, limit)
 
-    # ----------------------------------------------------------------- explain
     def read_source(self, path: str, *, text: str | None = None) -> str:
         """The text of ``path`` (absolute; ``text``: an editor's buffer) as codeask reads it
         (:func:`codeask.query.span.explain_source`); ``NotExplainable`` (one line) when it is not read."""
@@ -296,12 +290,10 @@ class Service:
         """
         return resolve_file(self.workspace, path, start_line, end_line, symbol, digest, text=text)
 
-    # ------------------------------------------------------------------ status
     def status(self) -> ServiceStatus:
         """The readiness and counts now (:func:`codeask.readiness.service_status`)."""
         return service_status(self.workspace, self.scheduler)
 
-    # ---------------------------------------------------------------- indexing
     def index(
         self,
         *,

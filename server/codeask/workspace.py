@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from codeask.index.embed import Embedder, load_embedder
-from codeask.index.engine import IndexStats, ProgressFn, RootIndex
+from codeask.index.engine import RootIndex
 from codeask.index.phases import PhaseHooks, run_phases
 from codeask.index.records import IndexState, WorkspaceStatus
+from codeask.index.stats import IndexStats, ProgressFn
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.ask import ask, index_state
 from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets

@@ -42,13 +42,13 @@ from typing import TYPE_CHECKING
 
 from codeask.index import live, phase1, phase2, phases
 from codeask.index.embed import Embedder, load_embedder
-from codeask.index.folders import CacheDirError, IndexReadOnly, cache_root, index_dir_for, make_index_dir, writable
+from codeask.index.folders import IndexReadOnly, index_dir_for, make_index_dir, writable
 from codeask.index.live import relative
 from codeask.index.lock import IndexLocked, WriteLock
 from codeask.index.manifest import Manifest
 from codeask.index.meta import SCHEMA_VERSION, open_store
 from codeask.index.records import RootStatus
-from codeask.index.stats import IndexStats, Progress, ProgressFn
+from codeask.index.stats import IndexStats, ProgressFn
 from codeask.index.vectors import VectorSupply
 from codeask.index.walk import Ignorer
 from codeask.settings import Settings
@@ -59,19 +59,7 @@ if TYPE_CHECKING:
 # ``codeask.index.store`` imports LanceDB (~1.4 s): it is imported when an index is first opened,
 # so the language server answers ``initialize`` without waiting for it.
 
-# Errors, stats and folder helpers live in their own modules; re-exported for callers.
-__all__ = [
-    "RootIndex",
-    "IndexStats",
-    "Progress",
-    "ProgressFn",
-    "IndexLocked",
-    "IndexReadOnly",
-    "CacheDirError",
-    "index_dir_for",
-    "cache_root",
-    "SCHEMA_VERSION",
-]
+__all__ = ["RootIndex", "SCHEMA_VERSION"]
 
 _OPTIMIZE_ROWS = 2048
 #: LanceDB compaction (and old-version cleanup) runs after this many commits (or

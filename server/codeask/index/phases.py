@@ -12,7 +12,7 @@ which compacts when it ends) for every root. Every driver of a full index runs i
   catch-up, ``codeask eval``): they wait for another writer, or raise :class:`IndexLocked`;
 * the MCP server's background thread (:mod:`codeask.mcp_server`): a root another process writes
   is read as it is (:attr:`PhaseHooks.locked` answers ``False``);
-* the language server's scheduler (:mod:`codeask.lsp.indexing`): a root another process writes is
+* the language server's scheduler (:mod:`codeask.scheduler`): a root another process writes is
   retried every second, and each phase is work-done progress (:attr:`PhaseHooks.begin` and ``end``).
 
 ``should_stop`` is checked before each root and, inside a phase, between batches of files and of

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+import codeask.query.steps.evidence as evidence_module
 from codeask.index.hubs import load_hubs
 from codeask.index.kinds import kind_of_path
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
-from codeask.query.steps import evidence as evidence_module
 from codeask.query.steps.depth import keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.fusion import fuse
