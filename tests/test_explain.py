@@ -219,7 +219,7 @@ def test_total_applies_discount_to_subtotal():
 
 
 def test_related_code_is_ranked_like_ask(sample_workspace):
-    """Tests and docs that repeat the selection's names rank below the code (retrieval.downweight)."""
+    """Tests and docs that repeat the selection's names rank below the code (retrieval.downweight_patterns)."""
     (sample_workspace / "tests").mkdir()
     (sample_workspace / "tests/test_cart.py").write_text(TEST_FILE)
     (sample_workspace / "docs").mkdir()
@@ -235,7 +235,7 @@ def test_related_code_is_ranked_like_ask(sample_workspace):
         ws.index()
         return [s.path for s in explain(ws, symbol_span(ws, str(cart), line, "total"), no_llm=True).sources]
 
-    unweighted = related(downweight=False)
+    unweighted = related(downweight_patterns=[])
     assert not unweighted[0].startswith("src/"), unweighted  # the test and the doc spell the selection's names
     ranked = related()
     assert ranked[0] == "src/shop/pricing.py", ranked  # the definition the selection uses

@@ -10,8 +10,9 @@ Precedence, low to high (each layer only sets the keys it names):
    **untrusted**, see below;
 4. the environment: ``CODEASK_LLM`` (``llm.provider``), ``CODEASK_MODEL`` (``llm.model``),
    ``CODEASK_CACHE_DIR`` (``index.cache_dir``), ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, and the LLM limits ``CODEASK_LLM_TIMEOUT``,
-   ``CODEASK_LLM_CONNECT_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``, ``CODEASK_LLM_MAX_RETRIES``,
+   ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` (the providers' own variables, the one way to give
+   a key or base URL there: :class:`~codeask.settings.provider.ProviderEnv`), and the LLM limits
+   ``CODEASK_LLM_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``, ``CODEASK_LLM_MAX_RETRIES``,
    ``CODEASK_LLM_MAX_TOKENS``, ``CODEASK_LLM_CONTEXT_TOKENS`` (``llm.<name>``) -- trusted;
 5. user-scoped editor settings (LSP ``initializationOptions``, camelCase as VS Code writes them)
    -- trusted;
@@ -27,7 +28,10 @@ points; :data:`TRUSTED_ONLY` lists them) is dropped from an untrusted layer with
 given by an untrusted layer is added to the trusted value instead of replacing it. A value of an
 untrusted layer that the model rejects (an unknown key, a wrong type, a number out of range such
 as ``retrieval.top_k = 0``) is dropped the same way, with one warning naming the key; in a
-trusted layer it is an error (:class:`SettingsError`, naming the key).
+trusted layer it is an error (:class:`SettingsError`, naming the key). A retired key
+(:data:`~codeask.settings.retired.RETIRED`, now a constant) is dropped from any layer with one
+warning; a deprecated one (:data:`~codeask.settings.retired.DEPRECATED`) works, with one warning.
+``docs/settings.md`` lists every setting (:mod:`codeask.settings.reference`).
 
 An example ``.codeask.toml``::
 

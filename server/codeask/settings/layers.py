@@ -76,7 +76,8 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>``.
+#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>`` (``connect_timeout`` is
+#: retired: its variable is still read, so that setting it gets the retired key's one warning).
 _LLM_ENV_LIMITS = ("timeout", "connect_timeout", "first_token_timeout", "max_retries", "max_tokens", "context_tokens")
 
 

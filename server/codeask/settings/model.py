@@ -194,11 +194,10 @@ class RetrievalSettings(_Section):
     """Chunks kept after fusion."""
     max_files: int = Field(default=8, gt=0, le=100)
     """Files kept by the one-per-file filter."""
-    downweight: bool = True
-    """Rank tests, docs, changelogs and examples below implementation files."""
     downweight_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_DOWNWEIGHT_PATTERNS))
-    """Downweighted paths (gitignore syntax): by default the test, docs and config kinds' own
-    patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks."""
+    """Paths ranked below implementation files (gitignore syntax): by default the test, docs and
+    config kinds' own patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks; ``[]``
+    ranks every file alike."""
     hub_damping: bool = True
     """Rank a hub file (one in the top files of most questions, measured from the index after
     each indexing run in roots of 200 files or more: :mod:`codeask.index.hubs`) at 0.5 to 1 of its

@@ -13,7 +13,7 @@ from typing import Any
 __all__ = ["RETIRED", "DEPRECATED", "PROVIDER_KEYS", "drop_retired", "warn_deprecated"]
 
 #: Dotted key -> the constant that now holds its value (an internal no user needs to tune; each
-#: constant's docstring says where its value comes from).
+#: constant's docstring says where its value comes from), or the setting that does its work.
 RETIRED: dict[str, str] = {
     "llm.default_openai_model": "codeask.settings.provider.DEFAULT_OPENAI_MODEL; set llm.model",
     "llm.default_anthropic_model": "codeask.settings.provider.DEFAULT_ANTHROPIC_MODEL; set llm.model",
@@ -31,6 +31,7 @@ RETIRED: dict[str, str] = {
     "index.ann_min_rows": "codeask.index.store.ANN_MIN_ROWS",
     "index.embed_commit_rows": "codeask.index.phase2.EMBED_COMMIT_ROWS",
     "index.embed_commit_seconds": "codeask.index.phase2.EMBED_COMMIT_SECONDS",
+    "retrieval.downweight": "retrieval.downweight_patterns; [] turns downweighting off",
     "retrieval.candidates": "codeask.query.steps.retrieve.CANDIDATES",
     "retrieval.rrf_k": "codeask.query.steps.retrieve.RRF_K",
     "retrieval.downweight_factor": "codeask.query.steps.priors.DOWNWEIGHT_FACTOR",

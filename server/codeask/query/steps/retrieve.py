@@ -298,9 +298,9 @@ class HybridRetrieve:
         self._down = pathspec.GitIgnoreSpec.from_lines(settings.downweight_patterns)
 
     def downweighted(self, path: str) -> bool:
-        """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax) while
-        ``retrieval.downweight`` is on; such a file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
-        return self.settings.downweight and self._down.match_file(path)
+        """Whether ``path`` matches ``retrieval.downweight_patterns`` (gitignore syntax); such a
+        file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
+        return self._down.match_file(path)
 
     def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
