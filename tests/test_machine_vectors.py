@@ -18,6 +18,7 @@ import pytest
 
 from codeask.clean import list_vector_stores
 from codeask.index.machine import MachineVectors, store_dir
+from codeask.index.vectors import fill_vectors
 from tests.test_cli import codeask
 
 DIM = 8
@@ -246,3 +247,38 @@ def test_the_store_is_keyed_by_model_dimension_and_text_layout(tmp_path):
     assert a.parent == tmp_path / "_vectors"
     assert len({a, store_dir(tmp_path, "all-MiniLM-L6-v2@128", 384), store_dir(tmp_path, "other/model@256", 384)}) == 3
     assert "/" not in store_dir(tmp_path, "../../etc@1", 8).name
+
+
+def test_fill_vectors_asks_the_index_store_once_for_a_whole_round(tmp_path):
+    """The index's store is asked once per call, not once per text: phase 2's reuse round of 1,024
+    texts once made 1,024 lookups of all 1,024 (a second copy of flask spent 11 s there)."""
+    calls: list[int] = []
+
+    class CountingStore(MachineVectors):
+        def get_vectors(self, embed_hashes):
+            wanted = list(embed_hashes)
+            calls.append(len(wanted))
+            return super().get_vectors(wanted)
+
+    rng = np.random.default_rng(7)
+    texts = {hashlib.sha256(str(i).encode()).hexdigest()[:32]: f"text {i}" for i in range(60)}
+    keys = list(texts)
+    vectors = {h: v / np.linalg.norm(v) for h, v in zip(keys, rng.normal(size=(60, DIM)).astype(np.float32))}
+    store = CountingStore(tmp_path / "index", DIM, limit_bytes=1 << 20)
+    store.put_vectors({h: vectors[h] for h in keys[:20]})
+    store.flush()
+    machine = MachineVectors(tmp_path / "machine", DIM, limit_bytes=1 << 20)
+    machine.put_vectors({h: vectors[h] for h in keys[20:45]})
+    machine.flush()
+    asked: list[str] = []
+
+    def embed(batch: list[str]) -> np.ndarray:
+        asked.extend(batch)
+        return np.stack([vectors[keys[int(t.split()[1])]] for t in batch])
+
+    filled = fill_vectors(texts, store, [machine], embed)
+    assert calls == [60]
+    assert filled.from_caches == (25,) and filled.embedded == 15
+    assert asked == [texts[h] for h in keys[45:]]
+    assert set(filled.vectors) == set(keys[20:])
+    assert all(np.allclose(filled.vectors[h], vectors[h]) for h in keys[20:])

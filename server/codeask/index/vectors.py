@@ -87,7 +87,8 @@ def fill_vectors(
     the caller commits the result with ``store.put_vectors`` when it chooses (live updates before
     their chunk rows, phase 2 by time and rows).
     """
-    missing = [h for h in texts if h not in store.get_vectors(texts)]
+    stored = store.get_vectors(texts)  # once: asked inside the filter it was one query per text
+    missing = [h for h in texts if h not in stored]
     found: dict[str, np.ndarray] = {}
     counts = []
     for i, cache in enumerate(caches):
