@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub, progress=IndexProgress.for_command)
     add_publish_parser(sub)
     add_citecheck_parser(sub)
+    parser.set_defaults(subcommands=sub.choices)  # {name: its parser}, for errors in its own name
     return parser
 
 
@@ -210,18 +211,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # report it with the subcommand's own name
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        args.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command != "serve":
         import logging
 
         logging.basicConfig(level=logging.WARNING, format="codeask: %(message)s", stream=sys.stderr)
     handler = HANDLERS.get(args.command) or getattr(args, "handler", None)
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     if handler is None:  # argparse requires a subcommand, and every subcommand has a handler
         parser.error(f"unknown command: {args.command}")
     if args.command == "ask" and not (args.question or "").strip():
-        sub.choices["ask"].error("the question is empty")
+        args.subcommands["ask"].error("the question is empty")
     try:
         return handler(args)
     except KeyboardInterrupt:
