@@ -100,7 +100,8 @@ class LLMSettings(_Section):
     call is streamed); also the base of the default time to first token. ``CODEASK_LLM_TIMEOUT``."""
     first_token_timeout: float | None = Field(default=None, gt=0, le=3600)
     """Seconds from sending a prompt to its first token; ``None``: ``timeout`` plus the prompt's tokens
-    at 20 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one.
+    at 4 tokens/s for a local endpoint (localhost, private network) or 200 tokens/s for a hosted one
+    (:func:`codeask.llm.protocol.first_token_seconds`).
     ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``."""
     first_token_seconds: float = Field(default=20.0, gt=0, le=3600)
     """Time budget of a local model (localhost, private network): seconds from asking to the answer's
