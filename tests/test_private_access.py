@@ -86,7 +86,6 @@ def test_the_scan_tells_a_reach_in_from_a_modules_own_names():
 #: expression: each is to be removed by its owner, and none may be added. Library internals:
 #: argparse's subparser action, httpcore's network backend, pygls' response and server handles.
 NOT_YET_FIXED: dict[str, set[str]] = {
-    "codeask/llm/watchdog.py": {"pool._network_backend"},
     "codeask/lsp/tcp.py": {"protocol._send_response", "server._stop_event", "server._server"},
 }
 

@@ -20,39 +20,28 @@ class Aborted(Exception):
     """The watchdog aborted a stream that the SDK then saw end cleanly."""
 
 
-class _RecordingBackend:
-    """An httpcore network backend that tells the running call (thread-local) about each socket it
-    opens, so a watchdog can shut that socket down (which wakes a blocked read at once)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
-        stream = self._inner.connect_tcp(*args, **kwargs)
-        _note_stream(stream)
-        return stream
-
-    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
-        stream = self._inner.connect_unix_socket(*args, **kwargs)
-        _note_stream(stream)
-        return stream
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
 #: The running call of this thread: ``current_call.guard`` is its :class:`Guard` while
 #: :meth:`~codeask.llm.base.BaseLLM.generate` opens the request (sockets opened then are reported to it).
 current_call = threading.local()
 
 
-def _note_stream(stream: Any) -> None:
+#: httpcore's trace events (the ``trace`` request extension) that carry a connection it just opened,
+#: as ``info["return_value"]``: a TCP or Unix socket stream (a TLS stream wraps the same socket).
+CONNECTED = frozenset({"connection.connect_tcp.complete", "connection.connect_unix_socket.complete"})
+
+
+def _trace(event: str, info: dict[str, Any]) -> None:
+    """httpcore's ``trace`` extension: tells the running call (thread-local) about each socket its
+    request opens, so its watchdog can shut that socket down (which wakes a blocked read at once)."""
     guard = getattr(current_call, "guard", None)
-    if guard is not None:
-        try:
-            guard.add_socket(stream.get_extra_info("socket"))
-        except Exception:  # pragma: no cover - a backend without sockets
-            pass
+    stream = info.get("return_value")
+    if guard is not None and stream is not None and event in CONNECTED:
+        guard.add_socket(stream.get_extra_info("socket"))
+
+
+def _traced(request: Any) -> None:
+    """An httpx ``request`` event hook: the request reports its connections (:func:`_trace`)."""
+    request.extensions["trace"] = _trace
 
 
 def httpx_module(client_class: type) -> Any:
@@ -66,15 +55,13 @@ def httpx_module(client_class: type) -> Any:
 
 def http_client(client_class: type) -> Any:
     """An httpx ``Client`` for an SDK (``client_class`` is the SDK's ``DefaultHttpxClient``): no
-    keep-alive (each call owns its connection, so aborting it affects nothing else) and sockets
-    reported to the running call's watchdog."""
+    keep-alive (each call owns its connection, so aborting it affects nothing else) and each
+    request's sockets reported to the running call's watchdog, through httpx's ``request`` event
+    hook and httpcore's ``trace`` request extension (both public: httpx "Event Hooks", httpcore
+    "Extensions")."""
     httpx = httpx_module(client_class)
     transport = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
-    pool = getattr(transport, "_pool", None)
-    backend = getattr(pool, "_network_backend", None)
-    if pool is not None and backend is not None:  # httpcore >= 1.0; without it aborts still close the response
-        pool._network_backend = _RecordingBackend(backend)
-    return client_class(transport=transport)
+    return client_class(transport=transport, event_hooks={"request": [_traced]})
 
 
 class Guard:
