@@ -82,19 +82,6 @@ def test_the_scan_tells_a_reach_in_from_a_modules_own_names():
     assert reach_ins(source) == [(1, "from codeask.index.store import _matrix"), (9, "store._chunks")]
 
 
-#: Reach-ins in modules being rewritten by other engineers this round (issue 28), by module and
-#: expression: each is to be removed by its owner, and none may be added. Library internals:
-#: argparse's subparser action, httpcore's network backend, pygls' response and server handles.
-NOT_YET_FIXED: dict[str, set[str]] = {
-    "codeask/lsp/tcp.py": {"protocol._send_response", "server._stop_event", "server._server"},
-}
-
-
 def test_no_module_reaches_into_another_ones_private_names():
     assert len(list(PACKAGE.rglob("*.py"))) > 50  # the whole package was read
-    new = []
-    for hit in all_reach_ins():
-        where, _, text = hit.partition(" ")
-        if text not in NOT_YET_FIXED.get(where.partition(":")[0], set()):
-            new.append(hit)
-    assert new == []
+    assert all_reach_ins() == []

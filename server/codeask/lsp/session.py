@@ -53,7 +53,7 @@ class CodeaskProtocol(LanguageServerProtocol):
     def handle_message(self, message):
         """Handle one message; a ``$/cancelRequest`` also cancels the command's work. Over TCP, the
         :class:`~codeask.lsp.tcp.Gate` admits messages first (``initialize`` with the token)."""
-        if self.codeask.gate is not None and not self.codeask.gate.admit(self, message):
+        if self.codeask.gate is not None and not self.codeask.gate.admit(message, super().handle_message):
             return
         if getattr(message, "method", None) == lsp.CANCEL_REQUEST:
             self.codeask.cancel_request(getattr(message.params, "id", None))

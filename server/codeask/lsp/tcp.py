@@ -20,18 +20,21 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol, JsonRPCRequestMessage
 
 from codeask.listen import Listener, token_matches
 from codeask.lsp.convert import uri_to_path
 
-__all__ = ["Gate", "serve_tcp", "HANDSHAKE_SECONDS", "MAX_HANDSHAKE_BYTES"]
+__all__ = ["Gate", "Refused", "serve_tcp", "HANDSHAKE_SECONDS", "MAX_HANDSHAKE_BYTES", "REFUSE"]
 
 log = logging.getLogger("codeask.lsp")
 
@@ -39,6 +42,24 @@ log = logging.getLogger("codeask.lsp")
 HANDSHAKE_SECONDS = 10.0
 #: Largest message accepted before ``initialize`` is (VS Code's is about 15 KB).
 MAX_HANDSHAKE_BYTES = 1 << 20
+#: The method a refused request is answered under: the gate hands pygls a request for it carrying the
+#: refused request's id, and its handler (registered by :func:`serve_tcp`) raises :class:`Refused`,
+#: so pygls' own error path writes the answer.
+REFUSE = "codeask/refuse"
+
+
+class Refused(JsonRpcException):
+    """The error answer to a refused request: ``RequestFailed`` (-32803), the reason in its message."""
+
+    CODE = int(lsp.LSPErrorCodes.RequestFailed)
+
+
+class _QuietRefusals(logging.Filter):
+    """Drops pygls' traceback of a :class:`Refused` answer: each refused peer is logged once, by
+    :class:`~codeask.listen.Refusals`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], Refused))
 
 
 @dataclass
@@ -51,6 +72,8 @@ class Gate:
     peer: str = ""
     admitted: bool = False
     closed: bool = False
+    reason: str | None = None
+    """Why the last request was refused (what :data:`REFUSE`'s answer says)."""
     _real: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -76,9 +99,10 @@ class Gate:
             return f"{outside[0]} is outside the folders this server serves ({served})"
         return None
 
-    def admit(self, protocol: Any, message: Any) -> bool:
-        """Whether ``message`` goes on to pygls' handlers; a refused one is answered with an error
-        (a request) and closes the connection."""
+    def admit(self, message: Any, dispatch: Callable[[Any], None]) -> bool:
+        """Whether ``message`` goes on to pygls' handlers; a refused one closes the connection, a
+        refused request being answered first: ``dispatch`` (pygls' ``handle_message``) gets a
+        :data:`REFUSE` request with its id, which pygls answers with :class:`Refused`."""
         if self.admitted:
             return True
         if self.closed:
@@ -93,8 +117,8 @@ class Gate:
             return True
         self.listener.refusals.refuse(self.peer, reason)
         if getattr(message, "id", None) is not None and method is not None:
-            error = lsp.ResponseError(code=lsp.LSPErrorCodes.RequestFailed, message=f"codeask: refused: {reason}")
-            protocol._send_response(message.id, error=error)
+            self.reason = reason
+            dispatch(JsonRPCRequestMessage(id=message.id, method=REFUSE, jsonrpc=JsonRPCProtocol.VERSION, params=None))
         self.close()
         return False
 
@@ -128,36 +152,60 @@ class _Screened:
 
 def serve_tcp(server: LanguageServer, gate: Gate) -> None:
     """Listen on ``gate.listener``'s address and serve one admitted client (see the module
-    docstring); returns when its connection ends. pygls' ``start_tcp`` with the gate in front."""
-    server._stop_event = stop_event = threading.Event()
-    turn = asyncio.Lock()  # one connection at a time: the next waits for a handshake to end
+    docstring); returns when its connection ends. pygls' ``start_tcp`` with the gate in front, made
+    of pygls' public parts: its message loop (``run_async``) over each accepted connection, its
+    protocol's ``set_writer``, and a :data:`REFUSE` feature whose error pygls writes."""
 
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def refuse(ls: LanguageServer, params: object) -> NoReturn:
+        raise Refused(f"codeask: refused: {gate.reason}")
+
+    server.feature(REFUSE)(refuse)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietRefusals())
+    connections = _Connections(server, gate)
+    try:
+        asyncio.run(connections.listen())
+    except asyncio.CancelledError:
+        pass
+
+
+class _Connections:
+    """The listening socket and its connections: one handshake at a time, then one admitted client,
+    whose end ends the server."""
+
+    def __init__(self, server: LanguageServer, gate: Gate) -> None:
+        self.server, self.gate = server, gate
+        self.stop = threading.Event()  # ends pygls' message loop (``run_async``)
+        self.turn = asyncio.Lock()  # held by the connection doing its handshake
+        self.listening: asyncio.Server | None = None
+
+    async def listen(self) -> None:
+        self.listening = await asyncio.start_server(self.connection, self.gate.listener.host, self.gate.listener.port)
+        async with self.listening:
+            await self.listening.serve_forever()
+
+    async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        gate = self.gate
         peer = str((writer.get_extra_info("peername") or ("unknown",))[0])
         if not gate.admitted:
-            async with turn:
-                await serve(reader, writer, peer)
+            async with self.turn:
+                await self.serve(reader, writer, peer)
         if gate.admitted and gate.writer is not writer:
             gate.listener.refusals.refuse(peer, "another client is connected")
             writer.close()
 
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str) -> None:
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str) -> None:
+        gate = self.gate
         if gate.admitted:
             return
         gate.writer, gate.peer, gate.admitted, gate.closed = writer, peer, False, False
-        server.protocol.set_writer(writer)
-
-        def failed(exc: Exception, source: Any) -> None:  # a message pygls could not read or handle
-            if gate.admitted:
-                server.report_server_error(exc, source)
-            elif not gate.closed:
-                gate.listener.refusals.refuse(peer, f"an unreadable message before initialize ({exc})")
-                gate.close()
-
+        self.server.protocol.set_writer(writer)
         expire = asyncio.get_running_loop().call_later(HANDSHAKE_SECONDS, _expire, gate)
         try:
             await run_async(
-                stop_event=stop_event, reader=_Screened(reader, gate), protocol=server.protocol, error_handler=failed
+                stop_event=self.stop,
+                reader=_Screened(reader, gate),
+                protocol=self.server.protocol,
+                error_handler=self.failed,
             )
         except (OSError, asyncio.IncompleteReadError, ValueError) as exc:  # a peer gone mid-message
             log.info("connection from %s ended: %s", peer, exc)
@@ -165,20 +213,22 @@ def serve_tcp(server: LanguageServer, gate: Gate) -> None:
             pass
         finally:
             expire.cancel()
-        if gate.admitted:
-            server.shutdown()  # the session is over
-        else:
+        if not gate.admitted:
             writer.close()
+            return
+        self.stop.set()  # the session is over: the server ends
+        self.server.shutdown()
+        if self.listening is not None:
+            self.listening.close()
 
-    async def listen() -> None:
-        server._server = await asyncio.start_server(connection, gate.listener.host, gate.listener.port)
-        async with server._server:
-            await server._server.serve_forever()
-
-    try:
-        asyncio.run(listen())
-    except asyncio.CancelledError:
-        pass
+    def failed(self, exc: Exception, source: Any) -> None:
+        """pygls' error handler: a message it could not read or handle."""
+        gate = self.gate
+        if gate.admitted:
+            self.server.report_server_error(exc, source)
+        elif not gate.closed:
+            gate.listener.refusals.refuse(gate.peer, f"an unreadable message before initialize ({exc})")
+            gate.close()
 
 
 def _expire(gate: Gate) -> None:
