@@ -40,7 +40,7 @@ def main() -> int:
 
     def llm_for(server, **settings):
         resolved = ResolvedLLM("openai", "local", None, server.openai_base_url)
-        return make_llm(resolved, LLMSettings(**({"max_retries": 0} | settings)))
+        return make_llm(resolved, LLMSettings(**settings), max_retries=0)
 
     def check(name, ok, detail):
         results[name] = {"ok": bool(ok), "detail": detail}

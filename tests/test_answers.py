@@ -234,7 +234,7 @@ def test_truncated_answer_is_reported_everywhere(sample_workspace, fake_llm, cap
 
 
 def test_broken_stream_is_reported_with_what_happened(sample_workspace, fake_llm):
-    ws = _workspace(sample_workspace, fake_llm, maxRetries=3)
+    ws = _workspace(sample_workspace, fake_llm)  # codeask.llm.MAX_RETRIES retries: none once text arrived
     fake_llm.reply_with("one two three four five six seven eight nine ten")
     fake_llm.stream_script = {"break_after": 2}
     answer = ws.ask("coupon discount")

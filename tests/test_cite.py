@@ -18,8 +18,8 @@ from tests.test_mcp import server_params, wait_ready
 pytest_plugins = ["tests.conftest_llm"]
 
 QUESTION = "How are the coupon rules applied to the cart total?"
-#: A prompt of 4096 - 1024 - 64 = 3008 tokens holds 3008 // 700 = 4 documents (query.budget).
-FOUR_DOCUMENTS = "[llm]\nnum_subquestions = 0\ncontext_tokens = 4096\nmax_tokens = 1024\ntokens_per_document = 700\n"
+#: A prompt of 4096 - 1024 - 64 = 3008 tokens holds 3008 // 700 = 4 documents (codeask.query.budget.TOKENS_PER_DOCUMENT).
+FOUR_DOCUMENTS = "[llm]\nnum_subquestions = 0\ncontext_tokens = 4096\nmax_tokens = 1024\n"
 
 
 def rule(i: int) -> str:

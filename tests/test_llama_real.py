@@ -93,7 +93,7 @@ def server(tmp_path_factory) -> Iterator[LlamaServer]:
 def llm_for(srv: LlamaServer, **settings) -> LLM:
     """codeask's OpenAI adapter (the real ``openai`` client) on ``srv``, default timeouts, no retries."""
     resolved = ResolvedLLM(provider="openai", model="smollm2", api_key=None, base_url=srv.openai_base_url)
-    return make_llm(resolved, LLMSettings(**({"max_retries": 0} | settings)))
+    return make_llm(resolved, LLMSettings(**settings), max_retries=0)
 
 
 def server_log(srv: LlamaServer) -> str:
@@ -221,8 +221,17 @@ def cli_env(ws: dict, config: str | None, srv: LlamaServer | None = None, **limi
     return full
 
 
-def ask_cmd(ws: dict) -> list[str]:
-    return [sys.executable, "-m", "codeask", "ask", str(ws["root"]), QUESTION, "--json", "--no-update"]
+def ask_cmd(ws: dict, *, document_tokens: int | None = None) -> list[str]:
+    """``codeask ask ROOT QUESTION --json --no-update``; with ``document_tokens``, in a Python that
+    first sets :data:`codeask.query.budget.TOKENS_PER_DOCUMENT` (a module constant, no setting) to it."""
+    args = ["ask", str(ws["root"]), QUESTION, "--json", "--no-update"]
+    if document_tokens is None:
+        return [sys.executable, "-m", "codeask", *args]
+    patch = (
+        f"import runpy, codeask.query.budget as budget; budget.TOKENS_PER_DOCUMENT = {document_tokens}; "
+        "runpy.run_module('codeask', run_name='__main__')"
+    )
+    return [sys.executable, "-c", patch, *args]
 
 
 #: Subquestions off, so each ask is one answer call.
@@ -230,11 +239,13 @@ ONE_CALL = "[llm]\nnum_subquestions = 0\n"
 
 
 def ask_json(
-    srv: LlamaServer, ws: dict, *, config: str = "", **limits: str
+    srv: LlamaServer, ws: dict, *, config: str = "", document_tokens: int | None = None, **limits: str
 ) -> tuple[dict, subprocess.CompletedProcess]:
-    """``codeask ask ROOT QUESTION --json`` against ``srv``; ``limits`` are ``CODEASK_LLM_<NAME>`` values."""
+    """``codeask ask ROOT QUESTION --json`` against ``srv``; ``limits`` are ``CODEASK_LLM_<NAME>`` values,
+    ``document_tokens`` the tokens a document is planned at (:func:`ask_cmd`)."""
     env = cli_env(ws, ONE_CALL + config, srv, **limits)
-    proc = subprocess.run(ask_cmd(ws), capture_output=True, text=True, env=env, timeout=HANG_GUARD)
+    command = ask_cmd(ws, document_tokens=document_tokens)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=HANG_GUARD)
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -261,7 +272,7 @@ def test_context_overflow_fitted_by_trimming_documents(server: LlamaServer, work
     log_before = len(server_log(server))
     # documents planned at 40 tokens each: the count cap alone would allow all six, so fitting is what
     # drops them
-    out, proc = ask_json(server, workspace, config="tokens_per_document = 40\n", max_tokens="32")
+    out, proc = ask_json(server, workspace, document_tokens=40, max_tokens="32")
     assert "error" not in out, out.get("error")
     assert out["finish_reason"] in ("stop", "length"), proc.stderr
     assert out["answer"].strip()
@@ -278,9 +289,7 @@ def test_context_overflow_error_retried_with_half_the_documents(server: LlamaSer
     the server refuses with its 400, and codeask retries once with half of them."""
     wait_idle(server)
     log_before = len(server_log(server))
-    out, proc = ask_json(
-        server, workspace, config="tokens_per_document = 40\n", max_tokens="32", context_tokens="32768"
-    )
+    out, proc = ask_json(server, workspace, document_tokens=40, max_tokens="32", context_tokens="32768")
     assert "exceeds the available context size" in server_log(server)[log_before:]  # the first try overflowed
     assert "error" not in out, out.get("error")
     assert out["finish_reason"] in ("stop", "length"), proc.stderr

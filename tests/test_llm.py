@@ -31,11 +31,17 @@ def base_url(server: FakeLLMServer, provider: str) -> str:
 
 
 def llm_for(
-    server: FakeLLMServer, provider: str, *, key: str | None = KEY, model: str = "test-model", **settings
+    server: FakeLLMServer,
+    provider: str,
+    *,
+    key: str | None = KEY,
+    model: str = "test-model",
+    max_retries: int = 0,
+    **settings,
 ) -> LLM:
-    options = {"timeout": 5.0, "max_retries": 0} | settings
+    options = {"timeout": 5.0} | settings
     resolved = ResolvedLLM(provider=provider, model=model, api_key=key, base_url=base_url(server, provider))
-    return make_llm(resolved, LLMSettings(**options))
+    return make_llm(resolved, LLMSettings(**options), max_retries=max_retries)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -225,9 +231,9 @@ def test_placeholder_key_for_local_server(fake_llm: FakeLLMServer) -> None:
 def test_make_llm_from_settings(fake_llm: FakeLLMServer) -> None:
     settings = load_settings(
         env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_llm.anthropic_base_url},
-        flags={"llm.model": "claude-test", "llm.max_retries": 0},
+        flags={"llm.model": "claude-test"},
     )
-    llm = make_llm(settings.resolved_llm(), settings.llm)
+    llm = make_llm(settings.resolved_llm(), settings.llm, max_retries=0)
     assert llm.describe() == "anthropic:claude-test"
     assert llm.complete("x") == DEFAULT_ANSWER
     headers = fake_llm.calls[0]["headers"]
@@ -383,11 +389,12 @@ def test_llm_limits_from_the_environment() -> None:
         }
     )
     llm = settings.llm
-    assert (llm.timeout, llm.max_retries, llm.first_token_timeout) == (90.0, 0, 600.0)
+    assert (llm.timeout, llm.first_token_timeout) == (90.0, 600.0)
     assert (llm.max_tokens, llm.context_tokens) == (300, 2048)
-    # the connect timeout is no longer a setting: one warning, nothing else lost
+    # the connect timeout and the retries are no longer settings: one warning each, nothing else lost
     assert settings.warnings == [
-        "environment: `llm.connect_timeout` is no longer a setting (now codeask.llm.CONNECT_TIMEOUT); ignored"
+        "environment: `llm.connect_timeout` is no longer a setting (now codeask.llm.CONNECT_TIMEOUT); ignored",
+        "environment: `llm.max_retries` is no longer a setting (now codeask.llm.MAX_RETRIES); ignored",
     ]
 
 

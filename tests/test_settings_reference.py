@@ -30,6 +30,15 @@ def test_every_setting_is_documented_in_the_reference():
     assert f"{len(list(leaf_settings()))} settings." in text
 
 
+#: Issue 28: at most 40 settings a user can set, each documented in the generated reference.
+MAX_SETTINGS = 40
+
+
+def test_a_user_has_at_most_40_settings():
+    keys = [key for key, _, _ in leaf_settings()]
+    assert len(keys) == len(set(keys)) and 30 < len(keys) <= MAX_SETTINGS, keys
+
+
 def test_check_reports_a_stale_file(tmp_path, capsys):
     path = tmp_path / "settings.md"
     assert main([str(path)]) == 0 and path.read_text(encoding="utf-8") == render()

@@ -139,8 +139,8 @@ def _llm(settings) -> Check:
         )
     from codeask.llm import make_llm
 
-    quick = settings.llm.model_copy(update={"timeout": 20.0, "max_retries": 0, "max_tokens": 8})
-    llm = make_llm(resolved, quick)
+    quick = settings.llm.model_copy(update={"timeout": 20.0, "max_tokens": 8})
+    llm = make_llm(resolved, quick, max_retries=0)
     started = time.monotonic()
     try:
         llm.complete("Reply with the word OK.", max_tokens=8)

@@ -37,13 +37,21 @@ __all__ = [
     "estimate_tokens",
     "make_llm",
     "CONNECT_TIMEOUT",
+    "MAX_RETRIES",
     "TEMPERATURE",
 ]
 
 #: Seconds to open a connection to the LLM endpoint: twice the OpenAI SDK's own connect timeout
 #: (``openai._constants.DEFAULT_TIMEOUT``, 5 s), the value ``llm.connect_timeout`` had before it
-#: stopped being a setting; a refused or unreachable endpoint is retried (``llm.max_retries``).
+#: stopped being a setting; a refused or unreachable endpoint is retried (:data:`MAX_RETRIES`).
 CONNECT_TIMEOUT = 10.0
+
+#: Retries of a call, with backoff, only before the first byte of a reply (a refused connection, a
+#: connect timeout, HTTP 408/409/429/5xx; never once a prompt was accepted, so a retry costs no
+#: tokens): one more than the providers' SDKs' own default (``openai._constants.DEFAULT_MAX_RETRIES``
+#: and anthropic's, 2), the value ``llm.max_retries`` had before it stopped being a setting. Calls that
+#: must fail fast (hover, ``codeask doctor``) pass ``max_retries=0`` to :func:`make_llm`.
+MAX_RETRIES = 3
 
 #: Sampling temperature of every call: 0, the model's most likely tokens, so the same question over
 #: the same code gets the same answer (what ``codeask eval`` and the benchmarks compare); an endpoint
@@ -51,9 +59,9 @@ CONNECT_TIMEOUT = 10.0
 TEMPERATURE = 0.0
 
 
-def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
+def make_llm(resolved: ResolvedLLM, settings: LLMSettings, *, max_retries: int = MAX_RETRIES) -> LLM:
     """The adapter for ``resolved.provider`` (``openai`` or ``anthropic``), configured with
-    ``settings.max_retries`` (before the first byte only), ``settings.timeout`` (idle gap, seconds),
+    ``max_retries`` (before the first byte only), ``settings.timeout`` (idle gap, seconds),
     :data:`CONNECT_TIMEOUT`, ``settings.first_token_timeout``, ``settings.max_tokens`` and
     :data:`TEMPERATURE`.
 
@@ -69,7 +77,7 @@ def make_llm(resolved: ResolvedLLM, settings: LLMSettings) -> LLM:
         connect_timeout=CONNECT_TIMEOUT,
         first_token_timeout=settings.first_token_timeout,
         context_tokens=settings.context_tokens,
-        max_retries=settings.max_retries,
+        max_retries=max_retries,
         max_tokens=settings.max_tokens,
         temperature=TEMPERATURE,
     )

@@ -11,7 +11,7 @@ a call has
   more generous for a local endpoint, see :func:`first_token_seconds`);
 * an idle gap between two stream events (``llm.timeout``).
 
-Retries (``llm.max_retries``) happen only before the first byte of a reply: a refused
+Retries (:data:`codeask.llm.MAX_RETRIES`) happen only before the first byte of a reply: a refused
 connection, a connect timeout, HTTP 408/409/429/5xx. A request that timed out waiting for its
 first token is not sent again (the server is still working on it); it is aborted, which closes
 its connection so the server stops computing it.

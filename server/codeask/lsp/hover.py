@@ -111,8 +111,8 @@ def hover_llm(ls: CodeaskServer):
     resolved = s.resolved_llm()
     if not s.hover.llm or resolved is None:
         return None
-    options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, HOVER_LLM_TIMEOUT), "max_retries": 0})
-    return make_llm(resolved, options)
+    options = s.llm.model_copy(update={"timeout": min(s.llm.timeout, HOVER_LLM_TIMEOUT)})
+    return make_llm(resolved, options, max_retries=0)
 
 
 def hover_target(ls: CodeaskServer, uri: str) -> str | None:

@@ -24,7 +24,15 @@ from codeask.lines import split_lines
 from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
 from codeask.llm.protocol import is_local_url
 from codeask.llm.speed import CACHE_FILE, SpeedCache
-from codeask.query.budget import Budget, budget_for, drop_lowest, fit_documents, tighten, time_budget
+from codeask.query.budget import (
+    Budget,
+    budget_for,
+    document_cap,
+    drop_lowest,
+    fit_documents,
+    tighten,
+    time_budget,
+)
 from codeask.query.digest import digest_question
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
@@ -176,7 +184,7 @@ class SimpleAnswer:
         frame = self.llm.count_tokens(self.prompt(query, []))
         budget = self.timed(budget, frame)
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
-        most = max(1, budget.prompt // self.settings.llm.tokens_per_document)
+        most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
             documents = tighten(documents, budget.documents, most)
             limit = min(limit, frame + budget.documents)

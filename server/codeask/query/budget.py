@@ -5,8 +5,9 @@ A model's context (``llm.context_tokens``, or what the endpoint reports, see
 ``min(llm.max_tokens, context / 2)`` tokens; the prompt gets the rest, less a margin for the chat
 template's own tokens (:data:`CHAT_OVERHEAD`). :func:`fit_documents` then fits documents into it:
 
-1. at most ``available / llm.tokens_per_document`` documents, each span counting as one (so a small local context gets a few
-   whole documents rather than many cut ones; at least 1);
+1. at most :func:`document_cap` documents (one per :data:`TOKENS_PER_DOCUMENT` tokens of the
+   prompt's budget), each span counting as one (so a small local context gets a few whole documents
+   rather than many cut ones; at least 1);
 2. while the rendered prompt is too long: drop the lowest-ranked document (keeping 2; spans the
    ``widen`` step added go first, see :func:`drop_lowest`), then
    shorten the longest document to two thirds of its lines (its ``end_line`` follows, so its link
@@ -39,14 +40,22 @@ __all__ = [
     "drop_lowest",
     "fit_documents",
     "shorten",
+    "document_cap",
     "CHAT_OVERHEAD",
     "TIGHT_DOCUMENT_TOKENS",
+    "TOKENS_PER_DOCUMENT",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
 #: templates add under 30; a margin for others).
 CHAT_OVERHEAD = 64
 _MIN_LINES = 5
+#: Prompt tokens one document is planned at (:func:`document_cap`): a whole retrieved chunk, up to
+#: 60 lines (``codeask.index.chunking.CHUNK_LINES``) at ~12 tokens a line (the measure of
+#: :data:`TIGHT_DOCUMENT_TOKENS`), so a 4096-token context (3,008 prompt tokens after a 1,024-token
+#: reply and :data:`CHAT_OVERHEAD`) gets 4 documents and 8192 gets 10. Was ``llm.tokens_per_document``;
+#: the settings for it are ``llm.context_tokens`` and ``retrieval.max_files``.
+TOKENS_PER_DOCUMENT = 700
 #: Tokens one document is planned at under a time budget: ~25 lines of Python (12 tokens a line
 #: measured with Qwen2.5's tokenizer on requests' code), a function's signature, docstring and first
 #: statements.
@@ -78,6 +87,12 @@ def budget_for(context: int, max_tokens: int) -> Budget:
     """The :class:`Budget` of a call with ``max_tokens`` in a ``context``-token window."""
     reply = max(16, min(max_tokens, context // 2))
     return Budget(context=context, reply=reply, prompt=max(64, context - reply - CHAT_OVERHEAD))
+
+
+def document_cap(prompt_tokens: int) -> int:
+    """The most documents a prompt budget of ``prompt_tokens`` holds: one per
+    :data:`TOKENS_PER_DOCUMENT` tokens, at least 1."""
+    return max(1, prompt_tokens // TOKENS_PER_DOCUMENT)
 
 
 def time_budget(

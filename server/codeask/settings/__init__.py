@@ -12,8 +12,10 @@ Precedence, low to high (each layer only sets the keys it names):
    ``CODEASK_CACHE_DIR`` (``index.cache_dir``), ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
    ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL`` (the providers' own variables, the one way to give
    a key or base URL there: :class:`~codeask.settings.provider.ProviderEnv`), and the LLM limits
-   ``CODEASK_LLM_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``, ``CODEASK_LLM_MAX_RETRIES``,
-   ``CODEASK_LLM_MAX_TOKENS``, ``CODEASK_LLM_CONTEXT_TOKENS`` (``llm.<name>``) -- trusted;
+   ``CODEASK_LLM_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_TIMEOUT``, ``CODEASK_LLM_FIRST_TOKEN_SECONDS``,
+   ``CODEASK_LLM_ANSWER_SECONDS``, ``CODEASK_LLM_MAX_TOKENS``, ``CODEASK_LLM_CONTEXT_TOKENS``
+   (``llm.<name>``) -- trusted; a value the model rejects (``CODEASK_LLM_TIMEOUT=abc``) is ignored
+   with one warning naming the variable;
 5. user-scoped editor settings (LSP ``initializationOptions``, camelCase as VS Code writes them)
    -- trusted;
 6. workspace-scoped editor settings (``workspace/configuration`` section ``codeask``) --

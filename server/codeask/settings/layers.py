@@ -76,8 +76,9 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>`` (``connect_timeout`` is
-#: retired: its variable is still read, so that setting it gets the retired key's one warning).
+#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>`` (``connect_timeout`` and
+#: ``max_retries`` are retired: their variables are still read, so that setting one gets the retired
+#: key's one warning).
 _LLM_ENV_LIMITS = (
     "timeout",
     "connect_timeout",

@@ -5,7 +5,7 @@ LLM it resolves to.
 Every number has a lower and an upper bound: a repository's ``.codeask.toml`` is untrusted, and a
 value out of bounds there is ignored with one warning, so it cannot make codeask exhaust the
 machine (``index.max_file_bytes`` = 100 GiB would read any file whole) or spend the user's LLM
-budget (``llm.num_subquestions``, ``llm.max_retries``, ``llm.max_tokens``). The upper bounds are
+budget (``llm.num_subquestions``, ``llm.max_tokens``). The upper bounds are
 far above any useful value.
 """
 
@@ -113,21 +113,15 @@ class LLMSettings(_Section):
     to the measured generation speed, and the call is stopped when the time runs out (the text so far
     is kept and marked cut off; with no text yet, the sources are shown with a one-line note).
     ``CODEASK_LLM_ANSWER_SECONDS``."""
-    max_retries: int = Field(default=3, ge=0, le=10)
-    """Retries with backoff, only before the first byte of a reply: refused connections, connect
-    timeouts, HTTP 408/409/429/5xx. A request that timed out waiting for its first token is not sent
-    again. ``CODEASK_LLM_MAX_RETRIES``."""
     max_tokens: int = Field(default=1024, gt=0, le=131_072)
     """Answer length cap, tokens. ``CODEASK_LLM_MAX_TOKENS``."""
     context_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     """The model's context window, tokens; ``None``: asked from the endpoint where it says
     (llama.cpp ``/props``, vLLM ``/v1/models`` ``max_model_len``, Ollama ``/api/show``), else
     4096 for a local endpoint and 128000 for a hosted one. Prompts are fitted into it, leaving
-    ``max_tokens`` (at most half the context) for the answer. ``CODEASK_LLM_CONTEXT_TOKENS``."""
-    tokens_per_document: int = Field(default=700, gt=0, le=1_000_000)
-    """How many prompt tokens one document is planned at: the answer gets at most
-    ``(context - answer) / tokens_per_document`` documents (and ``retrieval.max_files``), so a
-    small local context gets a few whole documents (a 4096-token context: 4; 8192: 8)."""
+    ``max_tokens`` (at most half the context) for the answer, and at most one document per
+    :data:`codeask.query.budget.TOKENS_PER_DOCUMENT` tokens of the rest (a 4096-token context: 4
+    documents; 8192: 8). ``CODEASK_LLM_CONTEXT_TOKENS``."""
     num_subquestions: int = Field(default=3, ge=0, le=10)
     """Follow-up questions generated per ask (the original question is always kept)."""
     scan_secrets: bool = trusted_only(True)

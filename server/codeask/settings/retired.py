@@ -19,6 +19,8 @@ RETIRED: dict[str, str] = {
     "llm.default_anthropic_model": "codeask.settings.provider.DEFAULT_ANTHROPIC_MODEL; set llm.model",
     "llm.temperature": "codeask.llm.TEMPERATURE",
     "llm.connect_timeout": "codeask.llm.CONNECT_TIMEOUT",
+    "llm.max_retries": "codeask.llm.MAX_RETRIES",
+    "llm.tokens_per_document": "codeask.query.budget.TOKENS_PER_DOCUMENT; llm.context_tokens and retrieval.max_files",
     "llm.subquestion_similarity": "codeask.query.steps.subquestions.SUBQUESTION_SIMILARITY",
     "embedding.batch_size": "codeask.index.embed.BATCH_SIZE",
     "embedding.max_tokens": "codeask.index.embed.MAX_TOKENS",

@@ -24,7 +24,7 @@ from cachetools import LRUCache
 
 from codeask.llm import LLM, Completion, ContextLengthError, LLMError
 from codeask.query.answer import safe_documents
-from codeask.query.budget import Budget, budget_for, fit_documents, shorten
+from codeask.query.budget import Budget, budget_for, document_cap, fit_documents, shorten
 from codeask.query.pipeline import Document, Query
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, fence, render_documents
@@ -193,7 +193,7 @@ class ExplainAnswer:
             lambda ds: self.prompt(query, shown, ds, cut=cut),
             count,
             available,
-            max_documents=max(1, budget.prompt // self.settings.llm.tokens_per_document),
+            max_documents=document_cap(budget.prompt),
         )
         return prompt, shown, docs, budget
 
