@@ -318,3 +318,51 @@ def test_cli_count_flag_refuses_a_sign_with_a_usage_error(tmp_path, capsys):
         main(["ask", str(tmp_path), "where", "--top-k", "+5"])
     assert info.value.code == 2
     assert "argument --top-k: not an integer (digits only): '+5'" in capsys.readouterr().err
+
+
+# --- a bad environment value: one warning naming the variable, the other layers apply ----------
+
+
+def test_a_bad_environment_value_is_ignored_with_one_warning_naming_it(tmp_path):
+    (tmp_path / ".codeask.toml").write_text("[retrieval]\ntop_k = 7\n", encoding="utf-8")
+    user = tmp_path / "user.toml"
+    user.write_text("[llm]\ntimeout = 30\nmax_tokens = 500\n", encoding="utf-8")
+    env = {"CODEASK_LLM_TIMEOUT": "abc", "CODEASK_LLM_MAX_TOKENS": "-4", "CODEASK_LLM_CONTEXT_TOKENS": "2048"}
+    s = load_settings(tmp_path, env=env, user_config=user)
+    assert (s.llm.timeout, s.llm.max_tokens, s.llm.context_tokens, s.retrieval.top_k) == (30.0, 500, 2048, 7)
+    assert len(s.warnings) == 2, s.warnings
+    tokens, timeout = sorted(s.warnings)
+    assert timeout.startswith("environment: ignored $CODEASK_LLM_TIMEOUT='abc' (llm.timeout: ")
+    assert tokens.startswith("environment: ignored $CODEASK_LLM_MAX_TOKENS='-4' (llm.max_tokens: ")
+
+
+def test_a_bad_trusted_value_blames_only_the_layer_that_set_it(tmp_path):
+    (tmp_path / ".codeask.toml").write_text("[retrieval]\nmax_files = 4\n", encoding="utf-8")
+    user = tmp_path / "user.toml"
+    user.write_text("[retrieval]\ntop_k = -5\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as info:
+        load_settings(tmp_path, env={"CODEASK_MODEL": "m"}, user_config=user, flags={"retrieval.max_files": 3})
+    assert str(info.value).startswith(f"invalid settings: {user}: retrieval.top_k: ")
+    assert ".codeask.toml" not in str(info.value) and "environment" not in str(info.value)
+
+
+def test_the_cli_warns_once_about_a_bad_environment_value_and_runs(sample_workspace, isolated_env, tmp_path):
+    import json
+
+    from tests.test_cli import codeask
+
+    (sample_workspace / ".codeask.toml").write_text("[retrieval]\ntop_k = 7\n", encoding="utf-8")
+    config = Path(os.environ["CODEASK_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    user = '[llm]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "from-user"\n'
+    (config / "codeask.toml").write_text(user, encoding="utf-8")
+    env = {"CODEASK_LLM_TIMEOUT": "abc", "CODEASK_LLM": "gpt"}
+    proc = codeask("status", str(sample_workspace), "--json", env=env)
+    assert json.loads(proc.stdout)["llm"] == "openai:from-user at http://127.0.0.1:9/v1"  # the user's layer applies
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert sorted(lines) == [
+        "codeask: warning: environment: ignored $CODEASK_LLM='gpt' (llm.provider: Input should be 'auto', "
+        "'openai', 'anthropic' or 'none')",
+        "codeask: warning: environment: ignored $CODEASK_LLM_TIMEOUT='abc' (llm.timeout: Input should be a valid "
+        "number, unable to parse string as a number)",
+    ], proc.stderr

@@ -59,10 +59,10 @@ from codeask.settings.defaults import (
     USER_CONFIG_ENV,
     USER_CONFIG_FILE,
 )
+from codeask.settings.environment import env_layer
 from codeask.settings.layers import (
     ADD_ONLY,
     TRUSTED_ONLY,
-    env_layer,
     load_settings,
     read_config_file,
     restrict_untrusted,

@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from codeask.settings.defaults import CONFIG_FILE, USER_CONFIG_ENV, USER_CONFIG_FILE
-from codeask.settings.model import TRUST_MARKER, Settings, SettingsError
+from codeask.settings.environment import ENV_VARS, SOURCE, environment_layer
+from codeask.settings.model import TRUST_MARKER, Settings, SettingsError, rejection
 from codeask.settings.provider import ProviderEnv
 from codeask.settings.retired import DEPRECATED_EXTRAS, PROVIDER_KEYS, drop_retired, warn_deprecated
 
@@ -22,7 +23,6 @@ __all__ = [
     "load_settings",
     "user_config_path",
     "read_config_file",
-    "env_layer",
     "restrict_untrusted",
     "TRUSTED_ONLY",
     "ADD_ONLY",
@@ -74,41 +74,6 @@ def _dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
         else:
             node[leaf] = value
     return nested
-
-
-#: ``llm.<name>`` settings the environment sets as ``CODEASK_LLM_<NAME>`` (``connect_timeout`` and
-#: ``max_retries`` are retired: their variables are still read, so that setting one gets the retired
-#: key's one warning).
-_LLM_ENV_LIMITS = (
-    "timeout",
-    "connect_timeout",
-    "first_token_timeout",
-    "first_token_seconds",
-    "answer_seconds",
-    "max_retries",
-    "max_tokens",
-    "context_tokens",
-)
-
-
-#: Environment variable -> the setting it sets (one table: the environment layer reads it, and the
-#: warning for a trusted-only key a workspace tried to set names the variable from it).
-ENV_VARS: dict[str, str] = {
-    "CODEASK_LLM": "llm.provider",
-    "CODEASK_MODEL": "llm.model",
-    "CODEASK_CACHE_DIR": "index.cache_dir",
-    "CODEASK_SHARED_CACHE": "shared.url",
-    "OPENAI_API_KEY": "llm.openai_api_key",
-    "OPENAI_BASE_URL": "llm.openai_base_url",
-    "ANTHROPIC_API_KEY": "llm.anthropic_api_key",
-    "ANTHROPIC_BASE_URL": "llm.anthropic_base_url",
-    **{f"CODEASK_LLM_{name.upper()}": f"llm.{name}" for name in _LLM_ENV_LIMITS},
-}
-
-
-def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
-    """The settings the environment sets (:data:`ENV_VARS`; see the module docstring)."""
-    return _dotted({key: env.get(variable) or None for variable, key in ENV_VARS.items()})
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -234,7 +199,7 @@ def _drop_invalid(layer: dict[str, Any], source: str, warnings: list[str]) -> di
     out: dict[str, Any] = {}
     for section, value in layer.items():
         if not isinstance(value, Mapping):
-            if (problem := _invalid({section: value})) is None:
+            if (problem := rejection({section: value})) is None:
                 out[section] = value
             else:
                 warnings.append(f"{source}: ignored `{section}` ({problem})")
@@ -242,23 +207,12 @@ def _drop_invalid(layer: dict[str, Any], source: str, warnings: list[str]) -> di
         kept: dict[str, Any] = {}
         for key, sub in value.items():
             field = key.removeprefix("extra_") if f"{section}.{key}" in DEPRECATED_EXTRAS else key
-            if sub is None or (problem := _invalid({section: {field: sub}})) is None:
+            if sub is None or (problem := rejection({section: {field: sub}})) is None:
                 kept[key] = sub
             else:
                 warnings.append(f"{source}: ignored `{section}.{key} = {sub!r}` ({problem})")
         out[section] = kept
     return out
-
-
-def _invalid(data: dict[str, Any]) -> str | None:
-    """Why :class:`Settings` rejects ``data`` (pydantic's message, e.g. "Input should be greater
-    than 0"), or ``None`` when it is valid."""
-    try:
-        Settings.model_validate(data)
-    except ValidationError as exc:
-        msg = exc.errors()[0]["msg"]
-        return "unknown setting" if msg == "Extra inputs are not permitted" else msg
-    return None
 
 
 def _append_extras(merged: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
@@ -332,13 +286,28 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        sources = ", ".join(name for name, layer in layers if layer)
-        raise SettingsError(f"invalid settings ({sources}): {problems}") from exc
+        problems = "; ".join(_problem(layers, [str(part) for part in err["loc"]], err["msg"]) for err in exc.errors())
+        raise SettingsError(f"invalid settings: {problems}") from exc
     settings.root = str(root) if root is not None else None
     settings.warnings = warnings
     settings.use_provider_env(provider_env)
     return settings
+
+
+def _problem(layers: list[tuple[str, dict[str, Any]]], loc: list[str], message: str) -> str:
+    """One value the model rejected, named by the layer that set it (the last one setting its key;
+    no other layer is blamed): ``command line: retrieval.top_k: Input should be greater than 0``."""
+
+    def sets(layer: Mapping[str, Any]) -> bool:
+        node: Any = layer
+        for part in loc[:2]:  # the section and the key (a list's item index is not a layer's key)
+            if not isinstance(node, Mapping) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    source = next((name for name, layer in reversed(layers) if sets(layer)), "settings")
+    return f"{source}: {'.'.join(loc)}: {message}"
 
 
 def _trusted_layer(source: str, layer: Mapping[str, Any], warnings: list[str]) -> dict[str, Any]:
@@ -359,7 +328,7 @@ def _layers(
     """``(source, layer)`` in precedence order, low to high (see the module docstring), each
     normalized, without retired keys, the untrusted ones restricted (:func:`restrict_untrusted`)."""
     user = _trusted_layer(str(config), _read_toml(config), warnings)
-    environment = drop_retired(env_layer(env), "environment", warnings)
+    environment = environment_layer(env, warnings)
     scoped = _normalize(_dotted(dict(editor))) if editor else {}
     user_editor = _trusted_layer("user settings", scoped, warnings)
     command_line = _trusted_layer("command line", _normalize(_dotted(dict(flags))) if flags else {}, warnings)
@@ -379,7 +348,7 @@ def _layers(
         for name, layer in untrusted
     ]
     in_file = restricted[:1] if root is not None else []
-    layers += [*in_file, ("environment", environment), ("user settings", user_editor)]
+    layers += [*in_file, (SOURCE, environment), ("user settings", user_editor)]
     layers += [*restricted[len(in_file) :], ("command line", command_line)]
     return layers
 

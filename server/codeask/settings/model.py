@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticUndefined
 
@@ -42,6 +42,7 @@ __all__ = [
     "trusted_only",
     "add_only",
     "template_path",
+    "rejection",
     "TRUST_MARKER",
 ]
 
@@ -326,3 +327,15 @@ def template_path(name: str, rel: str, root: Path) -> Path:
     if not path.is_relative_to(real_root):
         raise TemplateOutsideRoot(f"templates.{name}: @{rel} leads outside the workspace root (symlink)")
     return path
+
+
+def rejection(data: dict[str, Any]) -> str | None:
+    """Why :class:`Settings` rejects ``data`` (a partial nested layer, e.g. ``{"llm": {"timeout":
+    "abc"}}``): pydantic's message of its first error ("Input should be greater than 0", "unknown
+    setting" for a key the model lacks), or ``None`` when it is valid."""
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"]
+        return "unknown setting" if msg == "Extra inputs are not permitted" else str(msg)
+    return None

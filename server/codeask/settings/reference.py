@@ -20,7 +20,8 @@ from typing import Literal, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from codeask.settings.layers import ADD_ONLY, ENV_VARS, TRUSTED_ONLY
+from codeask.settings.environment import ENV_VARS
+from codeask.settings.layers import ADD_ONLY, TRUSTED_ONLY
 from codeask.settings.model import Settings
 from codeask.settings.retired import DEPRECATED, RETIRED
 
