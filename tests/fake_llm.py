@@ -394,14 +394,14 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._sse(data, event)
             return True
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             if path.endswith("/models"):
                 self._send_json(200, {"object": "list", "data": []})
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""

@@ -109,11 +109,10 @@ class S3Server:
             "-master.volumeSizeLimitMB=64", "-volume.max=0",
             *(f"-{name}={port}" for name, port in ports.items()),
         ]
-        log = open(self.folder / "weed.log", "ab")
-        self.proc = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
-        )
-        log.close()
+        with open(self.folder / "weed.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
+            )
         deadline = time.monotonic() + timeout
         last: Exception | None = None
         while time.monotonic() < deadline:

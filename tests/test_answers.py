@@ -146,9 +146,9 @@ def test_fit_drops_lowest_ranked_documents_then_shortens():
         return "\n".join(d.content for d in ds)
 
     whole = len(render(docs[:2]))
-    kept, prompt, tokens = fit_documents(docs, render, count, whole)
+    kept, _, tokens = fit_documents(docs, render, count, whole)
     assert [d.path for d in kept] == ["a.py", "b.py"] and tokens <= whole
-    kept, prompt, tokens = fit_documents(docs, render, count, whole // 2)
+    kept, _, tokens = fit_documents(docs, render, count, whole // 2)
     assert [d.path for d in kept] == ["a.py", "b.py"] and tokens <= whole // 2
     shortened = [d for d in kept if d.end_line - d.start_line + 1 < 40]
     assert shortened, "the longest document was cut"

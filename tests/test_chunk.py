@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import pathlib
 import threading
@@ -620,7 +621,7 @@ def test_language_for(path, lang):
 
 def test_chunk_is_frozen():
     c = chunk_text("a.py", "x = 1\n")[0]
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         c.symbol = "y"  # type: ignore[misc]
 
 

@@ -141,7 +141,7 @@ def test_kill_during_cold_index_converges(tmp_path):
     ]
     for name, moment in moments:
         proc = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(root)], env=env)
-        reached = _wait_until(lambda: moment() or proc.poll() is not None)
+        reached = _wait_until(lambda moment=moment, proc=proc: moment() or proc.poll() is not None)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         assert reached and proc.returncode == -signal.SIGKILL, f"the run ended before the kill ({name})"

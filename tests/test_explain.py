@@ -15,7 +15,6 @@ from codeask.query.pipeline import Cancelled
 from codeask.query.steps.explain_answer import BRIEF_REPLY_TOKENS, CUT_MARK, CachedReply, cut_at_sentence
 from codeask.workspace import Workspace
 
-
 #: Seconds before a wait is a hang (never a speed goal).
 HANG = 60
 
@@ -347,11 +346,11 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 def test_explain_prompt_snapshot(brief):
     """The built-in explain prompt for a fixed span and documents: a template change is a reviewed
     diff (regenerate with CODEASK_UPDATE_SNAPSHOTS=1)."""
-    from codeask.query.templates import Templates
     from codeask.query.explain import Span
     from codeask.query.options import ExplainSelection, RetrievalOptions
     from codeask.query.pipeline import Document, Query
     from codeask.query.steps.explain_answer import ExplainAnswer
+    from codeask.query.templates import Templates
 
     span = Span("src/shop/redirects.py", "/ws", "/ws/src/shop/redirects.py", 12, 15,
                 "\n".join(REDIRECTS.splitlines()[11:15]),

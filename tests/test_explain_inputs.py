@@ -143,7 +143,7 @@ def test_mcp_explain_code_refuses_the_same_files(sample_workspace, tmp_path):
     (sample_workspace / "src/shop/blank.py").write_text("\n\n\n", encoding="utf-8")
     with pytest.raises(ToolError, match="is a folder, not a file"):
         engine.files.selection("src/shop", 1, 1)
-    with pytest.raises(ToolError, match="^nothing to explain: .*holds only blank lines"):  # before any indexing
+    with pytest.raises(ToolError, match=r"^nothing to explain: .*holds only blank lines"):  # before any indexing
         engine.explain_code("src/shop/blank.py", 1, 2)
 
 
@@ -166,7 +166,7 @@ async def test_language_server_refuses_the_same_files(sample_workspace, tmp_path
             with pytest.raises(JsonRpcInvalidParams, match=f"^(cannot|nothing to) explain: .*{path}.* {says}") as err:
                 await cmd(client, "codeask.explain", uri(sample_workspace / path), rng)
             assert "\n" not in str(err.value) and "Traceback" not in str(err.value), (path, str(err.value))
-        with pytest.raises(JsonRpcInvalidParams, match="^cannot explain: untitled:Untitled-1 is not a file on disk$"):
+        with pytest.raises(JsonRpcInvalidParams, match=r"^cannot explain: untitled:Untitled-1 is not a file on disk$"):
             await cmd(client, "codeask.explain", "untitled:Untitled-1", rng)
         await cmd(client, "codeask.status")  # a round trip: any message sent with a refusal has arrived
         said = [m.message for m in client.messages if "explain" in m.message]

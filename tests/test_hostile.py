@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsprotocol import types as lsp
 
 from tests.conftest import SAMPLE
 from tests.fake_llm import FakeLLMServer

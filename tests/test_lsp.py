@@ -128,7 +128,7 @@ async def wait_indexed(client, timeout: float = 120, vectors: bool = True) -> di
 
 def check_progress(reports: dict, title: str) -> list:
     """The one progress of ``title``: created (token known), begin, report(s) with a percentage, end."""
-    for token, values in reports.items():
+    for values in reports.values():
         if values and isinstance(values[0], lsp.WorkDoneProgressBegin) and values[0].title == title:
             assert isinstance(values[-1], lsp.WorkDoneProgressEnd), values
             middle = values[1:-1]
@@ -499,7 +499,7 @@ def requests_copy(requests_sdist, tmp_path_factory):
 
 def _pct(values: list[float], p: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 @pytest.mark.slow

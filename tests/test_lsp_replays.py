@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp

@@ -36,7 +36,7 @@ def test_fusion_scores_files_by_best_chunk_and_downweights():
     b = 1 / 63 + 1 / 61
     t = (1 / 61 + 1 / 63) * 0.5
     scores = {}
-    for score, file_score, _, hit in fused:
+    for _score, file_score, _, hit in fused:
         scores.setdefault(hit.path, file_score)
     assert scores["a.py"] == pytest.approx(a)
     assert scores["b.py"] == pytest.approx(b)
@@ -92,8 +92,8 @@ def test_sources_are_distinct_files_from_documents_in_order():
     assert ans.sources[0].uri == "file:///ws/b.py#L3-L4"
     # a file's further documents are listed (and linked) under it, each with its own lines
     assert ans.markdown.endswith(
-        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4 \"codeask:{0}\"), [30-40](file:///ws/b.py#L30-L40 \"codeask:{1}\")\n"
-        "2. [a.py:1-2](file:///ws/a.py#L1-L2 \"codeask:{2}\")\n".format(
+        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4 \"codeask:{}\"), [30-40](file:///ws/b.py#L30-L40 \"codeask:{}\")\n"
+        "2. [a.py:1-2](file:///ws/a.py#L1-L2 \"codeask:{}\")\n".format(
             *(span["anchor"]["hash"] for s in ans.sources for span in s.spans)
         )
     )

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from codeask.index.rows import Hit
 from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps import evidence
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
 from codeask.query.steps.retrieve import named_file_ranking
-from codeask.index.rows import Hit
 from codeask.workspace import Workspace
 
 PY_TRACE = """I get this when the server is down:
@@ -335,7 +335,7 @@ def test_report_evidence_constant_turns_the_reading_of_reports_off(tmp_path, mon
         return Workspace([root]).build_pipeline(llm=None).run(Query(CLI_TRACE))
 
     on = run()
-    assert [f.path for f in on.parts.frames][0].endswith("site-packages/tabcheck/cli.py")
+    assert on.parts.frames[0].path.endswith("site-packages/tabcheck/cli.py")
     assert on.search_texts[0] != CLI_TRACE  # frame lines and the source under them left the search text
     retrieve = next(e for e in on.history if e.step == "retrieve")
     assert retrieve.data["frame_hits"] >= 1

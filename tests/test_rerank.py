@@ -173,7 +173,7 @@ def test_missing_model_is_a_clear_error_without_download(tmp_path, monkeypatch):
     assert "rerank.model" in message and "model.onnx" in message and "never downloads" in message
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(RerankModelError, match="no model.onnx"):
+    with pytest.raises(RerankModelError, match=r"no model\.onnx"):
         CrossEncoder(str(empty))
     with pytest.raises(RerankModelError, match="folder not found"):
         CrossEncoder(str(tmp_path / "missing"))
@@ -184,7 +184,7 @@ def test_pipeline_fails_at_build_when_rerank_model_missing(sample_workspace, tmp
     from codeask.workspace import Workspace
 
     ws = Workspace([sample_workspace], flags={"rerank.enabled": True, "rerank.model": str(tmp_path / "nope")})
-    with pytest.raises(RerankModelError, match="rerank.model"):
+    with pytest.raises(RerankModelError, match=r"rerank\.model"):
         ws.build_pipeline(llm=None)
 
 
@@ -222,7 +222,7 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     assert len(q.history[3].documents) >= 2
     # rerank: shipping.py (contains "express") first, top_k = 2 kept, scores descending
     reranked = q.history[4].documents
-    assert [d.path for d in reranked][0] == "src/shop/shipping.py"
+    assert reranked[0].path == "src/shop/shipping.py"
     assert len(reranked) == 2
     assert reranked[0].score >= reranked[1].score
     # widening after rerank keeps the reranked files, in their order, each leading with its reranked span

@@ -57,14 +57,14 @@ def test_auto_provider(tmp_path, env, provider):
 
 def test_invalid_values_name_the_key(tmp_path):
     (tmp_path / ".codeask.toml").write_text("[retrieval\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match=".codeask.toml"):  # unreadable TOML: nothing to keep
+    with pytest.raises(SettingsError, match=r"\.codeask\.toml"):  # unreadable TOML: nothing to keep
         load_settings(tmp_path, env={})
     # A trusted layer's bad value is an error naming the key.
-    with pytest.raises(SettingsError, match="retrieval.top_k"):
+    with pytest.raises(SettingsError, match=r"retrieval\.top_k"):
         load_settings(tmp_path / "none", env={}, flags={"retrieval.top_k": 0})
     config = tmp_path / "user.toml"
     config.write_text("[retrieval]\nmax_files = -5\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match="retrieval.max_files"):
+    with pytest.raises(SettingsError, match=r"retrieval\.max_files"):
         load_settings(None, env={}, user_config=config)
 
 
@@ -240,7 +240,7 @@ def test_at_path_templates_stay_inside_the_root(tmp_path, rel):
     (root / "file-link.j2").symlink_to(outside / "outside.j2")
     (root / ".codeask.toml").write_text(f'[templates]\nanswer = "@{rel}"\n')
     s = load_settings(root, env={})
-    with pytest.raises(SettingsError, match="templates.answer"):
+    with pytest.raises(SettingsError, match=r"templates\.answer"):
         s.template_source("answer")
 
 
@@ -307,7 +307,7 @@ def test_positive_int_refuses_the_same_values_everywhere(tmp_path, value):
     if value is not None:
         (tmp_path / "root").mkdir()
         ws = Workspace([tmp_path / "root"], env={"CODEASK_CACHE_DIR": str(tmp_path / "cache")})
-        with pytest.raises(ValueError, match="^top_k: "):
+        with pytest.raises(ValueError, match=r"^top_k: "):
             ws.ask("where is the config read", top_k=value, no_llm=True)
 
 

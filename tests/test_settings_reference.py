@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from codeask.settings import load_settings
-from codeask.settings.reference import leaf_settings, main, render
 from codeask.settings.defaults import DEFAULT_EXCLUDES, DEFAULT_SECRET_PATTERNS
+from codeask.settings.reference import leaf_settings, main, render
 from codeask.settings.retired import DEPRECATED, RETIRED
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
