@@ -29,8 +29,10 @@ points; :data:`TRUSTED_ONLY` lists them) is dropped from an untrusted layer with
 (:attr:`Settings.warnings`) naming the key and where to set it. A list marked :func:`add_only`
 given by an untrusted layer is added to the trusted value instead of replacing it. A value of an
 untrusted layer that the model rejects (an unknown key, a wrong type, a number out of range such
-as ``retrieval.top_k = 0``) is dropped the same way, with one warning naming the key; in a
-trusted layer it is an error (:class:`SettingsError`, naming the key). A retired key
+as ``retrieval.top_k = 0``) is dropped the same way, with one warning naming the key, and so is
+one of the environment (the warning names the variable: :mod:`~codeask.settings.environment`); in
+another trusted layer it is an error (:class:`SettingsError`, naming the key and that layer alone).
+A retired key
 (:data:`~codeask.settings.retired.RETIRED`, now a constant) is dropped from any layer with one
 warning; a deprecated one (:data:`~codeask.settings.retired.DEPRECATED`) works, with one warning.
 ``docs/settings.md`` lists every setting (:mod:`codeask.settings.reference`).
