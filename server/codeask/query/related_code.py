@@ -1,0 +1,177 @@
+"""A symbol's neighbourhood in the symbol graph: where it is defined, who calls it, what it calls.
+
+What ``codeask related``, the MCP tool ``related_code``, the LSP command ``codeask.related`` and a
+caller question of ``codeask ask`` (:mod:`codeask.query.steps.expand`) answer from. Callers and
+callees belong to a definition's own lines (:mod:`codeask.query.sites`): a chunk packing several
+definitions gives each its own callers and callees. Each link says how sure it is
+(:func:`codeask.query.resolve.sureness`); a callee reached only by its name (``d.get()`` on a dict)
+is listed only when the project defines that name once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codeask.index.chunking.symbols import Definition
+from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
+from codeask.query.resolve import NAME_ONLY, SURE, defined_symbol, definitions_of
+from codeask.query.sites import Site, narrowed, own_names, use_sites
+from codeask.uris import file_uri
+
+if TYPE_CHECKING:
+    from codeask.index.edges import Linked
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["Location", "RelatedCode", "related", "caller_sites", "parse_symbol"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A definition of one root: ``root`` (absolute folder), ``path`` (POSIX, relative), 1-based
+    inclusive lines, its ``symbol``, and ``name``, the name that links it (the symbol asked about
+    for a definition or caller, the name called for a callee)."""
+
+    root: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    name: str
+    sure: float = SURE
+    """How sure the link is (:func:`~codeask.query.resolve.sureness`; definitions: 1.0)."""
+
+    @classmethod
+    def of(cls, root: str, hit: Hit, name: str, sure: float = SURE) -> Location:
+        """The location of ``hit`` (a chunk, or one narrowed to a definition)."""
+        return cls(root, hit.path, hit.start_line, hit.end_line, hit.symbol, name, sure)
+
+    @property
+    def uri(self) -> str:
+        """``file:///abs/path#Lstart-Lend``."""
+        return file_uri(str(Path(self.root) / self.path), self.start_line, self.end_line)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields and ``uri`` as a plain dict."""
+        return {**asdict(self), "uri": self.uri}
+
+
+@dataclass
+class RelatedCode:
+    """A symbol's neighbourhood in the graph: where it is defined, the definitions that use it
+    (``callers``, surest first) and the definitions its definitions use (``callees``, surest first)."""
+
+    symbol: str
+    definitions: list[Location] = field(default_factory=list)
+    callers: list[Location] = field(default_factory=list)
+    callees: list[Location] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"symbol", "definitions", "callers", "callees"}``, locations as :meth:`Location.to_json`."""
+        kinds = {k: [x.to_json() for x in getattr(self, k)] for k in ("definitions", "callers", "callees")}
+        return {"symbol": self.symbol, **kinds}
+
+
+def parse_symbol(symbol: str) -> str:
+    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``).
+
+    Raises:
+        ValueError: ``symbol`` is not an identifier or dotted name.
+    """
+    symbol = symbol.strip()
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*", symbol):
+        raise ValueError(f"not a symbol name: {symbol[:80]!r} (give a name such as send or Session.send)")
+    return symbol.replace("::", ".")
+
+
+def _matches(symbol: str, hit: Hit) -> bool:
+    """Whether ``hit`` (narrowed to a definition) is ``symbol`` (``send``; dotted ``Session.send``
+    when its qualified symbol ends so, or ``sessions.send`` when its file is named so)."""
+    if "." not in symbol:
+        return True
+    qualifier = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+    stem = hit.path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return hit.symbol == symbol or hit.symbol.endswith("." + symbol) or qualifier == stem
+
+
+def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
+    """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
+    it (``None``: the whole chunk), by path and line."""
+    name = symbol.rsplit(".", 1)[-1]
+    out = []
+    for row in store.definers([name], LOOKUP_LIMIT):
+        inner = next((d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name), None)
+        if _matches(symbol, narrowed(row.hit, inner)):
+            out.append((row, inner))
+    return out
+
+
+def caller_sites(store: Store, name: str, defs: Sequence[Hit]) -> list[Site]:
+    """The definitions in ``store`` that use ``name`` as code, each narrowed to its lines and as sure
+    as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
+    and line; a definition is not its own caller."""
+    targets = [(d.symbol, d.path) for d in defs]
+    own = {(d.path, d.start_line) for d in defs}
+    sites = [s for row in store.referrers([name], LOOKUP_LIMIT) for s in use_sites(row.hit, name, targets)]
+    sites = [s for s in sites if (s.hit.path, s.hit.start_line) not in own]
+    return sorted(sites, key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
+
+
+def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
+    """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
+    of each name; name-only ones only for a name defined once."""
+    wanted: dict[str, list[Hit]] = defaultdict(list)
+    for row, inner in defs:
+        for n in own_names(row.hit, inner) & set(row.refs):
+            if usable(n):
+                wanted[n].append(narrowed(row.hit, inner))
+    found: dict[str, list[Hit]] = defaultdict(list)
+    for row in store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
+        for n in row.defines:
+            if n in wanted:
+                found[n].append(row.hit)
+    out = []
+    for n, targets in found.items():
+        if len(targets) > MAX_DEFINITIONS:
+            continue
+        scored = [_callee(n, t, wanted[n]) for t in targets]
+        top = max(sure for _, sure in scored)
+        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (top <= NAME_ONLY and len(scored) == 1)]
+    return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
+
+
+def _callee(name: str, target: Hit, users: Sequence[Hit]) -> tuple[Hit, float]:
+    """``target`` (a chunk defining ``name``) narrowed to that definition, and how sure the uses by
+    ``users`` (definitions, narrowed) are of it."""
+    symbol = defined_symbol(target, name)
+    inner = next((d for d in definitions_of(target.content, target.language) if d.name == name), None)
+    sure = max((s.sure for u in users for s in use_sites(u, name, [(symbol, target.path)])), default=0.0)
+    return narrowed(target, inner), sure
+
+
+def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
+    """The definitions, callers and callees of ``symbol`` (``should_strip_auth``, ``Session.send``)
+    across ``(root, store)`` pairs, at most ``limit`` of each (callers and callees surest first).
+
+    Raises:
+        ValueError: ``symbol`` is not an identifier or dotted name (:func:`parse_symbol`).
+    """
+    symbol = parse_symbol(symbol)
+    name = symbol.rsplit(".", 1)[-1]
+    out = RelatedCode(symbol)
+    for root, store in stores:
+        defs = definitions(store, symbol)
+        hits = [narrowed(row.hit, inner) for row, inner in defs]
+        out.definitions += [Location.of(root, d, name) for d in hits]
+        out.callers += [Location.of(root, s.hit, name, s.sure) for s in caller_sites(store, name, hits)]
+        out.callees += [Location.of(root, hit, n, sure) for hit, n, sure in _callees(store, defs)]
+    out.callers.sort(key=lambda x: -x.sure)
+    out.callees.sort(key=lambda x: -x.sure)
+    for kind in (out.definitions, out.callers, out.callees):
+        kind[limit:] = []
+    return out
