@@ -68,13 +68,16 @@ def _index(service: Any) -> dict[str, Any]:
 
 def related_text(found: dict[str, Any]) -> str:
     """The text of ``codeask related``: a heading per kind, one ``path:start-end  symbol`` line per
-    location, with ``(sure 0.3)`` on links less than sure."""
+    location (``(top level)`` for a caller outside every definition), with ``(sure 0.3)`` on links
+    less than sure."""
     out = []
     for kind in ("definitions", "callers", "callees"):
         lines = []
         for x in found[kind]:
             sure = f"  (sure {x['sure']:.1f})" if x["sure"] < 1.0 else ""
-            called = f" -> {x['name']}" if x["symbol"] and x["symbol"].rsplit(".", 1)[-1] != x["name"] else ""
-            lines.append(f"  {x['path']}:{x['start_line']}-{x['end_line']}  {x['symbol'] or x['name']}{called}{sure}")
+            named = kind == "callees" and x["symbol"] and x["symbol"].rsplit(".", 1)[-1] != x["name"]
+            called = f" -> {x['name']}" if named else ""
+            label = x["symbol"] or ("(top level)" if kind == "callers" else x["name"])
+            lines.append(f"  {x['path']}:{x['start_line']}-{x['end_line']}  {label}{called}{sure}")
         out.append(f"{kind} of {found['symbol']}:\n" + ("\n".join(lines) or "  none found"))
     return "\n\n".join(out)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
-from codeask.query.resolve import NAME_ONLY, SURE, defined_symbol, definitions_of
-from codeask.query.sites import Site, narrowed, own_names, use_sites
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
+from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
@@ -101,25 +101,53 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
-    it (``None``: the whole chunk), by path and line."""
+    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line."""
     name = symbol.rsplit(".", 1)[-1]
     out = []
     for row in store.definers([name], LOOKUP_LIMIT):
         inner = next((d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name), None)
         if _matches(symbol, narrowed(row.hit, inner)):
             out.append((row, inner))
-    return out
+    bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
+    return bodies or out  # a C prototype or forward declaration only where no body is indexed
 
 
-def caller_sites(store: Store, name: str, defs: Sequence[Hit]) -> list[Site]:
+def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
     """The definitions in ``store`` that use ``name`` as code, each narrowed to its lines and as sure
     as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
-    and line; a definition is not its own caller."""
+    and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
+    too: a chunk's stored references leave out the names it defines, not its other definitions' uses."""
     targets = [(d.symbol, d.path) for d in defs]
-    own = {(d.path, d.start_line) for d in defs}
-    sites = [s for row in store.referrers([name], LOOKUP_LIMIT) for s in use_sites(row.hit, name, targets)]
-    sites = [s for s in sites if (s.hit.path, s.hit.start_line) not in own]
-    return sorted(sites, key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
+    rows = {r.hit.id: r.hit for r in store.referrers([name], LOOKUP_LIMIT)} | {c.id: c for c in chunks}
+    sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
+    sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
+    return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
+
+
+def _within(site: Hit, definition: Hit) -> bool:
+    """Whether ``site`` is ``definition`` itself: inside its lines, or overlapping them under its
+    symbol (the chunk a split definition starts in)."""
+    if site.path != definition.path or site.start_line > definition.end_line or definition.start_line > site.end_line:
+        return False
+    inside = definition.start_line <= site.start_line and site.end_line <= definition.end_line
+    return inside or site.symbol == definition.symbol
+
+
+def _joined(sites: list[Site]) -> list[Site]:
+    """``sites`` with the parts of one definition the chunker split (same path and symbol, each
+    starting where the last ended) joined into one, as sure as its surest part."""
+    out: list[Site] = []
+    for site in sorted(sites, key=lambda s: (s.hit.path, s.hit.start_line)):
+        last = out[-1].hit if out else None
+        same = last is not None and (last.path, last.symbol) == (site.hit.path, site.hit.symbol)
+        if last is not None and same and last.start_line < site.hit.start_line <= last.end_line + 1:
+            tail = site.hit.content.split("\n")[last.end_line + 1 - site.hit.start_line :]
+            content = "\n".join([last.content, *tail]) if tail else last.content
+            joined = replace(last, end_line=max(last.end_line, site.hit.end_line), content=content)
+            out[-1] = Site(joined, max(out[-1].sure, site.sure))
+            continue
+        out.append(site)
+    return out
 
 
 def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
@@ -136,12 +164,15 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
             if n in wanted:
                 found[n].append(row.hit)
     out = []
-    for n, targets in found.items():
+    for n, found_targets in found.items():
+        bodies = [t for t in found_targets if any(d.name == n for d in definitions_of(t.content, t.language))]
+        targets = bodies or found_targets  # a C function's body, not its prototype in a header
         if len(targets) > MAX_DEFINITIONS:
             continue
         scored = [_callee(n, t, wanted[n]) for t in targets]
         top = max(sure for _, sure in scored)
-        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (top <= NAME_ONLY and len(scored) == 1)]
+        unique = top <= NAME_ONLY and len(scored) == 1
+        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
@@ -149,9 +180,8 @@ def _callee(name: str, target: Hit, users: Sequence[Hit]) -> tuple[Hit, float]:
     """``target`` (a chunk defining ``name``) narrowed to that definition, and how sure the uses by
     ``users`` (definitions, narrowed) are of it."""
     symbol = defined_symbol(target, name)
-    inner = next((d for d in definitions_of(target.content, target.language) if d.name == name), None)
     sure = max((s.sure for u in users for s in use_sites(u, name, [(symbol, target.path)])), default=0.0)
-    return narrowed(target, inner), sure
+    return declaration(target, name), sure
 
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
@@ -166,9 +196,10 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
     out = RelatedCode(symbol)
     for root, store in stores:
         defs = definitions(store, symbol)
-        hits = [narrowed(row.hit, inner) for row, inner in defs]
+        hits = [declaration(row.hit, name) for row, _ in defs]
         out.definitions += [Location.of(root, d, name) for d in hits]
-        out.callers += [Location.of(root, s.hit, name, s.sure) for s in caller_sites(store, name, hits)]
+        chunks = [row.hit for row, _ in defs]
+        out.callers += [Location.of(root, s.hit, name, s.sure) for s in caller_sites(store, name, hits, chunks)]
         out.callees += [Location.of(root, hit, n, sure) for hit, n, sure in _callees(store, defs)]
     out.callers.sort(key=lambda x: -x.sure)
     out.callees.sort(key=lambda x: -x.sure)

@@ -63,8 +63,10 @@ def sureness(
     best over those uses: :data:`SURE` through the definition's class or its file's module (a
     top-level one also through its folder's package, or bare); :data:`TYPED` through a variable where the definition's class is named; the
     import-alias guess ``0.5`` for a top-level one reached through a lowercase word that is no local
-    variable (not in Go, where a qualifier is a package); else :data:`NAME_ONLY`. ``0.0`` when
-    those lines never use ``name`` as code (a word in a comment or a string)."""
+    variable (not in Go or Rust, where a qualifier is a package or module); else
+    :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name`` as code (a word in a comment or
+    a string), or only through another Go package or Rust module (``http.Handler`` is not the
+    project's ``Handler``)."""
     uses = found.of(name, *lines)
     if not uses:
         return NONE
@@ -72,16 +74,22 @@ def sureness(
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
     named = bool(owner) and bool(found.of(owner, *lines))
-    best = NAME_ONLY
+    go = language == "go"
+    packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
+    best = NONE
     for use in uses:
         r = use.receiver
-        if (r == "" and not owner) or (r and r == owner) or (r in modules and (not owner or r == stem)):
+        module = use.plain and r in modules
+        if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             return SURE
-        if r in SELF or r in {"", "?"} or r in modules:
+        if packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"} and not module:
+            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry)
+        best = max(best, NAME_ONLY)
+        if r in SELF or r in {"", "?"} or module:
             continue
         if named:
             best = max(best, TYPED)
-        elif not owner and r[:1].islower() and r not in found.bound and language != "go":
+        elif not owner and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS)
     return best
 

@@ -24,7 +24,7 @@ from codeask.query.uses import Uses, uses_in
 if TYPE_CHECKING:
     from codeask.index.rows import Hit
 
-__all__ = ["Site", "narrowed", "inner_definition", "use_sites", "own_names", "matched_symbol"]
+__all__ = ["Site", "narrowed", "declaration", "inner_definition", "use_sites", "own_names", "matched_symbol"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -41,17 +41,40 @@ class Site:
 
 def narrowed(hit: Hit, inner: Definition | None) -> Hit:
     """``hit`` cut to ``inner`` (a definition of its content): lines, content and qualified symbol
-    (:func:`~codeask.query.resolve.scoped`); ``hit`` itself for ``None``."""
+    (:func:`~codeask.query.resolve.scoped`); ``hit`` itself for ``None``. The head of a definition
+    split over several chunks (it parses as one line, nothing after it) runs to the chunk's end."""
     if inner is None:
         return hit
-    lines = split_lines(hit.content)[inner.start_line - 1 : inner.end_line]
+    lines = split_lines(hit.content)
+    end = inner.end_line
+    defs = definitions_of(hit.content, hit.language)
+    if end == inner.start_line and not any(d.start_line > end for d in defs):
+        end = len(lines)  # a large definition the chunker split: its head parses as one line
     return replace(
         hit,
         start_line=hit.start_line + inner.start_line - 1,
-        end_line=hit.start_line + inner.end_line - 1,
-        content="\n".join(lines),
+        end_line=hit.start_line + end - 1,
+        content="\n".join(lines[inner.start_line - 1 : end]),
         symbol=scoped(hit, inner),
     )
+
+
+def declaration(hit: Hit, name: str) -> Hit:
+    """``hit`` (a chunk defining ``name``) cut to that definition: its tree-sitter definition
+    (:func:`narrowed`), else from the first line naming it to the chunk's end when the chunk is
+    named so (the head of a definition the chunker split, which parses as none), else that line
+    (a C macro or prototype, a constant), else the whole chunk."""
+    inner = next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
+    if inner is not None:
+        return narrowed(hit, inner)
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    lines = split_lines(hit.content)
+    at = next((i for i, line in enumerate(lines) if word.search(line)), None)
+    if at is None:
+        return hit
+    if hit.symbol.rsplit(".", 1)[-1] == name:  # the head of a definition the chunker split
+        return replace(hit, start_line=hit.start_line + at, content="\n".join(lines[at:]))
+    return replace(hit, start_line=hit.start_line + at, end_line=hit.start_line + at, content=lines[at], symbol=name)
 
 
 def inner_definition(hit: Hit, line: int) -> Definition | None:
@@ -73,8 +96,22 @@ def use_sites(hit: Hit, name: str, targets: list[tuple[str, str]]) -> list[Site]
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
         sure = max((_link(found, name, t, hit, span) for t in targets), default=NONE)
         if sure > NONE:
-            out.append(Site(narrowed(hit, inner), sure))
+            out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
+
+
+def _outside(hit: Hit, lines: list[int]) -> Hit:
+    """``hit`` cut to the lines (1-based, of the chunk) of its uses outside every definition, with no
+    symbol (module-level code: ``ky = createInstance()``); the whole chunk when it holds no
+    definition at all (a part of a definition the chunker split)."""
+    if not definitions_of(hit.content, hit.language):
+        return hit
+    loose = [n for n in lines if inner_definition(hit, n) is None]
+    first, last = min(loose), max(loose)
+    text = "\n".join(split_lines(hit.content)[first - 1 : last])
+    return replace(
+        hit, start_line=hit.start_line + first - 1, end_line=hit.start_line + last - 1, content=text, symbol=""
+    )
 
 
 def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int]) -> float:

@@ -127,6 +127,9 @@ class Use:
     receiver: str
     line: int
     kind: str
+    plain: bool = False
+    """Whether the receiver is a bare identifier that may name a module (``pkg`` of ``pkg.f``,
+    ``module::f``; not ``self.pkg.f``, ``g().f``, nor a Rust or C value's field ``v.f``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,16 +174,17 @@ def _walk(root: Any) -> Iterator[Any]:
         stack.extend(reversed(node.named_children))
 
 
-def _classify(node: Any) -> tuple[str, str] | None:
-    """``(receiver, kind)`` of an identifier node, or ``None`` when it names a definition, a
+def _classify(node: Any) -> tuple[str, str, bool] | None:
+    """``(receiver, kind, plain)`` of an identifier node (:class:`Use`), or ``None`` when it names a definition, a
     keyword argument or a field being declared (no use)."""
     parent = node.parent
     if parent is None:
-        return "", "use"
-    outer, receiver, kind = node, "", "use"
+        return "", "use", False
+    outer, receiver, kind, plain = node, "", "use", False
     if parent.type in _MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
         receiver, outer = (_word(before) if before is not None else "?"), parent
+        plain = before is not None and before.type.endswith("identifier") and parent.type != "field_expression"
     elif parent.type in _DEFINES and parent.child_by_field_name(_DEFINES[parent.type]) == node:
         return None
     if parent.type == "method_invocation" and parent.child_by_field_name("name") == node:
@@ -191,9 +195,9 @@ def _classify(node: Any) -> tuple[str, str] | None:
     up = node.parent
     while up is not None:
         if up.type in _IMPORTS:
-            return receiver, "import"
+            return receiver, "import", plain
         up = up.parent
-    return receiver, kind
+    return receiver, kind, plain
 
 
 def _binds(node: Any) -> bool:
@@ -225,5 +229,5 @@ def uses_in(content: str, language: str) -> Uses:
             bound.add(name)
         found = _classify(node)
         if found is not None:
-            out.append(Use(name, found[0], node.start_point.row + 1, found[1]))
+            out.append(Use(name, found[0], node.start_point.row + 1, found[1], found[2]))
     return Uses(tuple(out), frozenset(bound))

@@ -33,11 +33,12 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
     seen: set[tuple[str, int]] = set()
     for symbol in symbols:
         name = symbol.rsplit(".", 1)[-1]
-        defs = [narrowed(row.hit, inner) for row, inner in definitions(store, symbol)]
+        found = definitions(store, symbol)
+        defs = [narrowed(row.hit, inner) for row, inner in found]
         if not defs:
             continue
         where = f"{target.label + '/' if target.label else ''}{defs[0].path}:{defs[0].start_line}"
-        for site in caller_sites(store, name, defs)[:MAX_CALLERS]:
+        for site in caller_sites(store, name, defs, [row.hit for row, _ in found])[:MAX_CALLERS]:
             if (site.hit.path, site.hit.start_line) in seen:
                 continue
             seen.add((site.hit.path, site.hit.start_line))
