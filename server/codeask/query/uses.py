@@ -64,6 +64,7 @@ _BINDS = frozenset(
         "assignment",
         "augmented_assignment",
         "short_var_declaration",
+        "range_clause",
         "var_spec",
         "let_declaration",
         "variable_declarator",
@@ -205,8 +206,10 @@ def _binds(node: Any) -> bool:
     parent = node.parent
     if parent is None or node.type != "identifier" or parent.child_by_field_name("type") == node:
         return False
-    if "parameter" in parent.type:
+    if "parameter" in parent.type or parent.type.endswith("pattern"):  # (**kwargs, a, b = ...)
         return True
+    if parent.type == "expression_list" and parent.parent is not None:  # Go: a, err := f()
+        parent, node = parent.parent, parent
     return parent.type in _BINDS and parent.named_child_count > 0 and parent.named_children[0] == node
 
 
