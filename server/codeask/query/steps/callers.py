@@ -49,11 +49,12 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
 
 def with_sites(doc: Document, sites: list[Document]) -> list[Document]:
     """``doc`` (a retrieved file's span) with that file's caller ``sites``: the sites it holds take
-    its place (the first with its rank, score and empty ``via``), the others follow as added spans
-    (``extra``); ``doc`` stays first when it holds none."""
+    its place (the first with its rank and score), the others follow as added spans (``extra``);
+    ``doc`` stays first when it holds none. All keep an empty ``via``: the file was retrieved, and
+    the prompt keeps its spans together."""
     inside = [s for s in sites if doc.start_line <= s.start_line and s.end_line <= doc.end_line]
-    rest = [replace(s, extra=True) for s in sites if s not in inside]
+    rest = [replace(s, extra=True, via="", via_path="") for s in sites if s not in inside]
     if not inside:
         return [doc, *rest]
     lead = replace(inside[0], score=doc.score, via="", via_path="", extra=doc.extra)
-    return [lead, *(replace(s, score=doc.score, extra=True) for s in inside[1:]), *rest]
+    return [lead, *(replace(s, score=doc.score, extra=True, via="", via_path="") for s in inside[1:]), *rest]
