@@ -5,17 +5,25 @@ After ``one_per_file`` (and rerank), the first ``seeds`` documents are looked up
 types, the chunks that call what they define, and the definitions of the names the question spells
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
 Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
-:func:`codeask.query.resolve.how_sure`), restarting at the hits in proportion to
+:func:`codeask.query.resolve.sureness`), restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples.
 
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
-document per file (the chunk the edge leads to), each saying why in ``Document.via``; they take the
+document per file (the chunk the edge leads to; for a caller, the calling definition, never an
+import block), each saying why in ``Document.via``; they take the
 places of the weakest retrieved files when ``max_files`` is reached, never those of the seeds. The
 answer's prompt moves each right after the file it was reached from, so it reads along the call
 chain (:func:`~codeask.query.pipeline.along_chain`), while the sources keep the retrieval ranks
 (moving them up cost 0.035 MRR on the requests question set). The event records every addition
 with its edge and rank.
+
+A question that asks for the callers of a symbol ("callers of `should_strip_auth`", "who calls
+Session.send": :func:`~codeask.query.intent.caller_symbols`) also gets them from the graph, tests
+included, each cited at the calling definition (:mod:`codeask.query.steps.callers`): in a retrieved
+file they replace the span holding them, caller files retrieval missed come first among the added.
+Every document is labelled by the definition in it that matches the question best, not by its
+chunk's first (:func:`relabelled`).
 """
 
 from __future__ import annotations
