@@ -2,7 +2,7 @@
 belong to a definition's own lines, a call on a dict or a word in a docstring is no sure link, an
 added file is cited at the calling function (not its import block), a caller question gathers the
 callers, a packed chunk is labelled by the definition that matched; and ``codeask related``.
-Also Go, Rust, TypeScript, Java and C. Real parts: LanceDB in a temp dir, the CLI as a subprocess."""
+Also Go, Rust, TypeScript, Java, C and a method reached through a subclass. Real parts: LanceDB in a temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
 
@@ -153,6 +153,9 @@ LANGUAGES = {
     "web/retry.ts": "export const MAX_RETRIES = 3;\n",
     "web/client.ts": "// see MAX_RETRIES in retry.ts\nexport function fetchAll(urls: string[]) {\n  return urls;\n}\n",
     "app/Api.java": "class Api {\n  Reply send(Request r) {\n    return null;\n  }\n}\n",
+    "shop/base.py": "class Base:\n    def ping(self):\n        return 1\n",
+    "shop/child.py": "from shop.base import Base\n\n\nclass Child(Base):\n    pass\n",
+    "shop/use.py": "from shop.child import Child\n\n\ndef use():\n    c = Child()\n    return c.ping()\n",
     "app/Main.java": "class Main {\n  void run() {\n    Api api = new Api();\n    api.send(null);\n  }\n}\n",
 }
 
@@ -183,6 +186,7 @@ def test_go_rust_c_typescript_and_java_callers(polyglot):
     assert [(x.path, x.symbol) for x in feed.callers] == [("src/main.c", "main")]
     assert _callers(ws, "MAX_RETRIES") == []  # a word in a comment
     assert _callers(ws, "Api.send") == [("app/Main.java", "Main.run", TYPED)]
+    assert _callers(ws, "Base.ping") == [("shop/use.py", "use", TYPED)]  # through its subclass Child
 
 
 @pytest.mark.slow
@@ -195,6 +199,7 @@ def test_requests_sdist_should_strip_auth(requests_sdist, tmp_path):
     assert callers[0] == ("src/requests/sessions.py", "SessionRedirectMixin.rebuild_auth")
     tests = sorted(s for p, s in callers if p == "tests/test_requests.py")
     assert len(tests) == 5 and all(s.startswith("TestRequests.test_should_strip_auth_") for s in tests)
+    assert {c["sure"] for c in found["callers"][1:]} == {TYPED}  # s = requests.Session(): a subclass
     assert not [c for c in found["callees"] if c["name"] in {"to_native_string", "get"}], found["callees"]
     out = json.loads(
         codeask("ask", "--no-llm", "--no-update", "--json", str(root), "callers of should_strip_auth").stdout

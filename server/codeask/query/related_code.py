@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "related", "caller_sites", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "related", "caller_sites", "subclasses", "parse_symbol"]
 
 
 @dataclass(frozen=True)
@@ -116,12 +116,31 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     """The definitions in ``store`` that use ``name`` as code, each narrowed to its lines and as sure
     as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
     and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
-    too: a chunk's stored references leave out the names it defines, not its other definitions' uses."""
+    too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
+    A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
+    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`)."""
     targets = [(d.symbol, d.path) for d in defs]
+    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
+    targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
     rows = {r.hit.id: r.hit for r in store.referrers([name], LOOKUP_LIMIT)} | {c.id: c for c in chunks}
     sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
+
+
+def subclasses(store: Store, owner: str) -> set[str]:
+    """The classes in ``store`` that name ``owner`` on their header line (``class Session(Base):``,
+    ``class A extends Base``, ``implements``): its direct subclasses, by name."""
+    out = set()
+    for row in store.referrers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""
+            is_class = header.lstrip().startswith(("class ", "export class ", "abstract class ", "public class "))
+            names = re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", header.split(d.name, 1)[-1])
+            if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
+                out.add(d.name)
+    return out
 
 
 def _within(site: Hit, definition: Hit) -> bool:
