@@ -568,6 +568,9 @@ async def test_requests_callers_of_should_strip_auth(requests_copy):
         callers = {c["symbol"]: c for c in found["callers"]}
         rebuild = callers["SessionRedirectMixin.rebuild_auth"]
         assert rebuild["path"] == "src/requests/sessions.py"
+        assert len([s for s in callers if s.startswith("TestRequests.test_should_strip_auth_")]) == 5
+        # callees are should_strip_auth's own: its chunk-mate get_redirect_target's to_native_string is not
+        assert not [c for c in found["callees"] if c["name"] in {"to_native_string", "get"}], found["callees"]
         assert rebuild["location"]["uri"] == uri(root / "src/requests/sessions.py")
         assert rebuild["location"]["range"]["start"]["line"] == rebuild["start_line"] - 1
         definition = found["definitions"][0]

@@ -1,6 +1,6 @@
 """The ``codeask`` command line: the same engine as the language server.
 
-Commands: ``index``, ``ask``, ``explain``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``token``, ``clean``, ``doctor``, ``publish``, ``cite-check``. Exit codes: 0 on success,
+Commands: ``index``, ``ask``, ``explain``, ``related``, ``status``, ``watch``, ``eval``, ``serve``, ``mcp``, ``token``, ``clean``, ``doctor``, ``publish``, ``cite-check``. Exit codes: 0 on success,
 1 with a one-line error on failure, 2 on usage errors. ``--json`` output uses the same snake_case
 objects as the LSP commands.
 """
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from codeask.cli_related import add_related_parser
 from codeask.cli_service import OPENED
 from codeask.commands import HANDLERS
 from codeask.console import IndexProgress, Parser, UsageError, folder_arg, positive_int
@@ -21,7 +22,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``codeask`` argument parser: subcommands ``index``, ``ask``, ``status``, ``watch``,
+    """The ``codeask`` argument parser: subcommands ``index``, ``ask``, ``related``, ``status``, ``watch``,
     ``serve``, ``mcp`` and ``eval`` (added by :func:`codeask.eval.cli.add_eval_parser`); a subcommand is required."""
     parser = Parser(
         prog="codeask",
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_index_and_ask(sub)
     _add_explain_status_watch(sub)
+    add_related_parser(sub)
     _add_servers(sub)
     _add_maintenance(sub)
 

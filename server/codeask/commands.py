@@ -1,4 +1,4 @@
-"""The ``codeask`` subcommands run in-process (``index``, ``ask``, ``explain``, ``status``, ``watch``,
+"""The ``codeask`` subcommands run in-process (``index``, ``ask``, ``explain``, ``related``, ``status``, ``watch``,
 ``clean``, ``doctor``, ``serve``, ``mcp``, ``token``): :data:`HANDLERS` maps each name to its handler
 ``handler(args) -> exit code``; :func:`codeask.cli.main` parses the arguments and reports errors.
 ``eval`` and ``publish`` bring their own handlers (``args.handler``).
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from codeask.cli_ask import cmd_ask, cmd_explain
+from codeask.cli_related import cmd_related
 from codeask.cli_service import open_service
 from codeask.console import CLIError, IndexProgress, UsageError, stderr_console
 
@@ -207,6 +208,7 @@ HANDLERS: dict[str, Callable[[Any], int]] = {
     "index": _cmd_index,
     "ask": cmd_ask,
     "explain": cmd_explain,
+    "related": cmd_related,
     "status": _cmd_status,
     "watch": _cmd_watch,
     "serve": _cmd_serve,

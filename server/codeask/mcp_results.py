@@ -155,7 +155,7 @@ class LocationOut(BaseModel):
     symbol: str = Field(description="the definition there (Class.method), '' when none")
     name: str = Field(description="the name that links it: the symbol asked about, or the name a callee defines")
     sure: float = Field(
-        1.0, description="how sure the link is: 1.0 names the class or module, 0.7 typed, 0.3 name only"
+        1.0, description="how sure the link is: 1.0 names the class or module, 0.7 typed, 0.5 alias, 0.3 name only"
     )
     uri: str = Field(description="file:///abs/path#Lstart-Lend")
 

@@ -28,8 +28,8 @@ from codeask.llm import LLM
 from codeask.query.anchors import resolve_file
 from codeask.query.ask import ask
 from codeask.query.explain import ExplainCache, Explanation, NotExplainable, check_request, explain_request
-from codeask.query.graph import RelatedCode
 from codeask.query.pipeline import Cancelled
+from codeask.query.related_code import RelatedCode
 from codeask.query.request import AskRequest, ExplainRequest, QuestionError, decode_question
 from codeask.query.result import Answer, Source
 from codeask.query.span import explain_source

@@ -25,8 +25,8 @@ from codeask.index.stats import IndexStats, ProgressFn
 from codeask.llm import LLM, LLMError, make_llm
 from codeask.query.ask import ask, index_state
 from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets
-from codeask.query.graph import RelatedCode, related
 from codeask.query.pipeline import Pipeline, Query, root_labels
+from codeask.query.related_code import RelatedCode, related
 from codeask.query.request import AskRequest
 from codeask.query.result import Answer, Source
 from codeask.query.templates import Templates
@@ -353,7 +353,7 @@ class Workspace:
 
     def related(self, symbol: str, limit: int = 50) -> RelatedCode:
         """The definitions, callers and callees of ``symbol`` (``send``, ``Session.send``) in every
-        root's symbol graph, at most ``limit`` of each (:func:`codeask.query.graph.related`).
+        root's symbol graph, at most ``limit`` of each (:func:`codeask.query.related_code.related`).
 
         Raises:
             ValueError: ``symbol`` is not an identifier or dotted name.

@@ -1,5 +1,7 @@
 """What a question says about the files it wants: languages ("the C code", "in TypeScript", "the Go
-tests") and kinds ("the tests", "the docs", "vendored code"), see :mod:`codeask.index.kinds`.
+tests") and kinds ("the tests", "the docs", "vendored code"), see :mod:`codeask.index.kinds`; and
+the symbols whose callers it asks for ("callers of `should_strip_auth`", "who calls Session.send",
+"where is parse_url used": :func:`caller_symbols`).
 
 Short language names that are also English words (``Go``, ``C``) count only capitalised and in a
 phrase that names code: ``in Go``, ``the C code``, ``Go files``. Pure functions; never raise.
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Intent", "question_intent"]
+__all__ = ["Intent", "question_intent", "caller_symbols"]
 
 #: Words after a language name that make it name code ("the C code", "Go tests").
 _CODE_NOUNS = (
@@ -67,3 +69,33 @@ def question_intent(question: str) -> Intent:
             languages |= langs
     kinds = {kind for kind, pattern in _KINDS.items() if pattern.search(question)}
     return Intent(frozenset(languages), frozenset(kinds))
+
+
+_NAME = r"`?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`?(?:\(\))?"
+_WHAT = r"(?:the\s+)?(?:(?:function|method|class|macro|constant|type|struct|constructor)\s+)?"
+#: Phrases that ask who calls or uses a symbol, the symbol in group 1.
+_CALLERS = [
+    re.compile(
+        rf"\b(?:callers?|call\s+sites?|calls|usages?|uses|users|references?|invocations?)\s+(?:of|to|for)\s+{_WHAT}{_NAME}",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"\b(?:who|what|which\s+\w+)\s+(?:calls|uses|invokes|references)\s+{_WHAT}{_NAME}", re.IGNORECASE),
+    re.compile(
+        rf"\bwhere\s+(?:is|are|does)\s+{_WHAT}{_NAME}\s+(?:get\s+)?(?:called|used|invoked|referenced)", re.IGNORECASE
+    ),
+    re.compile(rf"{_NAME}'s\s+(?:callers|call\s+sites|usages|uses|users)\b", re.IGNORECASE),
+]
+#: Words a caller phrase may catch that name no symbol ("who calls it", "uses of this").
+_NOT_SYMBOLS = frozenset({"it", "this", "that", "them", "these", "those", "its", "the", "a", "an", "my", "our"})
+
+
+def caller_symbols(question: str) -> list[str]:
+    """The symbols whose callers, uses or references ``question`` asks for, in order, ``::`` read as
+    ``.`` (``callers of Config::load`` -> ``Config.load``); ``[]`` when it asks for none."""
+    found: dict[str, None] = {}
+    for pattern in _CALLERS:
+        for m in pattern.finditer(question):
+            name = m.group(1).replace("::", ".")
+            if name.lower() not in _NOT_SYMBOLS and len(name) >= 3:
+                found[name] = None
+    return list(found)

@@ -9,11 +9,11 @@ several definitions; its stored symbol names the first).
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
+from codeask.query.uses import Uses, uses_in
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
@@ -23,8 +23,9 @@ __all__ = [
     "TYPED",
     "NAME_ONLY",
     "SELF",
-    "receivers",
+    "NONE",
     "how_sure",
+    "sureness",
     "definitions_of",
     "scoped",
     "defined_symbol",
@@ -34,25 +35,11 @@ __all__ = [
 #: How sure an edge is (:func:`how_sure`): the reference names the target's class or module (or is
 #: a bare call of a function), a variable in a chunk that names the class, or only the name.
 SURE, TYPED, NAME_ONLY = 1.0, 0.7, 0.3
+#: Sureness of a "reference" that is no use of the name as code (a word in a comment or a string).
+NONE = 0.0
 #: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
 _ALIAS = 0.5
 SELF = frozenset({"self", "this", "cls", "super", "Self"})
-_IDENT = r"[A-Za-z_$][\w$]*"
-
-
-def receivers(name: str, content: str) -> set[str]:
-    """What ``content`` reaches ``name`` through: ``""`` for a bare use, the word before ``.``/``->``/
-    ``::`` for a qualified one (``sock`` of ``self.sock.send``), ``"?"`` for an expression."""
-    out: set[str] = set()
-    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", content):
-        before = content[max(0, m.start() - 120) : m.start()].rstrip()
-        sep = next((s for s in (".", "->", "::") if before.endswith(s)), None)
-        if sep is None:
-            out.add("")
-            continue
-        word = re.search(rf"({_IDENT})\s*(?:\?)?\s*$", before[: -len(sep)].rstrip("?").rstrip())
-        out.add(word.group(1) if word else "?")
-    return out
 
 
 def _module_names(path: str) -> set[str]:
@@ -61,22 +48,48 @@ def _module_names(path: str) -> set[str]:
     return {parts[-1].split(".", 1)[0], *(parts[-2:-1])}
 
 
-def how_sure(name: str, content: str, symbol: str, path: str) -> float:
-    """How sure it is that ``content`` (another file's chunk) refers to the definition of ``name``
-    whose qualified symbol is ``symbol`` (``Session.send``; ``send`` at top level) in ``path``:
-    :data:`SURE`, :data:`TYPED` or :data:`NAME_ONLY` (module docstring), the best over its uses."""
+def how_sure(name: str, content: str, symbol: str, path: str, language: str) -> float:
+    """How sure it is that ``content`` (another file's chunk, in ``language``) refers to the
+    definition of ``name`` whose qualified symbol is ``symbol`` (``Session.send``; ``send`` at top
+    level) in ``path``: :func:`sureness` over the whole chunk."""
+    return sureness(uses_in(content, language), name, symbol, path, language)
+
+
+def sureness(
+    found: Uses, name: str, symbol: str, path: str, language: str, lines: tuple[int, int] = (1, 1 << 30)
+) -> float:
+    """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
+    read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
+    best over those uses: :data:`SURE` through the definition's class or its file's module (a
+    top-level one also through its folder's package, or bare); :data:`TYPED` through a variable where the definition's class is named; the
+    import-alias guess ``0.5`` for a top-level one reached through a lowercase word that is no local
+    variable (not in Go or Rust, where a qualifier is a package or module); else
+    :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name`` as code (a word in a comment or
+    a string), or only through another Go package or Rust module (``http.Handler`` is not the
+    project's ``Handler``)."""
+    uses = found.of(name, *lines)
+    if not uses:
+        return NONE
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     modules = _module_names(path)
-    named = bool(owner) and re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", content) is not None
-    best = NAME_ONLY
-    for r in receivers(name, content) or {""}:
-        if (r == "" and not owner) or (r and (r == owner or r in modules)):
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    named = bool(owner) and bool(found.of(owner, *lines))
+    go = language == "go"
+    packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
+    best = NONE
+    for use in uses:
+        r = use.receiver
+        module = use.plain and r in modules
+        if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             return SURE
-        if r in SELF or r == "":
+        if packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"} and not module:
+            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry)
+        best = max(best, NAME_ONLY)
+        if r in SELF or r in {"", "?"} or module:
             continue
         if named:
             best = max(best, TYPED)
-        elif not owner and r[:1].islower():
+        elif not owner and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS)
     return best
 
@@ -108,10 +121,9 @@ def defined_symbol(hit: Hit, name: str) -> str:
 
 def using_symbol(hit: Hit, name: str) -> str:
     """The qualified symbol of the innermost definition of ``hit`` holding its first use of
-    ``name``, or the chunk's symbol."""
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
-    lines = hit.content.split("\n")
-    use = next((i + 1 for i, line in enumerate(lines) if pattern.search(line)), 0)
+    ``name`` as code (:func:`~codeask.query.uses.uses_in`), or the chunk's symbol."""
+    uses = uses_in(hit.content, hit.language).of(name)
+    use = uses[0].line if uses else 0
     inner = None
     for d in definitions_of(hit.content, hit.language):
         if d.contains(use):

@@ -5,17 +5,25 @@ After ``one_per_file`` (and rerank), the first ``seeds`` documents are looked up
 types, the chunks that call what they define, and the definitions of the names the question spells
 (``CamelCase``, ``snake_case``, ``pkg.func``: :func:`~codeask.query.steps.retrieve.code_identifiers`).
 Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
-:func:`codeask.query.resolve.how_sure`), restarting at the hits in proportion to
+:func:`codeask.query.resolve.sureness`), restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
 candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples.
 
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
-document per file (the chunk the edge leads to), each saying why in ``Document.via``; they take the
+document per file (the chunk the edge leads to; for a caller, the calling definition, never an
+import block), each saying why in ``Document.via``; they take the
 places of the weakest retrieved files when ``max_files`` is reached, never those of the seeds. The
 answer's prompt moves each right after the file it was reached from, so it reads along the call
 chain (:func:`~codeask.query.pipeline.along_chain`), while the sources keep the retrieval ranks
 (moving them up cost 0.035 MRR on the requests question set). The event records every addition
 with its edge and rank.
+
+A question that asks for the callers of a symbol ("callers of `should_strip_auth`", "who calls
+Session.send": :func:`~codeask.query.intent.caller_symbols`) also gets them from the graph, tests
+included, each cited at the calling definition (:mod:`codeask.query.steps.callers`): in a retrieved
+file they replace the span holding them, caller files retrieval missed come first among the added.
+Every document is labelled by the definition in it that matches the question best, not by its
+chunk's first (:func:`relabelled`).
 """
 
 from __future__ import annotations
@@ -23,17 +31,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from codeask.index.rows import split_identifier
+from codeask.index.rows import Hit, split_identifier
 from codeask.query.graph import Edge, one_hop, pagerank
+from codeask.query.intent import caller_symbols
 from codeask.query.pipeline import Document, Query
+from codeask.query.sites import matched_symbol
+from codeask.query.steps.callers import caller_documents, with_sites
 from codeask.query.steps.retrieve import SearchTarget, code_identifiers, path_filter
 
-if TYPE_CHECKING:
-    from codeask.index.rows import Hit
-
-__all__ = ["Expand", "question_terms"]
+__all__ = ["Expand", "question_terms", "relabelled"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUESTION = "\0question"
@@ -86,11 +93,13 @@ class Expand:
         self.files, self.max_files, self.seeds = files, max_files, seeds
 
     def __call__(self, query: Query) -> Query:
-        docs = query.documents
+        terms = question_terms(query.original)
+        docs = [relabelled(d, terms) for d in query.documents]
         names = [i.rsplit(".", 1)[-1] for i in code_identifiers(query.original)]
         if self.files <= 0 or not (docs or names):
             query.reordered(self.name, docs, added=[])
             return query
+        docs, callers = self._callers(query, docs)
         seeds = docs[: self.seeds]
         found: list[tuple[str, str, Edge]] = []  # (root, label, edge)
         for target in self.targets():
@@ -100,26 +109,50 @@ class Expand:
             rows = [links[d.id] for d in mine if d.id in links]
             edges, _ = one_hop(store, rows, {d.path: d.label for d in mine}, names)
             found += [(target.root, target.label, e) for e in edges]
-        picked = self._pick(query, seeds, found)
-        out = self._place(query, docs, picked)
-        sure = {doc.key(): e_sure for doc, _source, e_sure in picked}
+        taken = {group[0].key() for group, _ in callers}
+        picked = [(g, sure) for g, sure in self._pick(query, docs, seeds, found) if g[0].key() not in taken]
+        groups = callers + picked[: max(0, self.files - len(callers))]
+        out = self._place(query, docs, [g for g, _ in groups])
+        sure = {g[0].key(): e_sure for g, e_sure in groups}
         added = [
             {"path": d.label, "via": d.via, "score": round(d.score, 6), "sure": sure.get(d.key(), 1.0)}
             for d in out
-            if d.via
+            if d.via and not d.extra
         ]
-        query.reordered(self.name, out, added=added, edges=len(found))
+        query.reordered(self.name, out, added=added, edges=len(found), callers=len(callers))
         return query
 
-    def _pick(
-        self, query: Query, seeds: list[Document], found: list[tuple[str, str, Edge]]
-    ) -> list[tuple[Document, tuple[str, str], float]]:
-        """The best ``files`` new files among the edges' targets, best first: one document each
-        (labelled with the definition the edge leads to, not the chunk's first), with the ``(root,
-        path)`` of the file its edge came from (path ``""``: a name in the question) and how sure
-        the edge is (:func:`~codeask.query.resolve.how_sure`)."""
+    def _callers(self, query: Query, docs: list[Document]) -> tuple[list[Document], list[tuple[list[Document], float]]]:
+        """For a question asking for the callers of symbols (:func:`~codeask.query.intent.caller_symbols`):
+        ``docs`` with each retrieved file's caller definitions cited (replacing a span that holds
+        them), and the caller files not retrieved, one group of documents each (the surest caller
+        first, the others as added spans), with how sure their link is. Tests are callers too."""
+        symbols = caller_symbols(query.original)
+        if not symbols:
+            return docs, []
         only = path_filter(query.options.path_glob)
-        have = {d.key() for d in query.documents}
+        floor = min((d.score for d in docs), default=1.0)
+        files: dict[tuple[str, str], list[tuple[Document, float]]] = {}
+        for target in self.targets():
+            for doc, sure in caller_documents(target, symbols, floor):
+                if only is None or only(doc.path):
+                    files.setdefault(doc.key(), []).append((doc, sure))
+        out = []
+        for d in docs:
+            sites = files.pop(d.key(), None)
+            out += [d] if sites is None else with_sites(d, [doc for doc, _ in sites])
+        new = [([replace(doc, extra=i > 0) for i, (doc, _) in enumerate(s)], s[0][1]) for s in files.values()]
+        return out, sorted(new, key=lambda g: -g[1])
+
+    def _pick(
+        self, query: Query, docs: list[Document], seeds: list[Document], found: list[tuple[str, str, Edge]]
+    ) -> list[tuple[list[Document], float]]:
+        """The best ``files`` new files among the edges' targets, best first: one document each
+        (labelled with the definition the edge leads to, not the chunk's first; ``via_path`` the file
+        its edge came from, ``""`` for a name in the question) and how sure the edge is
+        (:func:`~codeask.query.resolve.sureness`)."""
+        only = path_filter(query.options.path_glob)
+        have = {d.key() for d in docs}
         terms = question_terms(query.original)
         personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
         personal[_QUESTION] = max(personal.values(), default=1.0)
@@ -143,25 +176,35 @@ class Expand:
                 score *= self.factor
             scored.append((score, root, label, e))
         scored.sort(key=lambda t: (-t[0], t[1], t[3].target.path))
-        floor = min((d.score for d in query.documents), default=1.0)
+        floor = min((d.score for d in docs), default=1.0)
         top = (scored[0][0] if scored else 0.0) or 1.0
         return [
             (
-                replace(Document.from_hit(_labelled(e), root, floor * score / top, label), via=e.via),
-                (root, e.source_path),
+                [
+                    replace(
+                        Document.from_hit(_labelled(e), root, floor * score / top, label),
+                        via=e.via,
+                        via_path=e.source_path,
+                    )
+                ],
                 e.sure,
             )
             for score, root, label, e in scored[: self.files]
         ]
 
-    def _place(
-        self, query: Query, docs: list[Document], picked: list[tuple[Document, tuple[str, str], float]]
-    ) -> list[Document]:
-        """``docs`` then the picked documents (best first), the weakest retrieved files that are not
-        seeds dropped to stay within ``max_files``. Retrieved files keep their ranks; the prompt
-        reads the added ones along the chain (:func:`~codeask.query.pipeline.along_chain`)."""
+    def _place(self, query: Query, docs: list[Document], picked: list[list[Document]]) -> list[Document]:
+        """``docs`` then the picked files' documents (best file first), the weakest retrieved files
+        that are not seeds dropped to stay within ``max_files``. Retrieved files keep their ranks;
+        the prompt reads the added ones along the chain (:func:`~codeask.query.pipeline.along_chain`)."""
         limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
         kept = set(files[: max(limit - len(picked), min(self.seeds, len(files)))])
-        added = [replace(doc, via_path=source[1]) for doc, source, _sure in picked[: max(0, limit - len(kept))]]
+        added = [d for group in picked[: max(0, limit - len(kept))] for d in group]
         return [d for d in docs if d.key() in kept] + added
+
+
+def relabelled(doc: Document, terms: set[str]) -> Document:
+    """``doc`` named by the definition in it that matches the question's ``terms``
+    (:func:`question_terms`) best, not by its chunk's first (:func:`~codeask.query.sites.matched_symbol`)."""
+    hit = Hit(doc.id, doc.path, doc.language, doc.start_line, doc.end_line, doc.symbol, doc.content, doc.score)
+    return replace(doc, symbol=matched_symbol(hit, terms))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeask.index.walk import is_secret
@@ -109,7 +110,8 @@ class RelatedRetrieve:
             if target.root == span.root and span.own_ids:
                 edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {})
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
-                rankings.append((self.graph_weight, target.root, [e.target for e in ranked]))
+                named = [replace(e.target, symbol=e.symbol) if e.symbol else e.target for e in ranked]
+                rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
 
         def own(root: str, hit: Hit) -> bool:
             if hit.id in span.own_ids:

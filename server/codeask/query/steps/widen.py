@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from codeask.query.boilerplate import is_boilerplate
-from codeask.query.pipeline import Document, Query
+from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.steps.expand import question_terms, relabelled
 
 __all__ = ["SPANS_PER_FILE", "Widen", "merge_spans"]
 
@@ -77,19 +78,20 @@ class Widen:
         pool: dict[tuple[str, str], list[Document]] = {}
         for d in query.retrieved_documents:
             pool.setdefault(d.key(), []).append(d)
+        terms = question_terms(query.original)
         out: list[Document] = []
         added = 0
-        for lead in query.documents:
-            spans = [lead]
-            for candidate in pool.get(lead.key(), []):  # retrieval order: best first
-                if len(spans) >= limit:
+        for group in per_file(query.documents):  # a file's spans an earlier step cited stay its own
+            spans = list(group)
+            for candidate in pool.get(group[0].key(), []):  # retrieval order: best first
+                if len(spans) >= max(limit, len(group)):
                     break
                 if any(_overlaps(candidate, s) for s in spans):
                     continue
                 if is_boilerplate(candidate.content, candidate.language, candidate.symbol):
                     continue
-                spans.append(replace(candidate, extra=True))
-            added += len(spans) - 1
+                spans.append(replace(relabelled(candidate, terms), extra=True))
+            added += len(spans) - len(group)
             out.extend(_merged(spans))
         query.reordered(self.name, out, spans_per_file=limit, added=added)
         return query

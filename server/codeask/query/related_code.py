@@ -1,0 +1,227 @@
+"""A symbol's neighbourhood in the symbol graph: where it is defined, who calls it, what it calls.
+
+What ``codeask related``, the MCP tool ``related_code``, the LSP command ``codeask.related`` and a
+caller question of ``codeask ask`` (:mod:`codeask.query.steps.expand`) answer from. Callers and
+callees belong to a definition's own lines (:mod:`codeask.query.sites`): a chunk packing several
+definitions gives each its own callers and callees. Each link says how sure it is
+(:func:`codeask.query.resolve.sureness`); a callee reached only by its name (``d.get()`` on a dict)
+is listed only when the project defines that name once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codeask.index.chunking.symbols import Definition
+from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
+from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
+from codeask.uris import file_uri
+
+if TYPE_CHECKING:
+    from codeask.index.edges import Linked
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["Location", "RelatedCode", "related", "caller_sites", "subclasses", "parse_symbol"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A definition of one root: ``root`` (absolute folder), ``path`` (POSIX, relative), 1-based
+    inclusive lines, its ``symbol``, and ``name``, the name that links it (the symbol asked about
+    for a definition or caller, the name called for a callee)."""
+
+    root: str
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    name: str
+    sure: float = SURE
+    """How sure the link is (:func:`~codeask.query.resolve.sureness`; definitions: 1.0)."""
+
+    @classmethod
+    def of(cls, root: str, hit: Hit, name: str, sure: float = SURE) -> Location:
+        """The location of ``hit`` (a chunk, or one narrowed to a definition)."""
+        return cls(root, hit.path, hit.start_line, hit.end_line, hit.symbol, name, sure)
+
+    @property
+    def uri(self) -> str:
+        """``file:///abs/path#Lstart-Lend``."""
+        return file_uri(str(Path(self.root) / self.path), self.start_line, self.end_line)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields and ``uri`` as a plain dict."""
+        return {**asdict(self), "uri": self.uri}
+
+
+@dataclass
+class RelatedCode:
+    """A symbol's neighbourhood in the graph: where it is defined, the definitions that use it
+    (``callers``, surest first) and the definitions its definitions use (``callees``, surest first)."""
+
+    symbol: str
+    definitions: list[Location] = field(default_factory=list)
+    callers: list[Location] = field(default_factory=list)
+    callees: list[Location] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"symbol", "definitions", "callers", "callees"}``, locations as :meth:`Location.to_json`."""
+        kinds = {k: [x.to_json() for x in getattr(self, k)] for k in ("definitions", "callers", "callees")}
+        return {"symbol": self.symbol, **kinds}
+
+
+def parse_symbol(symbol: str) -> str:
+    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``).
+
+    Raises:
+        ValueError: ``symbol`` is not an identifier or dotted name.
+    """
+    symbol = symbol.strip()
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*", symbol):
+        raise ValueError(f"not a symbol name: {symbol[:80]!r} (give a name such as send or Session.send)")
+    return symbol.replace("::", ".")
+
+
+def _matches(symbol: str, hit: Hit) -> bool:
+    """Whether ``hit`` (narrowed to a definition) is ``symbol`` (``send``; dotted ``Session.send``
+    when its qualified symbol ends so, or ``sessions.send`` when its file is named so)."""
+    if "." not in symbol:
+        return True
+    qualifier = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+    stem = hit.path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return hit.symbol == symbol or hit.symbol.endswith("." + symbol) or qualifier == stem
+
+
+def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
+    """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
+    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line."""
+    name = symbol.rsplit(".", 1)[-1]
+    out = []
+    for row in store.definers([name], LOOKUP_LIMIT):
+        inner = next((d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name), None)
+        if _matches(symbol, narrowed(row.hit, inner)):
+            out.append((row, inner))
+    bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
+    return bodies or out  # a C prototype or forward declaration only where no body is indexed
+
+
+def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
+    """The definitions in ``store`` that use ``name`` as code, each narrowed to its lines and as sure
+    as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
+    and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
+    too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
+    A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
+    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`)."""
+    targets = [(d.symbol, d.path) for d in defs]
+    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
+    targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
+    rows = {r.hit.id: r.hit for r in store.referrers([name], LOOKUP_LIMIT)} | {c.id: c for c in chunks}
+    sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
+    sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
+    return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
+
+
+def subclasses(store: Store, owner: str) -> set[str]:
+    """The classes in ``store`` that name ``owner`` on their header line (``class Session(Base):``,
+    ``class A extends Base``, ``implements``): its direct subclasses, by name."""
+    out = set()
+    for row in store.referrers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""
+            is_class = header.lstrip().startswith(("class ", "export class ", "abstract class ", "public class "))
+            names = re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", header.split(d.name, 1)[-1])
+            if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
+                out.add(d.name)
+    return out
+
+
+def _within(site: Hit, definition: Hit) -> bool:
+    """Whether ``site`` is ``definition`` itself: inside its lines, or overlapping them under its
+    symbol (the chunk a split definition starts in)."""
+    if site.path != definition.path or site.start_line > definition.end_line or definition.start_line > site.end_line:
+        return False
+    inside = definition.start_line <= site.start_line and site.end_line <= definition.end_line
+    return inside or site.symbol == definition.symbol
+
+
+def _joined(sites: list[Site]) -> list[Site]:
+    """``sites`` with the parts of one definition the chunker split (same path and symbol, each
+    starting where the last ended) joined into one, as sure as its surest part."""
+    out: list[Site] = []
+    for site in sorted(sites, key=lambda s: (s.hit.path, s.hit.start_line)):
+        last = out[-1].hit if out else None
+        same = last is not None and (last.path, last.symbol) == (site.hit.path, site.hit.symbol)
+        if last is not None and same and last.start_line < site.hit.start_line <= last.end_line + 1:
+            tail = site.hit.content.split("\n")[last.end_line + 1 - site.hit.start_line :]
+            content = "\n".join([last.content, *tail]) if tail else last.content
+            joined = replace(last, end_line=max(last.end_line, site.hit.end_line), content=content)
+            out[-1] = Site(joined, max(out[-1].sure, site.sure))
+            continue
+        out.append(site)
+    return out
+
+
+def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
+    """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
+    of each name; name-only ones only for a name defined once."""
+    wanted: dict[str, list[Hit]] = defaultdict(list)
+    for row, inner in defs:
+        for n in own_names(row.hit, inner) & set(row.refs):
+            if usable(n):
+                wanted[n].append(narrowed(row.hit, inner))
+    found: dict[str, list[Hit]] = defaultdict(list)
+    for row in store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
+        for n in row.defines:
+            if n in wanted:
+                found[n].append(row.hit)
+    out = []
+    for n, found_targets in found.items():
+        bodies = [t for t in found_targets if any(d.name == n for d in definitions_of(t.content, t.language))]
+        targets = bodies or found_targets  # a C function's body, not its prototype in a header
+        if len(targets) > MAX_DEFINITIONS:
+            continue
+        scored = [_callee(n, t, wanted[n]) for t in targets]
+        top = max(sure for _, sure in scored)
+        unique = top <= NAME_ONLY and len(scored) == 1
+        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+    return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
+
+
+def _callee(name: str, target: Hit, users: Sequence[Hit]) -> tuple[Hit, float]:
+    """``target`` (a chunk defining ``name``) narrowed to that definition, and how sure the uses by
+    ``users`` (definitions, narrowed) are of it."""
+    symbol = defined_symbol(target, name)
+    sure = max((s.sure for u in users for s in use_sites(u, name, [(symbol, target.path)])), default=0.0)
+    return declaration(target, name), sure
+
+
+def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
+    """The definitions, callers and callees of ``symbol`` (``should_strip_auth``, ``Session.send``)
+    across ``(root, store)`` pairs, at most ``limit`` of each (callers and callees surest first).
+
+    Raises:
+        ValueError: ``symbol`` is not an identifier or dotted name (:func:`parse_symbol`).
+    """
+    symbol = parse_symbol(symbol)
+    name = symbol.rsplit(".", 1)[-1]
+    out = RelatedCode(symbol)
+    for root, store in stores:
+        defs = definitions(store, symbol)
+        hits = [declaration(row.hit, name) for row, _ in defs]
+        out.definitions += [Location.of(root, d, name) for d in hits]
+        chunks = [row.hit for row, _ in defs]
+        out.callers += [Location.of(root, s.hit, name, s.sure) for s in caller_sites(store, name, hits, chunks)]
+        out.callees += [Location.of(root, hit, n, sure) for hit, n, sure in _callees(store, defs)]
+    out.callers.sort(key=lambda x: -x.sure)
+    out.callees.sort(key=lambda x: -x.sure)
+    for kind in (out.definitions, out.callers, out.callees):
+        kind[limit:] = []
+    return out

@@ -1,0 +1,149 @@
+"""Where a chunk uses a name, one definition at a time: the caller a graph edge cites, the callees a
+definition has.
+
+A chunk packs several small definitions (or a class with its methods); its stored names are the
+whole chunk's. A caller is the innermost definition holding a use (``test_should_strip_auth_port``,
+not the ``TestRequests`` chunk around it, and never the import block that only names it), each as
+sure as its own uses are (:func:`codeask.query.resolve.sureness` on its lines); a definition's
+callees are the names used on its own lines (``should_strip_auth`` does not call what its
+chunk-mate ``get_redirect_target`` calls).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from codeask.index.chunking.symbols import Definition
+from codeask.index.rows import split_identifier
+from codeask.lines import split_lines
+from codeask.query.resolve import NONE, SELF, SURE, definitions_of, scoped, sureness
+from codeask.query.uses import Uses, uses_in
+
+if TYPE_CHECKING:
+    from codeask.index.rows import Hit
+
+__all__ = ["Site", "narrowed", "declaration", "inner_definition", "use_sites", "own_names", "matched_symbol"]
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A use site: ``hit`` narrowed to the definition holding the uses (its lines, content and
+    qualified symbol; the whole chunk for uses outside every definition) and how ``sure`` they are
+    of the definition asked about."""
+
+    hit: Hit
+    sure: float
+
+
+def narrowed(hit: Hit, inner: Definition | None) -> Hit:
+    """``hit`` cut to ``inner`` (a definition of its content): lines, content and qualified symbol
+    (:func:`~codeask.query.resolve.scoped`); ``hit`` itself for ``None``. The head of a definition
+    split over several chunks (it parses as one line, nothing after it) runs to the chunk's end."""
+    if inner is None:
+        return hit
+    lines = split_lines(hit.content)
+    end = inner.end_line
+    defs = definitions_of(hit.content, hit.language)
+    if end == inner.start_line and not any(d.start_line > end for d in defs):
+        end = len(lines)  # a large definition the chunker split: its head parses as one line
+    return replace(
+        hit,
+        start_line=hit.start_line + inner.start_line - 1,
+        end_line=hit.start_line + end - 1,
+        content="\n".join(lines[inner.start_line - 1 : end]),
+        symbol=scoped(hit, inner),
+    )
+
+
+def declaration(hit: Hit, name: str) -> Hit:
+    """``hit`` (a chunk defining ``name``) cut to that definition: its tree-sitter definition
+    (:func:`narrowed`), else from the first line naming it to the chunk's end when the chunk is
+    named so (the head of a definition the chunker split, which parses as none), else that line
+    (a C macro or prototype, a constant), else the whole chunk."""
+    inner = next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
+    if inner is not None:
+        return narrowed(hit, inner)
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    lines = split_lines(hit.content)
+    at = next((i for i, line in enumerate(lines) if word.search(line)), None)
+    if at is None:
+        return hit
+    if hit.symbol.rsplit(".", 1)[-1] == name:  # the head of a definition the chunker split
+        return replace(hit, start_line=hit.start_line + at, content="\n".join(lines[at:]))
+    return replace(hit, start_line=hit.start_line + at, end_line=hit.start_line + at, content=lines[at], symbol=name)
+
+
+def inner_definition(hit: Hit, line: int) -> Definition | None:
+    """The innermost definition of ``hit`` holding 1-based chunk ``line``, or ``None``."""
+    return next((d for d in reversed(definitions_of(hit.content, hit.language)) if d.contains(line)), None)
+
+
+def use_sites(hit: Hit, name: str, targets: list[tuple[str, str]]) -> list[Site]:
+    """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
+    definition holding a use, in order, each as sure as its surest link to one of ``targets``
+    (``(qualified symbol, path)`` of the definitions of ``name``; a bare or ``self`` use in a
+    target's own file is sure). ``[]`` when the chunk only imports ``name`` or only mentions it in
+    comments or strings."""
+    found = uses_in(hit.content, hit.language)
+    lines = sorted({u.line for u in found.of(name) if u.kind != "import"})
+    inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
+    out = []
+    for inner in inners:
+        span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
+        sure = max((_link(found, name, t, hit, span) for t in targets), default=NONE)
+        if sure > NONE:
+            out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
+    return out
+
+
+def _outside(hit: Hit, lines: list[int]) -> Hit:
+    """``hit`` cut to the lines (1-based, of the chunk) of its uses outside every definition, with no
+    symbol (module-level code: ``ky = createInstance()``); the whole chunk when it holds no
+    definition at all (a part of a definition the chunker split)."""
+    if not definitions_of(hit.content, hit.language):
+        return hit
+    loose = [n for n in lines if inner_definition(hit, n) is None]
+    first, last = min(loose), max(loose)
+    text = "\n".join(split_lines(hit.content)[first - 1 : last])
+    return replace(
+        hit, start_line=hit.start_line + first - 1, end_line=hit.start_line + last - 1, content=text, symbol=""
+    )
+
+
+def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int]) -> float:
+    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path)."""
+    symbol, path = target
+    if path == hit.path and any(u.receiver in {"", *SELF} for u in found.of(name, *span)):
+        return SURE
+    return sureness(found, name, symbol, path, hit.language, span)
+
+
+def own_names(hit: Hit, inner: Definition | None) -> set[str]:
+    """The names ``inner`` (a definition of ``hit``; ``None``: the whole chunk) uses as code on its
+    own lines, imports left out."""
+    found = uses_in(hit.content, hit.language)
+    return found.names(inner.start_line, inner.end_line) if inner else found.names()
+
+
+def matched_symbol(hit: Hit, terms: set[str]) -> str:
+    """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
+    :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
+    chunk whose own lines hold the most of them (an inner one on a tie with the definition around
+    it, the first of siblings); ``hit.symbol`` when the chunk holds one definition or none, or no
+    definition holds a term. A chunk packing several definitions is stored under its first (or
+    its class): a question about the third one is cited by the third one's name."""
+    defs = definitions_of(hit.content, hit.language)
+    if len(defs) < 2 or not terms:
+        return hit.symbol
+    lines = split_lines(hit.content)
+    best, most = None, 0
+    for d in defs:
+        text = "\n".join(lines[d.start_line - 1 : d.end_line])
+        count = len(terms & {p for w in _WORD.findall(text) for p in split_identifier(w)})
+        if count > most or (count == most and best is not None and best.contains(d.start_line)):
+            best, most = d, count
+    return scoped(hit, best) if best is not None else hit.symbol

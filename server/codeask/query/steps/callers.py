@@ -1,0 +1,60 @@
+"""The callers a question asks for ("callers of `should_strip_auth`", "who calls Session.send"), as
+documents of the ``expand`` step (:mod:`codeask.query.steps.expand`).
+
+Retrieval ranks chunks by their words; a question about callers wants the definitions that call
+a symbol, which the symbol graph knows (:func:`codeask.query.related_code.caller_sites`: each
+calling definition, tests included, narrowed to its own lines, surest first). A file retrieval
+found keeps its rank and gets its callers cited (a retrieved span holding callers is replaced by
+them); a caller file retrieval missed is added, its surest caller first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from codeask.query.pipeline import Document
+from codeask.query.related_code import caller_sites, definitions
+from codeask.query.sites import narrowed
+from codeask.query.steps.retrieve import SearchTarget
+
+__all__ = ["MAX_CALLERS", "caller_documents", "with_sites"]
+
+#: Calling definitions cited per symbol asked about, surest first: a page of a "who calls" answer.
+MAX_CALLERS = 20
+
+
+def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> list[tuple[Document, float]]:
+    """``(document, sure)`` of each definition of ``target``'s index that calls one of ``symbols``
+    (at most :data:`MAX_CALLERS` per symbol, surest first), scored ``score`` times how sure the
+    link is, ``via`` naming the definition called (``caller of should_strip_auth in
+    src/requests/sessions.py:154``) and ``via_path`` its file."""
+    store = target.store()
+    out = []
+    seen: set[tuple[str, int]] = set()
+    for symbol in symbols:
+        name = symbol.rsplit(".", 1)[-1]
+        found = definitions(store, symbol)
+        defs = [narrowed(row.hit, inner) for row, inner in found]
+        if not defs:
+            continue
+        where = f"{target.label + '/' if target.label else ''}{defs[0].path}:{defs[0].start_line}"
+        for site in caller_sites(store, name, defs, [row.hit for row, _ in found])[:MAX_CALLERS]:
+            if (site.hit.path, site.hit.start_line) in seen:
+                continue
+            seen.add((site.hit.path, site.hit.start_line))
+            doc = Document.from_hit(site.hit, target.root, score * site.sure, target.label)
+            out.append((replace(doc, via=f"caller of {name} in {where}", via_path=defs[0].path), site.sure))
+    return out
+
+
+def with_sites(doc: Document, sites: list[Document]) -> list[Document]:
+    """``doc`` (a retrieved file's span) with that file's caller ``sites``: the sites it holds take
+    its place (the first with its rank and score), the others follow as added spans (``extra``);
+    ``doc`` stays first when it holds none. All keep an empty ``via``: the file was retrieved, and
+    the prompt keeps its spans together."""
+    inside = [s for s in sites if doc.start_line <= s.start_line and s.end_line <= doc.end_line]
+    rest = [replace(s, extra=True, via="", via_path="") for s in sites if s not in inside]
+    if not inside:
+        return [doc, *rest]
+    lead = replace(inside[0], score=doc.score, via="", via_path="", extra=doc.extra)
+    return [lead, *(replace(s, score=doc.score, extra=True, via="", via_path="") for s in inside[1:]), *rest]
