@@ -43,6 +43,7 @@ __all__ = [
     "shorten",
     "CHAT_OVERHEAD",
     "TIGHT_DOCUMENT_TOKENS",
+    "READING_SHARE",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
@@ -55,6 +56,11 @@ _MIN_LINES = 5
 TIGHT_DOCUMENT_TOKENS = 300
 #: The least reply a time budget leaves, tokens (a few sentences).
 MIN_REPLY_TOKENS = 64
+#: The share of the first token's seconds left that the documents are planned to fill: the rest is
+#: the margin for what the plan does not count (the prompt's token-counting round trips, the first
+#: decode step, a prompt read slower than the median of the measured speeds), so that the first
+#: word comes within ``llm.first_token_seconds`` rather than around it.
+READING_SHARE = 0.85
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
@@ -94,8 +100,8 @@ def time_budget(
 ) -> Budget:
     """``budget`` with the time budget of a local model at ``speed`` (see the module docstring),
     counted from when the user asked: ``spent`` seconds went before this call (retrieval, search
-    queries). The documents get what ``speed.prompt`` reads in the ``first_token_seconds`` left (at
-    least a quarter of them) less the ``frame`` (the prompt's tokens around the documents; the
+    queries). The documents get what ``speed.prompt`` reads in :data:`READING_SHARE` of the
+    ``first_token_seconds`` left (at least a quarter of them) less the ``frame`` (the prompt's tokens around the documents; the
     system prompt before it is the server's cached prefix), at least half a tight document; the
     reply what ``speed.generated`` writes in the seconds left of ``answer_seconds`` (at least
     :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``); the call's deadline is the ``answer_seconds``
@@ -103,7 +109,7 @@ def time_budget(
     seconds = round(max(first_token_seconds, answer_seconds - spent), 1)
     if speed is None or not speed.prompt:
         return replace(budget, seconds=seconds, spent=round(spent, 1))
-    first = max(first_token_seconds / 4, first_token_seconds - spent)
+    first = READING_SHARE * max(first_token_seconds / 4, first_token_seconds - spent)
     documents = max(TIGHT_DOCUMENT_TOKENS // 2, min(budget.prompt, int(speed.prompt * first) - frame))
     reading = (documents + frame) / speed.prompt
     reply, end = budget.reply, None
