@@ -243,6 +243,7 @@ def test_time_budget_fits_the_measured_speed():
     # still gets first_token_seconds
     over = time_budget(budget, Speed(63.0, 8.8), 20, 90, frame=100, spent=95.0)
     assert 63 * 5 * 0.5 - 100 < over.documents <= 63 * 5 - 100 and over.seconds == 20
+    assert time_budget(budget, None, 20, 0.5, spent=0.2).seconds == 0.5  # never past llm.answer_seconds
     assert subquestions_in_time(None, 20) and subquestions_in_time(Speed(5000.0, 500.0), 20)
     # Qwen2.5-Coder-1.5B idle on 2 threads: ~10 s of search queries would halve the prompt
     assert not subquestions_in_time(Speed(63.0, 8.8), 20) and not subquestions_in_time(Speed(6.6, 3.0), 20)

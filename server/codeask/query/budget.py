@@ -105,8 +105,8 @@ def time_budget(
     system prompt before it is the server's cached prefix), at least half a tight document; the
     reply what ``speed.generated`` writes in the seconds left of ``answer_seconds`` (at least
     :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``); the call's deadline is the ``answer_seconds``
-    left (at least ``first_token_seconds``). Without a measured speed only the deadline is set."""
-    seconds = round(max(first_token_seconds, answer_seconds - spent), 1)
+    left (at least ``first_token_seconds``, or ``answer_seconds`` when that is shorter). Without a measured speed only the deadline is set."""
+    seconds = round(max(min(first_token_seconds, answer_seconds), answer_seconds - spent), 1)
     if speed is None or not speed.prompt:
         return replace(budget, seconds=seconds, spent=round(spent, 1))
     first = READING_SHARE * max(first_token_seconds / 4, first_token_seconds - spent)
