@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from answers_score import prompt_documents, report, score_row, summarize  # noqa: E402
+from answers_score import prompt_documents, report, score_row, summarize, uptime  # noqa: E402
 from common import fetch_sdist, write_result  # noqa: E402
 
 #: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
@@ -180,6 +180,7 @@ def main() -> int:
     # default settings: no user codeask.toml either (an empty config folder)
     os.environ.setdefault("CODEASK_CONFIG_DIR", tempfile.mkdtemp(prefix="codeask-bench-config-"))
     load_before = os.getloadavg()
+    uptime_before = uptime()
     os.environ.setdefault("CODEASK_CACHE_DIR", str(Path.home() / ".cache" / "codeask-bench" / "answers-index"))
     # the endpoint's speed is measured afresh, as for a new user (codeask.llm.speed)
     Path(os.environ["CODEASK_CACHE_DIR"], "llm-speed.json").unlink(missing_ok=True)
@@ -201,6 +202,8 @@ def main() -> int:
         "label": args.label,
         "model": str(gguf) if gguf else base_url,
         "load_average_start": [round(x, 2) for x in load_before],
+        "uptime_start": uptime_before,
+        "threads": args.threads,
     }
     rows: list[dict] = []
     workspaces: dict[str, Workspace] = {}
@@ -283,10 +286,12 @@ def rescore(path: Path) -> int:
                 "stages": row["stages"],
             }
         )
-    meta = {k: result[k] for k in ("label", "model")}
+    meta = {k: result[k] for k in ("label", "model") if k in result}
     meta["load_average_start"] = result["load_average"]["start"]
     rescored = summarize(rows, meta)
     rescored["load_average"] = result["load_average"]
+    rescored["uptime"] = result.get("uptime", {})
+    rescored["threads"] = result.get("threads")
     rescored["peak_rss_mb"] = result["peak_rss_mb"]
     rescored["rescored"] = True
     path.write_text(json.dumps(rescored, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -14,9 +14,12 @@ import pytest
 
 from codeask.llm import LLMError, Speed, make_llm
 from codeask.llm.repetition import RepetitionWatch, line_shape
-from codeask.llm.speed import CACHE_FILE, SpeedCache
+from codeask.llm.speed import CACHE_FILE, SAMPLES, SpeedCache
+from codeask.query.answer import SimpleAnswer
 from codeask.query.budget import Budget, subquestions_in_time, time_budget
-from codeask.settings import LLMSettings, ResolvedLLM
+from codeask.query.pipeline import Document, Query
+from codeask.query.templates import Templates
+from codeask.settings import LLMSettings, ResolvedLLM, load_settings
 from codeask.workspace import Workspace
 
 #: A small model walking through its snippets: the same sentence shape, another name each time.
@@ -28,6 +31,16 @@ ANSWER = (
     "- `rebuild_auth` calls it on every redirect and then re-applies netrc credentials [2].\n"
     "- Anything else keeps the Authorization header as it was [2].\n"
     "- A proxy's credentials are handled apart, by `rebuild_proxies` [3].\n"
+)
+#: One retrieved document for the answer step.
+DOCUMENT = Document(
+    path="src/shop/shipping.py",
+    root="/shop",
+    start_line=1,
+    end_line=3,
+    symbol="shipping_cost",
+    language="python",
+    content="def shipping_cost(order):\n    base = 500 if order.weight_kg < 2 else 900\n    return base\n",
 )
 
 
@@ -152,27 +165,63 @@ def test_without_timings_the_call_is_timed(fake_llm):
     assert done.speed.prompt <= done.prompt_tokens / 0.5
 
 
-def test_speed_cache_merges_and_survives_bad_files(tmp_path, fake_llm):
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=f"http://user:pw@127.0.0.1:{fake_llm.port}/v1"),
-        LLMSettings(),
-    )
-    cache = SpeedCache(tmp_path / "sub" / CACHE_FILE)
+def _local(fake_llm, host="127.0.0.1"):
+    base = f"http://user:pw@{host}:{fake_llm.port}/v1"
+    return make_llm(ResolvedLLM(provider="openai", model="m", api_key="k", base_url=base), LLMSettings())
+
+
+def test_speed_cache_keeps_samples_and_survives_bad_files(tmp_path, fake_llm):
+    llm = _local(fake_llm)
+    cache = SpeedCache(tmp_path / "sub" / CACHE_FILE, load=lambda: 0.5)
     assert cache.get(llm) is None
     assert cache.record(llm, Speed(50.0, 9.0)) == Speed(50.0, 9.0)
-    assert cache.record(llm, Speed(None, 4.0)) == Speed(50.0, 4.0) == cache.get(llm)
+    assert cache.record(llm, Speed(None, 4.0)) == Speed(50.0, 6.5) == cache.get(llm)  # medians
+    # the adapter's latest speed read again (merged: the same rates) is not a new sample
+    assert cache.record(llm, Speed(50.0, 4.0)) == Speed(50.0, 6.5)
     stored = json.loads(cache.path.read_text())
     assert list(stored) == [f"http://127.0.0.1:{fake_llm.port}/v1 openai:m"]  # no credentials in the key
-    cache.path.write_text("{not json")
-    assert cache.get(llm) is None
+    assert stored[cache.key(llm)] == {"prompt": [[50.0, 0.5]], "generated": [[9.0, 0.5], [4.0, 0.5]]}
+    for rate in range(1, SAMPLES + 2):
+        cache.record(llm, Speed(float(rate), None))
+    assert len(json.loads(cache.path.read_text())[cache.key(llm)]["prompt"]) == SAMPLES  # the latest kept
+    for bad in ("{not json", "[]", json.dumps({cache.key(llm): {"prompt": [["x", 1], [-3.0, 1]], "generated": 7}})):
+        cache.path.write_text(bad)
+        assert cache.get(llm) is None
     folder = tmp_path / "ro"
     folder.mkdir()
     folder.chmod(0o500)
     try:
         if not os.access(folder, os.W_OK):  # root can write anywhere; the check is for everyone else
-            assert SpeedCache(folder / CACHE_FILE).record(llm, Speed(1.0, 1.0)) is None
+            assert SpeedCache(folder / CACHE_FILE).record(llm, Speed(1.0, 1.0)) == Speed(1.0, 1.0)
+            assert not (folder / CACHE_FILE).exists()
     finally:
         folder.chmod(0o700)
+
+
+def test_one_busy_moment_is_outvoted_and_undone_when_the_load_goes(tmp_path, fake_llm):
+    llm = _local(fake_llm)
+    load = [0.5]  # per core: an idle 2-core machine with the model's own 2 threads at work
+    cache = SpeedCache(tmp_path / CACHE_FILE, load=lambda: load[0])
+    for prompt, generated in ((63.0, 8.8), (60.0, 8.6), (61.0, 9.0), (62.0, 8.7)):
+        cache.record(llm, Speed(prompt, generated))
+    load[0] = 10.0  # load average 20 on 2 cores: a tenth of a core each
+    busy = cache.record(llm, Speed(6.0, 0.9))
+    assert busy is not None and busy.prompt == pytest.approx(6.1) and busy.generated == pytest.approx(0.88)
+    load[0] = 0.5  # the machine is idle again: the busy sample reads as the speed it would have had
+    idle = cache.get(llm)
+    assert idle is not None and idle.prompt == pytest.approx(61.0) and idle.generated == pytest.approx(8.8)
+    load[0] = 4.0  # an idle measurement, now on a busy machine: the first call reads a quarter as much
+    assert cache.get(llm) == Speed(pytest.approx(61.0 / 4), pytest.approx(8.8 / 4))
+
+
+def test_an_endpoint_on_another_machine_is_not_scaled_by_this_ones_load(tmp_path, fake_llm):
+    llm = _local(fake_llm, host="192.168.1.5")
+    load = [0.5]
+    cache = SpeedCache(tmp_path / CACHE_FILE, load=lambda: load[0])
+    cache.record(llm, Speed(60.0, 8.0))
+    load[0] = 10.0
+    assert cache.get(llm) == Speed(60.0, 8.0)
+    assert json.loads(cache.path.read_text())[cache.key(llm)]["prompt"] == [[60.0, None]]
 
 
 # --- sizing the prompt --------------------------------------------------------------------------
@@ -185,15 +234,31 @@ def test_time_budget_fits_the_measured_speed():
     slow = time_budget(budget, Speed(63.0, 8.8), 20, 90, frame=200)
     assert slow.documents < 63 * 20 and slow.expected_first_token <= 20 and slow.expected_end <= 90
     assert time_budget(budget, None, 20, 90) == Budget(8192, 1024, 7104, seconds=90)
+    # 8 s of retrieval and search queries before the call: the prompt is read in the 12 s left
+    late = time_budget(budget, Speed(63.0, 8.8), 20, 90, frame=200, spent=8.0)
+    assert late.documents < slow.documents and late.seconds == 82 and late.spent == 8
+    assert late.expected_first_token is not None and late.expected_first_token <= 20
+    assert late.expected_end is not None and late.expected_end <= 90
+    # more than the whole wait went before: a quarter of it still reads documents, and the call
+    # still gets first_token_seconds
+    over = time_budget(budget, Speed(63.0, 8.8), 20, 90, frame=100, spent=95.0)
+    assert 63 * 5 * 0.5 - 100 < over.documents <= 63 * 5 - 100 and over.seconds == 20
+    assert time_budget(budget, None, 20, 0.5, spent=0.2).seconds == 0.5  # never past llm.answer_seconds
     assert subquestions_in_time(None, 20) and subquestions_in_time(Speed(5000.0, 500.0), 20)
-    assert not subquestions_in_time(Speed(6.6, 3.0), 20)
+    # Qwen2.5-Coder-1.5B idle on 2 threads: ~10 s of search queries would halve the prompt
+    assert not subquestions_in_time(Speed(63.0, 8.8), 20) and not subquestions_in_time(Speed(6.6, 3.0), 20)
 
 
 def _seed_speed(speed: Speed, fake_llm) -> Path:
     path = Path(os.environ["CODEASK_CACHE_DIR"]) / CACHE_FILE
     path.write_text(
         json.dumps(
-            {f"{fake_llm.openai_base_url} openai:gpt-5.4-mini": {"prompt": speed.prompt, "generated": speed.generated}}
+            {
+                f"{fake_llm.openai_base_url} openai:gpt-5.4-mini": {
+                    "prompt": [[speed.prompt, None]],
+                    "generated": [[speed.generated, None]],
+                }
+            }
         )
     )
     return path
@@ -228,3 +293,22 @@ def test_a_slow_endpoint_skips_the_search_queries(sample_workspace, fake_llm):
     _seed_speed(Speed(5000.0, 500.0), fake_llm)
     _workspace(sample_workspace, fake_llm, numSubquestions=3).ask("coupon discount")
     assert len(fake_llm.requests) == 2  # search queries, then the answer
+
+
+def test_the_time_before_the_call_comes_out_of_the_budget(tmp_path, fake_llm):
+    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
+    fake_llm.reply_with(ANSWER)
+    step = SimpleAnswer(_llm(fake_llm), Templates(settings), settings)
+    step.speeds.record(step.llm, Speed(63.0, 8.8))
+    budgets = []
+    for before in (0.0, 8.0):  # retrieval and search queries took this long
+        query = Query("How is the shipping cost computed?")
+        query.retrieved("retrieve", [DOCUMENT])
+        query.history[-1].seconds = before
+        step(query)
+        budgets.append(query.history[-1].data["time_budget"])
+    plain, late = budgets
+    assert plain["seconds_before_call"] == 0 and plain["answer_seconds"] == 90
+    assert late["seconds_before_call"] == 8 and late["answer_seconds"] == 82  # the call's deadline
+    assert late["expected_first_token_seconds"] >= 8 and late["expected_seconds"] <= 90
+    assert fake_llm.requests[-1]["max_tokens"] == late["reply_tokens"]

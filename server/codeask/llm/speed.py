@@ -3,8 +3,13 @@
 per endpoint and model (:class:`SpeedCache`), so the first call's timings size the next prompt.
 
 The prompt of a local model is sized from this (:func:`codeask.query.budget.time_budget`), so the
-measurement has to be the machine's own, under its present load: each measurement replaces the
-cached one (:meth:`SpeedCache.record`).
+estimate has to be the machine's own, under its present load, and one odd call must not set it
+(:meth:`SpeedCache.get`): the cache keeps each rate's last :data:`SAMPLES` measurements with the
+load average per core at the time, and the estimate is their median, each first scaled from the
+load it was measured at to the load now when the endpoint runs on this machine (a loopback
+address): a process on a machine with load ``L`` per core gets about ``1 / max(1, L)`` of a core.
+So a busy moment neither shrinks every later prompt (one slow sample is outvoted, and its scale-up
+undoes the load it saw) nor lets an idle measurement overfill the first prompt on a busy machine.
 
 Where a number comes from (:func:`measure`):
 
@@ -22,20 +27,26 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from codeask.llm.protocol import LLM, Completion, Speed
 from codeask.settings import safe_url
 
-__all__ = ["SpeedCache", "measure", "CACHE_FILE"]
+__all__ = ["SpeedCache", "measure", "machine_load", "on_this_machine", "CACHE_FILE", "SAMPLES"]
 
 #: The cache's file name, in codeask's cache folder (``index.cache_dir`` / ``CODEASK_CACHE_DIR``).
 CACHE_FILE = "llm-speed.json"
 MIN_PROMPT_TOKENS = 32
 MIN_GENERATED_TOKENS = 8
+#: Measurements kept per rate: the median of five outvotes two odd calls and follows a lasting
+#: change of load after three (sooner through the load scaling).
+SAMPLES = 5
+_LOOPBACK = ("localhost", "127.", "::1", "0.0.0.0")
 
 
 def measure(completion: Completion, timings: Mapping[str, Any] | None) -> Speed | None:
@@ -68,16 +79,37 @@ def _rate(value: Any) -> float | None:
     return rate if rate > 0 else None
 
 
-class SpeedCache:
-    """The measured :class:`~codeask.llm.protocol.Speed` of each endpoint and model, in one JSON file
-    ``{"<base url> <provider:model>": {"prompt": tokens/s, "generated": tokens/s}}``.
+def machine_load() -> float:
+    """This machine's load average over the last minute, per CPU core (``0.0`` where unknown)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return 0.0
 
-    Reading and writing are best effort: a missing, unreadable or foreign file reads as empty, and a
-    folder that cannot be written leaves the cache as it was (the next call measures again).
+
+def on_this_machine(url: str | None) -> bool:
+    """Whether ``url``'s host is a loopback address (the model server shares this machine's CPUs)."""
+    try:
+        host = (urlsplit(url or "").hostname or "").lower()
+    except ValueError:
+        return False
+    return host.startswith(_LOOPBACK)
+
+
+class SpeedCache:
+    """The measured speeds of each endpoint and model, in one JSON file ``{"<base url>
+    <provider:model>": {"prompt": [[tokens/s, load per core], ...], "generated": [...]}}`` (oldest
+    first, at most :data:`SAMPLES` each; the load is ``null`` where not scaled), and the estimate
+    from them (:meth:`get`, see the module docstring).
+
+    ``load`` gives the load average per core now (default :func:`machine_load`; tests pass their
+    own). Reading and writing are best effort: a missing, unreadable or foreign file reads as
+    empty, and a folder that cannot be written leaves the file as it was.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, load: Callable[[], float] = machine_load) -> None:
         self.path = Path(path)
+        self.load = load
 
     @staticmethod
     def key(llm: LLM) -> str:
@@ -92,21 +124,33 @@ class SpeedCache:
         return data if isinstance(data, dict) else {}
 
     def get(self, llm: LLM) -> Speed | None:
-        """The cached speed of ``llm``'s endpoint and model, or ``None``."""
-        entry = self._read().get(self.key(llm))
-        if not isinstance(entry, dict):
-            return None
-        speed = Speed(_rate(entry.get("prompt")), _rate(entry.get("generated")))
-        return speed if speed.prompt or speed.generated else None
+        """The estimated speed of ``llm``'s endpoint and model now, or ``None`` when none was measured."""
+        return self._estimate(llm, self._read().get(self.key(llm)))
 
     def record(self, llm: LLM, speed: Speed | None) -> Speed | None:
-        """Store ``speed`` for ``llm`` (merged over the cached one where it has no value) and return
-        what is now known; nothing is written for ``None``."""
-        if speed is None:
-            return self.get(llm)
+        """Add ``speed``'s rates to ``llm``'s samples (a rate equal to the newest sample is that
+        sample again, e.g. :meth:`~codeask.llm.base.BaseLLM.speed` read twice, and is not added;
+        ``None`` adds nothing) and return the estimate now (:meth:`get`)."""
         data = self._read()
-        merged = speed.merged(self.get(llm))
-        data[self.key(llm)] = {"prompt": merged.prompt, "generated": merged.generated}
+        key = self.key(llm)
+        entry = data.get(key)
+        entry = entry if isinstance(entry, dict) else {}
+        if speed is None:
+            return self._estimate(llm, entry)
+        load = self.load() if on_this_machine(llm.base_url) else None
+        entry = {name: _added(_samples(entry.get(name)), rate, load) for name, rate in _rates(speed)}
+        data[key] = entry
+        self._write(data)
+        return self._estimate(llm, entry)
+
+    def _estimate(self, llm: LLM, entry: Any) -> Speed | None:
+        if not isinstance(entry, dict):
+            return None
+        now = self.load() if on_this_machine(llm.base_url) else None
+        rates = [_median(_samples(entry.get(name)), now) for name in ("prompt", "generated")]
+        return Speed(*rates) if any(rates) else None
+
+    def _write(self, data: dict[str, Any]) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".llm-speed-", dir=self.path.parent)
@@ -115,4 +159,34 @@ class SpeedCache:
             os.replace(tmp, self.path)
         except OSError:
             pass
-        return merged
+
+
+def _rates(speed: Speed) -> list[tuple[str, float | None]]:
+    return [("prompt", speed.prompt), ("generated", speed.generated)]
+
+
+def _samples(value: Any) -> list[tuple[float, float | None]]:
+    """The well-formed ``[rate, load]`` pairs of a cache entry's list (anything else dropped)."""
+    out: list[tuple[float, float | None]] = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, list) and len(item) == 2 and _rate(item[0]):
+            load = item[1] if isinstance(item[1], (int, float)) and not isinstance(item[1], bool) else None
+            out.append((float(item[0]), float(load) if load is not None and load >= 0 else None))
+    return out
+
+
+def _added(samples: list[tuple[float, float | None]], rate: float | None, load: float | None) -> list[Any]:
+    """``samples`` with ``(rate, load)`` appended unless ``rate`` is ``None`` or the newest
+    sample's rate, the last :data:`SAMPLES` kept, as JSON lists."""
+    if rate is not None and (not samples or samples[-1][0] != rate):
+        samples = [*samples, (rate, load)]
+    return [list(s) for s in samples[-SAMPLES:]]
+
+
+def _median(samples: list[tuple[float, float | None]], now: float | None) -> float | None:
+    """The median of the sampled rates, each scaled from its load to ``now`` where both are known
+    (``rate * max(1, load) / max(1, now)``); ``None`` without samples."""
+    if not samples:
+        return None
+    scaled = [r * max(1.0, then) / max(1.0, now) if then is not None and now is not None else r for r, then in samples]
+    return statistics.median(scaled)

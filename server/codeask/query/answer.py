@@ -37,7 +37,7 @@ from codeask.query.digest import digest_question
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
-from codeask.settings import Settings
+from codeask.settings import LLMSettings, Settings
 
 __all__ = [
     "SimpleAnswer",
@@ -136,16 +136,17 @@ class SimpleAnswer:
         self.speeds = speed_cache(settings)
         """The measured speeds of endpoints (:mod:`codeask.llm.speed`), in codeask's cache folder."""
 
-    def timed(self, budget: Budget, frame: int) -> Budget:
+    def timed(self, budget: Budget, frame: int, spent: float) -> Budget:
         """``budget`` under the time budget of a local model (``llm.first_token_seconds``,
-        ``llm.answer_seconds``; :func:`~codeask.query.budget.time_budget` with the prompt's ``frame``
-        tokens) at the speed measured on this LLM's calls so far (the subquestions of this ask) or
-        cached from earlier ones; a hosted model's budget unchanged."""
+        ``llm.answer_seconds``, less the ``spent`` seconds the ask took before this call;
+        :func:`~codeask.query.budget.time_budget` with the prompt's ``frame`` tokens) at the speed
+        estimated from this LLM's calls so far (the subquestions of this ask) and the cached ones
+        (:meth:`~codeask.llm.speed.SpeedCache.get`); a hosted model's budget unchanged."""
         if not is_local_url(self.llm.base_url):
             return budget
         speed = self.speeds.record(self.llm, self.llm.speed())
         llm = self.settings.llm
-        return time_budget(budget, speed, llm.first_token_seconds, llm.answer_seconds, frame)
+        return time_budget(budget, speed, llm.first_token_seconds, llm.answer_seconds, frame, spent)
 
     def prompt(self, query: Query, documents: list[Document] | None = None) -> str:
         """The ``answer`` template rendered for ``query``: ``documents`` (default: the query's, secret
@@ -174,15 +175,16 @@ class SimpleAnswer:
         """The prompt fitted to the model's context (:mod:`codeask.query.budget`), the documents it
         holds (numbered ``[1]..[n]`` in this order: the ranked documents that fit, those the
         ``expand`` step added moved after the file they were reached from, :func:`along_chain`)
-        and the budget."""
+        and the budget (a time budget counts the seconds of the steps before, ``query.history``)."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
+        spent = sum(event.seconds for event in query.history)
         fit_question(query, self.llm.count_tokens, budget.prompt // 4)
         if query.response_transformed:
-            return self.prompt(query), list(query.documents), self.timed(budget, 0)
+            return self.prompt(query), list(query.documents), self.timed(budget, 0, spent)
         if documents is None:
             documents = safe_documents(query.documents, self.settings, query.withheld)
         frame = self.llm.count_tokens(self.prompt(query, []))
-        budget = self.timed(budget, frame)
+        budget = self.timed(budget, frame, spent)
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
@@ -235,7 +237,7 @@ class SimpleAnswer:
             self.speeds.record(self.llm, done.speed)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
-        query.cut_reason = _cut_reason(done, budget, self.settings.llm.max_tokens)
+        query.cut_reason = _cut_reason(done, budget, self.settings.llm)
         query.answered(
             self.name,
             done.text.strip(),
@@ -269,24 +271,26 @@ def local_speed(llm: LLM, settings: Settings) -> Speed | None:
     return speed_cache(settings).record(llm, llm.speed())
 
 
-def _cut_reason(done: Completion, budget: Budget, max_tokens: int) -> str | None:
+def _cut_reason(done: Completion, budget: Budget, llm: LLMSettings) -> str | None:
     """Why the answer is cut off: the completion's reason, or, for a reply cut at a ``max_tokens`` the
-    time budget lowered, that budget."""
-    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < max_tokens:
+    time budget lowered (below ``llm.max_tokens``), that budget."""
+    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < llm.max_tokens:
         return (
             f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
-            f"llm.answer_seconds = {budget.seconds:g}s)"
+            f"llm.answer_seconds = {llm.answer_seconds:g}s)"
         )
     return done.cut_reason()
 
 
 def _time_budget(budget: Budget) -> dict[str, float | int | None] | None:
-    """The answer metadata's ``time_budget``: the deadline, the expected seconds to the first token
-    and to the end, and the documents' tokens; ``None`` without a time budget (a hosted model)."""
+    """The answer metadata's ``time_budget``: the call's deadline, the seconds the ask took before
+    the call, the expected seconds from the ask's start to the first token and to the end, and the
+    documents' and reply's tokens; ``None`` without a time budget (a hosted model)."""
     if budget.seconds is None:
         return None
     return {
         "answer_seconds": budget.seconds,
+        "seconds_before_call": budget.spent,
         "expected_first_token_seconds": budget.expected_first_token,
         "expected_seconds": budget.expected_end,
         "document_tokens": budget.documents,

@@ -17,8 +17,10 @@ Tokens are counted by the endpoint's tokenizer where it has one (llama.cpp ``/to
 estimated (:func:`codeask.llm.protocol.estimate_tokens`).
 
 A local model also has a time budget (:func:`time_budget`): from the endpoint's measured speed
-(:mod:`codeask.llm.speed`), the documents get the tokens it reads in ``llm.first_token_seconds``
-and the reply the tokens it writes in what is left of ``llm.answer_seconds``; the documents are
+(:mod:`codeask.llm.speed`), the documents get the tokens it reads in what is left of
+``llm.first_token_seconds`` and the reply the tokens it writes in what is left of
+``llm.answer_seconds``, both counted from when the user asked (retrieval and the search queries
+before the call use some of them); the documents are
 then planned at :data:`TIGHT_DOCUMENT_TOKENS` each and cut to that (:func:`tighten`), so the
 prompt holds a few functions' heads rather than one long span.
 """
@@ -44,6 +46,7 @@ __all__ = [
     "CHAT_OVERHEAD",
     "TIGHT_DOCUMENT_TOKENS",
     "TOKENS_PER_DOCUMENT",
+    "READING_SHARE",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
@@ -62,6 +65,11 @@ TOKENS_PER_DOCUMENT = 700
 TIGHT_DOCUMENT_TOKENS = 300
 #: The least reply a time budget leaves, tokens (a few sentences).
 MIN_REPLY_TOKENS = 64
+#: The share of the first token's seconds left that the documents are planned to fill: the rest is
+#: the margin for what the plan does not count (the prompt's token-counting round trips, the first
+#: decode step, a prompt read slower than the median of the measured speeds), so that the first
+#: word comes within ``llm.first_token_seconds`` rather than around it.
+READING_SHARE = 0.85
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
@@ -71,8 +79,9 @@ SUBQUESTION_CALL = (330, 40)
 class Budget:
     """Token counts for one LLM call: ``context`` (the model's window), ``reply`` (``max_tokens`` sent)
     and ``prompt`` (what the prompt may use). Under a time budget also ``documents`` (tokens the
-    documents may take), ``seconds`` (the call's deadline, ``llm.answer_seconds``) and the expected
-    seconds to the first token and to the end at the measured speed."""
+    documents may take), ``seconds`` (the call's deadline: ``llm.answer_seconds`` less ``spent``,
+    the seconds the ask took before the call) and the expected seconds from the ask's start to the
+    first token and to the end at the measured speed."""
 
     context: int
     reply: int
@@ -81,6 +90,7 @@ class Budget:
     seconds: float | None = None
     expected_first_token: float | None = None
     expected_end: float | None = None
+    spent: float = 0.0
 
 
 def budget_for(context: int, max_tokens: int) -> Budget:
@@ -96,36 +106,48 @@ def document_cap(prompt_tokens: int) -> int:
 
 
 def time_budget(
-    budget: Budget, speed: Speed | None, first_token_seconds: float, answer_seconds: float, frame: int = 0
+    budget: Budget,
+    speed: Speed | None,
+    first_token_seconds: float,
+    answer_seconds: float,
+    frame: int = 0,
+    spent: float = 0.0,
 ) -> Budget:
-    """``budget`` with the time budget of a local model at ``speed`` (see the module docstring): the
-    documents get what ``speed.prompt`` reads in ``first_token_seconds`` less the ``frame`` (the
-    prompt's tokens around the documents; the system prompt before it is the server's cached
-    prefix), at least half a tight document; the reply what ``speed.generated`` writes in the seconds
-    left of ``answer_seconds`` (at least :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``).
-    Without a measured speed only the deadline is set."""
+    """``budget`` with the time budget of a local model at ``speed`` (see the module docstring),
+    counted from when the user asked: ``spent`` seconds went before this call (retrieval, search
+    queries). The documents get what ``speed.prompt`` reads in :data:`READING_SHARE` of the
+    ``first_token_seconds`` left (at least a quarter of them) less the ``frame`` (the prompt's tokens around the documents; the
+    system prompt before it is the server's cached prefix), at least half a tight document; the
+    reply what ``speed.generated`` writes in the seconds left of ``answer_seconds`` (at least
+    :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``); the call's deadline is the ``answer_seconds``
+    left (at least ``first_token_seconds``, or ``answer_seconds`` when that is shorter). Without a measured speed only the deadline is set."""
+    seconds = round(max(min(first_token_seconds, answer_seconds), answer_seconds - spent), 1)
     if speed is None or not speed.prompt:
-        return replace(budget, seconds=answer_seconds)
-    documents = max(TIGHT_DOCUMENT_TOKENS // 2, min(budget.prompt, int(speed.prompt * first_token_seconds) - frame))
+        return replace(budget, seconds=seconds, spent=round(spent, 1))
+    first = READING_SHARE * max(first_token_seconds / 4, first_token_seconds - spent)
+    documents = max(TIGHT_DOCUMENT_TOKENS // 2, min(budget.prompt, int(speed.prompt * first) - frame))
     reading = (documents + frame) / speed.prompt
     reply, end = budget.reply, None
     if speed.generated:
-        reply = max(MIN_REPLY_TOKENS, min(budget.reply, int(speed.generated * (answer_seconds - reading))))
-        end = round(reading + reply / speed.generated, 1)
+        reply = max(MIN_REPLY_TOKENS, min(budget.reply, int(speed.generated * (seconds - reading))))
+        end = round(spent + reading + reply / speed.generated, 1)
     return replace(
-        budget, reply=reply, documents=documents, seconds=answer_seconds, expected_first_token=round(reading, 1),
-        expected_end=end,
+        budget, reply=reply, documents=documents, seconds=seconds, spent=round(spent, 1),
+        expected_first_token=round(spent + reading, 1), expected_end=end,
     )  # fmt: skip
 
 
 def subquestions_in_time(speed: Speed | None, first_token_seconds: float) -> bool:
     """Whether a local model at ``speed`` writes the search queries of the ``subquestions`` step
-    (:data:`SUBQUESTION_CALL` tokens in and out) in half of ``first_token_seconds``, leaving the
-    other half to the answer's prompt; ``True`` while the speed is not known (that call measures it)."""
+    (:data:`SUBQUESTION_CALL` tokens in and out) in a quarter of ``first_token_seconds``: their
+    seconds come out of the answer prompt's reading time (:func:`time_budget` counts from the
+    ask), and at Qwen2.5-Coder-1.5B's idle speed on 2 threads (63 / 8.8 tokens/s, issue 30) they
+    would take ~10 s, half of the default 20 s, leaving a prompt of one or two documents; ``True``
+    while the speed is not known (that call measures it)."""
     if speed is None or not speed.prompt or not speed.generated:
         return True
     prompt, reply = SUBQUESTION_CALL
-    return prompt / speed.prompt + reply / speed.generated <= first_token_seconds / 2
+    return prompt / speed.prompt + reply / speed.generated <= first_token_seconds / 4
 
 
 def tighten(documents: list[Document], tokens: int, most: int) -> list[Document]:
