@@ -142,6 +142,7 @@ class _EmbedRun:
                         group,
                         embed=True,
                         use_shared=True,
+                        ask_machine=False,  # reuse() asked it for the whole round
                         background=self.index.background_indexing,
                         should_stop=self.should_stop,
                     )
