@@ -338,3 +338,30 @@ def test_phase_2_asks_the_machine_store_once_for_each_text(sample_workspace, mon
     stats = index.sync()
     assert stats.chunks_embedded > 0 and stats.vectors_pending == 0
     assert len(asked) == stats.chunks_embedded and set(asked.values()) == {1}
+
+
+def test_a_copy_reads_no_chunk_text_in_phase_2(sample_workspace, tmp_path, monkeypatch):
+    """Phase 2 looks a round up in the machine's store by hash alone and reads from the chunk rows
+    only the texts it lacks: a copy, whose every vector is there, reads none."""
+    import shutil
+
+    from codeask.index.engine import RootIndex
+    from codeask.index.store import Store
+    from codeask.settings import load_settings
+
+    first = RootIndex(sample_workspace, load_settings(sample_workspace), background_indexing=False).sync()
+    assert first.chunks_embedded > 0
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_workspace, copy)
+    read: list[str] = []
+    texts = Store.texts
+
+    def counting(self, hashes):
+        wanted = list(hashes)
+        read.extend(wanted)
+        return texts(self, wanted)
+
+    monkeypatch.setattr(Store, "texts", counting)
+    stats = RootIndex(copy, load_settings(copy), background_indexing=False).sync()
+    assert stats.chunks_embedded == 0 and stats.chunks_reused == first.chunks_embedded
+    assert stats.vectors_pending == 0 and read == []

@@ -302,11 +302,15 @@ class Store:
         (scanned once, then kept current by this object's commits: :mod:`codeask.index.pending`)."""
         return self._pending.count(distinct=distinct)
 
-    def pending_texts(self, limit: int) -> dict[str, str]:
-        """Up to ``limit`` texts still to embed: ``{embed_hash: embed_text}``, each text once."""
-        hashes = self._pending.hashes(limit)
+    def pending_hashes(self, limit: int) -> list[str]:
+        """Up to ``limit`` embed hashes of the texts still to embed, in sorted order."""
+        return self._pending.hashes(limit)
+
+    def texts(self, hashes: Iterable[str]) -> dict[str, str]:
+        """``{embed_hash: embed_text}`` of the chunk rows with these hashes, each text once (keyed
+        lookups; phase 2 reads only the texts the machine's store could not give a vector for)."""
         texts: dict[str, str] = {}
-        for part in batches(hashes):
+        for part in batches(list(hashes)):
             where = sql_in("embed_hash", part)
             tbl = self.tables.rows(TABLE, where, ["embed_hash", "symbol", "content"])
             for h, symbol, content in zip(*(tbl[c].to_pylist() for c in ("embed_hash", "symbol", "content"))):

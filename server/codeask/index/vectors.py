@@ -140,7 +140,6 @@ class VectorSupply:
         self,
         texts: dict[str, str],
         *,
-        embed: bool,
         use_shared: bool = False,
         ask_machine: bool = True,
         background: bool = False,
@@ -149,7 +148,7 @@ class VectorSupply:
         """Vectors the store lacks for ``{embed_hash: text}``: :func:`fill_vectors` with the machine's
         vector store (:attr:`machine`), then the team's shared cache (``shared.url``, one query per
         call) when ``use_shared`` (phase 2; live edits are embedded locally, without a network round
-        trip), then (with ``embed``) the model: with ``background`` (phase 2 of an index with
+        trip), then the model: with ``background`` (phase 2 of an index with
         ``background_indexing``) its niced indexing instance (``embedding.index_nice``), else the
         normal-priority one. Without ``ask_machine`` the machine's store is not asked (phase 2 asked it
         for the whole round first) but still keeps what the others give. Returns
@@ -166,17 +165,25 @@ class VectorSupply:
         keepers: list[VectorCache] = [machine] if not asked and machine is not None else []
         if shared is not None:
             caches.append(ReadOnlyCache(shared.fetch))
-        embedder = (
-            (load_embedder(self.settings.embedding, background=True) if background else self._embedder())
-            if embed
-            else None
-        )
-        model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
+        embedder = load_embedder(self.settings.embedding, background=True) if background else self._embedder()
+
+        def model(batch: list[str]) -> np.ndarray:
+            return embedder.embed(batch, should_stop=should_stop)
+
         filled = fill_vectors(texts, self._store(), caches, model, keepers=keepers)
         from_machine = filled.from_caches[0] if asked else 0
         self.chunks_reused += from_machine
         self.chunks_shared += sum(filled.from_caches) - from_machine
         return filled.vectors, filled.embedded
+
+    def reuse(self, embed_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The machine's vectors for ``embed_hashes``, texts the index lacks (phase 2's round, by hash
+        alone: the texts are read only for the rest); counted in :attr:`chunks_reused`. ``{}``
+        without a machine's store."""
+        machine = self.machine
+        found = machine.get_vectors(embed_hashes) if machine is not None and embed_hashes else {}
+        self.chunks_reused += len(found)
+        return found
 
     @property
     def machine(self) -> MachineVectors | None:
