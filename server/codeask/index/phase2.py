@@ -65,8 +65,10 @@ def embed_pending(
         if not todo:
             break
         rest = run.reuse(todo)
-        if rest:
-            run.embed(index.store.texts(rest), rest)
+        texts = index.store.texts(rest) if rest else {}
+        if len(rest) == len(todo) and not texts:  # their rows went meanwhile: nothing left to fill
+            break
+        run.embed(texts, [h for h in rest if h in texts])
     run.commit()
     if run.done and not run.stop():
         with index.writing(wait=wait):
