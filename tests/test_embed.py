@@ -361,14 +361,15 @@ def test_a_one_shot_ask_embeds_its_question_while_the_index_opens(sample_workspa
     assert not [t for t in threading.enumerate() if t.name == "codeask-warm-query"]
 
     one_shot = Workspace([sample_workspace], background_indexing=False)
+    model = one_shot.embedder()  # shared per process: count from here
+    start = model.texts_embedded
     one_shot.warm_query(question)
     for thread in [t for t in threading.enumerate() if t.name == "codeask-warm-query"]:
         thread.join(timeout=120)
-    model = one_shot.embedder()
-    assert model.texts_embedded == 1
+    assert model.texts_embedded == start + 1
     one_shot.index()  # phase 2 embeds the chunks with its own (bulk) instance
     assert one_shot.ask(question, no_llm=True).sources
-    assert model.texts_embedded == 1  # the question was not embedded a second time
+    assert model.texts_embedded == start + 1  # the question was not embedded a second time
     vector = model.embed_query(question)
-    assert not vector.flags.writeable and model.texts_embedded == 1
+    assert not vector.flags.writeable and model.texts_embedded == start + 1
     np.testing.assert_allclose(vector, model.embed_batch([question])[0], atol=1e-6)
