@@ -345,3 +345,31 @@ def test_the_builtin_model_runs_without_fastembed_and_gives_fastembeds_vectors(t
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "(384,) False"
+
+
+def test_a_one_shot_ask_embeds_its_question_while_the_index_opens(sample_workspace):
+    """``Workspace.warm_query`` (a one-shot command) embeds the question in a thread; the embedding
+    step then finds that vector instead of embedding again (``Embedder.embed_query`` keeps recent
+    questions, read-only). A server workspace starts nothing."""
+    import threading
+
+    from codeask.workspace import Workspace
+
+    question = "Where is the shipping cost of an express order computed?"
+    server = Workspace([sample_workspace])
+    server.warm_query(question)
+    assert not [t for t in threading.enumerate() if t.name == "codeask-warm-query"]
+
+    one_shot = Workspace([sample_workspace], background_indexing=False)
+    model = one_shot.embedder()  # shared per process: count from here
+    start = model.texts_embedded
+    one_shot.warm_query(question)
+    for thread in [t for t in threading.enumerate() if t.name == "codeask-warm-query"]:
+        thread.join(timeout=120)
+    assert model.texts_embedded == start + 1
+    one_shot.index()  # phase 2 embeds the chunks with its own (bulk) instance
+    assert one_shot.ask(question, no_llm=True).sources
+    assert model.texts_embedded == start + 1  # the question was not embedded a second time
+    vector = model.embed_query(question)
+    assert not vector.flags.writeable and model.texts_embedded == start + 1
+    np.testing.assert_allclose(vector, model.embed_batch([question])[0], atol=1e-6)

@@ -282,3 +282,86 @@ def test_fill_vectors_asks_the_index_store_once_for_a_whole_round(tmp_path):
     assert asked == [texts[h] for h in keys[45:]]
     assert set(filled.vectors) == set(keys[20:])
     assert all(np.allclose(filled.vectors[h], vectors[h]) for h in keys[20:])
+
+
+def test_a_keeper_is_not_asked_again_and_keeps_what_the_others_give(tmp_path):
+    """Phase 2 asks the machine's store for a whole round first; the groups it then embeds pass it as
+    a keeper (``fill_vectors(keepers=...)``): not asked a second time for texts it lacks, yet given
+    every vector the team's cache or the model supplies."""
+    asked: list[str] = []
+
+    class CountingMachine(MachineVectors):
+        def get_vectors(self, embed_hashes):
+            wanted = list(embed_hashes)
+            asked.extend(wanted)
+            return super().get_vectors(wanted)
+
+    rng = np.random.default_rng(11)
+    texts = {hashlib.sha256(str(i).encode()).hexdigest()[:32]: f"text {i}" for i in range(30)}
+    keys = list(texts)
+    vectors = {h: v / np.linalg.norm(v) for h, v in zip(keys, rng.normal(size=(30, DIM)).astype(np.float32))}
+    index_store = MachineVectors(tmp_path / "index", DIM, limit_bytes=1 << 20)
+    team = MachineVectors(tmp_path / "team", DIM, limit_bytes=1 << 20)  # stands for the shared cache
+    team.put_vectors({h: vectors[h] for h in keys[:10]})
+    team.flush()
+    machine = CountingMachine(tmp_path / "machine", DIM, limit_bytes=1 << 20)
+
+    def embed(batch: list[str]) -> np.ndarray:
+        return np.stack([vectors[keys[int(t.split()[1])]] for t in batch])
+
+    filled = fill_vectors(texts, index_store, [team], embed, keepers=[machine])
+    assert filled.from_caches == (10,) and filled.embedded == 20 and set(filled.vectors) == set(keys)
+    assert asked == []  # the keeper was not asked
+    machine.flush()
+    again = machine.get_vectors(keys)  # ...but it keeps both the team's and the model's vectors
+    assert set(again) == set(keys) and all(np.allclose(again[h], vectors[h]) for h in keys)
+
+
+def test_phase_2_asks_the_machine_store_once_for_each_text(sample_workspace, monkeypatch):
+    """A cold index asks the machine's store for each pending text once (the round's lookup), not
+    again in the group that embeds it."""
+    from collections import Counter
+
+    from codeask.index.engine import RootIndex
+    from codeask.settings import load_settings
+
+    asked: Counter[str] = Counter()
+    lookup = MachineVectors.get_vectors
+
+    def counting(self, embed_hashes):
+        wanted = list(embed_hashes)
+        asked.update(wanted)
+        return lookup(self, wanted)
+
+    monkeypatch.setattr(MachineVectors, "get_vectors", counting)
+    index = RootIndex(sample_workspace, load_settings(sample_workspace), background_indexing=False)
+    stats = index.sync()
+    assert stats.chunks_embedded > 0 and stats.vectors_pending == 0
+    assert len(asked) == stats.chunks_embedded and set(asked.values()) == {1}
+
+
+def test_a_copy_reads_no_chunk_text_in_phase_2(sample_workspace, tmp_path, monkeypatch):
+    """Phase 2 looks a round up in the machine's store by hash alone and reads from the chunk rows
+    only the texts it lacks: a copy, whose every vector is there, reads none."""
+    import shutil
+
+    from codeask.index.engine import RootIndex
+    from codeask.index.store import Store
+    from codeask.settings import load_settings
+
+    first = RootIndex(sample_workspace, load_settings(sample_workspace), background_indexing=False).sync()
+    assert first.chunks_embedded > 0
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_workspace, copy)
+    read: list[str] = []
+    texts = Store.texts
+
+    def counting(self, hashes):
+        wanted = list(hashes)
+        read.extend(wanted)
+        return texts(self, wanted)
+
+    monkeypatch.setattr(Store, "texts", counting)
+    stats = RootIndex(copy, load_settings(copy), background_indexing=False).sync()
+    assert stats.chunks_embedded == 0 and stats.chunks_reused == first.chunks_embedded
+    assert stats.vectors_pending == 0 and read == []

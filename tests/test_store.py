@@ -185,3 +185,32 @@ def test_pending_count_kept_by_commits_equals_a_full_scan_and_survives_a_new_pro
     # versions is what it reports.
     (tmp_path / "pending.json").write_text(json.dumps(dict(saved, rows={"0" * 64: 7})))
     assert Store(tmp_path, dim).count_pending() == 7
+
+
+def test_optimize_leaves_a_table_it_compacted_and_has_not_written_since(tmp_path):
+    """Phase 2 writes only ``vectors``: its final compaction no longer rewrites ``chunks`` (and every
+    index on it) when this store compacted it and wrote no chunk row since. A store that never
+    compacted compacts both tables, whoever wrote them."""
+    store = Store(tmp_path / "index", 8)
+    rows = chunk_rows(_chunks(40))
+    for part in (rows[:10], rows[10:25], rows[25:]):  # phase 1's batches, indexed after the first
+        store.replace_files({r["path"] for r in part}, part)
+        store.ensure_indexes()
+    store.optimize()  # LanceDB leaves two fragments here: asked again, it would merge them
+    before = tables(store)[0].version
+    rng = np.random.default_rng(3)
+    store.put_vectors({r["embed_hash"]: rng.standard_normal(8).astype(np.float32) for r in rows[:10]})
+    vectors_written = tables(store)[1].version
+    store.optimize()
+    assert tables(store)[0].version == before  # chunks: not compacted again
+    assert tables(store)[1].version > vectors_written  # vectors: compacted (a new version)
+    assert store.count() == 40 and store.count_vectors() == 10
+
+    killed = Store(tmp_path / "other", 8)  # wrote chunk rows in two commits, never compacted
+    killed.replace_files({r["path"] for r in rows[:20]}, rows[:20])
+    killed.replace_files({r["path"] for r in rows[20:]}, rows[20:])
+    written = tables(killed)[0].version
+    reopened = Store(tmp_path / "other", 8)  # the next process: it compacted nothing yet
+    reopened.put_vectors({r["embed_hash"]: rng.standard_normal(8).astype(np.float32) for r in rows[:2]})
+    reopened.optimize()
+    assert tables(reopened)[0].version > written

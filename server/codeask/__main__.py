@@ -1,5 +1,5 @@
 """``python -m codeask`` runs the CLI (the VS Code extension uses ``python -m codeask serve``)."""
 
-from codeask.cli import main
+from codeask.cli import run
 
-raise SystemExit(main())
+run()

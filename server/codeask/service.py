@@ -191,7 +191,7 @@ class Service:
             QuestionError: the question is empty, blank or too long.
             ValueError: ``top_k`` / ``max_files`` is not a positive integer, or ``path_glob`` is invalid.
         """
-        return AskRequest(
+        request = AskRequest(
             question,
             self.settings.retrieval.max_question_chars,
             top_k=top_k,
@@ -200,6 +200,8 @@ class Service:
             no_llm=no_llm,
             sources_on_llm_error=sources_on_llm_error,
         )
+        self.workspace.warm_query(request.question)  # a one-shot ask: the model loads meanwhile
+        return request
 
     def ask(
         self,

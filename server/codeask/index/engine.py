@@ -61,7 +61,14 @@ if TYPE_CHECKING:
 
 __all__ = ["RootIndex", "SCHEMA_VERSION"]
 
-_OPTIMIZE_ROWS = 2048
+#: Inserted chunk rows that make a compaction due (or 1/8 of the table, if more; see
+#: :meth:`RootIndex.maybe_optimize`). Rows outside the full-text index are scanned by every keyword
+#: search (sphinx 9.0.4's rows: ~0.1 ms each at load ~5), and each compaction rewrites the table and
+#: every index on it (~1.2 s of CPU at 10,000 rows): at 2,048 a cold index of sphinx (or a copy of it)
+#: compacted after nearly every 200-file batch, 5 times, 5.4 s of CPU of a 13 s keyword phase;
+#: at 8,192 it compacts once before phase 1 ends, and a keyword search meanwhile scans at most
+#: ~8,192 rows plus a batch.
+_OPTIMIZE_ROWS = 8192
 #: LanceDB compaction (and old-version cleanup) runs after this many commits (or
 #: :data:`_OPTIMIZE_ROWS` inserted rows): ``bench/concurrency.py`` measured searches during live
 #: updates at every 10 to 200 commits. Was ``index.compact_every``.
@@ -291,7 +298,7 @@ class RootIndex:
     def maybe_optimize(self, force: bool = False) -> None:
         """Compact LanceDB, fold new rows into its indexes, collect unused vectors, checkpoint the manifest.
 
-        Due every :data:`COMPACT_EVERY` commits or 2,048 inserted chunk rows (or 1/8 of the table,
+        Due every :data:`COMPACT_EVERY` commits or 8,192 inserted chunk rows (or 1/8 of the table,
         if more): rows outside the full-text index are scanned by every keyword search, so they must
         not pile up. Old versions
         are kept for :data:`~codeask.index.store.KEEP_VERSIONS_MINUTES` (see ``codeask.index.store``).
@@ -299,7 +306,7 @@ class RootIndex:
         store = self.store
         commits = store.commits_since_optimize
         # Rows due grow with the table (1/8 of it), so a cold index of a monorepo compacts a
-        # logarithmic number of times instead of rewriting its growing fragments every 2,048 rows.
+        # logarithmic number of times instead of rewriting its growing fragments every 8,192 rows.
         rows_due = max(_OPTIMIZE_ROWS, store.count() // 8)
         due = commits >= COMPACT_EVERY or store.rows_since_optimize >= rows_due
         if commits and (force or due):

@@ -52,7 +52,7 @@ def update_paths(index: LiveRoot, abs_paths: Iterable[Path | str]) -> IndexStats
             stats.seconds_to_searchable = time.monotonic() - started
             if texts:
                 reused_before = index.supply.chunks_reused
-                new, stats.chunks_embedded = index.supply.fill(texts, embed=True)
+                new, stats.chunks_embedded = index.supply.fill(texts)
                 stats.chunks_reused = index.supply.chunks_reused - reused_before
                 index.store.put_vectors(new)
                 index.supply.flush_machine()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Collection
 from datetime import timedelta
 from pathlib import Path
 
@@ -75,10 +76,13 @@ def _ann_layout_outdated(tables: Tables) -> bool:
     return False
 
 
-def optimize(tables: Tables, *, keep_versions_minutes: float, collect_unused: bool) -> None:
+def optimize(
+    tables: Tables, *, keep_versions_minutes: float, collect_unused: bool, names: Collection[str] = (TABLE, VECTORS)
+) -> None:
     """Compaction (after :func:`ensure_indexes`): delete vectors no chunk uses (with
     ``collect_unused``: rows were deleted since the last compaction), rebuild an ANN index of an
-    outdated layout, compact both tables, fold new rows into every index (full-text, B-tree, ANN:
+    outdated layout, compact the tables in ``names`` (:data:`~codeask.index.rows.TABLE`,
+    :data:`~codeask.index.rows.VECTORS`), fold new rows into every index (full-text, B-tree, ANN:
     incremental), and delete the files of versions older than ``keep_versions_minutes``.
     """
     if collect_unused:
@@ -90,8 +94,8 @@ def optimize(tables: Tables, *, keep_versions_minutes: float, collect_unused: bo
     retention = timedelta(minutes=keep_versions_minutes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tables.chunks.optimize(cleanup_older_than=retention)
-        tables.vectors.optimize(cleanup_older_than=retention)
+        for name in sorted(names):
+            tables.table(name).optimize(cleanup_older_than=retention)
 
 
 def _collect_unused_vectors(tables: Tables) -> int:

@@ -1,8 +1,9 @@
 """Phase 2 of indexing a root: vectors for the chunk rows that have none yet.
 
-Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up in the
-machine's vector store (:mod:`codeask.index.machine`, a whole round at once) and the team's shared
-cache, else embedded by the model, in groups under the write lock (released between
+Texts are taken from the store's pending list (:mod:`codeask.index.pending`), looked up by their
+hashes in the machine's vector store (:mod:`codeask.index.machine`, a whole round at once; only the
+texts it lacks are read from the chunk rows), then in the team's shared cache, else embedded by the
+model, in groups under the write lock (released between
 groups; live updates waiting for it go first), and committed every :data:`EMBED_COMMIT_ROWS` texts
 or :data:`EMBED_COMMIT_SECONDS` seconds. Chunk rows and the full-text index are never touched.
 
@@ -60,11 +61,14 @@ def embed_pending(
     """
     run = _EmbedRun(index, progress, should_stop, wait)
     while not run.stopped:
-        texts = index.store.pending_texts(EMBED_ROUND_TEXTS)
-        todo = [h for h in texts if h not in run.buffer]
+        todo = [h for h in index.store.pending_hashes(EMBED_ROUND_TEXTS) if h not in run.buffer]
         if not todo:
             break
-        run.embed(texts, run.reuse(texts, todo))
+        rest = run.reuse(todo)
+        texts = index.store.texts(rest) if rest else {}
+        if len(rest) == len(todo) and not texts:  # their rows went meanwhile: nothing left to fill
+            break
+        run.embed(texts, [h for h in rest if h in texts])
     run.commit()
     if run.done and not run.stop():
         with index.writing(wait=wait):
@@ -111,10 +115,11 @@ class _EmbedRun:
             eta = elapsed / self.done * (self.total - self.done) if self.done else None
             self.progress(Progress("embed", self.done, self.total, f"{self.done}/{self.total} chunks embedded", eta))
 
-    def reuse(self, texts: dict[str, str], todo: list[str]) -> list[str]:
-        """Buffer the vectors the machine already holds for ``todo`` (a clone, a worktree, a branch
-        switch: a few keyed lookups for the whole round instead of one per group); returns the rest."""
-        reused, _ = self.index.supply.fill({h: texts[h] for h in todo}, embed=False)
+    def reuse(self, todo: list[str]) -> list[str]:
+        """Buffer the vectors the machine already holds for the hashes ``todo`` (a clone, a worktree,
+        a branch switch: a few keyed lookups for the whole round instead of one per group); returns
+        the rest."""
+        reused = self.index.supply.reuse(todo)
         self.buffer.update(reused)
         self.done += len(reused)
         if reused:
@@ -140,8 +145,8 @@ class _EmbedRun:
                 with self.index.writing(wait=self.wait):
                     new, count = self.index.supply.fill(
                         group,
-                        embed=True,
                         use_shared=True,
+                        ask_machine=False,  # reuse() asked it for the whole round
                         background=self.index.background_indexing,
                         should_stop=self.should_stop,
                     )

@@ -7,6 +7,7 @@ embedded text and its hash, the key vectors are stored and shared by.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -64,14 +65,23 @@ def keyword_text(text: str) -> str:
     chunks and questions, so the two tokenize alike.
     """
 
-    def expand(match: re.Match[str]) -> str:
-        token = match.group(0)
-        parts = split_identifier(token)
-        if len(parts) <= 1:
-            return token
-        return token + " " + " ".join(parts)
+    return IDENT.sub(_expanded_match, text)
 
-    return IDENT.sub(expand, text)
+
+def _expanded_match(match: re.Match[str]) -> str:
+    return _expanded(match.group(0))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _expanded(token: str) -> str:
+    """``token`` followed by its word parts (:func:`split_identifier`), or alone when it has one part.
+    Memoized: a repository repeats its identifiers, and splitting each occurrence anew was two thirds
+    of :func:`keyword_text`'s time (sphinx 9.0.4's 11,615 chunks: 2.5 s -> 0.8 s of CPU; 47,344
+    distinct identifiers, so a cache of 65,536 holds a large project's)."""
+    parts = split_identifier(token)
+    if len(parts) <= 1:
+        return token
+    return token + " " + " ".join(parts)
 
 
 #: Version of :func:`embed_text`'s layout: part of the key of the machine's vector store

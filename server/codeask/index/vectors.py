@@ -77,6 +77,8 @@ def fill_vectors(
     store: VectorCache,
     caches: Sequence[VectorCache] = (),
     embed: Callable[[list[str]], np.ndarray] | None = None,
+    *,
+    keepers: Sequence[VectorCache] = (),
 ) -> Filled:
     """The vectors ``store`` lacks for ``texts`` (``{embed_hash: embed_text}``).
 
@@ -85,7 +87,8 @@ def fill_vectors(
     float32. A vector is put into every cache before the one it came from (the model's into all of
     them), so the machine's store keeps what the team's cache gave; nothing is written to ``store``:
     the caller commits the result with ``store.put_vectors`` when it chooses (live updates before
-    their chunk rows, phase 2 by time and rows).
+    their chunk rows, phase 2 by time and rows). ``keepers`` are caches the caller already asked
+    for these texts: never asked again, given every vector found or embedded (they come first).
     """
     stored = store.get_vectors(texts)  # once: asked inside the filter it was one query per text
     missing = [h for h in texts if h not in stored]
@@ -96,14 +99,14 @@ def fill_vectors(
         got = cache.get_vectors(todo) if todo else {}
         counts.append(len(got))
         if got:
-            for earlier in caches[:i]:
+            for earlier in (*keepers, *caches[:i]):
                 earlier.put_vectors(got)
             found.update(got)
     todo = [h for h in missing if h not in found]
     if not todo or embed is None:
         return Filled(found, 0, tuple(counts))
     embedded = dict(zip(todo, np.asarray(embed([texts[h] for h in todo]), dtype=np.float32)))
-    for cache in caches:
+    for cache in (*keepers, *caches):
         cache.put_vectors(embedded)
     found.update(embedded)
     return Filled(found, len(todo), tuple(counts))
@@ -137,38 +140,50 @@ class VectorSupply:
         self,
         texts: dict[str, str],
         *,
-        embed: bool,
         use_shared: bool = False,
+        ask_machine: bool = True,
         background: bool = False,
         should_stop: Callable[[], bool] | None = None,
     ) -> tuple[dict[str, np.ndarray], int]:
         """Vectors the store lacks for ``{embed_hash: text}``: :func:`fill_vectors` with the machine's
         vector store (:attr:`machine`), then the team's shared cache (``shared.url``, one query per
         call) when ``use_shared`` (phase 2; live edits are embedded locally, without a network round
-        trip), then (with ``embed``) the model: with ``background`` (phase 2 of an index with
+        trip), then the model: with ``background`` (phase 2 of an index with
         ``background_indexing``) its niced indexing instance (``embedding.index_nice``), else the
-        normal-priority one. Returns ``({embed_hash: (dim,) float32}, texts embedded)``; counts
-        vectors in :attr:`chunks_reused` and :attr:`chunks_shared`.
+        normal-priority one. Without ``ask_machine`` the machine's store is not asked (phase 2 asked it
+        for the whole round first) but still keeps what the others give. Returns
+        ``({embed_hash: (dim,) float32}, texts embedded)``; counts vectors in :attr:`chunks_reused`
+        and :attr:`chunks_shared`.
 
         Raises:
             InterruptedError: ``should_stop()`` became true between embedding batches.
         """
         machine = self.machine
         shared = self.shared if use_shared else None
-        caches: list[VectorCache] = [machine] if machine is not None else []
+        asked = machine is not None and ask_machine
+        caches: list[VectorCache] = [machine] if asked and machine is not None else []
+        keepers: list[VectorCache] = [machine] if not asked and machine is not None else []
         if shared is not None:
             caches.append(ReadOnlyCache(shared.fetch))
-        embedder = (
-            (load_embedder(self.settings.embedding, background=True) if background else self._embedder())
-            if embed
-            else None
-        )
-        model = (lambda batch: embedder.embed(batch, should_stop=should_stop)) if embedder is not None else None
-        filled = fill_vectors(texts, self._store(), caches, model)
-        from_machine = filled.from_caches[0] if machine is not None else 0
+        embedder = load_embedder(self.settings.embedding, background=True) if background else self._embedder()
+
+        def model(batch: list[str]) -> np.ndarray:
+            return embedder.embed(batch, should_stop=should_stop)
+
+        filled = fill_vectors(texts, self._store(), caches, model, keepers=keepers)
+        from_machine = filled.from_caches[0] if asked else 0
         self.chunks_reused += from_machine
         self.chunks_shared += sum(filled.from_caches) - from_machine
         return filled.vectors, filled.embedded
+
+    def reuse(self, embed_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The machine's vectors for ``embed_hashes``, texts the index lacks (phase 2's round, by hash
+        alone: the texts are read only for the rest); counted in :attr:`chunks_reused`. ``{}``
+        without a machine's store."""
+        machine = self.machine
+        found = machine.get_vectors(embed_hashes) if machine is not None and embed_hashes else {}
+        self.chunks_reused += len(found)
+        return found
 
     @property
     def machine(self) -> MachineVectors | None:
