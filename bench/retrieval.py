@@ -11,10 +11,12 @@ the ranked distinct files are scored against ``gold_files``. Three rankings are 
 
 Usage::
 
-    python bench/retrieval.py [--sets requests flask pytest sphinx] [--eval-dir DIR] [--sdist-dir DIR]
+    python bench/retrieval.py [--sets requests flask pytest sphinx] [--eval-dir DIR] [--sdist-dir DIR] [--label L]
 
-Prints a table and writes ``bench/results/retrieval.json``. Differences under ~0.08 MRR are noise on
-57-80 questions (FINDINGS.md, point 4).
+Prints a table and writes ``bench/results/retrieval.json`` (``retrieval-<label>.json`` with
+``--label``: run it with ``PYTHONPATH`` at one checkout's ``server`` folder, then at another's, for a
+before/after on the same index, which lives in the user's cache and is only walked the second time).
+Differences under ~0.08 MRR are noise on 57-80 questions (FINDINGS.md, point 4).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def main() -> int:
     parser.add_argument("--sets", nargs="+", default=["requests", "flask", "pytest", "sphinx"])
     parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
     parser.add_argument("--sdist-dir", type=Path, default=SDISTS, help="where sdists are fetched and unpacked")
+    parser.add_argument("--label", help="write bench/results/retrieval-<label>.json")
     args = parser.parse_args()
 
     results: dict[str, dict] = {}
@@ -122,7 +125,12 @@ def main() -> int:
             print(
                 f"{name:10} {variant:24} {m['recall@1']:6.3f} {m['recall@5']:6.3f} {m['recall@10']:6.3f} {m['mrr']:6.3f}"
             )
-    out = write_result("retrieval", {"sets": results, "peak_rss_mb": round(peak_rss_mb(), 1)})
+    data = {
+        "sets": results,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    out = write_result(f"retrieval-{args.label}" if args.label else "retrieval", data)
     print(f"\nwritten to {out}")
     return 0
 

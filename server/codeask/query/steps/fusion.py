@@ -21,7 +21,33 @@ from codeask.query.boilerplate import is_boilerplate
 if TYPE_CHECKING:  # the store module imports LanceDB; fusion only reads the hits' fields
     from codeask.index.store import Hit
 
-__all__ = ["fuse", "demote_boilerplate", "BOILERPLATE_FACTOR"]
+__all__ = ["fuse", "demote_boilerplate", "file_ranking", "BOILERPLATE_FACTOR"]
+
+
+def file_ranking(hits: Sequence[Hit]) -> list[Hit]:
+    """A per-file ranking of one chunk ranking: each file's best chunk, files ordered by the sum of
+    their chunks' scores in ``hits`` (ties: the file whose best chunk ranks first).
+
+    A chunk ranking scores a file by its best chunk only (MaxP), so a file whose matching code is
+    spread over many chunks (a ``main.rs`` that parses, walks and prints) loses to a file with one
+    dense chunk, while whole-file BM25 finds it. Summing the chunk scores (SumP, the CombSUM of Fox
+    and Shaw, TREC-2 1994; SumP / MaxP of Dai and Callan, SIGIR 2019, for passages of one document)
+    credits every chunk of a file that matched; :func:`fuse` takes the result as one more ranking,
+    so the files a whole-file keyword search finds are candidates without a second index.
+
+    Args:
+        hits: one ranking, best first, scores higher-is-better and comparable (one BM25 search).
+
+    Returns:
+        One hit per file (its first in ``hits``), best file first.
+    """
+    total: dict[str, float] = defaultdict(float)
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        total[hit.path] += hit.score
+        best.setdefault(hit.path, hit)
+    order = {path: i for i, path in enumerate(best)}
+    return [best[path] for path in sorted(best, key=lambda p: (-total[p], order[p]))]
 
 
 def fuse(

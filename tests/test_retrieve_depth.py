@@ -1,0 +1,67 @@
+"""Issue 29: first-stage retrieval finds the files a whole-file keyword search finds.
+
+A chunk ranking scores a file by its best chunk; a file whose matches are spread over many chunks
+(each chunk naming one of the question's words) lost to files with one better chunk each, although
+whole-file BM25 ranks it first. Each keyword search now also gives a per-file ranking, files ordered
+by the sum of their chunks' scores (:func:`codeask.query.steps.fusion.file_ranking`), fused with the
+others. Real parts: LanceDB in a temp dir (the ``isolated_env`` cache) and the real embedding model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeask.query.steps.fusion import file_ranking
+from codeask.workspace import Workspace
+
+#: The question's words; the spread file has one function per word, each of its own chunk.
+WORDS = ["lease", "renewal", "expiry", "revocation", "heartbeat", "holder"]
+QUESTION = "how does " + " ".join(WORDS) + " work"
+
+
+def function(name: str, comment: str, lines: int) -> str:
+    """A Python function ``name`` of ``lines`` neutral statements under a ``comment`` line."""
+    body = "".join(f"    value_{i} = compute_{name}_{i}(value_{max(i - 1, 0)})\n" for i in range(lines))
+    return f"def {name}(value_0):\n    # {comment}\n{body}    return value_0\n\n\n"
+
+
+def spread_workspace(root: Path, notes: int) -> Path:
+    """``src/ledger.py``: six 40-line functions, each naming one of :data:`WORDS` (six chunks);
+    ``notes`` short files each naming two of them (one chunk that outscores any of ledger's); eight
+    files naming none."""
+    (root / "src").mkdir(parents=True)
+    ledger = "".join(function(f"step_{k}", f"the {word} of a record", 40) for k, word in enumerate(WORDS))
+    (root / "src" / "ledger.py").write_text(ledger, encoding="utf-8")
+    for i in range(notes):
+        pair = f"{WORDS[i % 6]} and {WORDS[(i + 1) % 6]} notes"
+        (root / "src" / f"note_{i}.py").write_text(function(f"note_{i}", pair, 4), encoding="utf-8")
+    for i in range(8):
+        (root / "src" / f"other_{i}.py").write_text(function(f"other_{i}", "unrelated arithmetic", 4), encoding="utf-8")
+    return root
+
+
+def test_file_ranking_puts_the_file_with_most_matching_chunks_first(tmp_path: Path) -> None:
+    ws = Workspace([spread_workspace(tmp_path / "ws", notes=9)])
+    ws.index(embed=False)
+    hits = next(iter(ws.indexes.values())).store.keyword_search(QUESTION, 100)
+    ledger = [h for h in hits if h.path == "src/ledger.py"]
+    notes = [h for h in hits if h.path.startswith("src/note_")]
+    assert len(ledger) == 6 and len(notes) == 9  # one chunk per function; files naming no word do not match
+    assert min(h.score for h in notes) > max(h.score for h in ledger)  # every note's chunk beats each of ledger's
+    assert [h.path for h in hits].index("src/ledger.py") == 9  # so the chunk ranking puts ledger after them all
+    ranked = file_ranking(hits)
+    assert ranked[0].path == "src/ledger.py"
+    assert sorted(h.path for h in ranked) == sorted({h.path for h in hits})  # one hit per file
+    assert ranked[0] is ledger[0]  # a file is represented by its best chunk
+    assert [h.path for h in ranked[1:]] == [h.path for h in notes]  # the others keep their order
+
+
+def test_a_file_whose_matches_spread_over_many_chunks_is_among_max_files(tmp_path: Path) -> None:
+    ws = Workspace([spread_workspace(tmp_path / "ws", notes=9)])
+    stats = ws.index()
+    assert stats.vectors_pending == 0  # dense search takes part, with the real model
+    answer = ws.ask(QUESTION, no_llm=True, max_files=8)
+    paths = [s.path for s in answer.sources]
+    assert len(paths) == 8
+    assert "src/ledger.py" in paths  # last of ten matching files by its best chunk, in by its six
+    assert not any(p.startswith("src/other_") for p in paths)
