@@ -173,7 +173,7 @@ class RelatedResult(BaseModel):
 class IndexStatus(BaseModel):
     """``index_status``: what the index holds and whether it is being updated."""
 
-    state: str = Field(description="indexing | embedding | ready | read-only | failed")
+    state: str = Field(description="not-indexed | building | keyword-only | ready | read-only | locked-elsewhere")
     note: str | None = None
     files: int
     chunks_total: int
