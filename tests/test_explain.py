@@ -234,17 +234,20 @@ def test_related_code_is_ranked_like_ask(sample_workspace):
     cart = sample_workspace / "src/shop/cart.py"
     line, _ = line_col(cart.read_text(), "def total")
 
-    def related(**retrieval) -> list[str]:
+    def related(**retrieval) -> dict[str, float]:
         ws = Workspace([sample_workspace], flags={f"retrieval.{k}": v for k, v in retrieval.items()})
         ws.index()
-        return [s.path for s in explain(ws, symbol_span(ws, str(cart), line, "total"), no_llm=True).sources]
+        return {s.path: s.score for s in explain(ws, symbol_span(ws, str(cart), line, "total"), no_llm=True).sources}
 
     unweighted = related(downweight_patterns=[])
-    assert not unweighted[0].startswith("src/"), unweighted  # the test and the doc spell the selection's names
+    assert not list(unweighted)[0].startswith("src/"), unweighted  # the test spells the selection's names
     ranked = related()
-    assert ranked[0] == "src/shop/pricing.py", ranked  # the definition the selection uses
-    for path in ("tests/test_cart.py", "docs/discounts.md"):
-        assert ranked.index(path) > unweighted.index(path), (unweighted, ranked)
+    assert list(ranked)[0] == "src/shop/pricing.py", ranked  # the definition the selection uses
+    assert list(ranked).index("tests/test_cart.py") > list(unweighted).index("tests/test_cart.py")
+    # The doc is no graph neighbour: it follows the callers and callees either way, with a lower score.
+    code = "src/shop/pricing.py"
+    doc = "docs/discounts.md"
+    assert ranked[doc] / ranked[code] < unweighted[doc] / unweighted[code], (unweighted, ranked)
 
 
 def test_hover_reply_cut_at_max_tokens_ends_on_a_sentence(sample_workspace, fake_llm):
@@ -363,3 +366,23 @@ def test_explain_prompt_snapshot(brief):
     if os.environ.get("CODEASK_UPDATE_SNAPSHOTS"):
         snapshot.write_text(prompt, encoding="utf-8")
     assert prompt == snapshot.read_text(encoding="utf-8")
+
+
+def test_related_code_lists_callers_and_callees_before_code_that_shares_words(sample_workspace):
+    """Hover's related code (README: "its callers and the definitions it calls first, from the symbol
+    graph"): a module that repeats the selection's words but never calls it comes after the caller."""
+    (sample_workspace / "src/shop/receipt.py").write_text(
+        '"""Receipt lines."""\n\nCOUPON_RATES = {"SAVE10": 0.10, "HALF": 0.50}\n\n\n'
+        "def coupon_line(amount, coupon):\n"
+        '    """The amount the coupon\'s percentage takes off; unknown coupons take off nothing."""\n'
+        "    rate = COUPON_RATES.get(coupon, 0.0)\n"
+        "    reduced = round(amount * (1 - rate), 2)\n"
+        '    return f"{coupon}: {amount - reduced:.2f}"\n'
+    )
+    ws = Workspace([sample_workspace])
+    ws.index()
+    pricing = sample_workspace / "src/shop/pricing.py"
+    line, _ = line_col(pricing.read_text(), "def apply_discount")
+    paths = [s.path for s in explain(ws, symbol_span(ws, str(pricing), line, "apply_discount"), no_llm=True).sources]
+    assert "src/shop/receipt.py" in paths, paths  # it is related by its words
+    assert paths[0] == "src/shop/cart.py", paths  # the caller (Cart.total) first

@@ -12,7 +12,8 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
   has vectors);
 * its neighbours in the symbol graph (:func:`codeask.query.graph.one_hop` from the selection's own
   chunks: the definitions they call, read or take, and the code calling what they define), weighted
-  :attr:`RelatedRetrieve.graph_weight`, so hover's related-code links lead along calls first.
+  :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), so
+  hover's related-code links list the callers and callees before code that only shares words.
 
 The selection's own chunks and anything overlapping it in its own file are left out, as are secret
 files. At most ``limit`` documents are kept, at most ``per_file`` of one file.
@@ -96,6 +97,7 @@ class RelatedRetrieve:
         usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
         vector = query.embeddings[0] if query.embeddings else None
         rankings: list[tuple[float, str, list[Hit]]] = []
+        linked: set[tuple[str, str]] = set()  # (root, chunk id) of the selection's graph neighbours
         targets = self.targets()
         for target in targets:
             store = target.store()
@@ -112,6 +114,7 @@ class RelatedRetrieve:
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
                 named = [replace(e.target, symbol=e.symbol) if e.symbol else e.target for e in ranked]
                 rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
+                linked.update((target.root, h.id) for h in named)
 
         def own(root: str, hit: Hit) -> bool:
             if hit.id in span.own_ids:
@@ -128,6 +131,7 @@ class RelatedRetrieve:
             downweighted=self.ranker.downweighted,
             factor=DOWNWEIGHT_FACTOR,
         )
+        fused = sorted(fused, key=lambda f: (f[2], f[3].id) not in linked)  # callers and callees first
         labels = {t.root: t.label for t in targets}
         documents: list[Document] = []
         per_file: dict[tuple[str, str], int] = {}
