@@ -240,9 +240,9 @@ def test_related_code_is_ranked_like_ask(sample_workspace):
         return {s.path: s.score for s in explain(ws, symbol_span(ws, str(cart), line, "total"), no_llm=True).sources}
 
     unweighted = related(downweight_patterns=[])
-    assert not list(unweighted)[0].startswith("src/"), unweighted  # the test spells the selection's names
+    assert not next(iter(unweighted)).startswith("src/"), unweighted  # the test spells the selection's names
     ranked = related()
-    assert list(ranked)[0] == "src/shop/pricing.py", ranked  # the definition the selection uses
+    assert next(iter(ranked)) == "src/shop/pricing.py", ranked  # the definition the selection uses
     assert list(ranked).index("tests/test_cart.py") > list(unweighted).index("tests/test_cart.py")
     # The doc is no graph neighbour: it follows the callers and callees either way, with a lower score.
     code = "src/shop/pricing.py"

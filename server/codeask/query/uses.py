@@ -13,12 +13,11 @@ remembered per chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from codeask.index.chunking.code import parser_for
+from codeask.index.chunking.code import iter_named, parser_for
 from codeask.lines import split_lines
 
 __all__ = ["Use", "Uses", "uses_in"]
@@ -166,15 +165,6 @@ def _word(node: Any) -> str:
     return "?"
 
 
-def _walk(root: Any) -> Iterator[Any]:
-    """Every named node under ``root``, in document order."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.named_children))
-
-
 def _classify(node: Any) -> tuple[str, str, bool] | None:
     """``(receiver, kind, plain)`` of an identifier node (:class:`Use`), or ``None`` when it names a definition, a
     keyword argument or a field being declared (no use)."""
@@ -224,7 +214,7 @@ def uses_in(content: str, language: str) -> Uses:
     tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
     out: list[Use] = []
     bound: set[str] = set()
-    for node in _walk(tree.root_node):
+    for node in iter_named(tree.root_node):
         if not (node.type.endswith("identifier") or node.type == "constant") or node.named_child_count:
             continue
         name = _text(node)

@@ -46,7 +46,7 @@ from codeask.index.chunking.languages import TREE_SITTER_LANGUAGES
 from codeask.index.chunking.node_types import CONTAINERS, DEF_TYPES, IDENT_TYPES, VALUE_DEFS, WRAPPERS
 from codeask.index.chunking.packing import Atom, Ctx, Span, pack, window_atoms
 
-__all__ = ["code_chunks", "named_definition", "node_rows", "parser_for"]
+__all__ = ["code_chunks", "iter_named", "named_definition", "node_rows", "parser_for"]
 
 # tree-sitter nodes are typed ``Any`` here: the bindings ship no stable stubs for Node.
 Node = Any
@@ -138,7 +138,7 @@ def _def_name(node: Node) -> str | None:
         if t == "method_declaration":  # go receiver: func (s *S) M()
             recv = node.child_by_field_name("receiver")
             if recv is not None:
-                for ident in _iter_named(recv):
+                for ident in iter_named(recv):
                     if ident.type == "type_identifier":
                         return f"{_clean_name(_text(ident))}.{base}" if base else None
         return base or None
@@ -171,7 +171,8 @@ def named_definition(node: Node) -> tuple[Node, str] | None:
     return (inner, name) if inner is not None and name else None
 
 
-def _iter_named(node: Node) -> Iterable[Node]:
+def iter_named(node: Node) -> Iterable[Node]:
+    """Every named node under ``node`` (itself first), in document order."""
     stack = [node]
     while stack:
         n = stack.pop()
