@@ -391,10 +391,13 @@ def test_llm_limits_from_the_environment() -> None:
     llm = settings.llm
     assert (llm.timeout, llm.first_token_timeout) == (90.0, 600.0)
     assert (llm.max_tokens, llm.context_tokens) == (300, 2048)
-    # the connect timeout and the retries are no longer settings: one warning each, nothing else lost
+    # the connect timeout and the retries are no longer settings: one warning each, naming the variable
+    # the user set, nothing else lost
     assert settings.warnings == [
-        "environment: `llm.connect_timeout` is no longer a setting (now codeask.llm.CONNECT_TIMEOUT); ignored",
-        "environment: `llm.max_retries` is no longer a setting (now codeask.llm.MAX_RETRIES); ignored",
+        "environment: `$CODEASK_LLM_CONNECT_TIMEOUT (llm.connect_timeout)` is no longer a setting"
+        " (now codeask.llm.CONNECT_TIMEOUT); ignored",
+        "environment: `$CODEASK_LLM_MAX_RETRIES (llm.max_retries)` is no longer a setting"
+        " (now codeask.llm.MAX_RETRIES); ignored",
     ]
 
 

@@ -335,11 +335,14 @@ async def test_hover_explains_the_method_under_the_cursor(sample_workspace, fake
 
 async def test_without_llm_or_progress_capability(sample_workspace):
     cart = sample_workspace / "src/shop/cart.py"
+    (sample_workspace / "blob.dat").write_bytes(bytes(range(256)) * 4)  # seen, skipped as binary
     async with session(sample_workspace, progress=False) as client:
         await wait_indexed(client)
         assert not client.progress_reports
         infos = [m.message for m in client.messages if m.type == lsp.MessageType.Info]
-        assert any("indexing" in m for m in infos) and any("index ready" in m for m in infos), infos
+        # the count is the indexed files, as codeask.status says, not every file seen
+        assert any("indexing" in m for m in infos) and any("index ready: 4 files" in m for m in infos), infos
+        assert (await cmd(client, "codeask.status"))["files"] == 4
         result = await hover(client, cart, "apply_discount(subtotal")
         assert result is not None
         value = result.contents.value

@@ -304,7 +304,7 @@ class IndexScheduler:
                 "read-only", f"{skipped[0]}; reading the index as it is (that process keeps it current)"
             )
         else:
-            self.phase = IndexPhase("ready", f"ready: {stats.files_seen} files")
+            self.phase = IndexPhase("ready", f"ready: {stats.files_indexed} files")
         self.events.synced(stats)
 
     def _begin(self, phase: Phase, total: int) -> None:

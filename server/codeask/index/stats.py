@@ -60,6 +60,12 @@ class IndexStats:
     paths_changed: list[str] = field(default_factory=list)
     paths_removed: list[str] = field(default_factory=list)
 
+    @property
+    def files_indexed(self) -> int:
+        """Files the root's index holds after the run: ``files_seen`` less the skipped ones (the sum of
+        ``files_by_encoding``), the count ``codeask status`` calls ``files``."""
+        return sum(self.files_by_encoding.values())
+
     def to_json(self) -> dict:
         """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it."""
         return asdict(self)

@@ -83,5 +83,5 @@ class ProgressEvents:
         """A run completed: said when there is no progress, then ``on_synced(stats)``."""
         keywords = self._reporters.get("keywords")
         if keywords is None or not keywords.enabled:
-            self._show(f"codeask: index ready: {stats.files_seen} files, {stats.chunks_total} chunks", False)
+            self._show(f"codeask: index ready: {stats.files_indexed} files, {stats.chunks_total} chunks", False)
         self._on_synced(stats)

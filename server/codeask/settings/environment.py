@@ -69,7 +69,8 @@ def environment_layer(env: Mapping[str, str], warnings: list[str]) -> dict[str, 
     e.g. ``environment: ignored $CODEASK_LLM_TIMEOUT='abc' (llm.timeout: Input should be a valid
     number, unable to parse string as a number)``. The providers' own variables are read as they
     are (:class:`~codeask.settings.provider.ProviderEnv`)."""
-    layer = drop_retired(env_layer(env), SOURCE, warnings)
+    spelled = {key: f"${variable}" for variable, key in ENV_VARS.items()}
+    layer = drop_retired(env_layer(env), SOURCE, warnings, spelled)
     for variable, key in ENV_VARS.items():
         section, _, leaf = key.partition(".")
         values = layer.get(section, {})

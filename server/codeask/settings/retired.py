@@ -82,17 +82,21 @@ def _split(dotted: str) -> tuple[str, str]:
     return section, leaf
 
 
-def drop_retired(layer: Mapping[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+def drop_retired(
+    layer: Mapping[str, Any], source: str, warnings: list[str], spelled: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """``layer`` (a normalized nested dict) without the :data:`RETIRED` keys it sets, one warning
     each appended to ``warnings``, e.g. ``.codeask.toml: `index.compact_every` is no longer a
-    setting (now codeask.index.engine.COMPACT_EVERY); ignored``."""
+    setting (now codeask.index.engine.COMPACT_EVERY); ignored``. ``spelled`` maps a dotted key to
+    the way ``source`` spells it (the environment's ``$CODEASK_LLM_MAX_RETRIES``), named first."""
     out = dict(layer)
     for dotted, where in RETIRED.items():
         section, leaf = _split(dotted)
         values = out.get(section)
         if isinstance(values, Mapping) and leaf in values:
             out[section] = {k: v for k, v in values.items() if k != leaf}
-            warnings.append(f"{source}: `{dotted}` is no longer a setting (now {where}); ignored")
+            name = f"{spelled[dotted]} ({dotted})" if spelled and dotted in spelled else dotted
+            warnings.append(f"{source}: `{name}` is no longer a setting (now {where}); ignored")
     return out
 
 
