@@ -28,4 +28,6 @@ pytest pytest-dev/pytest 5989efe
 pylint pylint-dev/pylint 44740e5
 conan conan-io/conan 814cbf12cc56cbc4a87405b5945a4f16968f9555
 reflex reflex-dev/reflex fe0f946
+sphinx sphinx-doc/sphinx 6c9e320
+xarray pydata/xarray 40119bf
 EOF
