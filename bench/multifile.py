@@ -22,8 +22,8 @@ needed file), ``all@10`` (share of questions with every needed file in the top 1
 that is not source code, by extension: bench/multifile_score.py ``CODE_EXTENSIONS``), ``files``
 (distinct files returned, at most 10), and ``prompt_recall`` (share of needed files among the
 prompt's files) with ``prompt_files``. The same again for the rows tagged ``hard`` (4+ needed
-files) and ``how`` (repository-QA questions, 3+ needed files), under those JSON keys. Also per
-repository: files, chunks, index and ask seconds.
+files) and ``how`` (repository-QA questions, 3+ needed files; also per repository, ``repos``),
+under those JSON keys. Also per repository: files, chunks, index and ask seconds.
 
 Usage::
 
@@ -114,6 +114,7 @@ def ask_one(ws: Workspace, bm25: BM25, row: dict) -> dict:
     baseline = bm25.rank(row["question"])
     return {
         "id": row["id"],
+        "repo": row["repo"],
         "language": row["language"],
         "hard": bool(row.get("hard")),
         "how": bool(row.get("how")),
@@ -183,15 +184,16 @@ def codeask_commit() -> str:
     return done.stdout.strip() or "unknown"
 
 
-def print_table(by_language: dict[str, dict], overall: dict) -> None:
-    head = f"{'language':11} {'n':>3} {'ranking':9} " + " ".join(f"{m:>10}" for m in METRICS) + f" {'prompt':>7}"
+def print_table(by_language: dict[str, dict], overall: dict, first: str = "language") -> None:
+    width = max([11, *map(len, by_language)])
+    head = f"{first:{width}} {'n':>3} {'ranking':9} " + " ".join(f"{m:>10}" for m in METRICS) + f" {'prompt':>7}"
     print(head)
     print("-" * len(head))
     for name, s in [*sorted(by_language.items()), ("ALL", overall)]:
         for variant in ("codeask", "bm25-file"):
             cells = " ".join(f"{s[variant][m]:10.3f}" for m in METRICS)
             prompt = f"{s['prompt_recall']:7.3f}" if variant == "codeask" else ""
-            print(f"{name:11} {s['questions']:3d} {variant:9} {cells} {prompt}")
+            print(f"{name:{width}} {s['questions']:3d} {variant:9} {cells} {prompt}")
 
 
 def report(label: str, results: list[dict], repos: dict[str, dict], *, complete: bool, flags: dict) -> dict:
@@ -213,6 +215,9 @@ def report(label: str, results: list[dict], repos: dict[str, dict], *, complete:
         "how": {
             "languages": {lang: summary([r for r in how if r["language"] == lang]) for lang in languages},
             "overall": summary(how),
+            "repos": {
+                repo: summary([r for r in how if r["repo"] == repo]) for repo in sorted({r["repo"] for r in how})
+            },
         },
         "repos": repos,
         "flags": flags,
@@ -273,6 +278,8 @@ def main() -> int:
     if data["how"]["overall"]["questions"]:
         print("\nHOW subset (rows tagged how: repository-QA questions, 3+ needed files)")
         print_table({k: v for k, v in data["how"]["languages"].items() if v["questions"]}, data["how"]["overall"])
+        print("\nHOW subset by repository")
+        print_table(data["how"]["repos"], data["how"]["overall"], "repository")
     print(f"\nwritten to {RESULTS / f'multifile-{args.label}.json'}")
     return 0
 
