@@ -199,7 +199,7 @@ class Expand:
         (:func:`~codeask.query.pipeline.along_chain`)."""
         limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
-        seeds = min(self.seeds, len(files), max(1, limit - callers))
+        seeds = min(self.seeds, len(files), max(1, limit - callers) if callers else self.seeds)
         kept = set(files[: max(limit - len(picked), seeds)])
         added = [d for group in picked[: max(0, limit - len(kept))] for d in group]
         return [d for d in docs if d.key() in kept] + added
