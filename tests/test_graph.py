@@ -16,6 +16,7 @@ from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
 from tests.test_cli import codeask
+from tests.workspaces import write_tree
 
 SNIPPETS = {
     "a.py": (
@@ -105,11 +106,7 @@ SHOP = {
 
 @pytest.fixture
 def shop(tmp_path) -> Path:
-    root = tmp_path / "shop"
-    for rel, text in SHOP.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
+    return write_tree(tmp_path / "shop", SHOP)
 
 
 def _callers(ws: Workspace, name: str) -> list[tuple[str, str]]:

@@ -19,6 +19,7 @@ from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
 from tests.test_cli import codeask
+from tests.workspaces import caller_spans, related_json, write_tree
 
 PROJECT = {
     "web/api.py": "def get(url, **kwargs):\n    return send_request('GET', url, **kwargs)\n",
@@ -50,11 +51,7 @@ PROJECT = {
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    for rel, text in PROJECT.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
+    return write_tree(tmp_path / "proj", PROJECT)
 
 
 def test_callees_belong_to_the_definitions_own_lines(project):
@@ -95,24 +92,25 @@ def test_an_added_caller_file_is_cited_at_the_calling_function_not_its_imports(p
 
 
 def test_a_caller_question_gathers_the_callers_tests_included(project):
+    """The callers ``related`` lists, each cited at its definition (never an import block)."""
     Workspace([project]).index(embed=False)
-    out = json.loads(
-        codeask("ask", "--no-llm", "--no-update", "--json", str(project), "callers of should_strip").stdout
-    )
-    spans = {(s["path"], x["symbol"]) for s in out["sources"] for x in s["spans"]}
-    assert ("tests/test_timeouts.py", "test_strip_on_port_change") in spans, spans
-    assert ("tests/test_timeouts.py", "test_strip_on_host_change") in spans, spans
-    tests = next(s for s in out["sources"] if s["path"] == "tests/test_timeouts.py")
-    assert all("import" not in x["content"] for x in tests["spans"])
+    callers = {(x.path, x.symbol) for x in Workspace([project]).related("should_strip").callers}
+    assert ("tests/test_timeouts.py", "test_strip_on_port_change") in callers, callers
+    assert ("tests/test_timeouts.py", "test_strip_on_host_change") in callers, callers
+    assert callers <= caller_spans(project, "should_strip")
 
 
 def test_a_packed_chunk_is_labelled_by_the_definition_that_matched(project):
+    """The chunk's stored symbol names its first definition, to_native; the label names the one
+    that matched, after the first, where a reader opening the span starts (a newcomer met
+    ``sessions.py:282-332`` labelled ``rebuild_proxies`` though it starts at ``rebuild_auth``)."""
     Workspace([project]).index(embed=False)
     out = json.loads(
         codeask("ask", "--no-llm", "--no-update", "--json", str(project), "how is the netloc port parsed").stdout
     )
     helpers = next(s for s in out["sources"] if s["path"] == "web/helpers.py")
-    assert helpers["symbol"] == "parse_port"  # the chunk's stored symbol names its first, to_native
+    assert helpers["symbol"] == "to_native, parse_port"
+    assert PROJECT["web/helpers.py"].splitlines()[helpers["start_line"] - 1] == "def to_native(value):"
 
 
 def test_codeask_related_prints_the_graph_with_exit_codes(project):
@@ -122,8 +120,8 @@ def test_codeask_related_prints_the_graph_with_exit_codes(project):
     assert "web/redirects.py:9-13  should_strip" in proc.stdout
     at = PROJECT["tests/test_timeouts.py"].splitlines().index("def test_strip_on_port_change():") + 1
     assert f"tests/test_timeouts.py:{at}-{at + 1}  test_strip_on_port_change" in proc.stdout
-    found = json.loads(codeask("related", "--json", str(project), "should_strip").stdout)
-    assert set(found) == {"symbol", "definitions", "callers", "callees", "index"}
+    found = related_json(project, "should_strip")
+    assert set(found) == {"symbol", "definitions", "callers", "callees", "counts", "truncated", "index"}
     assert {"path", "root", "start_line", "end_line", "symbol", "name", "sure", "uri"} <= set(found["callers"][0])
     assert found == {**Workspace([project]).related("should_strip").to_json(), "index": found["index"]}
     unknown = codeask("related", str(project), "no_such_symbol", check=False)
@@ -162,10 +160,7 @@ LANGUAGES = {
 
 @pytest.fixture
 def polyglot(tmp_path) -> Path:
-    root = tmp_path / "poly"
-    for rel, text in LANGUAGES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_tree(tmp_path / "poly", LANGUAGES)
     Workspace([root]).index(embed=False)
     return root
 
@@ -194,7 +189,7 @@ def test_requests_sdist_should_strip_auth(requests_sdist, tmp_path):
     root = tmp_path / "requests"
     shutil.copytree(requests_sdist, root)
     assert codeask("index", "--no-embed", str(root)).returncode == 0
-    found = json.loads(codeask("related", "--json", str(root), "should_strip_auth").stdout)
+    found = related_json(root, "should_strip_auth")
     callers = [(c["path"], c["symbol"]) for c in found["callers"]]
     assert callers[0] == ("src/requests/sessions.py", "SessionRedirectMixin.rebuild_auth")
     tests = sorted(s for p, s in callers if p == "tests/test_requests.py")

@@ -15,6 +15,7 @@ from codeask.query.resolve import NAME_ONLY, SURE, TYPED, defined_symbol, how_su
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
+from tests.workspaces import write_tree
 
 WEB = {
     "web/models.py": (
@@ -45,11 +46,7 @@ WEB = {
 
 @pytest.fixture
 def web(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    for rel, text in WEB.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
+    return write_tree(tmp_path / "proj", WEB)
 
 
 def _targets(index: RootIndex, path: str, needle: str) -> dict[tuple[str, str], float]:

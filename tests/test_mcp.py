@@ -109,6 +109,11 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
         assert "secret" in (await client.call_tool("explain_code", {"path": ".env", "start_line": 1, "end_line": 1})).content[0].text
         bad = await client.call_tool("search_code", {"query": "x", "top_k": 0})
         assert bad.is_error and bad.content[0].text.startswith("invalid arguments: top_k:") and "\n" not in bad.content[0].text
+        related = await client.call_tool("related_code", {"symbol": "apply_discount"})
+        check_output(tools["related_code"], related)
+        assert related.structured_content["counts"]["callers"] >= 1 and related.structured_content["truncated"] is False
+        unknown = await client.call_tool("related_code", {"symbol": "no_such_symbol"})  # the CLI exits 1
+        assert unknown.is_error and unknown.content[0].text == "no_such_symbol: no definition or use in the index"
 
         from mcp import MCPError
 

@@ -4,7 +4,6 @@ non-code project files down-weighted; end to end on a small workspace and on the
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -15,6 +14,7 @@ from codeask.query.steps import evidence
 from codeask.query.steps.evidence import literal_pattern, literal_ranking, match_frame_path, string_literals
 from codeask.query.steps.retrieve import named_file_ranking
 from codeask.workspace import Workspace
+from tests.workspaces import write_tree
 
 PY_TRACE = """I get this when the server is down:
 
@@ -290,14 +290,6 @@ No report for a line indented with tabs only.
 """
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 def _ranked(ws: Workspace, question: str) -> list[str]:
     files: list[str] = []
     for s in ws.ask(question, no_llm=True, max_files=20).sources:
@@ -307,7 +299,7 @@ def _ranked(ws: Workspace, question: str) -> list[str]:
 
 
 def test_template_shaped_question_puts_the_source_first(tmp_path):
-    ws = Workspace([_write(tmp_path / "tabcheck", TEMPLATE_PROJECT)])
+    ws = Workspace([write_tree(tmp_path / "tabcheck", TEMPLATE_PROJECT)])
     ws.index()
     ranked = _ranked(ws, TEMPLATE_QUESTION)
     assert ranked[0] == "src/tabcheck/checker.py", ranked
@@ -328,7 +320,7 @@ IsADirectoryError: [Errno 21] Is a directory: 'src'
 
 
 def test_report_evidence_constant_turns_the_reading_of_reports_off(tmp_path, monkeypatch):
-    root = _write(tmp_path / "tabcheck", TEMPLATE_PROJECT)
+    root = write_tree(tmp_path / "tabcheck", TEMPLATE_PROJECT)
     Workspace([root]).index()
 
     def run():

@@ -4,7 +4,8 @@ index's symbol graph, with ``file:line`` and how sure each link is; no LLM, no s
 The same data as the MCP tool ``related_code`` and the LSP command ``codeask.related``
 (:meth:`codeask.service.Service.related`); ``--json`` prints its object, keys ``symbol``,
 ``definitions``, ``callers``, ``callees`` (each location ``path``, ``root``, ``start_line``,
-``end_line``, ``symbol``, ``name``, ``sure``, ``uri``) and ``index``. It reads the index as it is
+``end_line``, ``symbol``, ``name``, ``sure``, ``uri``; at most 50 each, surest first), ``counts``
+(``{kind: how many were found}``), ``truncated`` (whether a list holds fewer) and ``index``. It reads the index as it is
 (``codeask index PATH`` brings it up to date). Exit codes: 0 found, 1 no index or nothing known of
 the symbol, 2 not a symbol name.
 """
@@ -40,6 +41,7 @@ def cmd_related(args: Any) -> int:
         CLIError: the folder has no index, or the index knows nothing of the symbol.
     """
     from codeask.cli_service import open_service
+    from codeask.service import UnknownSymbol
 
     service = open_service([args.path])
     if service.index_presence() == "none":
@@ -48,8 +50,8 @@ def cmd_related(args: Any) -> int:
         found = service.related(args.symbol).to_json()
     except ValueError as exc:
         raise UsageError("related", str(exc)) from None
-    if not (found["definitions"] or found["callers"]):
-        raise CLIError(f"{found['symbol']}: no definition or use in the index of {service.roots[0]}")
+    except UnknownSymbol as exc:
+        raise CLIError(f"{exc} of {service.roots[0]}") from None
     if args.json:
         print(json.dumps({**found, "index": _index(service)}))
     else:
@@ -69,7 +71,7 @@ def _index(service: Any) -> dict[str, Any]:
 def related_text(found: dict[str, Any]) -> str:
     """The text of ``codeask related``: a heading per kind, one ``path:start-end  symbol`` line per
     location (``(top level)`` for a caller outside every definition), with ``(sure 0.3)`` on links
-    less than sure."""
+    less than sure, and ``... N more (the N surest are listed)`` under a list cut to the limit."""
     out = []
     for kind in ("definitions", "callers", "callees"):
         lines = []
@@ -79,5 +81,8 @@ def related_text(found: dict[str, Any]) -> str:
             called = f" -> {x['name']}" if named else ""
             label = x["symbol"] or ("(top level)" if kind == "callers" else x["name"])
             lines.append(f"  {x['path']}:{x['start_line']}-{x['end_line']}  {label}{called}{sure}")
+        more = found["counts"][kind] - len(found[kind])
+        if more > 0:
+            lines.append(f"  ... {more} more (the {len(found[kind])} surest of {found['counts'][kind]} are listed)")
         out.append(f"{kind} of {found['symbol']}:\n" + ("\n".join(lines) or "  none found"))
     return "\n\n".join(out)

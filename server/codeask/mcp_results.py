@@ -167,6 +167,8 @@ class RelatedResult(BaseModel):
     definitions: list[LocationOut]
     callers: list[LocationOut] = Field(description="code that calls, instantiates or reads the symbol")
     callees: list[LocationOut] = Field(description="definitions the symbol's definitions call, read or take")
+    counts: dict[str, int] = Field(description="how many definitions, callers and callees were found")
+    truncated: bool = Field(description="whether a list holds fewer than were found (the surest are listed)")
     index: IndexOut
 
 
@@ -187,11 +189,14 @@ class IndexStatus(BaseModel):
 
 
 def related_lines(result: RelatedResult) -> str:
-    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location."""
+    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location,
+    and a line saying how many more were found under a list cut to the limit."""
     out = []
     for kind in ("definitions", "callers", "callees"):
         found: list[LocationOut] = getattr(result, kind)
         lines = [f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}   {x.uri}" for x in found]
+        if result.counts.get(kind, 0) > len(found):
+            lines.append(f"- ... {result.counts[kind] - len(found)} more (the {len(found)} surest are listed)")
         out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
     return "\n\n".join(out)
 

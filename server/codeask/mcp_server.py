@@ -57,7 +57,7 @@ from codeask.mcp_results import (
     source_outs,
     tool_result,
 )
-from codeask.service import ExplainRequest, NotExplainable, Service
+from codeask.service import ExplainRequest, NotExplainable, Service, UnknownSymbol
 
 if TYPE_CHECKING:
     from codeask.listen import Listener
@@ -212,11 +212,12 @@ class CodeaskMCP:
 
     def related_code(self, symbol: str) -> RelatedResult:
         """The definitions, callers and callees of ``symbol`` (:meth:`Service.related`); a
-        ``ToolError`` when ``symbol`` is not an identifier or dotted name."""
+        ``ToolError`` when ``symbol`` is not an identifier or dotted name, or the index knows
+        nothing of it (the CLI's exit 1, the LSP command's error)."""
         self._wait_searchable()
         try:
             found = self.service.related(symbol).to_json()
-        except ValueError as exc:
+        except (ValueError, UnknownSymbol) as exc:
             raise ToolError(str(exc)) from None
         return RelatedResult.model_validate({**found, "index": self.index_state().model_dump()})
 

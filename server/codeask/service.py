@@ -29,7 +29,7 @@ from codeask.query.anchors import resolve_file
 from codeask.query.ask import ask
 from codeask.query.explain import ExplainCache, Explanation, NotExplainable, check_request, explain_request
 from codeask.query.pipeline import Cancelled
-from codeask.query.related_code import RelatedCode
+from codeask.query.related_code import RelatedCode, UnknownSymbol
 from codeask.query.request import AskRequest, ExplainRequest, QuestionError, decode_question
 from codeask.query.result import Answer, Source
 from codeask.query.span import explain_source
@@ -51,6 +51,7 @@ __all__ = [
     "Phase",
     "QuestionError",
     "NotExplainable",
+    "UnknownSymbol",
     "Cancelled",
     "IndexLocked",
     "IndexReadOnly",
@@ -237,13 +238,12 @@ class Service:
         return self.ask(request)
 
     def related(self, symbol: str, limit: int = 50) -> RelatedCode:
-        """The definitions, callers and callees of ``symbol`` in every root's symbol graph
-        (:meth:`Workspace.related`).
+        """``symbol``'s definitions, callers and callees in every root's graph (:meth:`Workspace.related`).
 
         Raises:
-            ValueError: ``symbol`` is not an identifier or dotted name.
+            ValueError: ``symbol`` is not a name; UnknownSymbol: no root defines or uses it (every door's error).
         """
-        return self.workspace.related(symbol, limit)
+        return self.workspace.related(symbol, limit).known()
 
     def read_source(self, path: str, *, text: str | None = None) -> str:
         """The text of ``path`` (absolute; ``text``: an editor's buffer) as codeask reads it

@@ -20,7 +20,7 @@ from codeask.lsp.convert import location, related_locations, selection_lines, so
 from codeask.lsp.guards import command_guard, guard
 from codeask.lsp.session import CodeaskServer
 from codeask.lsp.work import AnswerDeltas
-from codeask.service import ExplainRequest, NotExplainable
+from codeask.service import ExplainRequest, NotExplainable, UnknownSymbol
 from codeask.uris import file_uri
 
 __all__ = ["COMMANDS", "code_action"]
@@ -165,14 +165,14 @@ def with_locations(ls: CodeaskServer, result: dict[str, Any]) -> dict[str, Any]:
 async def related(ls: CodeaskServer, *args):
     """``codeask.related`` ``[symbol]`` or ``[{"symbol"}]``: a symbol's definitions, callers and callees
     from the symbol graph (waits for the keyword index), each with an LSP ``location``; InvalidParams
-    for a missing or bad symbol."""
+    for a missing or bad symbol, or one the index knows nothing of (the message names it)."""
     opts = args[0] if args and isinstance(args[0], dict) else {"symbol": args[0] if args else ""}
 
     def run(cancelled, progress):
         ls.wait_for_keywords(cancelled, progress)
         try:
             return ls.service.related(str(opts.get("symbol") or "")).to_json()
-        except ValueError as exc:
+        except (ValueError, UnknownSymbol) as exc:
             raise JsonRpcInvalidParams(f"related: {exc}") from None
 
     return related_locations(await ls.run_request(None, run), ls.position_encoding())

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "related", "caller_sites", "subclasses", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "parse_symbol"]
+
+#: The kinds of related code, in the order they are listed.
+KINDS = ("definitions", "callers", "callees")
 
 
 @dataclass(frozen=True)
@@ -61,20 +64,44 @@ class Location:
         return {**asdict(self), "uri": self.uri}
 
 
+class UnknownSymbol(LookupError):
+    """The index knows no definition and no use of a symbol; the message names it (one line)."""
+
+
 @dataclass
 class RelatedCode:
     """A symbol's neighbourhood in the graph: where it is defined, the definitions that use it
-    (``callers``, surest first) and the definitions its definitions use (``callees``, surest first)."""
+    (``callers``, surest first) and the definitions its definitions use (``callees``, surest
+    first); ``counts`` has how many of each were found before the lists were cut to a limit."""
 
     symbol: str
     definitions: list[Location] = field(default_factory=list)
     callers: list[Location] = field(default_factory=list)
     callees: list[Location] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether a list holds fewer than were found (:func:`related`'s ``limit``)."""
+        return any(self.counts.get(k, 0) > len(getattr(self, k)) for k in KINDS)
+
+    def known(self) -> RelatedCode:
+        """``self`` when it holds a definition or a caller.
+
+        Raises:
+            UnknownSymbol: it holds neither: the index knows nothing of the symbol.
+        """
+        if self.definitions or self.callers:
+            return self
+        raise UnknownSymbol(f"{self.symbol}: no definition or use in the index")
 
     def to_json(self) -> dict[str, Any]:
-        """``{"symbol", "definitions", "callers", "callees"}``, locations as :meth:`Location.to_json`."""
-        kinds = {k: [x.to_json() for x in getattr(self, k)] for k in ("definitions", "callers", "callees")}
-        return {"symbol": self.symbol, **kinds}
+        """``{"symbol", "definitions", "callers", "callees", "counts", "truncated"}``: locations as
+        :meth:`Location.to_json`, ``counts`` ``{kind: how many were found}``, ``truncated`` whether
+        a list was cut to fewer."""
+        kinds = {k: [x.to_json() for x in getattr(self, k)] for k in KINDS}
+        counts = {k: self.counts.get(k, len(kinds[k])) for k in KINDS}
+        return {"symbol": self.symbol, **kinds, "counts": counts, "truncated": self.truncated}
 
 
 def parse_symbol(symbol: str) -> str:
@@ -101,15 +128,51 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
-    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line."""
+    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    definition the chunker split over several chunks is one, its chunks joined (:func:`_whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inner = next((d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name), None)
+        inner = _named(row.hit, name)
         if _matches(symbol, narrowed(row.hit, inner)):
             out.append((row, inner))
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
-    return bodies or out  # a C prototype or forward declaration only where no body is indexed
+    return [_whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
+
+
+def _named(hit: Hit, name: str) -> Definition | None:
+    """The first definition of ``name`` in ``hit``'s content, or ``None``."""
+    return next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
+
+
+def _whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
+    """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
+    whose head does not parse) runs to the chunk's end and the next chunks of its file continue it
+    (each starting where the last ended, under its symbol, defining no other ``name``: a definition
+    the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
+    range, the joined text and the references of all, and ``inner`` read again from that text
+    (``Session.request``, 557-654 of three chunks)."""
+    head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
+    if head.end_line < row.hit.end_line or head.symbol.rsplit(".", 1)[-1] != name:
+        return row, inner
+    symbol, end, parts = head.symbol, row.hit.end_line, []
+    for stored in store.rows_for_path(row.hit.path):
+        if stored["start_line"] <= row.hit.start_line:
+            continue
+        if stored["start_line"] != end + 1 or stored["symbol"] != symbol:
+            break
+        parts.append(stored["id"])
+        end = stored["end_line"]
+    found = store.linked(parts) if parts else {}
+    rest = [found[i] for i in parts if i in found]
+    rest = rest[: next((k for k, r in enumerate(rest) if name in r.defines), len(rest))]
+    if not rest:
+        return row, inner
+    hit = replace(
+        row.hit, end_line=rest[-1].hit.end_line, content="\n".join([row.hit.content, *(r.hit.content for r in rest)])
+    )
+    refs = tuple(dict.fromkeys([*row.refs, *(n for r in rest for n in r.refs)]))
+    return replace(row, hit=hit, refs=refs), _named(hit, name) or inner
 
 
 def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
@@ -122,7 +185,10 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     targets = [(d.symbol, d.path) for d in defs]
     owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
     targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
-    rows = {r.hit.id: r.hit for r in store.referrers([name], LOOKUP_LIMIT)} | {c.id: c for c in chunks}
+    # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
+    # calling session.request) is found among the chunks defining ``name``
+    found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
+    rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
@@ -174,7 +240,8 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     of each name; name-only ones only for a name defined once."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     for row, inner in defs:
-        for n in own_names(row.hit, inner) & set(row.refs):
+        own = {inner.name if inner else row.hit.symbol.rsplit(".", 1)[-1]}
+        for n in own_names(row.hit, inner) & {*row.refs, *row.defines} - own:  # chunk-mates called too
             if usable(n):
                 wanted[n].append(narrowed(row.hit, inner))
     found: dict[str, list[Hit]] = defaultdict(list)
@@ -205,7 +272,8 @@ def _callee(name: str, target: Hit, users: Sequence[Hit]) -> tuple[Hit, float]:
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
     """The definitions, callers and callees of ``symbol`` (``should_strip_auth``, ``Session.send``)
-    across ``(root, store)`` pairs, at most ``limit`` of each (callers and callees surest first).
+    across ``(root, store)`` pairs, at most ``limit`` of each (callers and callees surest first;
+    ``counts`` has how many were found).
 
     Raises:
         ValueError: ``symbol`` is not an identifier or dotted name (:func:`parse_symbol`).
@@ -222,6 +290,7 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
         out.callees += [Location.of(root, hit, n, sure) for hit, n, sure in _callees(store, defs)]
     out.callers.sort(key=lambda x: -x.sure)
     out.callees.sort(key=lambda x: -x.sure)
+    out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
     return out

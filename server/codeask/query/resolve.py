@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.query.uses import Uses, uses_in
+from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
     from codeask.index.store import Hit
@@ -61,19 +61,22 @@ def sureness(
     """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
     read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
     best over those uses: :data:`SURE` through the definition's class or its file's module (a
-    top-level one also through its folder's package, or bare); :data:`TYPED` through a variable where the definition's class is named; the
-    import-alias guess ``0.5`` for a top-level one reached through a lowercase word that is no local
-    variable (not in Go or Rust, where a qualifier is a package or module); else
-    :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name`` as code (a word in a comment or
-    a string), or only through another Go package or Rust module (``http.Handler`` is not the
-    project's ``Handler``)."""
+    top-level one also through its folder's package, or bare); :data:`TYPED` through a variable
+    declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
+    ``s: Session``), or of no known type where the class is named other than as another variable's
+    type; the import-alias guess ``0.5`` for a top-level one reached through a lowercase word that
+    is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
+    a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
+    those lines never use ``name`` as code (a word in a comment or a string), or only through
+    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``) or a
+    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends)."""
     uses = found.of(name, *lines)
     if not uses:
         return NONE
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    named = bool(owner) and bool(found.of(owner, *lines))
+    named = any(not u.declares for u in found.of(owner, *lines)) if owner else False
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
     best = NONE
@@ -82,16 +85,31 @@ def sureness(
         module = use.plain and r in modules
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             return SURE
-        if packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"} and not module:
-            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry)
-        best = max(best, NAME_ONLY)
+        foreign = packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"}
+        typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
+        if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
+            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry) or value
+        best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
         if r in SELF or r in {"", "?"} or module:
             continue
-        if named:
+        if typed is not None:
+            best = max(best, TYPED if typed.name == owner else NAME_ONLY)
+        elif named:
             best = max(best, TYPED)
         elif not owner and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS)
     return best
+
+
+def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -> bool:
+    """Whether ``typed`` (the use naming a variable's type) names another package's type: qualified
+    by a lowercase word that is neither the definition's module nor a local name
+    (``http.Handler``, ``ignore::DirEntry``, ``express.Handler``, ``java.util.Map``). Not in
+    Python, where a module is often imported under another name."""
+    if typed is None or language == "python" or not typed.plain or typed.own:
+        return False
+    q = typed.receiver
+    return q[:1].islower() and q not in modules and q not in found.bound | SELF | {"crate", "super"}
 
 
 @lru_cache(maxsize=1024)

@@ -133,9 +133,11 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
     :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
     chunk whose own lines hold the most of them (an inner one on a tie with the definition around
-    it, the first of siblings); ``hit.symbol`` when the chunk holds one definition or none, or no
-    definition holds a term. A chunk packing several definitions is stored under its first (or
-    its class): a question about the third one is cited by the third one's name."""
+    it, the first of siblings), after the chunk's first definition when it is another one outside
+    it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
+    opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
+    definition or none, or no definition holds a term. A chunk packing several definitions is
+    stored under its first (or its class): a question about the third one names the third one."""
     defs = definitions_of(hit.content, hit.language)
     if len(defs) < 2 or not terms:
         return hit.symbol
@@ -146,4 +148,9 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
         count = len(terms & {p for w in _WORD.findall(text) for p in split_identifier(w)})
         if count > most or (count == most and best is not None and best.contains(d.start_line)):
             best, most = d, count
-    return scoped(hit, best) if best is not None else hit.symbol
+    if best is None:
+        return hit.symbol
+    first = defs[0]
+    if best is first or first.contains(best.start_line):
+        return scoped(hit, best)
+    return f"{scoped(hit, first)}, {scoped(hit, best)}"

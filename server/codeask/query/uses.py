@@ -37,6 +37,7 @@ _MEMBER = frozenset(
         "method_invocation",
         "field_access",
         "nested_identifier",
+        "nested_type_identifier",
         "navigation_expression",
     }
 )
@@ -114,6 +115,37 @@ _DEFINES = {
     "namespace_definition": "name",
 }
 _SELF_WORDS = frozenset({"self", "this", "super", "cls", "Self"})
+#: Nodes between a bound name and the declaration that types it (``*p``, ``p = ...``, ``as p``).
+_WRAPS = frozenset(
+    {
+        "pointer_declarator",
+        "reference_declarator",
+        "init_declarator",
+        "expression_list",
+        "as_pattern_target",
+        "as_pattern",
+        "variable_declarator",
+    }
+)
+#: Nodes around a type or a constructed value that stand for it (``*T``, ``&T``, ``T<U>``, ``&T{}``).
+_TYPE_WRAPS = frozenset(
+    {
+        "pointer_type",
+        "reference_type",
+        "type",
+        "type_annotation",
+        "generic_type",
+        "unary_expression",
+        "reference_expression",
+        "parenthesized_expression",
+        "await",
+        "await_expression",
+    }
+)
+#: Nodes that construct a value of the type in their ``type``, ``name`` or ``constructor`` field.
+_CONSTRUCTS = frozenset({"composite_literal", "struct_expression", "new_expression", "object_creation_expression"})
+#: Declared types that leave the type to the value (Java's ``var``, C++'s ``auto``).
+_INFERRED = frozenset({"var", "auto"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,14 +162,29 @@ class Use:
     plain: bool = False
     """Whether the receiver is a bare identifier that may name a module (``pkg`` of ``pkg.f``,
     ``module::f``; not ``self.pkg.f``, ``g().f``, nor a Rust or C value's field ``v.f``)."""
+    declares: str = ""
+    """The variable this use of a type name gives its type (``s`` of ``s = Session()``,
+    ``next http.Handler``, ``with Session() as s``), ``""`` for none."""
+    own: bool = False
+    """Whether the receiver is reached through a path from this crate (Rust ``crate::``,
+    ``super::``, ``self::``): a module of the project, not another crate."""
 
 
 @dataclass(frozen=True, slots=True)
 class Uses:
-    """A chunk's uses (in order) and the local names it binds (parameters, assignment targets)."""
+    """A chunk's uses (in order), the local names it binds (parameters, assignment targets) and the
+    type each typed one is declared or constructed with (:meth:`type_of`)."""
 
     uses: tuple[Use, ...]
     bound: frozenset[str]
+    types: tuple[tuple[str, Use], ...] = ()
+    """``(variable, the use of its type's name)`` in order: ``("s", Use("Session", "sessions", ...))``
+    for ``with sessions.Session() as s``; the type's qualifier is that use's receiver."""
+
+    def type_of(self, variable: str, line: int = 1 << 30) -> Use | None:
+        """The use naming ``variable``'s type at 1-based ``line``: its last typed binding on or before
+        that line (two functions of a chunk may each have a parameter ``c``), or ``None``."""
+        return next((t for v, t in reversed(self.types) if v == variable and t.line <= line), None)
 
     def of(self, name: str, first: int = 1, last: int = 1 << 30) -> list[Use]:
         """The uses of ``name`` on 1-based lines ``first..last``."""
@@ -155,27 +202,32 @@ def _text(node: Any) -> str:
 def _word(node: Any) -> str:
     """The word a receiver node stands for: an identifier's text, a member's last part, the
     callee's name of ``Session()`` when it is capitalised (a constructor), else ``"?"``."""
-    if node.type in _SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
-        return _text(node)
     if node.type in _MEMBER and node.named_child_count:
         return _word(node.named_children[-1])
+    if node.type in _SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
+        return _text(node)
     if node.type in _CALLS and node.named_child_count:
         callee = _word(node.named_children[0])
         return callee if callee[:1].isupper() else "?"
     return "?"
 
 
-def _classify(node: Any) -> tuple[str, str, bool] | None:
-    """``(receiver, kind, plain)`` of an identifier node (:class:`Use`), or ``None`` when it names a definition, a
-    keyword argument or a field being declared (no use)."""
+def _classify(node: Any) -> tuple[str, str, bool, bool] | None:
+    """``(receiver, kind, plain, own)`` of an identifier node (:class:`Use`), or ``None`` when it names
+    a definition, a keyword argument or a field being declared (no use)."""
     parent = node.parent
     if parent is None:
-        return "", "use", False
-    outer, receiver, kind, plain = node, "", "use", False
+        return "", "use", False, False
+    outer, receiver, kind, plain, own = node, "", "use", False, False
     if parent.type in _MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
         receiver, outer = (_word(before) if before is not None else "?"), parent
         plain = before is not None and before.type.endswith("identifier") and parent.type != "field_expression"
+        own = (
+            before is not None
+            and parent.type == "scoped_identifier"
+            and _path_root(before) in {"crate", "super", "self"}
+        )
     elif parent.type in _DEFINES and parent.child_by_field_name(_DEFINES[parent.type]) == node:
         return None
     if parent.type == "method_invocation" and parent.child_by_field_name("name") == node:
@@ -186,9 +238,16 @@ def _classify(node: Any) -> tuple[str, str, bool] | None:
     up = node.parent
     while up is not None:
         if up.type in _IMPORTS:
-            return receiver, "import", plain
+            return receiver, "import", plain, own
         up = up.parent
-    return receiver, kind, plain
+    return receiver, kind, plain, own
+
+
+def _path_root(node: Any) -> str:
+    """The first segment's node type of a Rust path (``crate`` of ``crate::error``)."""
+    while node.type == "scoped_identifier" and node.named_child_count:
+        node = node.named_children[0]
+    return str(node.type)
 
 
 def _binds(node: Any) -> bool:
@@ -196,6 +255,10 @@ def _binds(node: Any) -> bool:
     parent = node.parent
     if parent is None or node.type != "identifier" or parent.child_by_field_name("type") == node:
         return False
+    while parent.type in {"pointer_declarator", "reference_declarator"} and parent.parent is not None:
+        node, parent = parent, parent.parent  # C: struct pool *p
+    if parent.type == "declaration" and parent.child_by_field_name("type") != node:  # C: T t;
+        return True
     if "parameter" in parent.type or parent.type.endswith("pattern"):  # (**kwargs, a, b = ...)
         return True
     if parent.type == "expression_list" and parent.parent is not None:  # Go: a, err := f()
@@ -203,24 +266,108 @@ def _binds(node: Any) -> bool:
     return parent.type in _BINDS and parent.named_child_count > 0 and parent.named_children[0] == node
 
 
+def _declared_type(node: Any) -> Any | None:
+    """The identifier node naming the type of the variable (or struct field) ``node`` declares:
+    its declaration's type (a parameter's, ``var x T``, ``let x: T``, ``T x``, a field's), else the
+    type of the value it is bound to when that value is constructed (``x = T()``, ``with T() as x``,
+    ``x := &pkg.T{}``, ``new T()``, ``T::new()``); ``None`` when neither says."""
+    chain: list[Any] = []
+    up = node.parent
+    while up is not None and len(chain) < 4:
+        chain.append(up)
+        if up.type not in _WRAPS:
+            break
+        up = up.parent
+    for holder in chain:
+        declared = holder.child_by_field_name("type")
+        if declared is not None and _text(declared) not in _INFERRED:
+            return _type_name(declared)
+    for holder in chain:
+        value = holder.child_by_field_name("value") or holder.child_by_field_name("right")
+        if holder.type == "as_pattern" and holder.named_child_count:
+            value = holder.named_children[0]
+        if value is not None and not value.start_byte <= node.start_byte < value.end_byte:
+            return _type_name(_constructed(value))
+    return None
+
+
+def _constructed(value: Any) -> Any | None:
+    """The node naming the type ``value`` constructs (``T()``, ``pkg.T()``, ``T::new()``, ``new T``,
+    ``&T{}``, ``T { .. }``), or ``None`` for another value (``f()``, a name)."""
+    while value is not None and value.type in _TYPE_WRAPS | {"expression_list"}:
+        value = value.named_children[0] if value.named_child_count else None
+    if value is None or value.type in _CONSTRUCTS:
+        return value
+    if value.type in _CALLS and value.named_child_count:
+        callee = value.named_children[0]
+        if _word(callee)[:1].isupper():  # Session(), sessions.Session()
+            return callee
+        path = callee.child_by_field_name("path") if callee.type == "scoped_identifier" else None
+        if path is not None and _word(path)[:1].isupper():  # Rust: T::new()
+            return path
+    return None
+
+
+def _type_name(node: Any | None) -> Any | None:
+    """The identifier node of type ``node``'s name (its last part: ``Handler`` of ``http.Handler``),
+    through pointers, references, annotations, generics and constructions; ``None`` for another
+    shape (a string annotation, a subscript)."""
+    for _ in range(8):
+        if node is None or (node.type.endswith("identifier") and not node.named_child_count):
+            return node
+        if node.type in _MEMBER:
+            node = node.named_children[-1]
+        elif node.type in _CONSTRUCTS:
+            node = next(
+                (c for c in map(node.child_by_field_name, ("type", "name", "constructor")) if c is not None), None
+            )
+        elif node.type in _TYPE_WRAPS:
+            node = node.named_children[0] if node.named_child_count else None
+        elif node.type.endswith("_specifier"):  # C: struct pool *p
+            node = node.child_by_field_name("name")
+        else:
+            return None
+    return None
+
+
+def _typed_name(node: Any) -> bool:
+    """Whether ``node`` is a name whose declaration may say its type: a bound local, a struct field."""
+    parent = node.parent
+    field = node.type == "field_identifier" and parent is not None and parent.type == "field_declaration"
+    return field or _binds(node)
+
+
 @lru_cache(maxsize=2048)
 def uses_in(content: str, language: str) -> Uses:
     """The uses of names in ``content`` (a chunk in ``language``): every identifier outside
-    comments and strings that is not a definition's name; no uses for a language without a grammar.
-    Lines are :func:`codeask.lines.split_lines` lines, 1-based."""
+    comments and strings that is not a definition's name, each type name that declares a
+    variable's or field's type marked so (:attr:`Use.declares`); no uses for a language without a
+    grammar. Lines are :func:`codeask.lines.split_lines` lines, 1-based."""
     parser = parser_for(language)
     if parser is None or not content:
         return Uses((), frozenset())
     tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
-    out: list[Use] = []
-    bound: set[str] = set()
-    for node in iter_named(tree.root_node):
-        if not (node.type.endswith("identifier") or node.type == "constant") or node.named_child_count:
-            continue
-        name = _text(node)
-        if _binds(node):
-            bound.add(name)
+    nodes = [
+        n
+        for n in iter_named(tree.root_node)
+        if (n.type.endswith("identifier") or n.type == "constant") and not n.named_child_count
+    ]
+    bound = {_text(n) for n in nodes if _binds(n)}
+    typed: list[tuple[str, int]] = []  # (variable, the start byte of its type's name)
+    for node in nodes:
+        declared = _declared_type(node) if _typed_name(node) else None
+        if declared is not None:
+            typed.append((_text(node), declared.start_byte))
+    declares = {at: variable for variable, at in reversed(typed)}
+    out, at_byte = [], {}
+    for node in nodes:
         found = _classify(node)
         if found is not None:
-            out.append(Use(name, found[0], node.start_point.row + 1, found[1], found[2]))
-    return Uses(tuple(out), frozenset(bound))
+            receiver, kind, plain, own = found
+            use = Use(
+                _text(node), receiver, node.start_point.row + 1, kind, plain, declares.get(node.start_byte, ""), own
+            )
+            out.append(use)
+            at_byte[node.start_byte] = use
+    types = tuple((variable, at_byte[at]) for variable, at in typed if at in at_byte)
+    return Uses(tuple(out), frozenset(bound), types)

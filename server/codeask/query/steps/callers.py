@@ -17,7 +17,7 @@ from codeask.query.related_code import caller_sites, definitions
 from codeask.query.sites import narrowed
 from codeask.query.steps.retrieve import SearchTarget
 
-__all__ = ["MAX_CALLERS", "caller_documents", "with_sites"]
+__all__ = ["MAX_CALLERS", "caller_documents", "callers_first", "with_sites"]
 
 #: Calling definitions cited per symbol asked about, surest first: a page of a "who calls" answer.
 MAX_CALLERS = 20
@@ -45,6 +45,23 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
             doc = Document.from_hit(site.hit, target.root, score * site.sure, target.label)
             out.append((replace(doc, via=f"caller of {name} in {where}", via_path=defs[0].path), site.sure))
     return out
+
+
+def callers_first(docs: list[Document], files: dict[tuple[str, str], list[tuple[Document, float]]]) -> list[Document]:
+    """``docs`` (retrieved, best first) with each file's caller sites cited (:func:`with_sites`;
+    ``files``: ``{document key: [(caller document, sure)]}``, the files used are popped), the files
+    holding callers first, in retrieved order: the answer to a caller question is its callers, and
+    cutting the retrieved files to ``max_files`` drops the last ones (a newcomer's "callers of
+    should_strip_auth" lost the five tests that ``codeask related`` lists)."""
+    held: list[Document] = []
+    rest: list[Document] = []
+    for d in docs:
+        sites = files.pop(d.key(), None)
+        if sites is None:
+            rest.append(d)
+        else:
+            held += with_sites(d, [doc for doc, _ in sites])
+    return held + rest
 
 
 def with_sites(doc: Document, sites: list[Document]) -> list[Document]:

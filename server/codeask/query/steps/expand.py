@@ -37,7 +37,7 @@ from codeask.query.graph import Edge, one_hop, pagerank
 from codeask.query.intent import caller_symbols
 from codeask.query.pipeline import Document, Query
 from codeask.query.sites import matched_symbol
-from codeask.query.steps.callers import caller_documents, with_sites
+from codeask.query.steps.callers import caller_documents, callers_first
 from codeask.query.steps.retrieve import SearchTarget, code_identifiers, path_filter
 
 __all__ = ["Expand", "question_terms", "relabelled"]
@@ -112,7 +112,7 @@ class Expand:
         taken = {group[0].key() for group, _ in callers}
         picked = [(g, sure) for g, sure in self._pick(query, docs, seeds, found) if g[0].key() not in taken]
         groups = callers + picked[: max(0, self.files - len(callers))]
-        out = self._place(query, docs, [g for g, _ in groups])
+        out = self._place(query, docs, [g for g, _ in groups], len(callers))
         sure = {g[0].key(): e_sure for g, e_sure in groups}
         added = [
             {"path": d.label, "via": d.via, "score": round(d.score, 6), "sure": sure.get(d.key(), 1.0)}
@@ -137,10 +137,7 @@ class Expand:
             for doc, sure in caller_documents(target, symbols, floor):
                 if only is None or only(doc.path):
                     files.setdefault(doc.key(), []).append((doc, sure))
-        out = []
-        for d in docs:
-            sites = files.pop(d.key(), None)
-            out += [d] if sites is None else with_sites(d, [doc for doc, _ in sites])
+        out = callers_first(docs, files)
         new = [([replace(doc, extra=i > 0) for i, (doc, _) in enumerate(s)], s[0][1]) for s in files.values()]
         return out, sorted(new, key=lambda g: -g[1])
 
@@ -192,13 +189,18 @@ class Expand:
             for score, root, label, e in scored[: self.files]
         ]
 
-    def _place(self, query: Query, docs: list[Document], picked: list[list[Document]]) -> list[Document]:
-        """``docs`` then the picked files' documents (best file first), the weakest retrieved files
-        that are not seeds dropped to stay within ``max_files``. Retrieved files keep their ranks;
-        the prompt reads the added ones along the chain (:func:`~codeask.query.pipeline.along_chain`)."""
+    def _place(
+        self, query: Query, docs: list[Document], picked: list[list[Document]], callers: int = 0
+    ) -> list[Document]:
+        """``docs`` then the picked files' documents (best file first; the first ``callers`` of them
+        hold the callers a question asks for), the weakest retrieved files that are not seeds dropped
+        to stay within ``max_files``; the caller files go in before the seeds beyond the first.
+        Retrieved files keep their ranks; the prompt reads the added ones along the chain
+        (:func:`~codeask.query.pipeline.along_chain`)."""
         limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
-        kept = set(files[: max(limit - len(picked), min(self.seeds, len(files)))])
+        seeds = min(self.seeds, len(files), max(1, limit - callers) if callers else self.seeds)
+        kept = set(files[: max(limit - len(picked), seeds)])
         added = [d for group in picked[: max(0, limit - len(kept))] for d in group]
         return [d for d in docs if d.key() in kept] + added
 
