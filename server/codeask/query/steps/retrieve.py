@@ -44,7 +44,6 @@ import pathspec
 
 import codeask.query.steps.evidence as evidence_module
 from codeask.index.hubs import load_hubs
-from codeask.index.kinds import kind_of_path
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
@@ -240,7 +239,7 @@ class HybridRetrieve:
         def down(path: str) -> bool:
             if not self.downweighted(path) or names_file(lowered, path):
                 return False
-            return not (intent.kinds and lifted(intent, kind_of_path(path)))
+            return not lifted(intent, path)
 
         return down
 
