@@ -21,11 +21,14 @@ needed file), ``all@10`` (share of questions with every needed file in the top 1
 (share of needed files in the top 10, per question), ``any@10``, ``noncode@10`` (share of the top 10
 that is not source code, by extension: bench/multifile_score.py ``CODE_EXTENSIONS``), ``files``
 (distinct files returned, at most 10), and ``prompt_recall`` (share of needed files among the
-prompt's files) with ``prompt_files``. Also per repository: files, chunks, index and ask seconds.
+prompt's files) with ``prompt_files``. The same again for the rows tagged ``hard`` (4+ needed
+files) and ``how`` (repository-QA questions, 3+ needed files; also per repository, ``repos``),
+under those JSON keys. Also per repository: files, chunks, index and ask seconds.
 
 Usage::
 
-    python bench/multifile.py --trees DIR [--label before] [--only go] [--limit 5] [--set FILE]
+    python bench/multifile.py --trees DIR [--label before] [--only go] [--limit 5] [--set FILE] \
+        [--hard | --how] [--keep-index DIR]
 
 Writes ``bench/results/multifile-<label>.json`` (with every question's rankings) and prints a
 table. To measure other code, point ``PYTHONPATH`` at that checkout's ``server`` folder. On 12-30
@@ -66,14 +69,14 @@ KEYS = {
 }
 
 
-def load_rows(path: Path, only: str | None, limit: int | None, hard: bool = False) -> list[dict]:
-    """The set's rows, those of language ``only`` if given (only the hard ones with ``hard``), at most
-    ``limit`` per language."""
+def load_rows(path: Path, only: str | None, limit: int | None, hard: bool = False, how: bool = False) -> list[dict]:
+    """The set's rows, those of language ``only`` if given (only the hard ones with ``hard``, only the
+    how subset's with ``how``), at most ``limit`` per language."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept: list[dict] = []
     per_language: dict[str, int] = defaultdict(int)
     for row in rows:
-        if (only and row["language"] != only) or (hard and not row.get("hard")):
+        if (only and row["language"] != only) or (hard and not row.get("hard")) or (how and not row.get("how")):
             continue
         if limit is not None and per_language[row["language"]] >= limit:
             continue
@@ -111,8 +114,10 @@ def ask_one(ws: Workspace, bm25: BM25, row: dict) -> dict:
     baseline = bm25.rank(row["question"])
     return {
         "id": row["id"],
+        "repo": row["repo"],
         "language": row["language"],
         "hard": bool(row.get("hard")),
+        "how": bool(row.get("how")),
         "needed_files": row["needed_files"],
         "codeask": ranked[:10],
         "bm25": baseline,
@@ -179,15 +184,16 @@ def codeask_commit() -> str:
     return done.stdout.strip() or "unknown"
 
 
-def print_table(by_language: dict[str, dict], overall: dict) -> None:
-    head = f"{'language':11} {'n':>3} {'ranking':9} " + " ".join(f"{m:>10}" for m in METRICS) + f" {'prompt':>7}"
+def print_table(by_language: dict[str, dict], overall: dict, first: str = "language") -> None:
+    width = max([11, *map(len, by_language)])
+    head = f"{first:{width}} {'n':>3} {'ranking':9} " + " ".join(f"{m:>10}" for m in METRICS) + f" {'prompt':>7}"
     print(head)
     print("-" * len(head))
     for name, s in [*sorted(by_language.items()), ("ALL", overall)]:
         for variant in ("codeask", "bm25-file"):
             cells = " ".join(f"{s[variant][m]:10.3f}" for m in METRICS)
             prompt = f"{s['prompt_recall']:7.3f}" if variant == "codeask" else ""
-            print(f"{name:11} {s['questions']:3d} {variant:9} {cells} {prompt}")
+            print(f"{name:{width}} {s['questions']:3d} {variant:9} {cells} {prompt}")
 
 
 def report(label: str, results: list[dict], repos: dict[str, dict], *, complete: bool, flags: dict) -> dict:
@@ -195,6 +201,7 @@ def report(label: str, results: list[dict], repos: dict[str, dict], *, complete:
     repository, so a run stopped half-way keeps what it measured: ``complete`` says which)."""
     languages = sorted({r["language"] for r in results})
     hard = [r for r in results if r["hard"]]
+    how = [r for r in results if r.get("how")]
     data = {
         "label": label,
         "complete": complete,
@@ -204,6 +211,13 @@ def report(label: str, results: list[dict], repos: dict[str, dict], *, complete:
         "hard": {
             "languages": {lang: summary([r for r in hard if r["language"] == lang]) for lang in languages},
             "overall": summary(hard),
+        },
+        "how": {
+            "languages": {lang: summary([r for r in how if r["language"] == lang]) for lang in languages},
+            "overall": summary(how),
+            "repos": {
+                repo: summary([r for r in how if r["repo"] == repo]) for repo in sorted({r["repo"] for r in how})
+            },
         },
         "repos": repos,
         "flags": flags,
@@ -223,11 +237,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="at most N questions per language")
     parser.add_argument("--set", type=Path, default=SET, help="the question set (JSONL)")
     parser.add_argument("--hard", action="store_true", help="only the hard rows (4+ needed files)")
+    parser.add_argument("--how", action="store_true", help="only the how subset (repository-QA, 3+ needed files)")
     parser.add_argument("--keep-index", type=Path, help="keep each tree's index in DIR/<tree> for later runs")
     parser.add_argument("--flag", action="append", default=[], help="a setting for the run: KEY=JSON (repeatable)")
     parser.add_argument("--context-tokens", type=int, default=128_000, help="llm.context_tokens for the prompt run")
     args = parser.parse_args()
-    rows = load_rows(args.set, args.only, args.limit, args.hard)
+    rows = load_rows(args.set, args.only, args.limit, args.hard, args.how)
     if not rows:
         print(f"multifile: no question in {args.set} for language {args.only!r}", file=sys.stderr)
         return 2
@@ -260,6 +275,11 @@ def main() -> int:
     if data["hard"]["overall"]["questions"]:
         print("\nHARD subset (rows tagged hard: 4+ needed files)")
         print_table({k: v for k, v in data["hard"]["languages"].items() if v["questions"]}, data["hard"]["overall"])
+    if data["how"]["overall"]["questions"]:
+        print("\nHOW subset (rows tagged how: repository-QA questions, 3+ needed files)")
+        print_table({k: v for k, v in data["how"]["languages"].items() if v["questions"]}, data["how"]["overall"])
+        print("\nHOW subset by repository")
+        print_table(data["how"]["repos"], data["how"]["overall"], "repository")
     print(f"\nwritten to {RESULTS / f'multifile-{args.label}.json'}")
     return 0
 
