@@ -6,6 +6,8 @@ the ranked distinct files are scored against ``gold_files``. Three rankings are 
 
 * ``codeask``: the product's hybrid retrieval (keyword + dense, file-level RRF, down-weighting on);
 * ``codeask-no-downweight``: the same with ``retrieval.downweight_patterns = []`` (FINDINGS.md asks for both);
+* ``codeask-answer``: the files of the answer's sources as ``ask --no-llm --max-files 10`` returns
+  them, after the response transformers (the two above rank the documents as retrieved);
 * ``bm25-file``: the baseline of shared/eval/README.md, computed in the same run: BM25 (LanceDB's
   full-text index) over one document per ``.py`` file of the sdist.
 
@@ -51,6 +53,12 @@ def ranked_files(ws: Workspace, question: str) -> list[str]:
     query = Query(question, options=RetrievalOptions(top_k=200, max_files=200))
     query = pipeline.run(query)
     return distinct_files(d.path for d in query.retrieved_documents)
+
+
+def answer_files(ws: Workspace, question: str) -> list[str]:
+    """Distinct files of the answer's sources, as ``ask --no-llm --max-files 10`` gives them: after
+    every response transformer (``neighbours``, ``one_per_file``, ``expand``)."""
+    return distinct_files(s.path for s in ws.ask(question, no_llm=True, max_files=RANK_DEPTH).sources)
 
 
 def retrieval_metrics(rankings: list[list[str]], gold: list[list[str]]) -> dict[str, float]:
@@ -107,6 +115,7 @@ def main() -> int:
             ranked = [ranked_files(ws_v, q) for q in questions]
             per_q_ms = (time.monotonic() - t1) / len(questions) * 1000
             entry[variant] = {**retrieval_metrics(ranked, gold), "ms_per_question": round(per_q_ms, 1)}
+        entry["codeask-answer"] = retrieval_metrics([answer_files(ws, q) for q in questions], gold)
         entry["bm25-file"] = retrieval_metrics(bm25_file_baseline(root, questions), gold)
         entry["_index"] = {
             "files": stats.files_seen,
@@ -120,7 +129,7 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     for name, entry in results.items():
-        for variant in ("codeask", "codeask-no-downweight", "bm25-file"):
+        for variant in ("codeask", "codeask-no-downweight", "codeask-answer", "bm25-file"):
             m = entry[variant]
             print(
                 f"{name:10} {variant:24} {m['recall@1']:6.3f} {m['recall@5']:6.3f} {m['recall@10']:6.3f} {m['mrr']:6.3f}"

@@ -40,7 +40,7 @@ from codeask.query.sites import matched_symbol
 from codeask.query.steps.callers import caller_documents, callers_first
 from codeask.query.steps.retrieve import SearchTarget, code_identifiers, path_filter
 
-__all__ = ["Expand", "question_terms", "relabelled"]
+__all__ = ["Expand", "question_terms", "relabelled", "term_overlap"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUESTION = "\0question"
@@ -51,7 +51,7 @@ def question_terms(question: str) -> set[str]:
     return {p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3}
 
 
-def _overlap(terms: set[str], hit: Hit) -> float:
+def term_overlap(terms: set[str], hit: Hit) -> float:
     """Share of ``terms`` found in the hit's path, symbol and content words."""
     if not terms:
         return 0.0
@@ -162,13 +162,13 @@ class Expand:
             source = f"{root}\0{e.source_path}" if e.source_path else _QUESTION
             node = f"{root}\0{e.target.path}"
             graph[(source, node)] = graph.get((source, node), 0.0) + e.weight
-            strength = e.weight * (1 + _overlap(terms, e.target))
+            strength = e.weight * (1 + term_overlap(terms, e.target))
             if key not in best or strength > best[key][0]:
                 best[key] = (strength, root, label, e)
         ranks = pagerank(graph, personal)
         scored = []
         for _strength, root, label, e in best.values():
-            score = ranks.get(f"{root}\0{e.target.path}", 0.0) * (1 + _overlap(terms, e.target))
+            score = ranks.get(f"{root}\0{e.target.path}", 0.0) * (1 + term_overlap(terms, e.target))
             if self.downweighted(e.target.path):
                 score *= self.factor
             scored.append((score, root, label, e))

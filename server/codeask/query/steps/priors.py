@@ -18,12 +18,14 @@ are those kinds' patterns); :func:`lifted` tells when the question asks for that
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import pathspec
 
 from codeask.index.hubs import hub_factor
+from codeask.index.kinds import kind_of_path
 from codeask.query.intent import Intent
 from codeask.settings import RetrievalSettings
 
@@ -38,6 +40,7 @@ __all__ = [
     "downweight_rule",
     "file_prior",
     "lifted",
+    "EXAMPLE_PATTERNS",
 ]
 
 #: Fused score multiplier of a downweighted file (tests, docs, configs, examples, files in a
@@ -89,10 +92,24 @@ def file_prior(
     return prior
 
 
-def lifted(intent: Intent, kind: str) -> bool:
-    """Whether a downweighted file of ``kind`` ranks as code for this question: it asks for
-    that kind ("the Go tests", "the docs")."""
-    return kind in intent.kinds
+#: The example programs' folders, among ``retrieval.downweight_patterns``' defaults (gitignore syntax).
+EXAMPLE_PATTERNS = ("example/", "examples/")
+
+
+@functools.lru_cache(maxsize=1)
+def _examples() -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(EXAMPLE_PATTERNS)
+
+
+def lifted(intent: Intent, path: str) -> bool:
+    """Whether a downweighted file at root-relative POSIX ``path`` ranks as code for this question:
+    it asks for that file's kind (:func:`codeask.index.kinds.kind_of_path`: "the Go tests", "the
+    docs"), or for examples and the file is one (:data:`EXAMPLE_PATTERNS`: "building the examples")."""
+    if not intent.kinds:
+        return False
+    if kind_of_path(path) in intent.kinds:
+        return True
+    return "example" in intent.kinds and _examples().match_file(path)
 
 
 def downweight_rule(settings: RetrievalSettings) -> Callable[[str], bool]:

@@ -44,7 +44,6 @@ import pathspec
 
 import codeask.query.steps.evidence as evidence_module
 from codeask.index.hubs import load_hubs
-from codeask.index.kinds import kind_of_path
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
@@ -201,7 +200,9 @@ class _Question:
 
 class HybridRetrieve:
     """The retriever step: pending -> retrieved with ``top_k`` documents, more when those hold
-    fewer than ``max_files`` files and more files match (:func:`keep_files`).
+    fewer than ``2 * max_files`` files and more files match (:func:`keep_files`): the files just
+    past ``max_files`` are the candidates the ``neighbours`` step may move up
+    (:mod:`codeask.query.steps.neighbours`); ``one_per_file`` keeps ``max_files``.
 
     ``query.options.top_k`` overrides ``settings.top_k``, ``query.options.max_files``
     ``settings.max_files``; ``query.options.path_glob`` keeps only files matching a glob
@@ -240,7 +241,7 @@ class HybridRetrieve:
         def down(path: str) -> bool:
             if not self.downweighted(path) or names_file(lowered, path):
                 return False
-            return not (intent.kinds and lifted(intent, kind_of_path(path)))
+            return not lifted(intent, path)
 
         return down
 
@@ -280,7 +281,7 @@ class HybridRetrieve:
         labels = {t.root: t.label for t in targets}
         documents = [
             Document.from_hit(hit, root, score, labels.get(root, ""))
-            for score, _, root, hit in keep_files(fused, top_k, files)
+            for score, _, root, hit in keep_files(fused, top_k, 2 * files)
         ]
         query.retrieved(self.name, documents, rankings=len(rankings), dense=bool(query.embeddings), **evidence)
         return query
