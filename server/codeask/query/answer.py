@@ -34,6 +34,7 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
+from codeask.query.focus import CHARS_PER_TOKEN, question_terms
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -188,7 +189,7 @@ class SimpleAnswer:
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
-            documents = tighten(documents, budget.documents, most)
+            documents = self.tight(query, documents, budget.documents, frame, most)
             limit = min(limit, frame + budget.documents)
             most = len(documents)
         docs, prompt, _ = fit_documents(
@@ -198,6 +199,20 @@ class SimpleAnswer:
         if chained != docs:
             prompt = self.prompt(query, chained)
         return prompt, chained, budget
+
+    def tight(self, query: Query, documents: list[Document], tokens: int, frame: int, most: int) -> list[Document]:
+        """``documents`` under a time budget of ``tokens`` document tokens
+        (:func:`~codeask.query.budget.tighten`): each trimmed to the definition around the lines naming
+        the question's words (the question and its search queries), with the characters per token
+        of these documents as the endpoint counts them, and the tokens the document template adds
+        around one document (the prompt with one empty document, less the ``frame`` without any)."""
+        if not documents:
+            return documents
+        text = "\n".join(d.content for d in documents[:most])
+        chars_per_token = len(text) / max(1, self.llm.count_tokens(text)) if text.strip() else CHARS_PER_TOKEN
+        header = self.llm.count_tokens(self.prompt(query, [replace(documents[0], content="")])) - frame
+        terms = question_terms(query.asked, *query.search_texts)
+        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
 
     def __call__(self, query: Query) -> Query:
         if not query.documents:
