@@ -2,7 +2,8 @@
 token budget, and an answer template that asks for the snippet's number first (issue 30: the idle run
 on Qwen2.5-Coder-1.5B sent 2-3 documents cut to their first lines, which missed the key lines, and the
 "End each point with [n]" template got a model-written [n] in 4 of 12 answers against 12 of 12 for
-"Begin each item with [n]"). Through the project's fake server and the real ``openai`` client."""
+"Begin each item with [n]"; asked first, with the names the point uses, on 3 of those questions the model
+named 4 of 8 key facts, against 2 for the old wording and 3 for an example sentence). Through the project's fake server and the real ``openai`` client."""
 
 from __future__ import annotations
 
@@ -79,8 +80,8 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     query = Query("How is the retry policy applied?")
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
-    assert "Begin each item with the number of the snippet" in ask and "`- [1] ...`" in ask
-    assert "name the functions, classes, settings and variables" in ask
+    assert "starting with the number of the snippet that shows it" in ask and "(`- [1] ...`, `- [4] ...`)" in ask
+    assert "naming the functions, classes and settings involved" in ask
     assert "End each point" not in prompt
 
 
