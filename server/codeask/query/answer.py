@@ -35,6 +35,7 @@ from codeask.query.budget import (
 )
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, question_terms
+from codeask.query.more import CONTINUE, continuation_tokens, joined, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -214,6 +215,34 @@ class SimpleAnswer:
         terms = question_terms(query.asked, *query.search_texts)
         return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
 
+    def second_part(
+        self,
+        query: Query,
+        prompt: str,
+        documents: list[Document],
+        budget: Budget,
+        done: Completion,
+        speed: Speed | None,
+    ) -> tuple[Completion, list[Document]]:
+        """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
+        after the first part ``done`` reads more of the retrieved documents: the next-ranked ones not
+        sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
+        ``prompt`` after the first part's text. Unchanged when there is no time for it, nothing more
+        to send, or the second call failed before any text."""
+        part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds)
+        rest = unsent(safe_documents(query.documents, self.settings, query.withheld), documents)
+        if part is None or not rest:
+            return done, documents
+        frame = self.llm.count_tokens(self.prompt(query, []))
+        more = self.tight(query, rest, part.documents, frame, max(1, document_cap(budget.prompt) - len(documents)))
+        rendered = render_documents(self.templates, more, first=len(documents) + 1)
+        second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
+        extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel)
+        if extra is None or not extra.text.strip():
+            return done, documents
+        self.speeds.record(self.llm, extra.speed)
+        return joined(done, extra), [*documents, *more]
+
     def __call__(self, query: Query) -> Query:
         if not query.documents:
             query.answered(self.name, NOTHING_FOUND, llm=False)
@@ -249,7 +278,8 @@ class SimpleAnswer:
                 query.prompt_documents = None
                 return NoLLMAnswer()(query)
         if budget.seconds is not None:
-            self.speeds.record(self.llm, done.speed)
+            speed = self.speeds.record(self.llm, done.speed)
+            done, documents = self.second_part(query, prompt, documents, budget, done, speed)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
         query.cut_reason = _cut_reason(done, budget, self.settings.llm)
