@@ -25,6 +25,7 @@ from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
 from codeask.llm.protocol import is_local_url
 from codeask.llm.speed import CACHE_FILE, SpeedCache
 from codeask.query.budget import (
+    TIGHT_DOCUMENT_TOKENS,
     Budget,
     budget_for,
     document_cap,
@@ -216,25 +217,26 @@ class SimpleAnswer:
         return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
 
     def second_part(
-        self,
-        query: Query,
-        prompt: str,
-        documents: list[Document],
-        budget: Budget,
-        done: Completion,
-        speed: Speed | None,
+        self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
     ) -> tuple[Completion, list[Document]]:
         """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
-        after the first part ``done`` reads more of the retrieved documents: the next-ranked ones not
+        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the next-ranked ones not
         sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
-        ``prompt`` after the first part's text. Unchanged when there is no time for it, nothing more
-        to send, or the second call failed before any text."""
+        ``prompt`` after the first part's text, within the model's context and its document cap
+        (:func:`~codeask.query.budget.document_cap`). Unchanged when there is no time or room for
+        it, nothing more to send, or the second call failed before any text."""
+        speed = self.speeds.record(self.llm, done.speed)
         part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds)
         rest = unsent(safe_documents(query.documents, self.settings, query.withheld), documents)
-        if part is None or not rest:
+        most = document_cap(budget.prompt) - len(documents)
+        if part is None or not rest or most < 1:
             return done, documents
-        frame = self.llm.count_tokens(self.prompt(query, []))
-        more = self.tight(query, rest, part.documents, frame, max(1, document_cap(budget.prompt) - len(documents)))
+        head = prompt + CONTINUE.format(answer=done.text.strip(), documents="")
+        system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
+        room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
+        if room < TIGHT_DOCUMENT_TOKENS:
+            return done, documents
+        more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
         rendered = render_documents(self.templates, more, first=len(documents) + 1)
         second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel)
@@ -278,8 +280,7 @@ class SimpleAnswer:
                 query.prompt_documents = None
                 return NoLLMAnswer()(query)
         if budget.seconds is not None:
-            speed = self.speeds.record(self.llm, done.speed)
-            done, documents = self.second_part(query, prompt, documents, budget, done, speed)
+            done, documents = self.second_part(query, prompt, documents, budget, done)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
         query.cut_reason = _cut_reason(done, budget, self.settings.llm)
