@@ -171,3 +171,21 @@ def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):
         _retry_workspace(tmp_path, fake_llm).ask("How is the retry policy of failed connections applied?").to_json()
     )
     assert len(fake_llm.requests) == 1 and len(answer["documents"]) < len(FILES)
+
+
+def test_the_second_part_streams_whole_new_lines_and_drops_a_cut_one(fake_llm):
+    from codeask.query.more import Part, run_second_part
+
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+    )
+    said = "- [1] `retry_policy` allows three retries."
+    fake_llm.reply_with(f"{said}\n- [3] `retry_backoff` waits 2**attempt seconds.\n- [4] `send_with_retry` calls")
+    fake_llm.stream_script = {"end": "length"}  # cut at max_tokens, mid-point
+    streamed: list[str] = []
+    done = run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said)
+    assert done is not None and done.finish_reason == "stop"
+    assert done.text == "- [3] `retry_backoff` waits 2**attempt seconds."  # the repeated and the cut line dropped
+    assert "".join(streamed) == "\n" + done.text
+    fake_llm.reply_with(said)  # nothing new: no second part
+    assert run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said) is None

@@ -239,8 +239,8 @@ class SimpleAnswer:
         more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
         rendered = render_documents(self.templates, more, first=len(documents) + 1)
         second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
-        extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel)
-        if extra is None or not extra.text.strip():
+        extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
+        if extra is None:
             return done, documents
         self.speeds.record(self.llm, extra.speed)
         return joined(done, extra), [*documents, *more]

@@ -22,7 +22,7 @@ from codeask.llm.cancel import CancelLike
 from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
 from codeask.query.pipeline import Document
 
-__all__ = ["CONTINUE", "Part", "continuation_tokens", "unsent", "run_second_part", "joined"]
+__all__ = ["CONTINUE", "Part", "Lines", "continuation_tokens", "unsent", "run_second_part", "joined"]
 
 #: What follows the first part's prompt in the second part's: the first part's answer, the new
 #: documents, and what to add. Its numbering example follows the answer template's.
@@ -77,6 +77,32 @@ def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
     return [d for d in documents if not overlaps(d)]
 
 
+class Lines:
+    """A stream callback that passes the second part on whole lines only, each after a line break,
+    and drops a line the answer already holds (a small model restating the answer so far):
+    ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
+
+    def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
+        self.stream, self.said = stream, said
+        self.kept: list[str] = []
+        self.pending = ""
+
+    def __call__(self, delta: str) -> None:
+        self.pending += delta
+        while "\n" in self.pending:
+            line, self.pending = self.pending.split("\n", 1)
+            self.emit(line)
+
+    def emit(self, line: str) -> None:
+        """Pass ``line`` on unless it is blank or already said."""
+        if not line.strip() or line.strip() in self.said:
+            return
+        self.said.add(line.strip())
+        self.kept.append(line)
+        if self.stream is not None:
+            self.stream("\n" + line)
+
+
 def run_second_part(
     llm: LLM,
     prompt: str,
@@ -84,29 +110,30 @@ def run_second_part(
     part: Part,
     stream: Callable[[str], None] | None,
     cancel: CancelLike,
+    said: str,
 ) -> Completion | None:
     """The second part's call on ``prompt`` (the first part's prompt with :data:`CONTINUE` filled in),
-    streamed to ``stream`` after a line break; ``None`` when it failed before any text (the answer
-    keeps its first part).
+    streamed to ``stream`` by whole lines (:class:`Lines`, without those of ``said``, the first
+    part's text). Its text is the lines kept: a last line the call's ``max_tokens``, deadline or
+    repetition stop cut off is dropped, so the answer still ends on a whole point and as the first
+    part ended (``stop``). ``None`` when it failed before any text or kept no line (the answer keeps
+    its first part).
 
     Raises:
         Cancelled: ``cancel`` said so.
     """
-    started = [False]
-
-    def on_delta(delta: str) -> None:
-        if stream is not None:
-            if not started[0]:
-                stream("\n")
-            stream(delta)
-        started[0] = True
-
+    lines = Lines(stream, {line.strip() for line in said.splitlines()})
     try:
-        return llm.generate(
-            prompt, system=system, max_tokens=part.reply, on_delta=on_delta, cancel=cancel, deadline=part.seconds
+        done = llm.generate(
+            prompt, system=system, max_tokens=part.reply, on_delta=lines, cancel=cancel, deadline=part.seconds
         )
     except LLMError:
         return None
+    if done.finish_reason == "stop":
+        lines.emit(lines.pending)
+    if not lines.kept:
+        return None
+    return replace(done, text="\n".join(lines.kept), finish_reason="stop", error=None)
 
 
 def joined(first: Completion, second: Completion) -> Completion:
@@ -114,7 +141,7 @@ def joined(first: Completion, second: Completion) -> Completion:
     first part's first token, the second part's end and speed."""
     return replace(
         second,
-        text=first.text.rstrip() + "\n" + second.text.strip(),
+        text=first.text.rstrip() + "\n" + second.text,
         tokens=first.tokens + second.tokens,
         prompt_tokens=first.prompt_tokens + second.prompt_tokens,
         first_token_seconds=first.first_token_seconds,
