@@ -105,18 +105,20 @@ def right_document_share(rows: list[dict]) -> float | None:
 
 def prompt_documents(out: dict) -> list:
     """The documents the model saw, rebuilt from an ``ask --json`` object: ``documents[]`` numbers and
-    line ranges, the text from the sources' ``spans`` (a span the prompt budget shortened keeps its
-    first lines)."""
+    line ranges, the text from the sources' ``spans`` (the span holding the lines sent: the prompt
+    budget cuts a document to some of its lines)."""
     from codeask.query.pipeline import Document
 
-    spans = {}
-    for source in out.get("sources") or []:
-        for span in source.get("spans") or []:
-            spans[(source["path"], span["start_line"])] = (source, span)
+    spans = [(source, span) for source in out.get("sources") or [] for span in source.get("spans") or []]
     docs = []
     for d in out.get("documents") or []:
-        source, span = spans[(d["path"], d["start_line"])]
-        lines = span["content"].split("\n")[: d["end_line"] - d["start_line"] + 1]
+        source, span = next(
+            (source, span)
+            for source, span in spans
+            if source["path"] == d["path"] and span["start_line"] <= d["start_line"] <= span["end_line"]
+        )
+        first = d["start_line"] - span["start_line"]
+        lines = span["content"].split("\n")[first : first + d["end_line"] - d["start_line"] + 1]
         root_label = source["label"][: -len(source["path"])].rstrip("/") if source.get("label") else ""
         docs.append(
             Document(

@@ -256,6 +256,8 @@ def test_documents_the_budget_shortened_are_named_and_listed_as_sent():
     out = Answer.from_query(q).to_json()
     assert [(s["path"], s["start_line"], s["end_line"]) for s in out["sources"]] == [("a.py", 10, 14)]
     assert out["sources"][0]["spans"][0]["anchor"]["hash"] == text_hash([f"x{i} = {i}" for i in range(5)])
-    assert out["cut_documents"] == [{"n": 1, "path": "a.py", "start_line": 10, "end_line": 14, "indexed_end_line": 29}]
+    assert out["cut_documents"] == [
+        {"n": 1, "path": "a.py", "start_line": 10, "end_line": 14, "indexed_start_line": 10, "indexed_end_line": 29}
+    ]
     assert "> **Cut to fit the model's context:** [1] `a.py` to lines 10-14." in out["markdown"]
     assert [s["path"] for s in out["also_relevant"]] == ["b.py"]

@@ -25,6 +25,7 @@ from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
 from codeask.llm.protocol import is_local_url
 from codeask.llm.speed import CACHE_FILE, SpeedCache
 from codeask.query.budget import (
+    TIGHT_DOCUMENT_TOKENS,
     Budget,
     budget_for,
     document_cap,
@@ -34,6 +35,8 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
+from codeask.query.focus import CHARS_PER_TOKEN, question_terms
+from codeask.query.more import CONTINUE, continuation_tokens, joined, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -188,7 +191,7 @@ class SimpleAnswer:
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
-            documents = tighten(documents, budget.documents, most)
+            documents = self.tight(query, documents, budget.documents, frame, most)
             limit = min(limit, frame + budget.documents)
             most = len(documents)
         docs, prompt, _ = fit_documents(
@@ -198,6 +201,49 @@ class SimpleAnswer:
         if chained != docs:
             prompt = self.prompt(query, chained)
         return prompt, chained, budget
+
+    def tight(self, query: Query, documents: list[Document], tokens: int, frame: int, most: int) -> list[Document]:
+        """``documents`` under a time budget of ``tokens`` document tokens
+        (:func:`~codeask.query.budget.tighten`): each trimmed to the definition around the lines naming
+        the question's words (the question and its search queries), with the characters per token
+        of these documents as the endpoint counts them, and the tokens the document template adds
+        around one document (the prompt with one empty document, less the ``frame`` without any)."""
+        if not documents:
+            return documents
+        text = "\n".join(d.content for d in documents[:most])
+        chars_per_token = len(text) / max(1, self.llm.count_tokens(text)) if text.strip() else CHARS_PER_TOKEN
+        header = self.llm.count_tokens(self.prompt(query, [replace(documents[0], content="")])) - frame
+        terms = question_terms(query.asked, *query.search_texts)
+        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
+
+    def second_part(
+        self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
+    ) -> tuple[Completion, list[Document]]:
+        """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
+        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the next-ranked ones not
+        sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
+        ``prompt`` after the first part's text, within the model's context and its document cap
+        (:func:`~codeask.query.budget.document_cap`). Unchanged when there is no time or room for
+        it, nothing more to send, or the second call failed before any text."""
+        speed = self.speeds.record(self.llm, done.speed)
+        part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds)
+        rest = unsent(safe_documents(query.documents, self.settings, query.withheld), documents)
+        most = document_cap(budget.prompt) - len(documents)
+        if part is None or not rest or most < 1:
+            return done, documents
+        head = prompt + CONTINUE.format(answer=done.text.strip(), documents="")
+        system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
+        room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
+        if room < TIGHT_DOCUMENT_TOKENS:
+            return done, documents
+        more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
+        rendered = render_documents(self.templates, more, first=len(documents) + 1)
+        second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
+        extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
+        if extra is None:
+            return done, documents
+        self.speeds.record(self.llm, extra.speed)
+        return joined(done, extra), [*documents, *more]
 
     def __call__(self, query: Query) -> Query:
         if not query.documents:
@@ -234,7 +280,7 @@ class SimpleAnswer:
                 query.prompt_documents = None
                 return NoLLMAnswer()(query)
         if budget.seconds is not None:
-            self.speeds.record(self.llm, done.speed)
+            done, documents = self.second_part(query, prompt, documents, budget, done)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
         query.cut_reason = _cut_reason(done, budget, self.settings.llm)

@@ -21,8 +21,9 @@ A local model also has a time budget (:func:`time_budget`): from the endpoint's 
 ``llm.first_token_seconds`` and the reply the tokens it writes in what is left of
 ``llm.answer_seconds``, both counted from when the user asked (retrieval and the search queries
 before the call use some of them); the documents are
-then planned at :data:`TIGHT_DOCUMENT_TOKENS` each and cut to that (:func:`tighten`), so the
-prompt holds a few functions' heads rather than one long span.
+then planned at :data:`TIGHT_DOCUMENT_TOKENS` each and cut to that (:func:`tighten`): each to the
+definition around its lines that name the question's words (:mod:`codeask.query.focus`), so the
+prompt holds the few functions the question is about rather than one long span.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from codeask.llm.protocol import Speed, estimate_tokens
+from codeask.llm.protocol import Speed
+from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus
 from codeask.query.pipeline import Document
 
 __all__ = [
@@ -47,22 +49,29 @@ __all__ = [
     "TIGHT_DOCUMENT_TOKENS",
     "TOKENS_PER_DOCUMENT",
     "READING_SHARE",
+    "PLAN_SHARE",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
 #: templates add under 30; a margin for others).
 CHAT_OVERHEAD = 64
-_MIN_LINES = 5
 #: Prompt tokens one document is planned at (:func:`document_cap`): a whole retrieved chunk, up to
 #: 60 lines (``codeask.index.chunking.CHUNK_LINES``) at ~12 tokens a line (the measure of
 #: :data:`TIGHT_DOCUMENT_TOKENS`), so a 4096-token context (3,008 prompt tokens after a 1,024-token
 #: reply and :data:`CHAT_OVERHEAD`) gets 4 documents and 8192 gets 10. Was ``llm.tokens_per_document``;
 #: the settings for it are ``llm.context_tokens`` and ``retrieval.max_files``.
 TOKENS_PER_DOCUMENT = 700
-#: Tokens one document is planned at under a time budget: ~25 lines of Python (12 tokens a line
-#: measured with Qwen2.5's tokenizer on requests' code), a function's signature, docstring and first
-#: statements.
-TIGHT_DOCUMENT_TOKENS = 300
+#: Tokens one document is planned at under a time budget, its header included: ~15 lines of Python
+#: (12 tokens a line measured with Qwen2.5's tokenizer on requests' code), the definition around the
+#: lines naming the question's words (:func:`codeask.query.focus.focus`). Issue 30's idle run at 300
+#: (a document's first ~20 lines) fit 2-3 documents in the 20 s first-token budget at 63 prompt
+#: tokens/s, and the key facts in them fell from 0.917 to 0.611 of those 8-10 whole chunks held.
+TIGHT_DOCUMENT_TOKENS = 200
+#: The share of a time budget's document tokens the documents are cut to (:func:`tighten`): the lines
+#: kept are costed at their documents' average characters per token, and a few lines dense in
+#: identifiers count more; a prompt over its limit loses its lowest-ranked document
+#: (:func:`fit_documents`), so the plan stays under it.
+PLAN_SHARE = 0.9
 #: The least reply a time budget leaves, tokens (a few sentences).
 MIN_REPLY_TOKENS = 64
 #: The share of the first token's seconds left that the documents are planned to fill: the rest is
@@ -150,24 +159,24 @@ def subquestions_in_time(speed: Speed | None, first_token_seconds: float) -> boo
     return prompt / speed.prompt + reply / speed.generated <= first_token_seconds / 4
 
 
-def tighten(documents: list[Document], tokens: int, most: int) -> list[Document]:
+def tighten(
+    documents: list[Document],
+    tokens: int,
+    most: int,
+    terms: frozenset[str] = frozenset(),
+    chars_per_token: float = CHARS_PER_TOKEN,
+    header: int = 0,
+) -> list[Document]:
     """At most ``most`` and ``tokens // TIGHT_DOCUMENT_TOKENS`` documents (at least one;
-    :func:`drop_lowest` picks those left out), each cut to its first lines that fit an equal share of ``tokens`` (estimated,
-    :func:`estimate_tokens`; at least five lines)."""
+    :func:`drop_lowest` picks those left out), each cut to the lines that fit an equal share of
+    :data:`PLAN_SHARE` of ``tokens``, less its ``header`` (the tokens the document template adds around a document's text):
+    the definition around the lines naming the question's ``terms`` (:func:`codeask.query.focus.focus`,
+    ``chars_per_token`` characters a token; at least five lines)."""
     docs = list(documents)
     while len(docs) > max(1, min(most, tokens // TIGHT_DOCUMENT_TOKENS)):
         drop_lowest(docs)
-    share = tokens // max(1, len(docs))
-    out = []
-    for d in docs:
-        used, kept = 0, 0
-        for line in d.content.splitlines():
-            used += estimate_tokens(line + "\n")
-            if used > share and kept >= _MIN_LINES:
-                break
-            kept += 1
-        out.append(shorten(d, kept) if kept < len(d.content.splitlines()) else d)
-    return out
+    share = int(tokens * PLAN_SHARE) // max(1, len(docs)) - header
+    return [focus(d, terms, share, chars_per_token) for d in docs]
 
 
 def shorten(document: Document, lines: int) -> Document:
@@ -211,10 +220,10 @@ def fit_documents(
         else:
             longest = max(range(len(docs)), key=lambda i: len(docs[i].content))
             n_lines = len(docs[longest].content.splitlines())
-            if n_lines > _MIN_LINES:
+            if n_lines > MIN_LINES:
                 # shrink by the overflow ratio (at least by a third), so few counts are needed
                 ratio = min(2 / 3, limit / tokens)
-                docs[longest] = shorten(docs[longest], max(_MIN_LINES, int(n_lines * ratio)))
+                docs[longest] = shorten(docs[longest], max(MIN_LINES, int(n_lines * ratio)))
             elif len(docs) > 1:
                 docs.pop()
             else:

@@ -152,14 +152,28 @@ def _key(d: Document) -> tuple[str, str, int]:
     return (d.root, d.path, d.start_line)
 
 
+def _origin(d: Document, documents: list[Document]) -> Document:
+    """The retrieved document of ``documents`` that ``d`` (a document as sent, perhaps cut to some of
+    its lines: :mod:`codeask.query.budget`) was cut from: same root and path, its lines inside;
+    ``d`` itself when none is."""
+    for o in documents:
+        if (o.root, o.path) == (d.root, d.path) and o.start_line <= d.start_line and d.end_line <= o.end_line:
+            return o
+    return d
+
+
 def _cut(query: Query) -> list[dict[str, Any]]:
-    """:attr:`Answer.cut_documents` of ``query``."""
-    ends = {_key(d): d.end_line for d in query.documents}
-    return [
-        {"n": n, "path": d.path, "start_line": d.start_line, "end_line": d.end_line, "indexed_end_line": ends[_key(d)]}
-        for n, d in enumerate(query.prompt_documents or [], 1)
-        if ends.get(_key(d), d.end_line) != d.end_line
-    ]
+    """:attr:`Answer.cut_documents` of ``query``: ``indexed_start_line`` / ``indexed_end_line`` are the
+    lines retrieved, ``start_line`` / ``end_line`` those sent."""
+    out = []
+    for n, d in enumerate(query.prompt_documents or [], 1):
+        o = _origin(d, query.documents)
+        if (o.start_line, o.end_line) != (d.start_line, d.end_line):
+            out.append(
+                {"n": n, "path": d.path, "start_line": d.start_line, "end_line": d.end_line,
+                 "indexed_start_line": o.start_line, "indexed_end_line": o.end_line}
+            )  # fmt: skip
+    return out
 
 
 def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
@@ -167,19 +181,20 @@ def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
 
     With an LLM answer (``query.prompt_documents`` set): one source per document the prompt held, in
     its numbered order (source ``n`` is what the answer cites as ``[n]``), lines as sent (a document
-    the budget shortened keeps its shorter range), text as indexed (before any redaction); then the
+    the budget cut to some of its lines keeps that range), text as indexed (before any redaction); then the
     documents retrieval found but the prompt left out, one source per file with its spans. Without
     one: one source per file of the documents (:func:`~codeask.query.pipeline.per_file`) and ``[]``.
     """
     if query.prompt_documents is None:
         return [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)], []
-    originals = {_key(d): d for d in query.documents}
-    sent = []
+    sent, sent_keys = [], set()
     for d in query.prompt_documents:
-        o = originals.get(_key(d), d)
-        kept = split_lines(o.content)[: d.end_line - d.start_line + 1]
-        sent.append(Source.from_document(replace(o, end_line=d.end_line, content="\n".join(kept))))
-    sent_keys = {_key(d) for d in query.prompt_documents}
+        o = _origin(d, query.documents)
+        sent_keys.add(_key(o))
+        kept = split_lines(o.content)[d.start_line - o.start_line : d.end_line - o.start_line + 1]
+        sent.append(
+            Source.from_document(replace(o, start_line=d.start_line, end_line=d.end_line, content="\n".join(kept)))
+        )
     left = [d for d in query.documents if _key(d) not in sent_keys]
     return sent, [Source.from_document(spans[0], spans[1:]) for spans in per_file(left)]
 
@@ -254,8 +269,9 @@ class Answer:
     """With ``stale_sources``: why they could not be re-indexed first (``"the index is read-only"``,
     ``"another process holds the index lock"``); left out of the JSON when ``None``."""
     cut_documents: list[dict[str, Any]] = field(default_factory=list)
-    """Documents the token budget shortened before sending: ``{"n", "path", "start_line",
-    "end_line", "indexed_end_line"}`` (``end_line`` the last line sent)."""
+    """Documents the token budget cut to some of their lines before sending: ``{"n", "path",
+    "start_line", "end_line", "indexed_start_line", "indexed_end_line"}`` (``start_line`` /
+    ``end_line`` the lines sent, the ``indexed_`` ones the lines retrieved)."""
     question_digest: dict[str, int] | None = None
     """``{"chars_in", "chars_sent"}`` when the question was cut to a digest for the search and the
     model (:mod:`codeask.query.digest`); ``None`` when all of it was used."""

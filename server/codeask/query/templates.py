@@ -161,12 +161,12 @@ def fence(text: str) -> str:
     return f'<untrusted-data id="{tag}">\n{text}\n</untrusted-data id="{tag}">'
 
 
-def render_documents(templates: Templates, documents: list[Document]) -> str:
-    """Each document through the ``document`` template (``metadata.n`` is its 1-based number, what an
-    answer cites as ``[n]``), :func:`fence`-d as untrusted data (outside the template, so an override
-    cannot drop it), joined with ``---`` lines."""
+def render_documents(templates: Templates, documents: list[Document], first: int = 1) -> str:
+    """Each document through the ``document`` template (``metadata.n`` is its number, from ``first``
+    on, what an answer cites as ``[n]``), :func:`fence`-d as untrusted data (outside the template, so
+    an override cannot drop it), joined with ``---`` lines."""
     rendered = [
         fence(templates.render("document", content=d.content, metadata={**d.metadata, "n": i}).strip("\n"))
-        for i, d in enumerate(documents, 1)
+        for i, d in enumerate(documents, first)
     ]
     return "\n---\n".join(rendered)

@@ -1,0 +1,121 @@
+"""A document trimmed to the lines that answer the question: the definition around them.
+
+A local model's time budget (:mod:`codeask.query.budget`) holds a few hundred tokens per document,
+about 15 lines of a 60-120 line chunk. Its first lines are often another function's tail or a long
+docstring, while the lines naming what the question asks about sit further down (issue 30: a
+chunk of flask's ``app.py`` cut to lines 864-885 lost ``full_dispatch_request``'s call of
+``finalize_request`` at line 918). :func:`focus` keeps instead the contiguous run of lines, within
+the document's token share, that holds the most of the question's words (:func:`question_terms`),
+starting at a definition's first line (tree-sitter, :func:`codeask.index.chunking.symbols.definitions`)
+when one starts near them. The run stays contiguous so its ``start_line``/``end_line`` link stays true.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from dataclasses import replace
+
+from codeask.index.chunking.symbols import definitions
+from codeask.index.rows import IDENT, split_identifier
+from codeask.lines import split_lines
+from codeask.query.pipeline import Document
+
+__all__ = ["question_terms", "line_score", "focus", "CHARS_PER_TOKEN", "DEFINITION_BONUS", "MIN_LINES"]
+
+#: The least lines a trimmed document keeps.
+MIN_LINES = 5
+#: What starting at a definition's first line is worth, in matched words: a run holding a whole
+#: function is easier to read than one starting mid-body. Measured on the top 4 documents of
+#: issue 30's 12 idle-run questions, cut to 170 tokens: the key facts they hold were 0.528 for their
+#: first lines, 0.597 for the best-matching run, 0.708 with this bonus (also 0.708 at 3-5, 0.667 at 8+).
+DEFINITION_BONUS = 2
+#: Characters per token where the endpoint cannot count (the estimate of
+#: :func:`codeask.llm.protocol.estimate_tokens`).
+CHARS_PER_TOKEN = 3.0
+#: Words of a question that say nothing about the code (English function words and question words).
+_STOP = frozenset(
+    re.findall(
+        r"\w+",
+        "the and for are was were does did done how what when where which who whom why with without from into onto "
+        "that this these those then than there their them they its has have had not but can could should would will "
+        "may might via per each any all out use used using get gets set sets one two happen happens happened make "
+        "makes made work works find found way ways also some only other just about after before goes come comes "
+        "during across",
+    )
+)
+
+
+def _stem(word: str) -> str:
+    """``word`` lower-cased, a plural ``s`` dropped (``cookies`` and ``cookie`` match; ``process`` stays)."""
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _words(text: str, keep: Callable[[str], bool] = bool) -> set[str]:
+    """The stemmed identifiers of ``text`` and their parts (:func:`split_identifier`), three letters or
+    more, those ``keep`` keeps."""
+    out = set()
+    for ident in IDENT.findall(text):
+        for word in {ident, *split_identifier(ident)}:
+            if len(word) >= 3 and keep(word):
+                out.add(_stem(word))
+    return out
+
+
+def question_terms(*texts: str) -> frozenset[str]:
+    """The words of ``texts`` (the question, its search queries) a relevant line would use: each
+    identifier whole and split into parts, stemmed, without :data:`_STOP` words."""
+    words: set[str] = set()
+    for text in texts:
+        words |= {w for w in _words(text, keep=lambda word: word.lower() not in _STOP)}
+    return frozenset(words)
+
+
+def line_score(line: str, terms: frozenset[str]) -> int:
+    """How many of ``terms`` ``line`` names (an identifier of the question counts whole and by parts:
+    ``full_dispatch_request`` in both scores 4)."""
+    return len(_words(line) & terms)
+
+
+def _definitions(lines: list[str], language: str) -> dict[int, int]:
+    """The definitions of ``lines``: 0-based first line (decorators included) -> 0-based last line,
+    the outermost where two start together; the common indentation removed first, so a method out
+    of its class still parses."""
+    text = textwrap.dedent("\n".join(lines))
+    out: dict[int, int] = {}
+    for d in definitions(text, language):
+        out.setdefault(d.start_line - 1, d.end_line - 1)
+    return out
+
+
+def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_token: float = CHARS_PER_TOKEN) -> Document:
+    """``document`` cut to at most ``tokens`` tokens (``chars_per_token`` characters each; at least
+    :data:`MIN_LINES` lines): the contiguous lines holding the most :func:`line_score` of ``terms``, a
+    run that starts at the first line of a definition holding a matched line counting
+    :data:`DEFINITION_BONUS` more, the earlier run winning a tie (so without a match the document keeps its first lines). ``start_line`` and
+    ``end_line`` follow the lines kept; ``document`` itself when all of it fits."""
+    lines = split_lines(document.content)
+    costs = [(len(line) + 1) / chars_per_token for line in lines]
+    if sum(costs) <= tokens:
+        return document
+    scores = [line_score(line, terms) for line in lines]
+    spans = _definitions(lines, document.language) if any(scores) else {}
+    # a definition holding a matched line: the run starting at its first line gets the bonus
+    starts = {start for start, end in spans.items() if any(scores[start : end + 1])}
+    best, first, last = -1, 0, len(lines)
+    for start in range(len(lines)):
+        end, used = start, 0.0
+        while end < len(lines) and (used + costs[end] <= tokens or end - start < MIN_LINES):
+            used += costs[end]
+            end += 1
+        value = sum(scores[start:end]) + DEFINITION_BONUS * (start in starts)
+        if value > best:
+            best, first, last = value, start, end
+    return replace(
+        document,
+        content="\n".join(lines[first:last]),
+        start_line=document.start_line + first,
+        end_line=document.start_line + last - 1,
+    )

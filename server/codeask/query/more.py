@@ -1,0 +1,149 @@
+"""A second part of a local model's answer, from more documents, in the time the first part left.
+
+Under a time budget (:mod:`codeask.query.budget`) the first part's prompt holds what the endpoint
+reads before ``llm.first_token_seconds``, a few documents, and the answer often ends long before
+``llm.answer_seconds`` (issue 30's idle run of Qwen2.5-Coder-1.5B: the first word at a median of
+14.8 s, the end at 19.8 s of the 90 allowed, the key facts in the documents sent 0.68 of those the
+question needs). :func:`more_documents` spends that slack: when the first part ended by itself, the
+next-ranked documents that the endpoint reads, with the reply it writes, in what is left of
+``llm.answer_seconds`` are appended to the *same* prompt after the first part's text
+(:data:`CONTINUE`), so the server's prompt cache reuses everything before them and reads only the
+new tokens. The documents are numbered on from the first part's, the answer is both parts, and the
+Sources list is every document sent, in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from codeask.llm import LLM, Completion, LLMError, Speed
+from codeask.llm.cancel import CancelLike
+from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
+from codeask.query.pipeline import Document
+
+__all__ = ["CONTINUE", "Part", "Lines", "continuation_tokens", "unsent", "run_second_part", "joined"]
+
+#: What follows the first part's prompt in the second part's: the first part's answer, the new
+#: documents, and what to add. Its numbering example follows the answer template's.
+CONTINUE = (
+    "\n\n## Your answer so far\n\n{answer}\n\n## More snippets\n\n{documents}\n\n"
+    "Add at most three points that these snippets show and the answer so far misses, in the same form: "
+    "each point one sentence naming the functions, classes and settings involved, starting with the number "
+    "of the snippet that shows it, in square brackets. Write nothing else."
+)
+
+
+@dataclass(frozen=True)
+class Part:
+    """The second part's plan: ``documents`` tokens for its documents, ``reply`` tokens
+    (``max_tokens``) and ``seconds``, its call's deadline."""
+
+    documents: int
+    reply: int
+    seconds: float
+
+
+def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, answer_seconds: float) -> Part | None:
+    """The plan of a second part after the first part ``done`` of a call under the time ``budget``,
+    at the endpoint's ``speed``; ``None`` when there is no time budget, the first part did not end
+    by itself, or the seconds left of ``answer_seconds`` (less the ``budget.spent`` before the call
+    and the first part's) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
+    long as the first part's (at least two :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``) and
+    reading that part's text again. The documents get :data:`READING_SHARE` of the reading time,
+    at most ``budget.documents`` (what the first part had)."""
+    if budget.documents is None or done.finish_reason != "stop" or not done.text.strip():
+        return None
+    if speed is None or not speed.prompt or not speed.generated:
+        return None
+    left = answer_seconds - budget.spent - done.seconds
+    reply = min(budget.reply, max(2 * MIN_REPLY_TOKENS, done.tokens))
+    reading = READING_SHARE * (left - reply / speed.generated)
+    documents = min(budget.documents, int(speed.prompt * reading) - done.tokens)
+    if documents < TIGHT_DOCUMENT_TOKENS:
+        return None
+    return Part(documents=documents, reply=reply, seconds=round(left, 1))
+
+
+def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
+    """``documents`` none of whose lines were ``sent`` (same root and path, overlapping lines), in order."""
+
+    def overlaps(d: Document) -> bool:
+        return any(
+            (s.root, s.path) == (d.root, d.path) and s.start_line <= d.end_line and d.start_line <= s.end_line
+            for s in sent
+        )
+
+    return [d for d in documents if not overlaps(d)]
+
+
+class Lines:
+    """A stream callback that passes the second part on whole lines only, each after a line break,
+    and drops a line the answer already holds (a small model restating the answer so far):
+    ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
+
+    def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
+        self.stream, self.said = stream, said
+        self.kept: list[str] = []
+        self.pending = ""
+
+    def __call__(self, delta: str) -> None:
+        self.pending += delta
+        while "\n" in self.pending:
+            line, self.pending = self.pending.split("\n", 1)
+            self.emit(line)
+
+    def emit(self, line: str) -> None:
+        """Pass ``line`` on unless it is blank or already said."""
+        if not line.strip() or line.strip() in self.said:
+            return
+        self.said.add(line.strip())
+        self.kept.append(line)
+        if self.stream is not None:
+            self.stream("\n" + line)
+
+
+def run_second_part(
+    llm: LLM,
+    prompt: str,
+    system: str | None,
+    part: Part,
+    stream: Callable[[str], None] | None,
+    cancel: CancelLike,
+    said: str,
+) -> Completion | None:
+    """The second part's call on ``prompt`` (the first part's prompt with :data:`CONTINUE` filled in),
+    streamed to ``stream`` by whole lines (:class:`Lines`, without those of ``said``, the first
+    part's text). Its text is the lines kept: a last line the call's ``max_tokens``, deadline or
+    repetition stop cut off is dropped, so the answer still ends on a whole point and as the first
+    part ended (``stop``). ``None`` when it failed before any text or kept no line (the answer keeps
+    its first part).
+
+    Raises:
+        Cancelled: ``cancel`` said so.
+    """
+    lines = Lines(stream, {line.strip() for line in said.splitlines()})
+    try:
+        done = llm.generate(
+            prompt, system=system, max_tokens=part.reply, on_delta=lines, cancel=cancel, deadline=part.seconds
+        )
+    except LLMError:
+        return None
+    if done.finish_reason == "stop":
+        lines.emit(lines.pending)
+    if not lines.kept:
+        return None
+    return replace(done, text="\n".join(lines.kept), finish_reason="stop", error=None)
+
+
+def joined(first: Completion, second: Completion) -> Completion:
+    """One completion of both parts: the texts on separate lines, tokens and seconds added, the
+    first part's first token, the second part's end and speed."""
+    return replace(
+        second,
+        text=first.text.rstrip() + "\n" + second.text,
+        tokens=first.tokens + second.tokens,
+        prompt_tokens=first.prompt_tokens + second.prompt_tokens,
+        first_token_seconds=first.first_token_seconds,
+        seconds=first.seconds + second.seconds,
+    )

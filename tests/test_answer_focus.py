@@ -1,0 +1,191 @@
+"""A local model's documents trimmed to the definition the question is about, more of them in the same
+token budget, and an answer template that asks for the snippet's number first (issue 30: the idle run
+on Qwen2.5-Coder-1.5B sent 2-3 documents cut to their first lines, which missed the key lines, and the
+"End each point with [n]" template got a model-written [n] in 4 of 12 answers against 12 of 12 for
+"Begin each item with [n]"; asked first, with the names the point uses, on 3 of those questions the model
+named 4 of 8 key facts, against 2 for the old wording and 3 for an example sentence). Through the project's fake server and the real ``openai`` client."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from codeask.llm import Speed, make_llm
+from codeask.llm.speed import CACHE_FILE
+from codeask.query.answer import SimpleAnswer
+from codeask.query.budget import TIGHT_DOCUMENT_TOKENS, tighten
+from codeask.query.focus import focus, question_terms
+from codeask.query.pipeline import Document, Query
+from codeask.query.templates import Templates
+from codeask.settings import LLMSettings, ResolvedLLM, load_settings
+from codeask.workspace import Workspace
+
+NAMES = ["load_config", "parse_header", "open_session", "retry_policy", "close_all"]
+
+
+def _function(name: str) -> str:
+    body = "".join(f"    step_{i} = value + {i}\n" for i in range(8))
+    return f'def {name}(value):\n    """Docstring of {name}."""\n{body}    return value\n\n\n'
+
+
+#: One module of five 11-line functions (2 blank lines after each): the chunker keeps the first four in one chunk (lines 1-52).
+MODULE = "".join(_function(name) for name in NAMES)
+
+
+def _chunk_document() -> Document:
+    lines = MODULE.splitlines()[:52]
+    return Document("net.py", "/ws", 1, 52, "", "python", "\n".join(lines), 1.0)
+
+
+def test_a_document_is_cut_to_the_definition_naming_the_question_words():
+    doc = _chunk_document()
+    kept = focus(doc, question_terms("When is a session opened?"), tokens=60)
+    start = 1 + 2 * 13  # open_session is the third function: 11 lines and 2 blank ones each
+    assert kept.start_line == start and kept.content.splitlines()[0] == "def open_session(value):"
+    assert kept.content.splitlines() == MODULE.splitlines()[kept.start_line - 1 : kept.end_line]
+    assert kept.end_line - kept.start_line + 1 < 52
+    # no word of the question in it: the first lines, as before
+    plain = focus(doc, question_terms("What is the colour of the sky?"), tokens=60)
+    assert plain.start_line == 1 and plain.content.splitlines()[0] == "def load_config(value):"
+    # the whole document fits: unchanged
+    assert focus(doc, question_terms("retry policy"), tokens=10_000) is doc
+
+
+def test_a_method_out_of_its_class_is_still_found_by_its_definition():
+    method = "".join("    " + line if line else "" for line in MODULE.splitlines(keepends=True)[:52])
+    doc = Document("net.py", "/ws", 101, 152, "Net", "python", method, 1.0)
+    kept = focus(doc, question_terms("where does open_session start?"), tokens=60)
+    assert kept.content.splitlines()[0] == "    def open_session(value):" and kept.start_line == 101 + 26
+
+
+def test_more_documents_fit_the_same_token_budget():
+    docs = [replace(_chunk_document(), path=f"m{i}.py") for i in range(10)]
+    # what 63 prompt tokens/s reads in 85% of 20 s, less a 250-token frame (issue 30's idle speed)
+    tokens = int(63 * 0.85 * 20) - 250
+    tight = tighten(docs, tokens, most=10, terms=question_terms("retry policy"), header=30)
+    assert len(tight) == tokens // TIGHT_DOCUMENT_TOKENS >= 4  # 300 tokens a document sent 2-3
+    assert all(d.start_line <= 40 and d.end_line >= 50 for d in tight)  # all of retry_policy (40-50)
+    assert all(d.end_line - d.start_line + 1 < 52 for d in tight)
+    assert all(len(d.content) / 3 <= tokens // len(tight) - 30 for d in tight)
+
+
+def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
+    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+    )
+    step = SimpleAnswer(llm, Templates(settings), settings)
+    query = Query("How is the retry policy applied?")
+    prompt = step.prompt(query, [_chunk_document()])
+    ask = prompt.rsplit("## Answer", 1)[1]
+    assert "starting with the number of the snippet that shows it" in ask and "(`- [1] ...`, `- [4] ...`)" in ask
+    assert "naming the functions, classes and settings involved" in ask
+    assert "End each point" not in prompt
+
+
+def _seed_speed(fake_llm, speed: Speed) -> None:
+    path = Path(os.environ["CODEASK_CACHE_DIR"]) / CACHE_FILE
+    key = f"{fake_llm.openai_base_url} openai:gpt-5.4-mini"
+    path.write_text(json.dumps({key: {"prompt": [[speed.prompt, None]], "generated": [[speed.generated, None]]}}))
+
+
+def test_a_slow_endpoint_gets_the_function_the_question_names(tmp_path, fake_llm):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "net.py").write_text(MODULE, encoding="utf-8")
+    options = {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 0}
+    _seed_speed(fake_llm, Speed(20.0, 4.0))  # 20 s read ~340 tokens: one tight document
+    fake_llm.reply_with("- [1] `retry_policy` returns the value.")
+    ws = Workspace([root], editor={"llm": options})
+    ws.index(embed=False)
+    answer = ws.ask("How is the retry policy applied?").to_json()
+    sent = answer["sources"][0]
+    assert sent["path"] == "net.py" and sent["start_line"] > 1
+    assert sent["content"].splitlines()[0] == "def retry_policy(value):"
+    assert answer["documents"][0]["start_line"] == sent["start_line"]
+    cut = [c for c in answer["cut_documents"] if c["n"] == 1]
+    assert cut and cut[0]["indexed_start_line"] == 1 and cut[0]["start_line"] == sent["start_line"]
+    prompt = fake_llm.requests[-1]["messages"][-1]["content"]
+    assert "def retry_policy(value):" in prompt and "def load_config(value):" not in prompt
+    # the span sent is not listed again as left out
+    assert all(s["path"] != "net.py" or s["start_line"] != 1 for s in answer["also_relevant"])
+
+
+FILES = {
+    "retry.py": 'def retry_policy(count):\n    """The retry policy of failed connections."""\n    return min(count, 3)\n',
+    "backoff.py": 'def retry_backoff(attempt):\n    """Seconds to wait before a retry of a failed connection."""\n    return 2**attempt\n',
+    "adapter.py": 'def send_with_retry(request, retry_policy):\n    """Send, retrying failed connections."""\n    return request\n',
+    "pool.py": 'def connection_retry_pool(size):\n    """A pool that retries failed connections."""\n    return [size]\n',
+}
+
+
+def _retry_workspace(tmp_path, fake_llm) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in FILES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    options = {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "k", "numSubquestions": 0}
+    ws = Workspace([root], editor={"llm": options})
+    ws.index(embed=False)
+    return ws
+
+
+def test_the_time_left_after_the_first_part_reads_more_documents_after_the_same_prompt(tmp_path, fake_llm):
+    _seed_speed(fake_llm, Speed(40.0, 40.0))  # 20 s read ~680 tokens: two documents, and 90 s leave time
+    fake_llm.responder = lambda request: (
+        "- [3] `retry_backoff` waits 2**attempt seconds."
+        if "## Your answer so far" in str(request)
+        else "- [1] `retry_policy` allows three retries."
+    )
+    streamed: list[str] = []
+    answer = (
+        _retry_workspace(tmp_path, fake_llm)
+        .ask("How is the retry policy of failed connections applied?", stream=streamed.append)
+        .to_json()
+    )
+    first, second = fake_llm.user_prompts()
+    assert second.startswith(first)  # the server's prompt cache reads only what was added
+    assert "- [1] `retry_policy` allows three retries." in second.removeprefix(first)
+    assert (
+        "[3] " in second.removeprefix(first) and "[1] " not in second.removeprefix(first).split("## More snippets")[1]
+    )
+    assert (
+        answer["answer"]
+        == "- [1] `retry_policy` allows three retries.\n- [3] `retry_backoff` waits 2**attempt seconds."
+    )
+    assert "".join(streamed) == answer["answer"]
+    sent = [d["path"] for d in answer["documents"]]
+    in_first = first.count("</untrusted-data id=")
+    assert 1 <= in_first < len(sent) == len(set(sent)) and [d["n"] for d in answer["documents"]] == list(
+        range(1, len(sent) + 1)
+    )
+    assert [s["path"] for s in answer["sources"]] == sent and answer["also_relevant"] == []
+
+
+def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):
+    _seed_speed(fake_llm, Speed(40.0, 1.0))  # a reply as long as the first part's takes most of 90 s
+    fake_llm.reply_with("- [1] `retry_policy` allows three retries. " + "More words here. " * 20)
+    answer = (
+        _retry_workspace(tmp_path, fake_llm).ask("How is the retry policy of failed connections applied?").to_json()
+    )
+    assert len(fake_llm.requests) == 1 and len(answer["documents"]) < len(FILES)
+
+
+def test_the_second_part_streams_whole_new_lines_and_drops_a_cut_one(fake_llm):
+    from codeask.query.more import Part, run_second_part
+
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+    )
+    said = "- [1] `retry_policy` allows three retries."
+    fake_llm.reply_with(f"{said}\n- [3] `retry_backoff` waits 2**attempt seconds.\n- [4] `send_with_retry` calls")
+    fake_llm.stream_script = {"end": "length"}  # cut at max_tokens, mid-point
+    streamed: list[str] = []
+    done = run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said)
+    assert done is not None and done.finish_reason == "stop"
+    assert done.text == "- [3] `retry_backoff` waits 2**attempt seconds."  # the repeated and the cut line dropped
+    assert "".join(streamed) == "\n" + done.text
+    fake_llm.reply_with(said)  # nothing new: no second part
+    assert run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said) is None
