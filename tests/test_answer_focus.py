@@ -53,6 +53,41 @@ def test_a_document_is_cut_to_the_definition_naming_the_question_words():
     assert focus(doc, question_terms("retry policy"), tokens=10_000) is doc
 
 
+#: A chunk shaped like requests' ``sessions.py:106-158``: a method whose comment repeats two of the
+#: question's words, then the method whose docstring names four others (a newcomer's question was sent
+#: the comment).
+REDIRECTS = """def get_redirect_target(self, resp):
+    \"\"\"Receives a Response. Returns a redirect URI or ``None``\"\"\"
+    # Due to the nature of how requests processes redirects this method will
+    # be called at least once upon the original response and at least twice
+    # on each subsequent redirect response (if any).
+    # If a custom mixin is used to handle this logic, it may be advantageous
+    # to cache the redirect location onto the response object as a private
+    # attribute.
+    if resp.is_redirect:
+        location = resp.headers["location"]
+        return location
+    return None
+
+def should_strip_auth(self, old_url, new_url):
+    \"\"\"Decide whether Authorization header should be removed when redirecting\"\"\"
+    old_parsed = urlparse(old_url)
+    new_parsed = urlparse(new_url)
+    if old_parsed.hostname != new_parsed.hostname:
+        return True
+    return False
+"""
+
+
+def test_the_run_naming_most_of_the_question_words_wins_over_repeated_ones():
+    doc = Document("sessions.py", "/ws", 106, 126, "", "python", REDIRECTS, 1.0)
+    question = "How does requests decide whether to strip the Authorization header when following a redirect?"
+    for tokens in (40, 60, 100):
+        kept = focus(doc, question_terms(question), tokens=tokens)
+        assert kept.content.splitlines()[0] == "def should_strip_auth(self, old_url, new_url):", tokens
+        assert kept.start_line == 106 + 13  # its line in the chunk
+
+
 def test_a_method_out_of_its_class_is_still_found_by_its_definition():
     method = "".join("    " + line if line else "" for line in MODULE.splitlines(keepends=True)[:52])
     doc = Document("net.py", "/ws", 101, 152, "Net", "python", method, 1.0)
