@@ -88,6 +88,15 @@ def test_the_run_naming_most_of_the_question_words_wins_over_repeated_ones():
         assert kept.start_line == 106 + 13  # its line in the chunk
 
 
+def test_a_cut_packed_document_is_labelled_by_the_definitions_it_keeps():
+    packed = replace(_chunk_document(), symbol="load_config, parse_header, open_session, retry_policy")
+    kept = focus(packed, question_terms("When is a session opened?"), tokens=60)
+    assert kept.content.splitlines()[0] == "def open_session(value):"
+    assert kept.symbol == "open_session"  # not the three definitions it no longer holds
+    one = replace(_chunk_document(), symbol="Net")  # one name (a class around them): kept as it is
+    assert focus(one, question_terms("When is a session opened?"), tokens=60).symbol == "Net"
+
+
 def test_a_method_out_of_its_class_is_still_found_by_its_definition():
     method = "".join("    " + line if line else "" for line in MODULE.splitlines(keepends=True)[:52])
     doc = Document("net.py", "/ws", 101, 152, "Net", "python", method, 1.0)

@@ -81,15 +81,21 @@ def line_score(line: str, terms: frozenset[str]) -> int:
     return len(_words(line) & terms)
 
 
-def _definitions(lines: list[str], language: str) -> dict[int, int]:
-    """The definitions of ``lines``: 0-based first line (decorators included) -> 0-based last line,
-    the outermost where two start together; the common indentation removed first, so a method out
-    of its class still parses."""
+def _definitions(lines: list[str], language: str) -> list[tuple[int, int, str]]:
+    """The definitions of ``lines``: ``(first, last, name)``, 0-based lines (decorators included),
+    outer before inner; the common indentation removed first, so a method out of its class still parses."""
     text = textwrap.dedent("\n".join(lines))
-    out: dict[int, int] = {}
-    for d in definitions(text, language):
-        out.setdefault(d.start_line - 1, d.end_line - 1)
-    return out
+    return [(d.start_line - 1, d.end_line - 1, d.name) for d in definitions(text, language)]
+
+
+def _label(symbol: str, spans: list[tuple[int, int, str]], first: int, last: int) -> str:
+    """``symbol`` (a packed document's ``"a, b"`` label) without the names whose definitions lie
+    outside lines ``first`` to ``last - 1``: a run cut from ``rebuild_auth, rebuild_proxies`` that
+    holds only ``rebuild_auth`` is labelled so; ``symbol`` when it names one definition or none is kept."""
+    names = [part.strip() for part in symbol.split(",") if part.strip()]
+    inside = {name for start, end, name in spans if start < last and end >= first}
+    kept = [name for name in names if name.rsplit(".", 1)[-1] in inside]
+    return ", ".join(kept) if len(names) > 1 and kept else symbol
 
 
 def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_token: float = CHARS_PER_TOKEN) -> Document:
@@ -106,9 +112,9 @@ def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_toke
     if sum(costs) <= tokens:
         return document
     hits = [_words(line) & terms for line in lines]
-    spans = _definitions(lines, document.language) if any(hits) else {}
+    spans = _definitions(lines, document.language) if any(hits) else []
     # a definition holding a matched line: the run starting at its first line gets the bonus
-    starts = {start for start, end in spans.items() if any(hits[start : end + 1])}
+    starts = {start for start, end, _ in spans if any(hits[start : end + 1])}
     best, first, last = (-1, -1), 0, len(lines)
     for start in range(len(lines)):
         end, used = start, 0.0
@@ -121,6 +127,7 @@ def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_toke
             best, first, last = value, start, end
     return replace(
         document,
+        symbol=_label(document.symbol, spans, first, last),
         content="\n".join(lines[first:last]),
         start_line=document.start_line + first,
         end_line=document.start_line + last - 1,
