@@ -386,3 +386,32 @@ def test_related_code_lists_callers_and_callees_before_code_that_shares_words(sa
     paths = [s.path for s in explain(ws, symbol_span(ws, str(pricing), line, "apply_discount"), no_llm=True).sources]
     assert "src/shop/receipt.py" in paths, paths  # it is related by its words
     assert paths[0] == "src/shop/cart.py", paths  # the caller (Cart.total) first
+
+
+def test_related_code_lists_a_caller_in_the_selections_own_file(sample_workspace):
+    """A caller in the same module is related code too: a newcomer's hover over requests'
+    ``should_strip_auth`` left out ``rebuild_auth``, further down the same file."""
+    fillers = "".join(f"def ledger_entry_{i}(book):\n    return book.entries[{i}] * {i + 2}\n\n\n" for i in range(30))
+    text = (
+        "def mask_card_number(number):\n"
+        '    """All but the last four digits hidden."""\n'
+        '    return "*" * (len(number) - 4) + number[-4:]\n\n\n'
+        f"{fillers}"
+        "def receipt_footer(card):\n"
+        '    return "paid with " + mask_card_number(card.number)\n'
+    )
+    cards = sample_workspace / "src/shop/cards.py"
+    cards.write_text(text)
+    for shop in ("books", "games", "shoes", "toys", "tools", "plants"):  # six callers in other files fill a hover's six places
+        (sample_workspace / f"src/shop/{shop}.py").write_text(
+            f"from shop.cards import mask_card_number\n\n\ndef {shop}_receipt(order):\n"
+            f'    return "{shop}: " + mask_card_number(order.card)\n'
+        )
+    ws = Workspace([sample_workspace])
+    ws.index()
+    line, _ = line_col(text, "def mask_card_number")
+    caller, _ = line_col(text, "def receipt_footer")
+    sources = explain(ws, symbol_span(ws, str(cards), line, "mask_card_number"), no_llm=True).sources
+    found = [(s.path, s.start_line, s.end_line) for s in sources]
+    # among the callers (it was left out: edges within the selection's file were dropped)
+    assert any(p == "src/shop/cards.py" and start <= caller + 1 <= end for p, start, end in found), found

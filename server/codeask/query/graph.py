@@ -98,30 +98,37 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
     return [x for x in scored if x[1] > NAME_ONLY or (top <= NAME_ONLY and x[1] > NONE)]
 
 
-def _callees(seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str, str]) -> list[Edge]:
-    """Edges from ``seed`` to the definitions of the names it references, in other files."""
+def _callees(
+    seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str, str], same_file: bool = False
+) -> list[Edge]:
+    """Edges from ``seed`` to the definitions of the names it references, in other files (in its own
+    file too with ``same_file``, other chunks only)."""
     where = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
     edges = []
     for name in seed.refs:
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
-            if row.hit.path != seed.hit.path:
+            if row.hit.path != seed.hit.path or (same_file and row.hit.id != seed.hit.id):
                 via = f"{edge_kind(name, seed.hit.content)} {name} from {where}"
                 edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
 
 def _callers(
-    store: Store, seeds: Sequence[Linked], sure: Mapping[str, list[Linked]], labels: Mapping[str, str]
+    store: Store,
+    seeds: Sequence[Linked],
+    sure: Mapping[str, list[Linked]],
+    labels: Mapping[str, str],
+    same_file: bool = False,
 ) -> list[Edge]:
-    """Edges from the seeds' definitions to the definitions of other files that use them as code,
-    each edge's target narrowed to that definition (the calling function, never an import block:
-    :func:`~codeask.query.sites.use_sites`)."""
+    """Edges from the seeds' definitions to the definitions of other files that use them as code
+    (of their own file too with ``same_file``, other chunks only), each edge's target narrowed to that
+    definition (the calling function, never an import block: :func:`~codeask.query.sites.use_sites`)."""
     defined = {n: s for s in seeds for n in s.defines if n in sure}
     edges = []
     for row in store.referrers(sorted(defined), LOOKUP_LIMIT) if defined else []:
         for name in row.refs:
             called = defined.get(name)
-            if called is None or row.hit.path == called.hit.path:
+            if called is None or row.hit.id == called.hit.id or (row.hit.path == called.hit.path and not same_file):
                 continue
             where = f"{labels.get(called.hit.path, called.hit.path)}:{called.hit.start_line}"
             target = [(defined_symbol(called.hit, name), called.hit.path)]
@@ -133,7 +140,12 @@ def _callers(
 
 
 def one_hop(
-    store: Store, seeds: Sequence[Linked], labels: Mapping[str, str], extra_names: Iterable[str] = ()
+    store: Store,
+    seeds: Sequence[Linked],
+    labels: Mapping[str, str],
+    extra_names: Iterable[str] = (),
+    *,
+    same_file: bool = False,
 ) -> tuple[list[Edge], dict[str, list[Linked]]]:
     """The edges one hop from ``seeds`` in one index: to the definitions of the names they reference
     (``calls send from a.py:10``), from the chunks referencing the names they define (``caller of
@@ -145,9 +157,11 @@ def one_hop(
         seeds: the chunks to start from, with their names (:meth:`Store.linked`).
         labels: ``{path: label}`` naming a seed's file in ``via`` (its label in a multi-root workspace).
         extra_names: more names to resolve to their definitions.
+        same_file: keep the edges to other chunks of a seed's own file (hover's related code: a
+            caller in the same module is what a reader looks for; ask's expansion has the file already).
 
     Returns:
-        ``(edges, {name: definitions})``; edges within a seed's own file are left out.
+        ``(edges, {name: definitions})``; edges within a seed's own file are left out unless ``same_file``.
     """
     extra = [n for n in dict.fromkeys(extra_names) if usable(n)]
     wanted = {n for s in seeds for n in (*s.refs, *s.defines) if usable(n)} | set(extra)
@@ -157,12 +171,12 @@ def one_hop(
             if name in wanted:
                 by_name[name].append(row)
     sure = {n: rows for n, rows in by_name.items() if len(rows) <= MAX_DEFINITIONS}
-    edges = [e for seed in seeds for e in _callees(seed, sure, labels)]
+    edges = [e for seed in seeds for e in _callees(seed, sure, labels, same_file)]
     for name in extra:
         for row in sure.get(name, ()):
             via = f"defines {name}, named in the question"
             edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, defined_symbol(row.hit, name)))
-    return edges + _callers(store, seeds, sure, labels), dict(sure)
+    return edges + _callers(store, seeds, sure, labels, same_file), dict(sure)
 
 
 def pagerank(

@@ -11,7 +11,8 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
 * similar code: a dense search with the selection's vector (``query.embeddings[0]``, when the index
   has vectors);
 * its neighbours in the symbol graph (:func:`codeask.query.graph.one_hop` from the selection's own
-  chunks: the definitions they call, read or take, and the code calling what they define), weighted
+  chunks, its own file included: the definitions it calls, reads or takes, and the code calling what it
+  defines, an edge counting when its name is in the selection's text), weighted
   :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), so
   hover's related-code links list the callers and callees before code that only shares words.
 
@@ -110,7 +111,9 @@ class RelatedRetrieve:
             if vector is not None:
                 rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
             if target.root == span.root and span.own_ids:
-                edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {})
+                edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {}, same_file=True)
+                # the selection's own edges: its chunks may hold other definitions (their callers are not its)
+                edges = [e for e in edges if re.search(rf"\b{re.escape(e.name)}\b", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
                 named = [replace(e.target, symbol=e.symbol) if e.symbol else e.target for e in ranked]
                 rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
