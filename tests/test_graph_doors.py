@@ -126,6 +126,24 @@ def test_a_variable_bound_by_with_as_calls_its_types_method(tmp_path):
     assert _callers(ws, "Session.request") == [("web/api.py", "request", TYPED), ("web/api.py", "other", NAME_ONLY)]
 
 
+def test_a_local_variable_named_like_a_method_is_no_caller(tmp_path):
+    """requests' tests ``request = requests.Request(...); session.send(request.prepare())`` were listed
+    as callers of ``Session.request`` (a newcomer's finding): a bare name that is not called never
+    means a method; the test that calls ``session.request(...)`` still is one."""
+    files = {
+        **BOUND,
+        "tests/test_send.py": (
+            "from web import sessions\n\n\ndef test_send(session):\n"
+            "    request = sessions.Request('GET', 'u')\n    return session.send(request.prepare())\n\n\n"
+            "def test_request(session):\n    return session.request('GET', 'u')\n"
+        ),
+    }
+    ws = Workspace([write_tree(tmp_path / "local", files)])
+    ws.index(embed=False)
+    callers = {(path, symbol) for path, symbol, _ in _callers(ws, "Session.request")}
+    assert ("tests/test_send.py", "test_request") in callers and ("tests/test_send.py", "test_send") not in callers
+
+
 NOTES = {
     "web/strip.py": "def should_strip(old, new):\n    return old != new\n",
     "tests/test_strip.py": (

@@ -19,7 +19,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.resolve import NONE, SELF, SURE, definitions_of, scoped, sureness
-from codeask.query.uses import Uses, uses_in
+from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
     from codeask.index.rows import Hit
@@ -87,9 +87,12 @@ def use_sites(hit: Hit, name: str, targets: list[tuple[str, str]]) -> list[Site]
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
     (``(qualified symbol, path)`` of the definitions of ``name``; a bare or ``self`` use in a
     target's own file is sure). ``[]`` when the chunk only imports ``name`` or only mentions it in
-    comments or strings."""
+    comments or strings. A method (a target's symbol is ``Class.name``) is never used by a bare name
+    that is not called: ``request = Request(...); send(request.prepare())`` is a local variable, not a
+    use of ``Session.request``."""
     found = uses_in(hit.content, hit.language)
-    lines = sorted({u.line for u in found.of(name) if u.kind != "import"})
+    methods = bool(targets) and all("." in symbol for symbol, _ in targets)
+    lines = sorted({u.line for u in found.of(name) if u.kind != "import" and not (methods and _bare_value(u))})
     inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
     out = []
     for inner in inners:
@@ -98,6 +101,11 @@ def use_sites(hit: Hit, name: str, targets: list[tuple[str, str]]) -> list[Site]
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
+
+
+def _bare_value(use: Use) -> bool:
+    """Whether ``use`` names a value by itself, neither called nor reached through a receiver."""
+    return use.kind == "use" and use.receiver == ""
 
 
 def _outside(hit: Hit, lines: list[int]) -> Hit:
