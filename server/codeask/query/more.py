@@ -21,6 +21,7 @@ from codeask.llm import LLM, Completion, LLMError, Speed
 from codeask.llm.cancel import CancelLike
 from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
 from codeask.query.pipeline import Document
+from codeask.query.steps.widen import overlaps
 
 __all__ = ["CONTINUE", "Part", "Lines", "continuation_tokens", "unsent", "run_second_part", "joined"]
 
@@ -67,14 +68,7 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, a
 
 def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
     """``documents`` none of whose lines were ``sent`` (same root and path, overlapping lines), in order."""
-
-    def overlaps(d: Document) -> bool:
-        return any(
-            (s.root, s.path) == (d.root, d.path) and s.start_line <= d.end_line and d.start_line <= s.end_line
-            for s in sent
-        )
-
-    return [d for d in documents if not overlaps(d)]
+    return [d for d in documents if not any(s.key() == d.key() and overlaps(s, d) for s in sent)]
 
 
 class Lines:

@@ -23,7 +23,7 @@ from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.query.steps.expand import question_terms, relabelled
 
-__all__ = ["SPANS_PER_FILE", "Widen", "merge_spans"]
+__all__ = ["SPANS_PER_FILE", "Widen", "merge_spans", "overlaps"]
 
 #: Spans (chunks) each kept file may bring to the answer: its best one plus the file's next
 #: top-scoring retrieved chunks, merged when adjacent; 1 leaves widening out of the chain. 3: the
@@ -33,7 +33,8 @@ __all__ = ["SPANS_PER_FILE", "Widen", "merge_spans"]
 SPANS_PER_FILE = 3
 
 
-def _overlaps(a: Document, b: Document) -> bool:
+def overlaps(a: Document, b: Document) -> bool:
+    """Whether the line ranges of ``a`` and ``b`` share a line (their files are not compared)."""
     return a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
@@ -86,7 +87,7 @@ class Widen:
             for candidate in pool.get(group[0].key(), []):  # retrieval order: best first
                 if len(spans) >= max(limit, len(group)):
                     break
-                if any(_overlaps(candidate, s) for s in spans):
+                if any(overlaps(candidate, s) for s in spans):
                     continue
                 if is_boilerplate(candidate.content, candidate.language, candidate.symbol):
                     continue
