@@ -143,6 +143,27 @@ def test_exit_codes(tmp_path):
     assert proc.returncode == 1 and proc.stderr.strip().count("\n") == 0 and "not found" in proc.stderr
 
 
+def test_index_of_two_folders_reports_each_folder(tmp_path):
+    """``codeask index A B`` says what each folder's run did (``roots`` in --json, a line each), beside the sum."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, names in ((first, ("alpha",)), (second, ("beta", "gamma"))):
+        folder.mkdir()
+        for name in names:
+            (folder / f"{name}.py").write_text(f"def {name}():\n    return {name!r}\n")
+    cold = json.loads(codeask("index", str(first), str(second), "--json").stdout)
+    by_root = {Path(r["root"]).name: r for r in cold["roots"]}
+    assert sorted(by_root) == ["first", "second"]
+    assert (by_root["first"]["files_changed"], by_root["second"]["files_changed"]) == (1, 2)
+    assert sum(r["chunks_total"] for r in cold["roots"]) == cold["chunks_total"]
+    assert sum(r["chunks_embedded"] for r in cold["roots"]) == cold["chunks_embedded"] > 0
+    (second / "gamma.py").write_text("def gamma():\n    return 'changed'\n")
+    lines = codeask("index", str(first), str(second)).stdout.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [str(first), str(second), "all"]
+    assert "(0 changed" in lines[0] and "(1 changed" in lines[1] and "(1 changed" in lines[2]
+    alone = json.loads(codeask("index", str(first), "--json").stdout)
+    assert alone["roots"] == [] and alone["root"] == str(first)
+
+
 @pytest.mark.slow
 def test_kill_9_during_flask_index_then_index_matches_a_clean_index(tmp_path, flask_sdist):
     killed = tmp_path / "killed" / "flask-3.1.3"

@@ -53,15 +53,22 @@ def _cmd_index(args) -> int:
     out["startup_seconds"] = round(startup, 3)
     if args.json:
         print(json.dumps(out))
-    else:
-        skipped = ", ".join(f"{k} {v}" for k, v in sorted(out["files_skipped"].items())) or "none"
-        print(
-            f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
-            f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
-            f"{out['chunks_reused']} reused, {out['chunks_shared']} from the shared cache, "
-            f"{out['vectors_pending']} pending; {out['seconds']:.1f} s (+{startup:.1f} s start-up)"
-        )
+        return 0
+    for root in out["roots"]:
+        print(f"{root['root']}: {_index_line(root)}")
+    print(f"{'all: ' if out['roots'] else ''}{_index_line(out)} (+{startup:.1f} s start-up)")
     return 0
+
+
+def _index_line(out: dict) -> str:
+    """One human line of ``codeask index``'s counts (a root's, or the run's: :class:`IndexStats` as JSON)."""
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(out["files_skipped"].items())) or "none"
+    return (
+        f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
+        f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
+        f"{out['chunks_reused']} reused, {out['chunks_shared']} from the shared cache, "
+        f"{out['vectors_pending']} pending; {out['seconds']:.1f} s"
+    )
 
 
 def _cmd_status(args) -> int:

@@ -81,7 +81,8 @@ def run_phases(
     Returns:
         The summed :class:`IndexStats` (``root`` set for one root): ``seconds_to_searchable`` when
         phase 1 ended, ``seconds`` when the run ended, ``chunks_total`` and ``vectors_pending``
-        counted at the end.
+        counted at the end; with more than one root, ``roots`` holds each root's own stats (a root
+        skipped because another process held its lock is not listed).
 
     Raises:
         IndexLocked: another process writes a root, ``wait`` is false and there is no ``locked`` hook.
@@ -96,24 +97,40 @@ def run_phases(
     def keywords(index: PhasedRoot) -> IndexStats:
         return index.sync_keywords(progress=progress, should_stop=should_stop, wait=wait)
 
-    for stats in _phase("keywords", len(indexes), indexes, keywords, hooks, stop):
+    ran = _phase("keywords", len(indexes), indexes, keywords, hooks, stop)
+    for _, stats in ran:
         total = total.merge(stats)
     total.seconds_to_searchable = time.monotonic() - started
     pending = sum(i.store.count_pending() for i in indexes) if embed and not stop() else 0
+    supplied = {id(i): (i.supply.chunks_shared, i.supply.chunks_reused) for i in indexes}
+    embedded: dict[int, int] = {}
     if pending:
-        shared_before = sum(i.supply.chunks_shared for i in indexes)
-        reused_before = sum(i.supply.chunks_reused for i in indexes)
 
         def vectors(index: PhasedRoot) -> int:
             return index.embed_pending(progress=progress, should_stop=should_stop, wait=wait)
 
-        total.chunks_embedded += sum(_phase("vectors", pending, indexes, vectors, hooks, stop))
-        total.chunks_shared += sum(i.supply.chunks_shared for i in indexes) - shared_before
-        total.chunks_reused += sum(i.supply.chunks_reused for i in indexes) - reused_before
+        embedded = {id(index): n for index, n in _phase("vectors", pending, indexes, vectors, hooks, stop)}
+    for index in indexes:
+        total.chunks_embedded += embedded.get(id(index), 0)
+        total.chunks_shared += index.supply.chunks_shared - supplied[id(index)][0]
+        total.chunks_reused += index.supply.chunks_reused - supplied[id(index)][1]
     total.vectors_pending = sum(i.store.count_pending() for i in indexes)
     total.chunks_total = sum(i.store.count() for i in indexes)
     total.seconds = time.monotonic() - started
+    total.roots = [_root_end(index, stats, embedded, supplied) for index, stats in ran] if len(indexes) > 1 else []
     return total
+
+
+def _root_end(
+    index: PhasedRoot, stats: IndexStats, embedded: dict[int, int], supplied: dict[int, tuple[int, int]]
+) -> IndexStats:
+    """One root's phase-1 ``stats`` completed with its phase 2 (``embedded`` and ``supplied``, the
+    vector supply's shared and reused counts before phase 2, are keyed by ``id(index)``) and its end counts."""
+    stats.chunks_embedded += embedded.get(id(index), 0)
+    stats.chunks_shared += index.supply.chunks_shared - supplied[id(index)][0]
+    stats.chunks_reused += index.supply.chunks_reused - supplied[id(index)][1]
+    stats.vectors_pending, stats.chunks_total = index.store.count_pending(), index.store.count()
+    return stats
 
 
 def _phase(
@@ -123,10 +140,11 @@ def _phase(
     work: Callable[[PhasedRoot], T],
     hooks: PhaseHooks,
     stop: Callable[[], bool],
-) -> list[T]:
-    """``work(index)`` for each root, in order, between ``hooks.begin`` and ``hooks.end``; a root
-    whose lock another process holds goes to ``hooks.locked`` (retried while it answers ``True``)."""
-    results: list[T] = []
+) -> list[tuple[PhasedRoot, T]]:
+    """``(index, work(index))`` for each root, in order, between ``hooks.begin`` and ``hooks.end``; a
+    root whose lock another process holds goes to ``hooks.locked`` (retried while it answers ``True``;
+    left out of the list when it answers ``False``)."""
+    results: list[tuple[PhasedRoot, T]] = []
     finished = False
     if hooks.begin is not None:
         hooks.begin(phase, size)
@@ -134,7 +152,7 @@ def _phase(
         for index in indexes:
             while not stop():
                 try:
-                    results.append(work(index))
+                    results.append((index, work(index)))
                     break
                 except IndexLocked as exc:
                     if hooks.locked is None:

@@ -40,7 +40,8 @@ class IndexStats:
     ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count;
     ``files_by_encoding`` counts the root's indexed files (all of them, not only those this run read)
     by the encoding they were read with (``{"utf-8": 120, "utf-16-le": 1}``); ``seconds`` is wall
-    time of the run.
+    time of the run. ``roots`` holds each root's own stats when the run covered more than one root
+    (``codeask index A B``; empty for one root): their ``seconds`` time that root's phase 1 only.
     """
 
     root: str = ""
@@ -59,6 +60,7 @@ class IndexStats:
     seconds_to_searchable: float = 0.0
     paths_changed: list[str] = field(default_factory=list)
     paths_removed: list[str] = field(default_factory=list)
+    roots: list[IndexStats] = field(default_factory=list)
 
     @property
     def files_indexed(self) -> int:
