@@ -21,6 +21,7 @@ embeddings (each commit is atomic, so a stopped run leaves nothing half written)
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -92,14 +93,12 @@ def run_phases(
     stop = should_stop or (lambda: False)
     indexes = list(indexes)
     started = time.monotonic()
-    total = IndexStats()
 
     def keywords(index: PhasedRoot) -> IndexStats:
         return index.sync_keywords(progress=progress, should_stop=should_stop, wait=wait)
 
     ran = _phase("keywords", len(indexes), indexes, keywords, hooks, stop)
-    for _, stats in ran:
-        total = total.merge(stats)
+    total = functools.reduce(IndexStats.merge, (stats for _, stats in ran), IndexStats())
     total.seconds_to_searchable = time.monotonic() - started
     pending = sum(i.store.count_pending() for i in indexes) if embed and not stop() else 0
     supplied = {id(i): (i.supply.chunks_shared, i.supply.chunks_reused) for i in indexes}
