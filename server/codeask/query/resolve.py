@@ -68,7 +68,8 @@ def sureness(
     is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
     a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
     those lines never use ``name`` as code (a word in a comment or a string), or only through
-    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``) or a
+    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
+    a package or module path to a method (``walk::scan`` is not ``WorkerState::scan``), or a
     value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends)."""
     uses = found.of(name, *lines)
     if not uses:
@@ -84,7 +85,9 @@ def sureness(
         r = use.receiver
         module = use.plain and r in modules
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
-            return SURE
+            if not (module and owner and packaged):
+                return SURE
+            continue  # a Go package or Rust module path never reaches a method: walk::scan is a function
         foreign = packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"}
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
