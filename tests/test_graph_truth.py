@@ -15,7 +15,8 @@ WALK = (
     "pub struct WorkerState {\n    n: u32,\n}\n\nimpl WorkerState {\n"
     "    pub fn new(n: u32) -> WorkerState {\n        WorkerState { n }\n    }\n\n"
     "    fn spawn_senders(&self) -> u32 {\n        let mut x = self.n;\n"
-    + "        x += 1;\n" * 150
+    + "        x += 1;\n"
+    * 150
     + "        x\n    }\n\n"
     "    fn scan(&self) -> u32 {\n        self.spawn_senders()\n    }\n}\n\n"
     "pub fn scan(n: u32) -> u32 {\n    WorkerState::new(n).scan()\n}\n"
@@ -40,3 +41,71 @@ def test_a_rust_module_path_is_a_function_and_each_definition_has_its_own_caller
     assert spawn["end_line"] > spawn["start_line"] + 150
     assert callees[("WorkerState.spawn_senders", at["WorkerState.scan"])] == (spawn["start_line"], spawn["end_line"])
     assert ("WorkerState.spawn_senders", at["scan"]) not in callees
+
+
+API = {
+    "web/sessions.py": (
+        "class Session:\n    def request(self, method, url):\n        return (method, url)\n\n"
+        "    def get(self, url):\n        return self.request('GET', url)\n"
+    ),
+    "web/api.py": (
+        "from web import sessions\n\n\ndef request(method, url):\n"
+        "    with sessions.Session() as session:\n        return session.request(method, url)\n\n\n"
+        "def get(url):\n    return request('get', url)\n"
+    ),
+    "web/client.py": "from web.api import request\n\n\ndef fetch(url):\n    return request('get', url)\n",
+    "tests/test_own.py": "def request(x):\n    return x\n\n\ndef test_own():\n    assert request(1)\n",
+    "tests/test_local.py": (
+        "from web import api\n\n\ndef test_local(s):\n    request = api.Request()\n    return s.send(request.prepare())\n"
+    ),
+}
+
+
+def test_a_bare_call_means_the_definition_in_scope(tmp_path):
+    """requests' ``api.get`` calls its module's ``request(..)``, not the method ``Session.request``
+    (it was a caller at 0.3), nor does ``Session.get``'s ``self.request(..)`` call ``api.request``; a
+    file with its own top-level ``request`` calls that one, and a local variable ``request`` is
+    neither."""
+    root = write_tree(tmp_path / "api", API)
+    Workspace([root]).index(embed=False)
+    method = {(x["path"], x["symbol"], x["sure"]) for x in related_json(root, "Session.request")["callers"]}
+    assert method == {("web/sessions.py", "Session.get", SURE), ("web/api.py", "request", TYPED)}
+    function = {(x["path"], x["symbol"], x["sure"]) for x in related_json(root, "api.request")["callers"]}
+    assert function == {("web/api.py", "get", SURE), ("web/client.py", "fetch", SURE)}
+
+
+CHI = {
+    "mux.go": (
+        'package chi\n\nimport "sync"\n\n// Mux routes.\ntype Mux struct {\n\tpool *sync.Pool\n\tpools []*sync.Pool\n'
+        + "".join(f"\t// field {i}\n\tf{i} int\n" for i in range(20))
+        + "}\n\n"
+        "func (mx *Mux) Put(p string) {\n}\n\n"
+        "func (mx *Mux) ServeHTTP(w int) {\n\tmx.pool.Put(w)\n}\n\n"
+        "func (mx *Mux) routeHTTP(w int) {\n}\n\n"
+        "func (mx *Mux) updateRouteHandler() {\n\tmx.handle(http.HandlerFunc(mx.routeHTTP))\n}\n\n"
+        "func (mx *Mux) handle(h int) {\n}\n"
+    ),
+    "chain.go": (
+        'package chi\n\nimport "net/http"\n\ntype ChainHandler struct {\n\tchain http.Handler\n}\n\n'
+        "func (c *ChainHandler) ServeHTTP(w int) {\n\tc.chain.ServeHTTP(w)\n}\n\n"
+        "func chain(h int) int {\n\treturn h\n}\n"
+    ),
+}
+
+
+def test_go_fields_end_the_chain_and_a_method_value_is_a_use(tmp_path):
+    """chi's ``mx.pool.Put`` through a pointer field ``*sync.Pool`` declared in the ``Mux`` struct's own
+    chunk is no caller of ``Mux.Put`` (it was, at 0.3); the method value ``mx.routeHTTP`` passed to
+    ``http.HandlerFunc`` in ``updateRouteHandler`` is a use (it was not listed); the field
+    ``c.chain`` is no use of the function ``chain`` (it was a callee at 0.3)."""
+    root = write_tree(tmp_path / "chi", CHI)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    struct = next(d for d in ws.related("Mux").definitions)
+    serve = next(d for d in ws.related("Mux.ServeHTTP").definitions)
+    assert struct.end_line < serve.start_line - 4  # the struct is not in the caller's chunk
+    assert related_json(root, "Mux.Put")["callers"] == []
+    assert [(x.symbol, x.sure) for x in ws.related("routeHTTP").callers] == [("Mux.updateRouteHandler", TYPED)]
+    assert [x.symbol for x in ws.related("ChainHandler.ServeHTTP").callees] == ["ChainHandler"]
+    assert [(x.symbol, x.sure) for x in ws.related("chain").callers] == []
+    assert NAME_ONLY < TYPED

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
+from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
@@ -186,6 +187,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
     and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
     too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
+    A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
     ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`)."""
     targets = [(d.symbol, d.path) for d in defs]
@@ -195,7 +197,12 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
-    sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
+    shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
+    sites = [
+        s
+        for hit in rows.values()
+        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name))
+    ]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
@@ -273,7 +280,10 @@ def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tu
     """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`_whole`), and
     how sure the uses by ``users`` (definitions, narrowed) are of it."""
     symbol = defined_symbol(target.hit, name)
-    sure = max((s.sure for u in users for s in use_sites(u, name, [(symbol, target.hit.path)])), default=0.0)
+    target_at = [(symbol, target.hit.path)]
+    sure = max(
+        (s.sure for u in users for s in use_sites(u, name, target_at, fields=field_types(store, u, name))), default=0.0
+    )
     whole, _ = _whole(store, target, _named(target.hit, name), name)
     return declaration(whole.hit, name), sure
 

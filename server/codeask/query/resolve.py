@@ -23,6 +23,7 @@ __all__ = [
     "TYPED",
     "NAME_ONLY",
     "SELF",
+    "RECEIVED",
     "NONE",
     "how_sure",
     "sureness",
@@ -40,6 +41,9 @@ NONE = 0.0
 #: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
 _ALIAS = 0.5
 SELF = frozenset({"self", "this", "cls", "super", "Self"})
+#: Languages where a method is only reached through a receiver (``self.f()``, ``mx.f()``), never by
+#: its bare name (Java's and C++'s implicit ``this`` do).
+RECEIVED = frozenset({"python", "go", "rust", "javascript", "typescript", "tsx"})
 
 
 def _module_names(path: str) -> set[str]:
@@ -70,7 +74,10 @@ def sureness(
     those lines never use ``name`` as code (a word in a comment or a string), or only through
     another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
     a package or module path to a method (``walk::scan`` is not ``WorkerState::scan``), or a
-    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends)."""
+    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends), or
+    by a bare name to a method in a language without an implicit ``this`` (:data:`RECEIVED`),
+    through ``self`` to a top-level definition, or in Go or Rust through a value (a local, a field:
+    chi's ``c.chain``) to a top-level function."""
     uses = found.of(name, *lines)
     if not uses:
         return NONE
@@ -88,6 +95,10 @@ def sureness(
             if not (module and owner and packaged):
                 return SURE
             continue  # a Go package or Rust module path never reaches a method: walk::scan is a function
+        if (r == "" and owner and language in RECEIVED) or (r in SELF and not owner and not use.own):
+            continue  # a bare call is no method here (api.py's request(..)), self.f() no free function
+        if packaged and not owner and r and not use.own and (not use.plain or r in found.bound):
+            continue  # a Go or Rust function is reached bare or through a package, never a value's field
         foreign = packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"}
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
