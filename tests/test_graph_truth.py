@@ -7,7 +7,12 @@ parts: tree-sitter parsing, LanceDB in a temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from codeask.query.resolve import NAME_ONLY, SURE, TYPED
+from codeask.query.result import Source, source_lines
+from codeask.query.steps.callers import caller_documents
+from codeask.query.steps.retrieve import SearchTarget
 from codeask.workspace import Workspace
 from tests.workspaces import related_json, write_tree
 
@@ -109,3 +114,33 @@ def test_go_fields_end_the_chain_and_a_method_value_is_a_use(tmp_path):
     assert [x.symbol for x in ws.related("ChainHandler.ServeHTTP").callees] == ["ChainHandler"]
     assert [(x.symbol, x.sure) for x in ws.related("chain").callers] == []
     assert NAME_ONLY < TYPED
+
+
+FIXTURE = {
+    "web/strip.py": "def should_strip(old, new):\n    return old != new\n",
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef strip_url():\n    return 'u'\n",
+    "tests/test_strip.py": (
+        "from web.strip import should_strip\n\n\ndef test_strip_on_change():\n    assert should_strip('a', 'b')\n"
+    ),
+    "tests/test_fixture.py": "def test_strip_fixture(should_strip):\n    assert should_strip('a', 'b')\n",
+}
+
+
+def test_via_says_how_sure_its_link_is(tmp_path):
+    """A pytest fixture's parameter called like the project's function (requests' ``httpbin(..)``)
+    is a link by name only, not a sure one; a caller source added along the graph carries its
+    ``via`` with ``via_sure`` (JSON) and ``by name only`` in the Sources text when it is a guess."""
+    root = write_tree(tmp_path / "fixture", FIXTURE)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    callers = {(x["path"], x["sure"]) for x in related_json(root, "should_strip")["callers"]}
+    assert callers == {("tests/test_strip.py", SURE), ("tests/test_fixture.py", NAME_ONLY)}
+    index = next(iter(ws.indexes.values()))
+    target = SearchTarget(str(root), lambda: index.store)
+    added = {d.path: Source.from_document(d) for d, _ in caller_documents(target, ["should_strip"], 1.0)}
+    weak, sure = added["tests/test_fixture.py"], added["tests/test_strip.py"]
+    assert asdict(weak)["via"] == "caller of should_strip in web/strip.py:1" and asdict(weak)["via_sure"] == NAME_ONLY
+    assert asdict(sure)["via_sure"] == SURE
+    weak_line, sure_line = source_lines([weak, sure])
+    assert weak_line.endswith("(added: caller of should_strip in web/strip.py:1, by name only)")
+    assert sure_line.endswith("(added: caller of should_strip in web/strip.py:1)")

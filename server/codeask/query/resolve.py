@@ -76,7 +76,8 @@ def sureness(
     a package or module path to a method (``walk::scan`` is not ``WorkerState::scan``), or a
     value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends), or
     by a bare name to a method in a language without an implicit ``this`` (:data:`RECEIVED`),
-    through ``self`` to a top-level definition, or in Go or Rust through a value (a local, a field:
+    through ``self`` to a top-level definition (a bare use of a name the chunk binds, a pytest
+    fixture's parameter ``httpbin``, is :data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field:
     chi's ``c.chain``) to a top-level function."""
     uses = found.of(name, *lines)
     if not uses:
@@ -90,6 +91,9 @@ def sureness(
     best = NONE
     for use in uses:
         r = use.receiver
+        if r == "" and not owner and name in found.bound:
+            best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
+            continue
         module = use.plain and r in modules
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             if not (module and owner and packaged):
