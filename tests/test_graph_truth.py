@@ -32,7 +32,7 @@ FD = {"src/walk.rs": WALK, "src/main.rs": "mod walk;\n\nfn run() -> u32 {\n    w
 def test_a_rust_module_path_is_a_function_and_each_definition_has_its_own_callers(tmp_path):
     """fd's ``walk::scan(..)`` calls the free function ``scan``, never the method ``WorkerState::scan``,
     whose sure caller is the free ``scan`` (``WorkerState::new(..).scan()``); each caller and callee
-    names the definition it links to (``of``), and ``spawn_senders``, split over chunks, has one
+    names the definition it links to (``of``; the free ``scan`` calls the method, not itself), and ``spawn_senders``, split over chunks, has one
     line range as a definition and as a callee."""
     root = write_tree(tmp_path / "fd", FD)
     Workspace([root]).index(embed=False)
@@ -46,6 +46,7 @@ def test_a_rust_module_path_is_a_function_and_each_definition_has_its_own_caller
     assert spawn["end_line"] > spawn["start_line"] + 150
     assert callees[("WorkerState.spawn_senders", at["WorkerState.scan"])] == (spawn["start_line"], spawn["end_line"])
     assert ("WorkerState.spawn_senders", at["scan"]) not in callees
+    assert ("WorkerState.scan", at["scan"]) in callees and ("scan", at["scan"]) not in callees
 
 
 API = {

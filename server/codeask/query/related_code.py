@@ -250,13 +250,14 @@ def _joined(sites: list[Site]) -> list[Site]:
 
 def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
-    of each name (whole: a definition the chunker split has one line range everywhere); name-only
-    ones only for a name defined once."""
+    of each name (whole: a definition the chunker split has one line range everywhere; another
+    definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
+    themselves); name-only ones only for a name defined once."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
+    selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
     for row, inner in defs:
-        own = {inner.name if inner else row.hit.symbol.rsplit(".", 1)[-1]}
-        for n in own_names(row.hit, inner) & {*row.refs, *row.defines} - own:  # chunk-mates called too
-            if usable(n):
+        for n in own_names(row.hit, inner) & {*row.refs, *row.defines, inner.name if inner else ""}:
+            if usable(n):  # chunk-mates called too
                 wanted[n].append(narrowed(row.hit, inner))
     found: dict[str, list[Linked]] = defaultdict(list)
     for row in store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
@@ -272,7 +273,8 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
         scored = [_callee(store, n, t, wanted[n]) for t in targets]
         top = max(sure for _, sure in scored)
         unique = top <= NAME_ONLY and len(scored) == 1
-        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+        out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
