@@ -11,7 +11,7 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
-from codeask.service import via_label
+from codeask.sureness import via_label
 
 __all__ = [
     "AnchorOut",

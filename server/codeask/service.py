@@ -31,7 +31,7 @@ from codeask.query.explain import ExplainCache, Explanation, NotExplainable, che
 from codeask.query.pipeline import Cancelled
 from codeask.query.related_code import RelatedCode, UnknownSymbol
 from codeask.query.request import AskRequest, ExplainRequest, QuestionError, decode_question
-from codeask.query.result import Answer, Source, via_label
+from codeask.query.result import Answer, Source
 from codeask.query.span import explain_source
 from codeask.readiness import Refresh, ServiceStatus, service_status
 from codeask.scheduler import IndexEvents, IndexScheduler
@@ -40,7 +40,6 @@ from codeask.workspace import Workspace
 
 __all__ = [
     "Service",
-    "via_label",
     "ServiceStatus",
     "AskRequest",
     "ExplainRequest",

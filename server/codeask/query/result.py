@@ -16,6 +16,7 @@ from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
 from codeask.query.notes import answer_notes
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.sureness import via_label
 from codeask.uris import markdown_link
 
 __all__ = ["Answer", "Source", "Withheld", "markdown", "sent_and_left_out", "source_link", "source_list"]
@@ -37,14 +38,6 @@ def source_list(sources: Sequence[Source]) -> str:
     near-duplicates as `` and N similar files``, a file the ``expand`` step added with `` (added: VIA)``."""
 
     return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
-
-
-def via_label(sure: float) -> str:
-    """What a ``via`` line adds about how sure its edge is: ``", by name only"`` below an import
-    alias's 0.5 (the link is a guess), ``", typed"`` for a variable of the class, else ``""``."""
-    if sure >= 1.0:
-        return ""
-    return ", typed" if sure >= 0.7 else (", by import alias" if sure >= 0.5 else ", by name only")
 
 
 def source_lines(sources: Sequence[Source]) -> list[str]:
