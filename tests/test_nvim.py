@@ -99,6 +99,43 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
 
 
 @needs_nvim
+def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
+    """``:CodeaskRelated`` (``require('codeask').related``) on the word under the cursor asks the LSP
+    command ``codeask.related`` and fills the quickfix list: the definition, then the callers, each at
+    its file and 1-based line; an unknown symbol is the server's InvalidParams message, as a warning."""
+    (sample_workspace / ".codeask.toml").write_text("")  # a root marker
+    out = tmp_path / "related.json"
+    proc = run_nvim(HERE / "test_related.lua", tmp_path, sample_workspace, {
+        "CODEASK_NVIM_PY": sys.executable,
+        "CODEASK_NVIM_FILE": str(sample_workspace / "src/shop/cart.py"),
+        "CODEASK_NVIM_OUT": str(out),
+    })
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["command"] is True and result["error"] is None
+    found = result["result"]
+    assert found["symbol"] == "apply_discount" and result["title"] == "codeask: related apply_discount"
+    expected = [
+        (str(sample_workspace / x["path"]), x["location"]["range"]["start"]["line"] + 1, x["symbol"], kind)
+        for kind in ("definitions", "callers", "callees")
+        for x in found[kind]
+    ]
+    got = [(q["filename"], q["lnum"], q["text"]) for q in result["qf"]]
+    assert [(f, n) for f, n, _, _ in expected] == [(f, n) for f, n, _ in got]
+    assert all(text.startswith(f"{kind[:-1]}: {symbol}") for (_, _, symbol, kind), (_, _, text) in zip(expected, got))
+    def line_of(rel: str, text: str) -> int:
+        return (sample_workspace / rel).read_text().split("\n").index(text) + 1
+
+    pricing, cart = "src/shop/pricing.py", "src/shop/cart.py"
+    assert got[0] == (str(sample_workspace / pricing), line_of(pricing, "def apply_discount(amount, coupon):"),
+                      "definition: apply_discount")
+    assert (str(sample_workspace / cart), line_of(cart, "    def total(self, coupon=None):"), "caller: Cart.total") in got
+    message = "codeask: related: no_such_symbol: no definition or use in the index"
+    assert result["said"] == [{"msg": message, "level": 3}], result["said"]
+    assert result["qf_after"] == len(got)  # the list stays as it was
+
+
+@needs_nvim
 def test_checkhealth_names_the_fix(tmp_path):
     out = tmp_path / "health.json"
     proc = run_nvim(HERE / "test_health.lua", tmp_path, tmp_path, {
@@ -133,6 +170,6 @@ def test_docs_show_the_plugin_install():
     assert "editors/nvim" in docs and "lazy.nvim" in docs and "pack/codeask/start/codeask" in docs
     assert "require('codeask').setup(" in docs
     commands = (PLUGIN / "plugin" / "codeask.lua").read_text()
-    for name in ("CodeaskAsk", "CodeaskExplain", "CodeaskReindex", "CodeaskStatus"):
+    for name in ("CodeaskAsk", "CodeaskExplain", "CodeaskRelated", "CodeaskReindex", "CodeaskStatus"):
         assert f"'{name}'" in commands and f":{name}" in docs
     assert ":checkhealth codeask" in docs

@@ -4,7 +4,8 @@ index's symbol graph, with ``file:line`` and how sure each link is; no LLM, no s
 The same data as the MCP tool ``related_code`` and the LSP command ``codeask.related``
 (:meth:`codeask.service.Service.related`); ``--json`` prints its object, keys ``symbol``,
 ``definitions``, ``callers``, ``callees`` (each location ``path``, ``root``, ``start_line``,
-``end_line``, ``symbol``, ``name``, ``sure``, ``uri``; at most 50 each, surest first), ``counts``
+``end_line``, ``symbol``, ``name``, ``sure``, ``of``, ``uri``; at most 50 each, surest first; ``of``
+is the ``path:start_line`` of the definition a caller or callee links to), ``counts``
 (``{kind: how many were found}``), ``truncated`` (whether a list holds fewer) and ``index``. It reads the index as it is
 (``codeask index PATH`` brings it up to date). Exit codes: 0 found, 1 no index or nothing known of
 the symbol, 2 not a symbol name.
@@ -71,12 +72,15 @@ def _index(service: Any) -> dict[str, Any]:
 def related_text(found: dict[str, Any]) -> str:
     """The text of ``codeask related``: a heading per kind, one ``path:start-end  symbol`` line per
     location (``(top level)`` for a caller outside every definition), with ``(sure 0.3)`` on links
-    less than sure, and ``... N more (the N surest are listed)`` under a list cut to the limit."""
+    less than sure, ``(of path:line)`` naming the definition a caller or callee links to when the
+    symbol has several, and ``... N more (the N surest are listed)`` under a list cut to the limit."""
     out = []
+    several = len({x["of"] for x in found["callers"] + found["callees"]}) > 1 or len(found["definitions"]) > 1
     for kind in ("definitions", "callers", "callees"):
         lines = []
         for x in found[kind]:
             sure = f"  (sure {x['sure']:.1f})" if x["sure"] < 1.0 else ""
+            sure += f"  (of {x['of']})" if several and x["of"] else ""
             named = kind == "callees" and x["symbol"] and x["symbol"].rsplit(".", 1)[-1] != x["name"]
             called = f" -> {x['name']}" if named else ""
             label = x["symbol"] or ("(top level)" if kind == "callers" else x["name"])

@@ -11,6 +11,8 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
+from codeask.sureness import via_label
+
 __all__ = [
     "AnchorOut",
     "CitationOut",
@@ -85,6 +87,10 @@ class SourceOut(BaseModel):
         default="",
         description="why this file was added along the symbol graph (e.g. 'calls send from src/app.py:12'); "
         "'' for files the search found",
+    )
+    via_sure: float = Field(
+        default=0.0,
+        description="how sure the via link is: 1.0 sure, 0.7 typed, 0.5 import alias, 0.3 by name only; 0 without via",
     )
     kind: str = Field(default="source", description="source | test | docs | config | data | generated | vendored")
     similar: list[str] = Field(
@@ -206,7 +212,7 @@ def source_lines(sources: list[SourceOut]) -> str:
     out = []
     for s in sources:
         symbol = f" ({s.symbol})" if s.symbol else ""
-        via = f" ({s.via})" if s.via else ""
+        via = f" ({s.via}{via_label(s.via_sure)})" if s.via else ""
         out.append(
             f"{s.rank}. {s.path}:{s.start_line}-{s.end_line}{symbol} score {s.score:.4f}{via}\n   {s.uri}\n```\n{s.content}\n```"
         )
@@ -240,6 +246,7 @@ def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, i
                 for x in s.get("spans") or []
             ],
             via=s.get("via") or "",
+            via_sure=float(s.get("via_sure") or 0.0),
             kind=s.get("kind") or "source",
             similar=list(s.get("similar") or []),
         )

@@ -6,6 +6,8 @@ vim.api.nvim_create_user_command('CodeaskAsk', function(opts) require('codeask')
   { nargs = '+', desc = 'Ask codeask a question about the workspace (sources in the quickfix list)' })
 vim.api.nvim_create_user_command('CodeaskExplain', function(opts) require('codeask').explain(opts.line1, opts.line2) end,
   { range = true, desc = 'Explain the selected lines with codeask' })
+vim.api.nvim_create_user_command('CodeaskRelated', function(opts) require('codeask').related(opts.args) end,
+  { nargs = '?', desc = 'Definitions, callers and callees of a symbol (default: the word under the cursor) in the quickfix list' })
 vim.api.nvim_create_user_command('CodeaskReindex', function() require('codeask').reindex() end,
   { desc = 'Re-index the workspace with codeask' })
 vim.api.nvim_create_user_command('CodeaskStatus', function() require('codeask').status() end,

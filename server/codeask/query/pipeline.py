@@ -90,16 +90,16 @@ class Document:
     """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
     the token budget drops these first."""
     via: str = ""
-    """Why the ``expand`` step added this document (:mod:`codeask.query.steps.expand`): the graph
-    edge it came along, ``"calls send from src/requests/sessions.py:560"``; ``""`` when retrieved."""
+    """Why the ``expand`` step added this document: the graph edge it came along (``"calls send from
+    a.py:560"``), ``""`` when retrieved; ``via_sure``: how sure it is (:mod:`codeask.query.resolve`)."""
     via_path: str = ""
     """The file (same root) the ``via`` edge came from; ``""`` when retrieved or for a name in the
     question. The prompt places the document after that file's (:func:`along_chain`)."""
-    kind: str = "source"
-    """The file's kind (:mod:`codeask.index.kinds`)."""
+    kind: str = "source"  # the file's kind (codeask.index.kinds)
     similar: list[str] = field(default_factory=list)
     """Labels of near-duplicate files folded into this one (``messages.fr.xlf`` into
     ``messages.de.xlf``: :mod:`codeask.query.steps.one_per_file`)."""
+    via_sure: float = 0.0
 
     @classmethod
     def from_hit(cls, hit: Any, root: str, score: float, root_label: str = "") -> Document:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
+from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
@@ -48,11 +49,17 @@ class Location:
     name: str
     sure: float = SURE
     """How sure the link is (:func:`~codeask.query.resolve.sureness`; definitions: 1.0)."""
+    of: str = ""
+    """For a caller or callee, the definition it links to: that definition's ``path:start_line``
+    (two definitions of one name, ``walk::scan`` and ``WorkerState::scan``, each have their own
+    callers and callees); ``""`` for a definition."""
 
     @classmethod
-    def of(cls, root: str, hit: Hit, name: str, sure: float = SURE) -> Location:
-        """The location of ``hit`` (a chunk, or one narrowed to a definition)."""
-        return cls(root, hit.path, hit.start_line, hit.end_line, hit.symbol, name, sure)
+    def of_hit(cls, root: str, hit: Hit, name: str, sure: float = SURE, of: Hit | None = None) -> Location:
+        """The location of ``hit`` (a chunk, or one narrowed to a definition), linked to the
+        definition ``of`` (a caller's or callee's)."""
+        linked = f"{of.path}:{of.start_line}" if of is not None else ""
+        return cls(root, hit.path, hit.start_line, hit.end_line, hit.symbol, name, sure, linked)
 
     @property
     def uri(self) -> str:
@@ -180,6 +187,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
     and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
     too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
+    A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
     ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`)."""
     targets = [(d.symbol, d.path) for d in defs]
@@ -189,7 +197,12 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
-    sites = [s for hit in rows.values() for s in use_sites(hit, name, targets)]
+    shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
+    sites = [
+        s
+        for hit in rows.values()
+        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name))
+    ]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
@@ -237,43 +250,51 @@ def _joined(sites: list[Site]) -> list[Site]:
 
 def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
-    of each name; name-only ones only for a name defined once."""
+    of each name (whole: a definition the chunker split has one line range everywhere; another
+    definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
+    themselves); name-only ones only for a name defined once."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
+    selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
     for row, inner in defs:
-        own = {inner.name if inner else row.hit.symbol.rsplit(".", 1)[-1]}
-        for n in own_names(row.hit, inner) & {*row.refs, *row.defines} - own:  # chunk-mates called too
-            if usable(n):
+        for n in own_names(row.hit, inner) & {*row.refs, *row.defines, inner.name if inner else ""}:
+            if usable(n):  # chunk-mates called too
                 wanted[n].append(narrowed(row.hit, inner))
-    found: dict[str, list[Hit]] = defaultdict(list)
+    found: dict[str, list[Linked]] = defaultdict(list)
     for row in store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
         for n in row.defines:
             if n in wanted:
-                found[n].append(row.hit)
+                found[n].append(row)
     out = []
     for n, found_targets in found.items():
-        bodies = [t for t in found_targets if any(d.name == n for d in definitions_of(t.content, t.language))]
+        bodies = [t for t in found_targets if _named(t.hit, n) is not None]
         targets = bodies or found_targets  # a C function's body, not its prototype in a header
         if len(targets) > MAX_DEFINITIONS:
             continue
-        scored = [_callee(n, t, wanted[n]) for t in targets]
+        scored = [_callee(store, n, t, wanted[n]) for t in targets]
         top = max(sure for _, sure in scored)
         unique = top <= NAME_ONLY and len(scored) == 1
-        out += [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+        out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
-def _callee(name: str, target: Hit, users: Sequence[Hit]) -> tuple[Hit, float]:
-    """``target`` (a chunk defining ``name``) narrowed to that definition, and how sure the uses by
-    ``users`` (definitions, narrowed) are of it."""
-    symbol = defined_symbol(target, name)
-    sure = max((s.sure for u in users for s in use_sites(u, name, [(symbol, target.path)])), default=0.0)
-    return declaration(target, name), sure
+def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tuple[Hit, float]:
+    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`_whole`), and
+    how sure the uses by ``users`` (definitions, narrowed) are of it."""
+    symbol = defined_symbol(target.hit, name)
+    target_at = [(symbol, target.hit.path)]
+    sure = max(
+        (s.sure for u in users for s in use_sites(u, name, target_at, fields=field_types(store, u, name))), default=0.0
+    )
+    whole, _ = _whole(store, target, _named(target.hit, name), name)
+    return declaration(whole.hit, name), sure
 
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
     """The definitions, callers and callees of ``symbol`` (``should_strip_auth``, ``Session.send``)
     across ``(root, store)`` pairs, at most ``limit`` of each (callers and callees surest first;
-    ``counts`` has how many were found).
+    ``counts`` has how many were found). Each definition has its own callers and callees, each
+    :class:`Location` naming the definition it links to (``of``): a caller of both is listed twice.
 
     Raises:
         ValueError: ``symbol`` is not an identifier or dotted name (:func:`parse_symbol`).
@@ -283,11 +304,13 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
     out = RelatedCode(symbol)
     for root, store in stores:
         defs = definitions(store, symbol)
-        hits = [declaration(row.hit, name) for row, _ in defs]
-        out.definitions += [Location.of(root, d, name) for d in hits]
         chunks = [row.hit for row, _ in defs]
-        out.callers += [Location.of(root, s.hit, name, s.sure) for s in caller_sites(store, name, hits, chunks)]
-        out.callees += [Location.of(root, hit, n, sure) for hit, n, sure in _callees(store, defs)]
+        for row, inner in defs:
+            d = declaration(row.hit, name)
+            out.definitions.append(Location.of_hit(root, d, name))
+            sites = caller_sites(store, name, [d], chunks)
+            out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
+            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
     out.callers.sort(key=lambda x: -x.sure)
     out.callees.sort(key=lambda x: -x.sure)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}

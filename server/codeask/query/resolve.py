@@ -23,6 +23,7 @@ __all__ = [
     "TYPED",
     "NAME_ONLY",
     "SELF",
+    "RECEIVED",
     "NONE",
     "how_sure",
     "sureness",
@@ -40,6 +41,9 @@ NONE = 0.0
 #: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
 _ALIAS = 0.5
 SELF = frozenset({"self", "this", "cls", "super", "Self"})
+#: Languages where a method is only reached through a receiver (``self.f()``, ``mx.f()``), never by
+#: its bare name (Java's and C++'s implicit ``this`` do).
+RECEIVED = frozenset({"python", "go", "rust", "javascript", "typescript", "tsx"})
 
 
 def _module_names(path: str) -> set[str]:
@@ -68,8 +72,13 @@ def sureness(
     is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
     a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
     those lines never use ``name`` as code (a word in a comment or a string), or only through
-    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``) or a
-    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends)."""
+    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
+    a package or module path to a method (``walk::scan`` is not ``WorkerState::scan``), or a
+    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends), or
+    by a bare name to a method in a language without an implicit ``this`` (:data:`RECEIVED`),
+    through ``self`` to a top-level definition (a bare use of a name the chunk binds, a pytest
+    fixture's parameter ``httpbin``, is :data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field:
+    chi's ``c.chain``) to a top-level function."""
     uses = found.of(name, *lines)
     if not uses:
         return NONE
@@ -82,9 +91,18 @@ def sureness(
     best = NONE
     for use in uses:
         r = use.receiver
+        if r == "" and not owner and name in found.bound:
+            best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
+            continue
         module = use.plain and r in modules
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
-            return SURE
+            if not (module and owner and packaged):
+                return SURE
+            continue  # a Go package or Rust module path never reaches a method: walk::scan is a function
+        if (r == "" and owner and language in RECEIVED) or (r in SELF and not owner and not use.own):
+            continue  # a bare call is no method here (api.py's request(..)), self.f() no free function
+        if packaged and not owner and r and not use.own and (not use.plain or r in found.bound):
+            continue  # a Go or Rust function is reached bare or through a package, never a value's field
         foreign = packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"}
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):

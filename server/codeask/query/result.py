@@ -16,6 +16,7 @@ from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
 from codeask.query.notes import answer_notes
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.sureness import via_label
 from codeask.uris import markdown_link
 
 __all__ = ["Answer", "Source", "Withheld", "markdown", "sent_and_left_out", "source_link", "source_list"]
@@ -48,7 +49,7 @@ def source_lines(sources: Sequence[Source]) -> list[str]:
         first = source_link(s.label or s.path, s.start_line, s.end_line, s.uri, anchor_title(spans[0]))
         more = [markdown_link(f"{x['start_line']}-{x['end_line']}", x["uri"], anchor_title(x)) for x in spans[1:]]
         similar = f" and {len(s.similar)} similar file{'s' if len(s.similar) > 1 else ''}" if s.similar else ""
-        via = f" (added: {s.via})" if s.via else ""
+        via = f" (added: {s.via}{via_label(s.via_sure)})" if s.via else ""
         return ", ".join([first, *more]) + similar + via
 
     return [line(s) for s in sources]
@@ -115,6 +116,10 @@ class Source:
     ``vendored`` (:mod:`codeask.index.kinds`)."""
     similar: list[str] = field(default_factory=list)
     """Near-duplicate files folded into this source (same file in other locales): their labels."""
+    via_sure: float = 0.0
+    """How sure the ``via`` edge is (:func:`codeask.query.resolve.sureness`): 1.0 sure (the name's
+    class, module or own file), 0.7 typed (a variable of that class), 0.5 an import alias, 0.3 by the
+    name alone (``r.request.copy()``: the receiver's type is unknown); 0.0 without ``via``."""
 
     @classmethod
     def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
@@ -145,6 +150,7 @@ class Source:
             d.via,
             d.kind,
             list(d.similar),
+            d.via_sure,
         )
 
 

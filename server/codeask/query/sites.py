@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
-from codeask.query.resolve import NONE, SELF, SURE, definitions_of, scoped, sureness
+from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, definitions_of, scoped, sureness
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -82,22 +82,37 @@ def inner_definition(hit: Hit, line: int) -> Definition | None:
     return next((d for d in reversed(definitions_of(hit.content, hit.language)) if d.contains(line)), None)
 
 
-def use_sites(hit: Hit, name: str, targets: list[tuple[str, str]]) -> list[Site]:
+def use_sites(
+    hit: Hit,
+    name: str,
+    targets: list[tuple[str, str]],
+    shadowed: bool = False,
+    fields: tuple[tuple[str, Use], ...] = (),
+) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
     (``(qualified symbol, path)`` of the definitions of ``name``; a bare or ``self`` use in a
     target's own file is sure). ``[]`` when the chunk only imports ``name`` or only mentions it in
     comments or strings. A method (a target's symbol is ``Class.name``) is never used by a bare name
     that is not called: ``request = Request(...); send(request.prepare())`` is a local variable, not a
-    use of ``Session.request``."""
+    use of ``Session.request``, nor, when the chunk binds ``name`` as a local, of a function. ``shadowed``: ``hit``'s file defines ``name`` at top level, so its
+    bare uses mean that definition (a bare call is resolved in scope first), no target elsewhere.
+    ``fields``: the declared types of fields the chunk reaches ``name`` through, from their struct's
+    chunk (:func:`codeask.query.fields.field_types`)."""
     found = uses_in(hit.content, hit.language)
+    found = replace(found, types=fields + found.types) if fields else found
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
-    lines = sorted({u.line for u in found.of(name) if u.kind != "import" and not (methods and _bare_value(u))})
+    local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
+    lines = sorted(
+        {u.line for u in found.of(name) if u.kind != "import" and not ((methods or local) and _bare_value(u))}
+    )
     inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
     out = []
     for inner in inners:
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
-        sure = max((_link(found, name, t, hit, span) for t in targets), default=NONE)
+        sure = max(
+            (_link(_unshadowed(found, name, t, hit, shadowed), name, t, hit, span) for t in targets), default=NONE
+        )
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
@@ -122,10 +137,21 @@ def _outside(hit: Hit, lines: list[int]) -> Hit:
     )
 
 
+def _unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shadowed: bool) -> Uses:
+    """``found`` less the bare uses of ``name`` when ``hit``'s file has its own top-level ``name``
+    (``shadowed``) and ``target`` is in another file."""
+    if not shadowed or target[1] == hit.path:
+        return found
+    return replace(found, uses=tuple(u for u in found.uses if u.name != name or u.receiver != ""))
+
+
 def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int]) -> float:
-    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path)."""
+    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path): sure for a
+    ``self`` use in the target's own file, or a bare one unless the target is a method reached only
+    through a receiver (:data:`~codeask.query.resolve.RECEIVED`)."""
     symbol, path = target
-    if path == hit.path and any(u.receiver in {"", *SELF} for u in found.of(name, *span)):
+    own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
+    if path == hit.path and any(u.receiver in own for u in found.of(name, *span)):
         return SURE
     return sureness(found, name, symbol, path, hit.language, span)
 

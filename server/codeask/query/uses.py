@@ -168,6 +168,9 @@ class Use:
     own: bool = False
     """Whether the receiver is reached through a path from this crate (Rust ``crate::``,
     ``super::``, ``self::``): a module of the project, not another crate."""
+    through: str = ""
+    """The word the receiver is itself reached through when it is a field (``mx`` of
+    ``mx.pool.Put``, ``self`` of ``self.client.send``), ``""`` otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,27 +204,41 @@ def _text(node: Any) -> str:
 
 def _word(node: Any) -> str:
     """The word a receiver node stands for: an identifier's text, a member's last part, the
-    callee's name of ``Session()`` when it is capitalised (a constructor), else ``"?"``."""
+    callee's name of ``Session()`` when it is capitalised (a constructor), the type of a Rust
+    associated function's call (``T`` of ``T::new(..)``), else ``"?"``."""
     if node.type in _MEMBER and node.named_child_count:
         return _word(node.named_children[-1])
     if node.type in _SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
         return _text(node)
     if node.type in _CALLS and node.named_child_count:
-        callee = _word(node.named_children[0])
+        first = node.named_children[0]
+        callee = _word(first)
+        path = first.child_by_field_name("path") if first.type == "scoped_identifier" else None
+        if not callee[:1].isupper() and path is not None and _word(path)[:1].isupper():
+            return _word(path)  # Rust: WorkerState::new(..).scan(..) is a WorkerState's scan
         return callee if callee[:1].isupper() else "?"
     return "?"
 
 
-def _classify(node: Any) -> tuple[str, str, bool, bool] | None:
-    """``(receiver, kind, plain, own)`` of an identifier node (:class:`Use`), or ``None`` when it names
-    a definition, a keyword argument or a field being declared (no use)."""
+def _through(receiver: Any | None) -> str:
+    """The word a member ``receiver`` node (``mx.pool``) is reached through (``mx``), ``""`` for
+    another node."""
+    if receiver is None or receiver.type not in _MEMBER or receiver.named_child_count < 2:
+        return ""
+    first = receiver.named_children[0]
+    return _text(first) if first.type in _SELF_WORDS or first.type.endswith("identifier") else ""
+
+
+def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
+    """``(receiver, kind, plain, own, through)`` of an identifier node (:class:`Use`), or ``None``
+    when it names a definition, a keyword argument or a field being declared (no use)."""
     parent = node.parent
     if parent is None:
-        return "", "use", False, False
-    outer, receiver, kind, plain, own = node, "", "use", False, False
+        return "", "use", False, False, ""
+    outer, receiver, kind, plain, own, through = node, "", "use", False, False, ""
     if parent.type in _MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
-        receiver, outer = (_word(before) if before is not None else "?"), parent
+        receiver, outer, through = (_word(before) if before is not None else "?"), parent, _through(before)
         plain = before is not None and before.type.endswith("identifier") and parent.type != "field_expression"
         own = (
             before is not None
@@ -238,9 +255,9 @@ def _classify(node: Any) -> tuple[str, str, bool, bool] | None:
     up = node.parent
     while up is not None:
         if up.type in _IMPORTS:
-            return receiver, "import", plain, own
+            return receiver, "import", plain, own, through
         up = up.parent
-    return receiver, kind, plain, own
+    return receiver, kind, plain, own, through
 
 
 def _path_root(node: Any) -> str:
@@ -363,10 +380,9 @@ def uses_in(content: str, language: str) -> Uses:
     for node in nodes:
         found = _classify(node)
         if found is not None:
-            receiver, kind, plain, own = found
-            use = Use(
-                _text(node), receiver, node.start_point.row + 1, kind, plain, declares.get(node.start_byte, ""), own
-            )
+            receiver, kind, plain, own, through = found
+            declared = declares.get(node.start_byte, "")
+            use = Use(_text(node), receiver, node.start_point.row + 1, kind, plain, declared, own, through)
             out.append(use)
             at_byte[node.start_byte] = use
     types = tuple((variable, at_byte[at]) for variable, at in typed if at in at_byte)

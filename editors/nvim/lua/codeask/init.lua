@@ -184,6 +184,51 @@ function M.explain(line1, line2, on_done)
   end)
 end
 
+--- Quickfix items of a codeask.related result: its definitions, then callers, then callees, each at
+--- its LSP location; the text names the kind and the symbol, `-> name` for a callee reached by another
+--- name, `(sure 0.3)` for a link less than sure, and `(of path:line)` when the symbol has several
+--- definitions (each caller and callee names the one it links to).
+function M.related_items(result)
+  local items = {}
+  local several = #(result.definitions or {}) > 1
+  for _, kind in ipairs({ 'definitions', 'callers', 'callees' }) do
+    for _, x in ipairs(result[kind] or {}) do
+      local loc = x.location
+      if type(loc) == 'table' and type(loc.uri) == 'string' and type(loc.range) == 'table' then
+        local symbol = (type(x.symbol) == 'string' and x.symbol ~= '') and x.symbol or '(top level)'
+        local text = kind:sub(1, -2) .. ': ' .. symbol
+        if kind == 'callees' and type(x.name) == 'string' and symbol:match('[^.]+$') ~= x.name then
+          text = text .. ' -> ' .. x.name
+        end
+        if type(x.sure) == 'number' and x.sure < 1 then text = text .. string.format(' (sure %.1f)', x.sure) end
+        if several and type(x.of) == 'string' and x.of ~= '' then text = text .. ' (of ' .. x.of .. ')' end
+        table.insert(items, {
+          filename = vim.uri_to_fname(loc.uri),
+          lnum = loc.range.start.line + 1,   -- LSP lines are 0-based
+          col = loc.range.start.character + 1,
+          text = text,
+        })
+      end
+    end
+  end
+  return items
+end
+
+--- Related code of `symbol` (the word under the cursor when empty or nil) from the symbol graph:
+--- definitions, callers and callees fill the quickfix list. `on_done(err, result)` is optional.
+function M.related(symbol, on_done)
+  if symbol == nil or symbol == '' then symbol = vim.fn.expand('<cword>') end
+  command('codeask.related', { symbol }, function(err, result)
+    if not err then
+      vim.fn.setqflist({}, ' ', { title = 'codeask: related ' .. symbol, items = M.related_items(result) })
+      if result.truncated then
+        vim.notify('codeask: the lists of ' .. symbol .. ' were cut (codeask related lists the surest)', vim.log.levels.INFO)
+      end
+    end
+    if on_done then on_done(err, result) end
+  end)
+end
+
 --- One line for a codeask.status result.
 function M.format_status(s)
   local line = ('codeask: %d files, %d chunks'):format(s.files or 0, s.chunks_total or 0)

@@ -4,7 +4,8 @@ One tree-sitter query per language (:data:`QUERIES`) runs over the parse tree th
 made, in C; each capture is then assigned to the chunk holding its row. ``@def`` captures are the
 names of definitions (functions, methods, classes, structs, types, traits, constants, macros);
 ``@ref`` captures are the names a chunk calls or instantiates (``f()``, ``obj.f()``, ``new X``,
-``X{}``), the types it takes (type identifiers), the constants it reads (``ALL_CAPS`` names) and
+``X{}``), the method values it passes (Go's ``http.HandlerFunc(mx.routeHTTP)``, Rust's
+``.map(Self::parse)``, JavaScript's ``on(this.handle)``), the types it takes (type identifiers), the constants it reads (``ALL_CAPS`` names) and
 the names it imports. A chunk's own definitions are not among its references.
 
 Names are stored unresolved (the last part: ``send``, not ``Session.send``): they are a function
@@ -58,6 +59,7 @@ _JS_COMMON = """
 (call_expression function: (identifier) @ref)
 (call_expression function: (member_expression property: (property_identifier) @ref))
 (new_expression constructor: (identifier) @ref)
+(arguments (member_expression property: (property_identifier) @ref))
 (import_specifier name: (identifier) @ref)
 """
 
@@ -89,6 +91,7 @@ _GO = """
 (const_spec name: (identifier) @def)
 (call_expression function: (identifier) @ref)
 (call_expression function: (selector_expression field: (field_identifier) @ref))
+(argument_list (selector_expression field: (field_identifier) @ref))
 (type_identifier) @ref
 """
 
@@ -106,6 +109,7 @@ _RUST = """
 (call_expression function: (identifier) @ref)
 (call_expression function: (field_expression field: (field_identifier) @ref))
 (call_expression function: (scoped_identifier name: (identifier) @ref))
+(arguments (scoped_identifier name: (identifier) @ref))
 (scoped_identifier path: (identifier) @ref)
 (macro_invocation macro: (identifier) @ref)
 (type_identifier) @ref

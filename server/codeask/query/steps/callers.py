@@ -43,7 +43,8 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
                 continue
             seen.add((site.hit.path, site.hit.start_line))
             doc = Document.from_hit(site.hit, target.root, score * site.sure, target.label)
-            out.append((replace(doc, via=f"caller of {name} in {where}", via_path=defs[0].path), site.sure))
+            via = f"caller of {name} in {where}"
+            out.append((replace(doc, via=via, via_path=defs[0].path, via_sure=site.sure), site.sure))
     return out
 
 
@@ -70,8 +71,12 @@ def with_sites(doc: Document, sites: list[Document]) -> list[Document]:
     ``doc`` stays first when it holds none. All keep an empty ``via``: the file was retrieved, and
     the prompt keeps its spans together."""
     inside = [s for s in sites if doc.start_line <= s.start_line and s.end_line <= doc.end_line]
-    rest = [replace(s, extra=True, via="", via_path="") for s in sites if s not in inside]
+    rest = [replace(s, extra=True, via="", via_path="", via_sure=0.0) for s in sites if s not in inside]
     if not inside:
         return [doc, *rest]
-    lead = replace(inside[0], score=doc.score, via="", via_path="", extra=doc.extra)
-    return [lead, *(replace(s, score=doc.score, extra=True, via="", via_path="") for s in inside[1:]), *rest]
+    lead = replace(inside[0], score=doc.score, via="", via_path="", via_sure=0.0, extra=doc.extra)
+    return [
+        lead,
+        *(replace(s, score=doc.score, extra=True, via="", via_path="", via_sure=0.0) for s in inside[1:]),
+        *rest,
+    ]

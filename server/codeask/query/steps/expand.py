@@ -182,6 +182,7 @@ class Expand:
                         Document.from_hit(_labelled(e), root, floor * score / top, label),
                         via=e.via,
                         via_path=e.source_path,
+                        via_sure=e.sure,
                     )
                 ],
                 e.sure,

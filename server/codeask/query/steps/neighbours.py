@@ -82,7 +82,9 @@ class Neighbours:
         after = list(dict.fromkeys(d.key() for d in out))[:limit]
         entered = {key: edge for key in after if key not in before and (edge := ranking.get(key, (0, None))[1])}
         out = [
-            replace(d, via=entered[d.key()].via, via_path=entered[d.key()].source_path) if d.key() in entered else d
+            replace(d, via=entered[d.key()].via, via_path=entered[d.key()].source_path, via_sure=entered[d.key()].sure)
+            if d.key() in entered
+            else d
             for d in out
         ]
         boosted = [

@@ -1,0 +1,63 @@
+"""The declared types of the fields a chunk reaches a name through, read from their struct's own chunk.
+
+``mx.pool.Put(..)`` in chi's ``Mux.ServeHTTP`` calls ``Put`` on the field ``pool`` of ``mx``'s type
+``Mux``, declared ``pool *sync.Pool`` in the ``Mux`` struct, which the chunker stored as another
+chunk: the caller's chunk alone does not say that the chain ends in another package
+(:func:`codeask.query.resolve.sureness`). :func:`field_types` reads those declarations from the
+index, so the resolver sees them as it sees a field declared in the caller's own chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from codeask.query.resolve import SELF, definitions_of, scoped
+from codeask.query.sites import declaration, inner_definition
+from codeask.query.uses import Use, Uses, uses_in
+
+if TYPE_CHECKING:
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["field_types"]
+
+#: Most struct chunks read for one caller chunk (a name defined more often is no one struct).
+_MAX_STRUCTS = 8
+
+
+def _owner(hit: Hit, found: Uses, use: Use) -> str:
+    """The type name of ``use``'s ``through`` word: the declared type of a typed variable (Go's
+    method receiver ``mx *Mux``), or for ``self`` the class or impl of the definition around it."""
+    if use.through in SELF:
+        inner = inner_definition(hit, use.line)
+        symbol = scoped(hit, inner) if inner is not None else hit.symbol
+        parts = symbol.split(".")
+        return parts[-2] if len(parts) > 1 else ""
+    typed = found.type_of(use.through, use.line)
+    return typed.name if typed is not None and typed.receiver in {"", "crate", "super"} else ""
+
+
+def field_types(store: Store, hit: Hit, name: str) -> tuple[tuple[str, Use], ...]:
+    """``(field, the use naming its declared type)`` of each field that ``hit`` (a chunk) reaches
+    ``name`` through and whose type its own lines do not declare, read from the project's struct
+    or class defining that field (``("pool", Use("Pool", "sync", ...))`` for ``mx.pool.Put`` with
+    ``Mux`` declaring ``pool *sync.Pool``), each use at line 0 (a local of the same name declared
+    later in the chunk wins: :meth:`~codeask.query.uses.Uses.type_of`). ``()`` when none."""
+    found = uses_in(hit.content, hit.language)
+    wanted: dict[str, set[str]] = {}
+    for use in found.of(name):
+        if use.through and use.receiver != "?" and found.type_of(use.receiver, use.line) is None:
+            owner = _owner(hit, found, use)
+            if owner:
+                wanted.setdefault(owner, set()).add(use.receiver)
+    if not wanted:
+        return ()
+    out: list[tuple[str, Use]] = []
+    for row in store.definers(sorted(wanted), _MAX_STRUCTS * len(wanted)):
+        for owner in wanted.keys() & set(row.defines):
+            if any(d.name == owner for d in definitions_of(row.hit.content, row.hit.language)):
+                struct = declaration(row.hit, owner)
+                types = uses_in(struct.content, struct.language).types
+                out += [(field, replace(use, line=0)) for field, use in types if field in wanted[owner]]
+    return tuple(out)

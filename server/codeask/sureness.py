@@ -1,0 +1,19 @@
+"""How sure a symbol-graph link is, in words: what a ``via`` line adds to its text.
+
+A leaf module (no codeask imports), so the answer's Sources (:mod:`codeask.query.result`) and the
+MCP text (:mod:`codeask.mcp_results`) say it alike. The numbers are
+:func:`codeask.query.resolve.sureness`'s: 1.0 sure, 0.7 typed, 0.5 an import alias, 0.3 by the name.
+"""
+
+from __future__ import annotations
+
+__all__ = ["via_label"]
+
+
+def via_label(sure: float) -> str:
+    """What a ``via`` line adds about how sure its edge is: ``""`` for a sure one (1.0),
+    ``", typed"`` through a variable of the class (0.7), ``", by import alias"`` (0.5), else
+    ``", by name only"`` (the link is a guess)."""
+    if sure >= 1.0:
+        return ""
+    return ", typed" if sure >= 0.7 else (", by import alias" if sure >= 0.5 else ", by name only")

@@ -1,0 +1,50 @@
+-- Driven by tests/test_nvim.py: :CodeaskRelated in nvim --headless --clean with editors/nvim installed
+-- as a start package. Env: CODEASK_NVIM_PY (python), CODEASK_NVIM_FILE (file to open),
+-- CODEASK_NVIM_OUT (JSON results). Any error exits with code 1 (cquit) instead of hanging.
+local ok, err = pcall(function()
+  vim.cmd('filetype on')
+  local codeask = require('codeask').setup({
+    cmd = { os.getenv('CODEASK_NVIM_PY'), '-m', 'codeask', 'serve' },
+  })
+  local out = { command = vim.fn.exists(':CodeaskRelated') == 2 }
+  vim.cmd.edit(os.getenv('CODEASK_NVIM_FILE'))
+  assert(vim.wait(30000, function() return #vim.lsp.get_clients({ name = 'codeask', bufnr = 0 }) > 0 end, 50),
+    'codeask did not attach')
+  local client = vim.lsp.get_clients({ name = 'codeask' })[1]
+  assert(vim.wait(30000, function() return client.initialized end, 50), 'not initialized')
+
+  -- the cursor on a call of apply_discount: the word under the cursor is the symbol
+  assert(vim.fn.search('apply_discount(') > 0, 'no call of apply_discount in the file')  -- the cursor on it
+  local done = false
+  codeask.related(nil, function(e, result)
+    out.error = e and e.message or vim.NIL
+    out.result = result
+    done = true
+  end)
+  assert(vim.wait(120000, function() return done end, 50), 'related timed out')
+  out.title = vim.fn.getqflist({ title = 1 }).title
+  out.qf = vim.tbl_map(function(item)
+    return { filename = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text }
+  end, vim.fn.getqflist())
+
+  -- a symbol the index does not know: the server's InvalidParams message, as a warning
+  out.said = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level) table.insert(out.said, { msg = msg, level = level }) end
+  done = false
+  codeask.related('no_such_symbol', function() done = true end)
+  assert(vim.wait(30000, function() return done end, 50), 'related timed out')
+  vim.notify = notify
+  out.qf_after = #vim.fn.getqflist()
+
+  local f = assert(io.open(os.getenv('CODEASK_NVIM_OUT'), 'w'))
+  f:write(vim.json.encode(out))
+  f:close()
+  client:stop()
+  vim.wait(5000, function() return client:is_stopped() end, 50)
+end)
+if not ok then
+  io.stderr:write('test_related.lua failed: ' .. tostring(err) .. '\n')
+  vim.cmd('cquit 1')
+end
+vim.cmd('qall!')
