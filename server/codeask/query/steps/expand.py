@@ -14,8 +14,7 @@ unless the question asks for that kind ("the test that ...": the retriever's own
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
 document per file (the chunk the edge leads to; for a caller, the calling definition, never an
 import block), each saying why in ``Document.via``; they take the
-places of the weakest retrieved files when ``max_files`` is reached, never those of the seeds, and
-those no edge from a seed reaches first (:meth:`Expand._place`). The
+places of the weakest retrieved files when ``max_files`` is reached, never those of the seeds. The
 answer's prompt moves each right after the file it was reached from, so it reads along the call
 chain (:func:`~codeask.query.pipeline.along_chain`), while the sources keep the retrieval ranks
 (moving them up cost 0.035 MRR on the requests question set). The event records every addition
@@ -117,8 +116,7 @@ class Expand:
         taken = {group[0].key() for group, _ in callers}
         picked = [(g, sure) for g, sure in self._pick(query, docs, seeds, found) if g[0].key() not in taken]
         groups = callers + picked[: max(0, self.files - len(callers))]
-        reached = {(root, e.target.path) for root, _, e in found}
-        out = self._place(query, docs, [g for g, _ in groups], len(callers), reached)
+        out = self._place(query, docs, [g for g, _ in groups], len(callers))
         sure = {g[0].key(): e_sure for g, e_sure in groups}
         added = [
             {"path": d.label, "via": d.via, "score": round(d.score, 6), "sure": sure.get(d.key(), 1.0)}
@@ -197,31 +195,19 @@ class Expand:
         ]
 
     def _place(
-        self,
-        query: Query,
-        docs: list[Document],
-        picked: list[list[Document]],
-        callers: int = 0,
-        reached: set[tuple[str, str]] | None = None,
+        self, query: Query, docs: list[Document], picked: list[list[Document]], callers: int = 0
     ) -> list[Document]:
         """``docs`` then the picked files' documents (best file first; the first ``callers`` of them
-        hold the callers a question asks for), retrieved files that are not seeds dropped to stay
-        within ``max_files``: the weakest of those no edge from a seed ``reached`` (``(root, path)``)
-        first, then the weakest reached ones. A retrieved file the graph also reaches has two kinds
-        of evidence, words and a link: on the 97 how-questions of bench/multifile (main 99760f1), of
-        the source files retrieved at ranks 8-10, 9 of the 49 that are graph neighbours of the first
-        three files were needed, and 10 of the 155 that are not. The caller files go in before the seeds beyond
-        the first. Retrieved files keep their ranks; the prompt reads the added ones along the chain
+        hold the callers a question asks for), the weakest retrieved files that are not seeds dropped
+        to stay within ``max_files``; the caller files go in before the seeds beyond the first.
+        Retrieved files keep their ranks; the prompt reads the added ones along the chain
         (:func:`~codeask.query.pipeline.along_chain`)."""
         limit = query.options.max_files or self.max_files
         files = list(dict.fromkeys(d.key() for d in docs))
         seeds = min(self.seeds, len(files), max(1, limit - callers) if callers else self.seeds)
-        linked = reached or set()
-        weakest_first = sorted(reversed(files[seeds:]), key=lambda key: key in linked)
-        dropped = set(weakest_first[: max(0, len(files) - max(limit - len(picked), seeds))])
-        kept = [key for key in files if key not in dropped]
+        kept = set(files[: max(limit - len(picked), seeds)])
         added = [d for group in picked[: max(0, limit - len(kept))] for d in group]
-        return [d for d in docs if d.key() not in dropped] + added
+        return [d for d in docs if d.key() in kept] + added
 
 
 def relabelled(doc: Document, terms: set[str]) -> Document:
