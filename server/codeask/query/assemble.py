@@ -148,7 +148,7 @@ class _StepMaker:
         if name == "expand" and builtin:
             options = {"files": s.retrieval.expand_files, "max_files": s.retrieval.max_files, **options}
             ranker = HybridRetrieve(self.targets, s.retrieval)
-            return Expand(self.targets, ranker.downweighted, DOWNWEIGHT_FACTOR, **options)
+            return Expand(self.targets, ranker.downweighted_for, DOWNWEIGHT_FACTOR, **options)
         if name == "neighbours" and builtin:
             options = {"max_files": s.retrieval.max_files, **options}
             return Neighbours(self.targets, HybridRetrieve(self.targets, s.retrieval), **options)

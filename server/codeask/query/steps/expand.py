@@ -7,7 +7,9 @@ types, the chunks that call what they define, and the definitions of the names t
 Files are ranked by personalised PageRank over those edges (each weighted by how sure it is:
 :func:`codeask.query.resolve.sureness`), restarting at the hits in proportion to
 their scores (as Aider's repo map ranks tags), times ``1 + the share of the question's words`` the
-candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples.
+candidate chunk holds, times :data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR` for tests, docs and examples
+unless the question asks for that kind ("the test that ...": the retriever's own rule for the question,
+:meth:`~codeask.query.steps.retrieve.HybridRetrieve.downweighted_for`), so a question about a test can reach it.
 
 The best ``files`` new files (``retrieval.expand_files``) are added after the retrieved ones, one
 document per file (the chunk the edge leads to; for a caller, the calling definition, never an
@@ -34,7 +36,7 @@ from dataclasses import replace
 
 from codeask.index.rows import Hit, split_identifier
 from codeask.query.graph import Edge, one_hop, pagerank
-from codeask.query.intent import caller_symbols
+from codeask.query.intent import Intent, caller_symbols, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.sites import matched_symbol
 from codeask.query.steps.callers import caller_documents, callers_first
@@ -70,7 +72,9 @@ class Expand:
 
     Args:
         targets: the roots to search (:class:`~codeask.query.steps.retrieve.SearchTarget`).
-        downweighted: whether a path ranks lower (tests, docs: the retriever's rule).
+        downweighted_for: for a question and its intent, whether a path ranks lower for it (tests, docs, unless the
+            question asks for them: the retriever's
+            :meth:`~codeask.query.steps.retrieve.HybridRetrieve.downweighted_for`).
         factor: multiplier of a downweighted candidate (:data:`~codeask.query.steps.priors.DOWNWEIGHT_FACTOR`).
         files: files added at most (``retrieval.expand_files``); 0 adds none.
         max_files: files kept in all (``retrieval.max_files``; ``query.options.max_files`` wins).
@@ -82,14 +86,14 @@ class Expand:
     def __init__(
         self,
         targets: Callable[[], list[SearchTarget]],
-        downweighted: Callable[[str], bool],
+        downweighted_for: Callable[[str, Intent], Callable[[str], bool]],
         factor: float,
         *,
         files: int = 3,
         max_files: int = 8,
         seeds: int = 5,
     ):
-        self.targets, self.downweighted, self.factor = targets, downweighted, factor
+        self.targets, self.downweighted_for, self.factor = targets, downweighted_for, factor
         self.files, self.max_files, self.seeds = files, max_files, seeds
 
     def __call__(self, query: Query) -> Query:
@@ -149,6 +153,7 @@ class Expand:
         its edge came from, ``""`` for a name in the question) and how sure the edge is
         (:func:`~codeask.query.resolve.sureness`)."""
         only = path_filter(query.options.path_glob)
+        down = self.downweighted_for(query.asked, question_intent(query.asked))
         have = {d.key() for d in docs}
         terms = question_terms(query.original)
         personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
@@ -169,7 +174,7 @@ class Expand:
         scored = []
         for _strength, root, label, e in best.values():
             score = ranks.get(f"{root}\0{e.target.path}", 0.0) * (1 + term_overlap(terms, e.target))
-            if self.downweighted(e.target.path):
+            if down(e.target.path):
                 score *= self.factor
             scored.append((score, root, label, e))
         scored.sort(key=lambda t: (-t[0], t[1], t[3].target.path))
