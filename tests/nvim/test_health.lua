@@ -1,7 +1,8 @@
 -- Driven by tests/test_nvim.py: :checkhealth codeask for a server command given in
 -- CODEASK_NVIM_CMD (a JSON list); the report goes to CODEASK_NVIM_OUT. Also checks the version
 -- comparison the plugin refuses old servers with.
-local ok, err = pcall(function()
+local harness = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
+harness.run('test_health.lua', function()
   local codeask = require('codeask').setup({ cmd = vim.json.decode(os.getenv('CODEASK_NVIM_CMD')) })
   vim.cmd('checkhealth codeask')
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
@@ -12,12 +13,5 @@ local ok, err = pcall(function()
     compare = { codeask.compare_versions('0.10.0', '0.9.2'), codeask.compare_versions('1.0', '1.0.0'),
                 codeask.compare_versions('0.1.0', '0.2.0') },
   }
-  local f = assert(io.open(os.getenv('CODEASK_NVIM_OUT'), 'w'))
-  f:write(vim.json.encode(out))
-  f:close()
+  return out
 end)
-if not ok then
-  io.stderr:write('test_health.lua failed: ' .. tostring(err) .. '\n')
-  vim.cmd('cquit 1')
-end
-vim.cmd('qall!')

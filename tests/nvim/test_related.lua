@@ -1,7 +1,8 @@
 -- Driven by tests/test_nvim.py: :CodeaskRelated in nvim --headless --clean with editors/nvim installed
 -- as a start package. Env: CODEASK_NVIM_PY (python), CODEASK_NVIM_FILE (file to open),
--- CODEASK_NVIM_OUT (JSON results). Any error exits with code 1 (cquit) instead of hanging.
-local ok, err = pcall(function()
+-- CODEASK_NVIM_OUT (JSON results). Framed by harness.lua.
+local harness = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/harness.lua')
+harness.run('test_related.lua', function()
   vim.cmd('filetype on')
   local codeask = require('codeask').setup({
     cmd = { os.getenv('CODEASK_NVIM_PY'), '-m', 'codeask', 'serve' },
@@ -37,14 +38,5 @@ local ok, err = pcall(function()
   vim.notify = notify
   out.qf_after = #vim.fn.getqflist()
 
-  local f = assert(io.open(os.getenv('CODEASK_NVIM_OUT'), 'w'))
-  f:write(vim.json.encode(out))
-  f:close()
-  client:stop()
-  vim.wait(5000, function() return client:is_stopped() end, 50)
+  return out, client
 end)
-if not ok then
-  io.stderr:write('test_related.lua failed: ' .. tostring(err) .. '\n')
-  vim.cmd('cquit 1')
-end
-vim.cmd('qall!')
