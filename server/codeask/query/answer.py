@@ -36,7 +36,7 @@ from codeask.query.budget import (
 )
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, question_terms
-from codeask.query.more import CONTINUE, continuation_tokens, joined, run_second_part, unsent
+from codeask.query.more import continuation, continuation_tokens, joined, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -231,14 +231,14 @@ class SimpleAnswer:
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents
-        head = prompt + CONTINUE.format(answer=done.text.strip(), documents="")
+        head = prompt + continuation(done.text, "", [])
         system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
         room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
         if room < TIGHT_DOCUMENT_TOKENS:
             return done, documents
         more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
         rendered = render_documents(self.templates, more, first=len(documents) + 1)
-        second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
+        second = prompt + continuation(done.text, rendered, more)
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
         if extra is None:
             return done, documents

@@ -14,6 +14,7 @@ Sources list is every document sent, in that order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -23,16 +24,52 @@ from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT
 from codeask.query.pipeline import Document
 from codeask.query.steps.widen import overlaps
 
-__all__ = ["CONTINUE", "Part", "Lines", "continuation_tokens", "unsent", "run_second_part", "joined"]
+__all__ = [
+    "CONTINUE",
+    "Part",
+    "Lines",
+    "continuation",
+    "continuation_tokens",
+    "unsent",
+    "run_second_part",
+    "joined",
+    "SECOND_SHARES",
+]
 
 #: What follows the first part's prompt in the second part's: the first part's answer, the new
 #: documents, and what to add. Its numbering example follows the answer template's.
 CONTINUE = (
     "\n\n## Your answer so far\n\n{answer}\n\n## More snippets\n\n{documents}\n\n"
-    "Add at most three points that these snippets show and the answer so far misses, in the same form: "
-    "each point one sentence naming the functions, classes and settings involved, starting with the number "
-    "of the snippet that shows it, in square brackets. Write nothing else."
+    "Add at most three points that these snippets show and the answer so far does not say{names}, in the same "
+    "form: each point one sentence naming the functions, classes and settings involved, starting with the number "
+    "of the snippet that shows it, in square brackets. Never repeat a point of the answer so far. Write nothing else."
 )
+#: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
+MAX_NAMES = 6
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+#: The second part's document tokens, in multiples of the first part's (``Budget.documents``), when
+#: the time left reads them: issue 30's idle runs ended at a median of 40 s of the 90 allowed with
+#: the second part held to the first part's tokens.
+SECOND_SHARES = 2
+
+
+def continuation(answer: str, rendered: str, documents: list[Document]) -> str:
+    """:data:`CONTINUE` filled in: the first part's ``answer``, the new documents ``rendered``, and the
+    names of the code they hold (their symbols, at most :data:`MAX_NAMES`) that ``answer`` does not
+    name, so the second part is pointed at what the first did not say rather than restating it
+    (issue 30: Qwen2.5-Coder-1.5B's second parts mostly restated the first)."""
+    names: list[str] = []
+    for document in documents:
+        for part in document.symbol.split(","):
+            name = part.strip().rsplit(".", 1)[-1]
+            if name and name not in names and not re.search(rf"\b{re.escape(name)}\b", answer):
+                names.append(name)
+    shown = ", ".join(f"`{name}`" for name in names[:MAX_NAMES])
+    return CONTINUE.format(
+        answer=answer.strip(), documents=rendered, names=f" (such as what {shown} do)" if shown else ""
+    )
 
 
 @dataclass(frozen=True)
@@ -52,7 +89,7 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, a
     and the first part's) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
     long as the first part's (at least two :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``) and
     reading that part's text again. The documents get :data:`READING_SHARE` of the reading time,
-    at most ``budget.documents`` (what the first part had)."""
+    at most :data:`SECOND_SHARES` times ``budget.documents`` (what the first part had)."""
     if budget.documents is None or done.finish_reason != "stop" or not done.text.strip():
         return None
     if speed is None or not speed.prompt or not speed.generated:
@@ -60,7 +97,7 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, a
     left = answer_seconds - budget.spent - done.seconds
     reply = min(budget.reply, max(2 * MIN_REPLY_TOKENS, done.tokens))
     reading = READING_SHARE * (left - reply / speed.generated)
-    documents = min(budget.documents, int(speed.prompt * reading) - done.tokens)
+    documents = min(SECOND_SHARES * budget.documents, int(speed.prompt * reading) - done.tokens)
     if documents < TIGHT_DOCUMENT_TOKENS:
         return None
     return Part(documents=documents, reply=reply, seconds=round(left, 1))
@@ -73,13 +110,15 @@ def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
 
 class Lines:
     """A stream callback that passes the second part on whole lines only, each after a line break,
-    and drops a line the answer already holds (a small model restating the answer so far):
-    ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
+    and drops a line that restates the answer so far (a small model's habit): one the answer
+    already holds, or one whose code in backticks was all named before (it says nothing about new
+    code). ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
 
     def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
         self.stream, self.said = stream, said
         self.kept: list[str] = []
         self.pending = ""
+        self.named = {name for line in said for name in _BACKTICKED.findall(line)}
 
     def __call__(self, delta: str) -> None:
         self.pending += delta
@@ -88,10 +127,12 @@ class Lines:
             self.emit(line)
 
     def emit(self, line: str) -> None:
-        """Pass ``line`` on unless it is blank or already said."""
-        if not line.strip() or line.strip() in self.said:
+        """Pass ``line`` on unless it is blank or restates what was said."""
+        names = set(_BACKTICKED.findall(line))
+        if not line.strip() or line.strip() in self.said or (names and names <= self.named):
             return
         self.said.add(line.strip())
+        self.named |= names
         self.kept.append(line)
         if self.stream is not None:
             self.stream("\n" + line)
