@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from codeask.index.embed import Embedder
 from codeask.llm import LLM
+from codeask.llm.protocol import is_local_url
 from codeask.query.answer import NoLLMAnswer, SimpleAnswer, local_speed
-from codeask.query.budget import subquestions_in_time
+from codeask.query.budget import SUBQUESTIONS_SHARE, subquestions_in_time
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import (
@@ -175,7 +176,8 @@ def _query_transformers(
         and s.llm.num_subquestions > 0
         and subquestions_in_time(local_speed(llm, s), s.llm.first_token_seconds)
     ):
-        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
+        deadline = SUBQUESTIONS_SHARE * s.llm.first_token_seconds if is_local_url(llm.base_url) else None
+        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder, deadline=deadline))
     out.extend(steps(name, "query transformer") for name in s.pipeline.query_transformers)
     if evidence.REPORT_EVIDENCE:
         out.append(ParseQuestion())

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from codeask.llm.protocol import Speed
+from codeask.llm.protocol import Completion, Speed
 from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus
 from codeask.query.pipeline import Document
+from codeask.settings import LLMSettings
 
 __all__ = [
     "Budget",
@@ -51,6 +52,10 @@ __all__ = [
     "READING_SHARE",
     "PLAN_SHARE",
     "FIRST_SHARES",
+    "call_seconds",
+    "SUBQUESTIONS_SHARE",
+    "cut_reason",
+    "budget_json",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
@@ -91,6 +96,11 @@ READING_SHARE = 0.85
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
+#: The share of ``llm.first_token_seconds`` a local model's ``subquestions`` call may take (its
+#: deadline; after it the question is searched alone): issue 30's newcomer saw that call take 36.8 s
+#: on a machine at load 4-7, more than the whole 20 s to the first token, because its speed was
+#: measured idle. Idle, Qwen2.5-Coder-1.5B took ~9 s (322 tokens read at 63/s, 31 written at 8.8/s).
+SUBQUESTIONS_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -242,3 +252,43 @@ def fit_documents(
         prompt = render(docs)
         tokens = count(prompt)
     return docs, prompt, tokens
+
+
+def call_seconds(budget: Budget, elapsed: float) -> float | None:
+    """The deadline of the call planned with ``budget`` when it starts ``elapsed`` seconds into the
+    ask: ``budget.seconds`` less the seconds since the plan (``elapsed - budget.spent``: the prompt's
+    token counts), at least one; ``None`` without a time budget."""
+    if budget.seconds is None:
+        return None
+    return max(1.0, round(budget.seconds - max(0.0, elapsed - budget.spent), 1))
+
+
+def cut_reason(done: Completion, budget: Budget, llm: LLMSettings, elapsed: float) -> str | None:
+    """Why the answer is cut off, ``elapsed`` seconds into the ask: the time budget when the call
+    ran out of it (counted over the whole ask, not the call: the steps before it, the first and the
+    second part) or stopped at a ``max_tokens`` the time budget lowered (below ``llm.max_tokens``),
+    else the completion's reason; ``None`` when it is complete."""
+    if done.finish_reason == "deadline":
+        return f"the answer's time budget ran out after {elapsed:.0f}s of the ask (llm.answer_seconds = {llm.answer_seconds:g}s)"
+    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < llm.max_tokens:
+        return (
+            f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
+            f"llm.answer_seconds = {llm.answer_seconds:g}s)"
+        )
+    return done.cut_reason()
+
+
+def budget_json(budget: Budget) -> dict[str, float | int | None] | None:
+    """The answer metadata's ``time_budget``: the call's deadline, the seconds the ask took before
+    the call, the expected seconds from the ask's start to the first token and to the end, and the
+    documents' and reply's tokens; ``None`` without a time budget (a hosted model)."""
+    if budget.seconds is None:
+        return None
+    return {
+        "answer_seconds": budget.seconds,
+        "seconds_before_call": budget.spent,
+        "expected_first_token_seconds": budget.expected_first_token,
+        "expected_seconds": budget.expected_end,
+        "document_tokens": budget.documents,
+        "reply_tokens": budget.reply,
+    }

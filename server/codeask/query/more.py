@@ -82,11 +82,11 @@ class Part:
     seconds: float
 
 
-def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, answer_seconds: float) -> Part | None:
+def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, left: float) -> Part | None:
     """The plan of a second part after the first part ``done`` of a call under the time ``budget``,
     at the endpoint's ``speed``; ``None`` when there is no time budget, the first part did not end
-    by itself, or the seconds left of ``answer_seconds`` (less the ``budget.spent`` before the call
-    and the first part's) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
+    by itself, or the ``left`` seconds of ``llm.answer_seconds`` (counted from the ask's start,
+    ``Query.started``) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
     long as the first part's (at least two :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``) and
     reading that part's text again. The documents get :data:`READING_SHARE` of the reading time,
     at most :data:`SECOND_SHARES` times ``budget.documents`` (what the first part had)."""
@@ -94,7 +94,6 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, a
         return None
     if speed is None or not speed.prompt or not speed.generated:
         return None
-    left = answer_seconds - budget.spent - done.seconds
     reply = min(budget.reply, max(2 * MIN_REPLY_TOKENS, done.tokens))
     reading = READING_SHARE * (left - reply / speed.generated)
     documents = min(SECOND_SHARES * budget.documents, int(speed.prompt * reading) - done.tokens)
