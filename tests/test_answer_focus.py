@@ -238,6 +238,20 @@ def test_a_second_part_line_naming_only_code_already_named_is_dropped():
     assert shown == ["\n- [3] `retry_backoff` waits 2**attempt seconds."]
 
 
+def test_the_second_part_is_offered_the_lines_cut_from_the_best_documents_first():
+    from codeask.query.more import remainders
+
+    whole = replace(_chunk_document(), symbol="load_config, parse_header, open_session, retry_policy")
+    other = replace(_chunk_document(), path="other.py")
+    sent = [focus(whole, question_terms("When is a session opened?"), tokens=60), other]
+    after, before = remainders([whole, other], sent)  # 'other' was sent whole: nothing left of it
+    assert (after.start_line, after.end_line) == (sent[0].end_line + 1, 51)  # line 52 is blank
+    assert (before.start_line, before.end_line) == (1, sent[0].start_line - 1)
+    assert after.content.splitlines()[0] == MODULE.splitlines()[sent[0].end_line]
+    assert "def retry_policy(value):" in after.content and "def open_session" not in after.content
+    assert after.symbol == "retry_policy" and before.symbol == "load_config, parse_header"  # what they hold
+
+
 def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):
     _seed_speed(fake_llm, Speed(40.0, 1.0))  # a reply as long as the first part's takes most of 90 s
     fake_llm.reply_with("- [1] `retry_policy` allows three retries. " + "More words here. " * 20)

@@ -40,7 +40,7 @@ from codeask.query.budget import (
 )
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, question_terms
-from codeask.query.more import continuation, continuation_tokens, joined, run_second_part, unsent
+from codeask.query.more import continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -224,14 +224,16 @@ class SimpleAnswer:
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
     ) -> tuple[Completion, list[Document]]:
         """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
-        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the next-ranked ones not
-        sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
+        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the
+        lines the first part cut from its best documents (:func:`~codeask.query.more.remainders`), then
+        the next-ranked ones not sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
         ``prompt`` after the first part's text, within the model's context and its document cap
         (:func:`~codeask.query.budget.document_cap`). Unchanged when there is no time or room for
         it, nothing more to send, or the second call failed before any text."""
         speed = self.speeds.record(self.llm, done.speed)
         part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds - elapsed(query))
-        rest = unsent(safe_documents(query.documents, self.settings, query.withheld), documents)
+        safe = safe_documents(query.documents, self.settings, query.withheld)
+        rest = [*remainders(safe, documents), *unsent(safe, documents)]  # the best documents' cut lines first
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents

@@ -18,9 +18,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from codeask.lines import split_lines
 from codeask.llm import LLM, Completion, LLMError, Speed
 from codeask.llm.cancel import CancelLike
 from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
+from codeask.query.focus import MIN_LINES, labelled
 from codeask.query.pipeline import Document
 from codeask.query.steps.widen import overlaps
 
@@ -31,9 +33,11 @@ __all__ = [
     "continuation",
     "continuation_tokens",
     "unsent",
+    "remainders",
     "run_second_part",
     "joined",
     "SECOND_SHARES",
+    "REMAINDERS",
 ]
 
 #: What follows the first part's prompt in the second part's: the first part's answer, the new
@@ -100,6 +104,36 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, l
     if documents < TIGHT_DOCUMENT_TOKENS:
         return None
     return Part(documents=documents, reply=reply, seconds=round(left, 1))
+
+
+#: The best-ranked documents whose lines the first part left out are offered first to the second
+#: part (:func:`remainders`): in issue 30's 12 questions (this sitting's before run), 9 key facts
+#: missing from the documents sent sat in the cut-off lines of the first or second document
+#: (``finalize_request`` after ``full_dispatch_request``'s window, ``should_strip_auth`` before
+#: ``rebuild_auth``'s), 5 in documents not sent at all.
+REMAINDERS = 2
+
+
+def remainders(documents: list[Document], sent: list[Document], top: int = REMAINDERS) -> list[Document]:
+    """The lines of the ``top`` best-ranked ``documents`` (whole, as retrieved) that were ``sent`` cut:
+    for each, the lines after the window sent, then those before it (each a contiguous document of
+    at least :data:`~codeask.query.focus.MIN_LINES` lines, its label cut to the definitions it holds),
+    best-ranked first."""
+    out: list[Document] = []
+    for whole in [d for d in documents if any(s.key() == d.key() and overlaps(s, d) for s in sent)][:top]:
+        window = next(s for s in sent if s.key() == whole.key() and overlaps(s, whole))
+        lines = split_lines(whole.content)
+        after, before = window.end_line - whole.start_line + 1, window.start_line - whole.start_line
+        for first, last in ((after, len(lines)), (0, before)):
+            if last - first >= MIN_LINES:
+                part = replace(
+                    whole,
+                    content="\n".join(lines[first:last]),
+                    start_line=whole.start_line + first,
+                    end_line=whole.start_line + last - 1,
+                )
+                out.append(labelled(part))
+    return out
 
 
 def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
