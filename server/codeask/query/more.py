@@ -36,7 +36,6 @@ __all__ = [
     "remainders",
     "run_second_part",
     "joined",
-    "SECOND_SHARES",
     "REMAINDERS",
 ]
 
@@ -51,12 +50,6 @@ CONTINUE = (
 #: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
 MAX_NAMES = 6
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
-
-
-#: The second part's document tokens, in multiples of the first part's (``Budget.documents``), when
-#: the time left reads them: issue 30's idle runs ended at a median of 40 s of the 90 allowed with
-#: the second part held to the first part's tokens.
-SECOND_SHARES = 2
 
 
 def continuation(answer: str, rendered: str, documents: list[Document]) -> str:
@@ -93,14 +86,15 @@ def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, l
     ``Query.started``) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
     long as the first part's (at least two :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``) and
     reading that part's text again. The documents get :data:`READING_SHARE` of the reading time,
-    at most :data:`SECOND_SHARES` times ``budget.documents`` (what the first part had)."""
+    at most ``budget.documents`` (what the first part had: issue 30's run with twice as many ran two
+    second parts into the deadline, and their cut lines were dropped)."""
     if budget.documents is None or done.finish_reason != "stop" or not done.text.strip():
         return None
     if speed is None or not speed.prompt or not speed.generated:
         return None
     reply = min(budget.reply, max(2 * MIN_REPLY_TOKENS, done.tokens))
     reading = READING_SHARE * (left - reply / speed.generated)
-    documents = min(SECOND_SHARES * budget.documents, int(speed.prompt * reading) - done.tokens)
+    documents = min(budget.documents, int(speed.prompt * reading) - done.tokens)
     if documents < TIGHT_DOCUMENT_TOKENS:
         return None
     return Part(documents=documents, reply=reply, seconds=round(left, 1))
