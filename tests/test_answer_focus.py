@@ -236,6 +236,9 @@ def test_a_second_part_line_naming_only_code_already_named_is_dropped():
     lines("- [3] The `retry_policy` caps retries at three.\n- [3] `retry_backoff` waits 2**attempt seconds.\n")
     assert lines.kept == ["- [3] `retry_backoff` waits 2**attempt seconds."]
     assert shown == ["\n- [3] `retry_backoff` waits 2**attempt seconds."]
+    lines = Lines(None, {"- [2] It is registered with the app and the blueprint."})
+    lines("- [4] It is registered with the app and the Blueprint.\n- [4] It runs before each request.\n")
+    assert lines.kept == ["- [4] It runs before each request."]  # the same sentence cited elsewhere is dropped
 
 
 def test_the_second_part_is_offered_the_lines_cut_from_the_best_documents_first():

@@ -50,6 +50,7 @@ CONTINUE = (
 #: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
 MAX_NAMES = 6
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
+_CITED = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def continuation(answer: str, rendered: str, documents: list[Document]) -> str:
@@ -139,10 +140,12 @@ class Lines:
     """A stream callback that passes the second part on whole lines only, each after a line break,
     and drops a line that restates the answer so far (a small model's habit): one the answer
     already holds, or one whose code in backticks was all named before (it says nothing about new
-    code). ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
+    code); lines are compared without their ``[n]`` citations and case (the same sentence cited to
+    another snippet restates it too). ``said`` holds the lines already shown; :attr:`kept` the lines
+    passed on."""
 
     def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
-        self.stream, self.said = stream, said
+        self.stream, self.said = stream, {_said(line) for line in said}
         self.kept: list[str] = []
         self.pending = ""
         self.named = {name for line in said for name in _BACKTICKED.findall(line)}
@@ -156,13 +159,18 @@ class Lines:
     def emit(self, line: str) -> None:
         """Pass ``line`` on unless it is blank or restates what was said."""
         names = set(_BACKTICKED.findall(line))
-        if not line.strip() or line.strip() in self.said or (names and names <= self.named):
+        if not line.strip() or _said(line) in self.said or (names and names <= self.named):
             return
-        self.said.add(line.strip())
+        self.said.add(_said(line))
         self.named |= names
         self.kept.append(line)
         if self.stream is not None:
             self.stream("\n" + line)
+
+
+def _said(line: str) -> str:
+    """What ``line`` says: without ``[n]`` citations, list marks, case and repeated spaces."""
+    return " ".join(_CITED.sub(" ", line).lower().lstrip(" -*").split())
 
 
 def run_second_part(
