@@ -301,13 +301,19 @@ def test_a_slower_call_of_this_ask_sizes_the_answer_rather_than_idle_samples(tmp
         fake_llm.timings = None
         fake_llm.reply_with(ANSWER)
         query = Query("How is the shipping cost computed?")
+        query.transformed_query("subquestions", "- shipping cost", questions=["shipping cost"])
         query.retrieved("retrieve", [DOCUMENT])
         step(query)
         budgets.append(query.history[-1].data["time_budget"])
-    idle, loaded = budgets
+        query = Query("How is the shipping cost computed?")  # another ask, no search queries: one sample
+        query.retrieved("retrieve", [DOCUMENT])
+        step(query)
+        budgets.append(query.history[-1].data["time_budget"])
+    idle, _, loaded, next_ask = budgets
     # one slow sample does not move the median of five: the call of this ask does
     assert loaded["document_tokens"] < idle["document_tokens"] / 2
     assert loaded["reply_tokens"] < idle["reply_tokens"]
+    assert next_ask["document_tokens"] > 2 * loaded["document_tokens"]  # the median of the samples again
 
 
 def test_the_search_queries_of_a_local_model_stop_at_their_share_of_the_first_token(sample_workspace, fake_llm):

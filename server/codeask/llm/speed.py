@@ -128,11 +128,12 @@ class SpeedCache:
         return self._estimate(llm, self._read().get(self.key(llm)))
 
     def now(self, llm: LLM) -> Speed | None:
-        """``llm``'s speed for the next call: its last measured call recorded (:meth:`record`), and the
-        estimate no faster, rate by rate, than that call. A call of this ask (the search queries)
-        that ran slower than the cached samples predict is a slowdown the median and the one-minute
-        load average have not caught up with yet (issue 30: on a machine at load 4-7 the search
-        queries took 36.8 s where the samples measured idle planned ~10 s)."""
+        """``llm``'s speed for the next call of the same ask: its last measured call recorded
+        (:meth:`record`), and the estimate no faster, rate by rate, than that call. A call of this
+        ask (the search queries) that ran slower than the cached samples predict is a slowdown the
+        median and the one-minute load average have not caught up with yet (issue 30: on a machine
+        at load 4-7 the search queries took 36.8 s where the samples measured idle planned ~10 s).
+        A call of an earlier ask is only one more sample (:meth:`record`)."""
         last = llm.speed()
         estimate = self.record(llm, last)
         if estimate is None or last is None:

@@ -143,15 +143,16 @@ class SimpleAnswer:
         self.speeds = speed_cache(settings)
         """The measured speeds of endpoints (:mod:`codeask.llm.speed`), in codeask's cache folder."""
 
-    def timed(self, budget: Budget, frame: int, spent: float) -> Budget:
+    def timed(self, budget: Budget, frame: int, spent: float, asked: bool = False) -> Budget:
         """``budget`` under the time budget of a local model (``llm.first_token_seconds``,
         ``llm.answer_seconds``, less the ``spent`` seconds the ask took before this call;
         :func:`~codeask.query.budget.time_budget` with the prompt's ``frame`` tokens) at the speed
-        estimated from the cached samples and no faster than this LLM's last call (the subquestions
-        of this ask: :meth:`~codeask.llm.speed.SpeedCache.now`); a hosted model's budget unchanged."""
+        estimated from the cached samples, no faster than this LLM's last call when that call was
+        ``asked`` in this ask (its search queries: :meth:`~codeask.llm.speed.SpeedCache.now`); a
+        hosted model's budget unchanged."""
         if not is_local_url(self.llm.base_url):
             return budget
-        speed = self.speeds.now(self.llm)
+        speed = self.speeds.now(self.llm) if asked else self.speeds.record(self.llm, self.llm.speed())
         llm = self.settings.llm
         return time_budget(budget, speed, llm.first_token_seconds, llm.answer_seconds, frame, spent)
 
@@ -191,7 +192,8 @@ class SimpleAnswer:
         if documents is None:
             documents = safe_documents(query.documents, self.settings, query.withheld)
         frame = self.llm.count_tokens(self.prompt(query, []))
-        budget = self.timed(budget, frame, spent)
+        asked = any(e.step == "subquestions" and not e.data.get("error") for e in query.history)
+        budget = self.timed(budget, frame, spent, asked)
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
@@ -322,11 +324,11 @@ def speed_cache(settings: Settings) -> SpeedCache:
 
 
 def local_speed(llm: LLM, settings: Settings) -> Speed | None:
-    """The speed of a local endpoint (``None`` for a hosted one): cached from earlier runs, no faster
-    than ``llm``'s last call (:meth:`~codeask.llm.speed.SpeedCache.now`)."""
+    """The speed of a local endpoint (``None`` for a hosted one): measured on ``llm``'s calls so far,
+    else cached from earlier runs."""
     if not is_local_url(llm.base_url):
         return None
-    return speed_cache(settings).now(llm)
+    return speed_cache(settings).record(llm, llm.speed())
 
 
 _WANTS_CODE = re.compile(
