@@ -317,10 +317,15 @@ def test_a_slower_call_of_this_ask_sizes_the_answer_rather_than_idle_samples(tmp
 
 
 def test_the_search_queries_of_a_local_model_stop_at_their_share_of_the_first_token(sample_workspace, fake_llm):
-    _seed_speed(Speed(5000.0, 500.0), fake_llm)  # measured fast: the search queries are planned
     queries = "".join(f"- where is the coupon discount number {i} applied to the cart\n" for i in range(20))
     fake_llm.responder = lambda request: queries if "search" in str(request).lower() else ANSWER
-    fake_llm.stream_delay = 0.1  # now slow: 20 lines take ~3 s
+    fake_llm.stream_delay = 0.1  # slow: 20 lines take ~3 s
+    ws = _workspace(sample_workspace, fake_llm, numSubquestions=3, firstTokenSeconds=1.0)
+    assert len(ws.ask("coupon discount").to_json()["subquestions"]) == 3  # unmeasured: the call is the measure
+    fake_llm.reset()
+    fake_llm.responder = lambda request: queries if "search" in str(request).lower() else ANSWER
+    fake_llm.stream_delay = 0.1
+    _seed_speed(Speed(5000.0, 500.0), fake_llm)  # measured fast: the search queries are planned
     ws = _workspace(sample_workspace, fake_llm, numSubquestions=3, firstTokenSeconds=1.0)
     answer = ws.ask("coupon discount").to_json()
     assert len(fake_llm.requests) >= 2 and answer["answer"].startswith(ANSWER.splitlines()[0])

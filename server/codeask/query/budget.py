@@ -96,10 +96,13 @@ READING_SHARE = 0.85
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
-#: The share of ``llm.first_token_seconds`` a local model's ``subquestions`` call may take (its
-#: deadline; after it the question is searched alone): issue 30's newcomer saw that call take 36.8 s
-#: on a machine at load 4-7, more than the whole 20 s to the first token, because its speed was
-#: measured idle. Idle, Qwen2.5-Coder-1.5B took ~9 s (322 tokens read at 63/s, 31 written at 8.8/s).
+#: The share of ``llm.first_token_seconds`` a local model's ``subquestions`` call may take when its
+#: measured speed planned it (its deadline; after it the question is searched alone): issue 30's
+#: newcomer saw that call take 36.8 s on a machine at load 4-7, more than the whole 20 s to the
+#: first token, because its speed was measured idle. Idle, Qwen2.5-Coder-1.5B took ~9 s (322 tokens
+#: read at 63/s, 31 written at 8.8/s). Without a measured speed the call has no deadline: it is the
+#: measurement (a cold llama.cpp server gave no first token in 10 s, and every answer after it was
+#: then sent a whole-context prompt).
 SUBQUESTIONS_SHARE = 0.5
 
 
