@@ -15,6 +15,8 @@ Per question it records:
 
 * key-fact recall: the share of the question's key facts (identifiers a correct answer must name,
   chosen by reading the code) that the answer text names (whole-word match);
+* the share of the key facts the documents sent name (``key_facts_sent``: what the model could
+  have named; the documents' code and labels, the same whole-word match);
 * whether the model itself wrote at least one valid citation (``model_citation``): a ``[n]`` naming
   a document it was given, and its share of paragraphs with one (the answer's ``citations``);
 * the share of paragraphs whose model-written ``[n]`` cite none of the documents the names they use

@@ -24,6 +24,13 @@ def key_fact_recall(text: str, facts: list[str]) -> float:
     return found / len(facts)
 
 
+def sent_text(out: dict) -> str:
+    """The code and labels of the documents the model was sent (``sources``' spans; ``key_facts_sent``
+    is the share of key facts they name: what the model could have named)."""
+    spans = [sp for s in out.get("sources") or [] for sp in s.get("spans") or []]
+    return "\n".join(f"{sp.get('symbol') or ''}\n{sp.get('content') or ''}" for sp in spans)
+
+
 def has_model_citation(out: dict) -> bool:
     """Whether the model itself wrote at least one valid ``[n]`` (a number of a document it was given)."""
     if "citations" not in out:
@@ -62,6 +69,7 @@ def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
         "question": question,
         "key_facts": facts,
         "key_fact_recall": round(key_fact_recall(text, facts), 3),
+        "key_facts_sent": round(key_fact_recall(sent_text(out), facts), 3),
         "model_citation": answered and has_model_citation(out),
         "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
         "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
@@ -192,6 +200,7 @@ def summarize(rows: list[dict], meta: dict) -> dict:
         **meta,
         "questions": n,
         "key_fact_recall": round(sum(r["key_fact_recall"] for r in rows) / n, 3),
+        "key_facts_sent": round(sum(r.get("key_facts_sent", 0.0) for r in rows) / n, 3),
         "model_citation_share": round(sum(r["model_citation"] for r in rows) / n, 3),
         "model_citation_paragraph_share": round(sum(r["model_citation_paragraph_share"] or 0.0 for r in rows) / n, 3),
         "model_citation_mismatched_share": round(
@@ -236,6 +245,7 @@ def report(result: dict, path) -> None:
         "model",
         "questions",
         "key_fact_recall",
+        "key_facts_sent",
         "model_citation_share",
         "model_citation_paragraph_share",
         "model_citation_mismatched_share",

@@ -112,7 +112,12 @@ def test_more_documents_fit_the_same_token_budget():
     assert len(tight) == tokens // TIGHT_DOCUMENT_TOKENS >= 4  # 300 tokens a document sent 2-3
     assert all(d.start_line <= 40 and d.end_line >= 50 for d in tight)  # all of retry_policy (40-50)
     assert all(d.end_line - d.start_line + 1 < 52 for d in tight)
-    assert all(len(d.content) / 3 <= tokens // len(tight) - 30 for d in tight)
+    shares = [2.0] + [1.0] * (len(tight) - 1)  # the best-ranked document gets two shares
+    plan = int(tokens * 0.9)
+    assert all(len(d.content) / 3 <= plan * w / sum(shares) - 30 for d, w in zip(tight, shares))
+    plain = tighten(docs[:3], 3 * TIGHT_DOCUMENT_TOKENS, most=3, header=30)  # no word matched: first lines
+    first, *rest = [d.end_line - d.start_line + 1 for d in plain]
+    assert all(first >= 2 * n - 1 for n in rest)  # the best-ranked document's window is twice as large
 
 
 def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
@@ -124,7 +129,8 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     query = Query("How is the retry policy applied?")
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
-    assert "starting with the number of the snippet that shows it" in ask and "(`- [1] ...`, `- [4] ...`)" in ask
+    assert "starting with the number of the snippet that shows it" in ask and "(`- [2] One sentence naming the code and what it does.`)" in ask
+    assert "`- [1] ...`" not in ask  # Qwen2.5-Coder-1.5B copied that example: "- [1] - [2] - [3]"
     assert "naming the functions, classes and settings involved" in ask
     assert "End each point" not in prompt
 
@@ -206,6 +212,47 @@ def test_the_time_left_after_the_first_part_reads_more_documents_after_the_same_
         range(1, len(sent) + 1)
     )
     assert [s["path"] for s in answer["sources"]] == sent and answer["also_relevant"] == []
+
+
+def test_the_second_part_is_pointed_at_the_code_the_first_did_not_name():
+    from codeask.query.more import continuation
+
+    docs = [
+        Document("a.py", "/ws", 1, 3, "Session.retry_backoff, send_with_retry", "python", "def f(): pass", 1.0),
+        Document("b.py", "/ws", 1, 3, "retry_policy", "python", "def g(): pass", 1.0),
+    ]
+    text = continuation("- [1] `retry_policy` allows three retries.", "RENDERED", docs)
+    ask = text.split("RENDERED", 1)[1]
+    assert "(such as what `retry_backoff`, `send_with_retry` do)" in ask and "retry_policy" not in ask
+    assert "Never repeat a point of the answer so far." in ask
+    assert "such as" not in continuation("- [1] `retry_policy` and `send_with_retry`.", "R", docs[1:])
+
+
+def test_a_second_part_line_naming_only_code_already_named_is_dropped():
+    from codeask.query.more import Lines
+
+    shown: list[str] = []
+    lines = Lines(shown.append, {"- [1] `retry_policy` allows three retries."})
+    lines("- [3] The `retry_policy` caps retries at three.\n- [3] `retry_backoff` waits 2**attempt seconds.\n")
+    assert lines.kept == ["- [3] `retry_backoff` waits 2**attempt seconds."]
+    assert shown == ["\n- [3] `retry_backoff` waits 2**attempt seconds."]
+    lines = Lines(None, {"- [2] It is registered with the app and the blueprint."})
+    lines("- [4] It is registered with the app and the Blueprint.\n- [4] It runs before each request.\n")
+    assert lines.kept == ["- [4] It runs before each request."]  # the same sentence cited elsewhere is dropped
+
+
+def test_the_second_part_is_offered_the_lines_cut_from_the_best_documents_first():
+    from codeask.query.more import remainders
+
+    whole = replace(_chunk_document(), symbol="load_config, parse_header, open_session, retry_policy")
+    other = replace(_chunk_document(), path="other.py")
+    sent = [focus(whole, question_terms("When is a session opened?"), tokens=60), other]
+    after, before = remainders([whole, other], sent)  # 'other' was sent whole: nothing left of it
+    assert (after.start_line, after.end_line) == (sent[0].end_line + 1, 51)  # line 52 is blank
+    assert (before.start_line, before.end_line) == (1, sent[0].start_line - 1)
+    assert after.content.splitlines()[0] == MODULE.splitlines()[sent[0].end_line]
+    assert "def retry_policy(value):" in after.content and "def open_session" not in after.content
+    assert after.symbol == "retry_policy" and before.symbol == "load_config, parse_header"  # what they hold
 
 
 def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):

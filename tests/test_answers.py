@@ -123,6 +123,12 @@ def test_a_citation_that_names_none_of_the_cited_code_is_shown_unverified():
     assert lone.unverified == [{"paragraph": 0, "n": 1}] and "*(unverified)*" in lone.markdown
 
 
+def test_the_note_after_a_cut_line_with_an_open_backtick_stays_outside_the_code():
+    docs = [_code("src/app/auth.py", "def rebuild_auth(request):\n    request.headers.pop('Authorization')\n")]
+    check = check_citations("The header is dropped by `rebuild_auth` when `redirect_", docs)  # cut mid-name
+    assert check.markdown.endswith(f"when `redirect_` *(named here: [[1]]({docs[0].uri}))*")
+
+
 def test_a_name_mentioned_in_one_document_only_is_attributed_to_it():
     docs = [_code("a.py", "x = session.merge_cookies(jar)\n"), _code("b.py", "def other():\n    pass\n")]
     check = check_citations("Cookies go through merge_cookies.", docs)

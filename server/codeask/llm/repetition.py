@@ -7,7 +7,9 @@ signs are watched:
 
 * a line shape seen :data:`SHAPE_REPEATS` times: a finished line, lowercased, with code in
   backticks, ``[n]`` citations and digits blanked out, that still has at least
-  :data:`MIN_SHAPE_WORDS` words (so a list of bare names, ``- `a`: `b```, never counts);
+  :data:`MIN_SHAPE_WORDS` words (so a list of bare names, ``- `a`: `b```, never counts); a shape at
+  least :data:`NEAR_SHAPE` similar to one seen before counts as that one (a newcomer's four bullets
+  differing by a word, "high-level" and "low-level", did not stop the reply);
 * the text ending in the same stretch of :data:`MIN_LOOP_CHARS` or more characters written
   :data:`LOOP_REPEATS` times in a row (a loop inside one line), checked every
   :data:`CHECK_EVERY` characters on the last :data:`TAIL_CHARS` characters.
@@ -17,10 +19,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from difflib import SequenceMatcher
 
 __all__ = ["RepetitionWatch", "line_shape"]
 
 SHAPE_REPEATS = 4
+#: How similar (:class:`difflib.SequenceMatcher`'s ratio) two line shapes must be to count as one:
+#: restated bullets of Qwen2.5-Coder-1.5B ("... a high-level interface for making http requests." and
+#: "... a low-level ...") are 0.95-0.98; two points of a good answer differing in a word of their
+#: own ("... when the host changes." / "... when the scheme changes.") 0.89.
+NEAR_SHAPE = 0.9
+#: The most distinct shapes a line is compared with (the newest), so a long reply stays cheap to watch.
+MAX_SHAPES = 64
 MIN_SHAPE_WORDS = 3
 MIN_LOOP_CHARS = 20
 LOOP_REPEATS = 4
@@ -59,6 +69,7 @@ class RepetitionWatch:
         for line in done:
             shape = line_shape(line)
             if shape is not None:
+                shape = self._seen(shape)
                 self._shapes[shape] += 1
                 if self._shapes[shape] >= SHAPE_REPEATS:
                     return True
@@ -69,3 +80,14 @@ class RepetitionWatch:
         tail = "".join(self._text)[-TAIL_CHARS:]
         self._text = [tail]
         return _LOOP.search(tail) is not None
+
+    def _seen(self, shape: str) -> str:
+        """``shape``, or the newest of the last :data:`MAX_SHAPES` shapes seen that is at least
+        :data:`NEAR_SHAPE` similar to it."""
+        if shape in self._shapes:
+            return shape
+        for seen in list(self._shapes)[-MAX_SHAPES:][::-1]:
+            match = SequenceMatcher(None, seen, shape, autojunk=False)
+            if min(match.real_quick_ratio(), match.quick_ratio()) >= NEAR_SHAPE and match.ratio() >= NEAR_SHAPE:
+                return seen
+        return shape

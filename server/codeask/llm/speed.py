@@ -127,6 +127,19 @@ class SpeedCache:
         """The estimated speed of ``llm``'s endpoint and model now, or ``None`` when none was measured."""
         return self._estimate(llm, self._read().get(self.key(llm)))
 
+    def now(self, llm: LLM) -> Speed | None:
+        """``llm``'s speed for the next call of the same ask: its last measured call recorded
+        (:meth:`record`), and the estimate no faster, rate by rate, than that call. A call of this
+        ask (the search queries) that ran slower than the cached samples predict is a slowdown the
+        median and the one-minute load average have not caught up with yet (issue 30: on a machine
+        at load 4-7 the search queries took 36.8 s where the samples measured idle planned ~10 s).
+        A call of an earlier ask is only one more sample (:meth:`record`)."""
+        last = llm.speed()
+        estimate = self.record(llm, last)
+        if estimate is None or last is None:
+            return estimate
+        return Speed(_slower(estimate.prompt, last.prompt), _slower(estimate.generated, last.generated))
+
     def record(self, llm: LLM, speed: Speed | None) -> Speed | None:
         """Add ``speed``'s rates to ``llm``'s samples (a rate equal to the newest sample is that
         sample again, e.g. :meth:`~codeask.llm.base.BaseLLM.speed` read twice, and is not added;
@@ -159,6 +172,11 @@ class SpeedCache:
             os.replace(tmp, self.path)
         except OSError:
             pass
+
+
+def _slower(estimate: float | None, last: float | None) -> float | None:
+    """The lower of two rates, either where the other is unknown."""
+    return min(estimate, last) if estimate is not None and last is not None else estimate or last
 
 
 def _rates(speed: Speed) -> list[tuple[str, float | None]]:

@@ -15,6 +15,7 @@ caller gets in :mod:`codeask.query.result`.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -28,6 +29,9 @@ from codeask.query.budget import (
     TIGHT_DOCUMENT_TOKENS,
     Budget,
     budget_for,
+    budget_json,
+    call_seconds,
+    cut_reason,
     document_cap,
     drop_lowest,
     fit_documents,
@@ -36,11 +40,11 @@ from codeask.query.budget import (
 )
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, question_terms
-from codeask.query.more import CONTINUE, continuation_tokens, joined, run_second_part, unsent
+from codeask.query.more import continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
-from codeask.settings import LLMSettings, Settings
+from codeask.settings import Settings
 
 __all__ = [
     "SimpleAnswer",
@@ -139,15 +143,16 @@ class SimpleAnswer:
         self.speeds = speed_cache(settings)
         """The measured speeds of endpoints (:mod:`codeask.llm.speed`), in codeask's cache folder."""
 
-    def timed(self, budget: Budget, frame: int, spent: float) -> Budget:
+    def timed(self, budget: Budget, frame: int, spent: float, asked: bool = False) -> Budget:
         """``budget`` under the time budget of a local model (``llm.first_token_seconds``,
         ``llm.answer_seconds``, less the ``spent`` seconds the ask took before this call;
         :func:`~codeask.query.budget.time_budget` with the prompt's ``frame`` tokens) at the speed
-        estimated from this LLM's calls so far (the subquestions of this ask) and the cached ones
-        (:meth:`~codeask.llm.speed.SpeedCache.get`); a hosted model's budget unchanged."""
+        estimated from the cached samples, no faster than this LLM's last call when that call was
+        ``asked`` in this ask (its search queries: :meth:`~codeask.llm.speed.SpeedCache.now`); a
+        hosted model's budget unchanged."""
         if not is_local_url(self.llm.base_url):
             return budget
-        speed = self.speeds.record(self.llm, self.llm.speed())
+        speed = self.speeds.now(self.llm) if asked else self.speeds.record(self.llm, self.llm.speed())
         llm = self.settings.llm
         return time_budget(budget, speed, llm.first_token_seconds, llm.answer_seconds, frame, spent)
 
@@ -180,14 +185,15 @@ class SimpleAnswer:
         ``expand`` step added moved after the file they were reached from, :func:`along_chain`)
         and the budget (a time budget counts the seconds of the steps before, ``query.history``)."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
-        spent = sum(event.seconds for event in query.history)
+        spent = elapsed(query)
         fit_question(query, self.llm.count_tokens, budget.prompt // 4)
         if query.response_transformed:
             return self.prompt(query), list(query.documents), self.timed(budget, 0, spent)
         if documents is None:
             documents = safe_documents(query.documents, self.settings, query.withheld)
         frame = self.llm.count_tokens(self.prompt(query, []))
-        budget = self.timed(budget, frame, spent)
+        asked = any(e.step == "subquestions" and not e.data.get("error") for e in query.history)
+        budget = self.timed(budget, frame, spent, asked)
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
@@ -220,25 +226,28 @@ class SimpleAnswer:
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
     ) -> tuple[Completion, list[Document]]:
         """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
-        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the next-ranked ones not
-        sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
+        after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the
+        lines the first part cut from its best documents (:func:`~codeask.query.more.remainders`), then
+        the next-ranked ones not sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
         ``prompt`` after the first part's text, within the model's context and its document cap
         (:func:`~codeask.query.budget.document_cap`). Unchanged when there is no time or room for
         it, nothing more to send, or the second call failed before any text."""
         speed = self.speeds.record(self.llm, done.speed)
-        part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds)
-        rest = unsent(safe_documents(query.documents, self.settings, query.withheld), documents)
+        part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds - elapsed(query))
+        safe = safe_documents(query.documents, self.settings, query.withheld)
+        rest = [*remainders(safe, documents), *unsent(safe, documents)]  # the best documents' cut lines first
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents
-        head = prompt + CONTINUE.format(answer=done.text.strip(), documents="")
+        head = prompt + continuation(done.text, "", [])
         system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
         room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
         if room < TIGHT_DOCUMENT_TOKENS:
             return done, documents
         more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
         rendered = render_documents(self.templates, more, first=len(documents) + 1)
-        second = prompt + CONTINUE.format(answer=done.text.strip(), documents=rendered)
+        second = prompt + continuation(done.text, rendered, more)
+        part = replace(part, seconds=round(self.settings.llm.answer_seconds - elapsed(query), 1))  # after counting
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
         if extra is None:
             return done, documents
@@ -262,7 +271,7 @@ class SimpleAnswer:
                     max_tokens=budget.reply,
                     on_delta=self.stream,
                     cancel=query.cancel,
-                    deadline=budget.seconds,
+                    deadline=call_seconds(budget, elapsed(query)),
                 )
                 break
             except ContextLengthError as exc:  # the count was off: once more with half the documents
@@ -283,7 +292,7 @@ class SimpleAnswer:
             done, documents = self.second_part(query, prompt, documents, budget, done)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
-        query.cut_reason = _cut_reason(done, budget, self.settings.llm)
+        query.cut_reason = cut_reason(done, budget, self.settings.llm, elapsed(query))
         query.answered(
             self.name,
             done.text.strip(),
@@ -298,9 +307,14 @@ class SimpleAnswer:
             context_tokens=budget.context,
             retried_with_fewer=retried,
             seconds=round(done.seconds, 2),
-            time_budget=_time_budget(budget),
+            time_budget=budget_json(budget),
         )
         return query
+
+
+def elapsed(query: Query) -> float:
+    """Seconds since ``query`` was asked (``Query.started``): a time budget counts the whole ask."""
+    return time.monotonic() - query.started
 
 
 def speed_cache(settings: Settings) -> SpeedCache:
@@ -315,33 +329,6 @@ def local_speed(llm: LLM, settings: Settings) -> Speed | None:
     if not is_local_url(llm.base_url):
         return None
     return speed_cache(settings).record(llm, llm.speed())
-
-
-def _cut_reason(done: Completion, budget: Budget, llm: LLMSettings) -> str | None:
-    """Why the answer is cut off: the completion's reason, or, for a reply cut at a ``max_tokens`` the
-    time budget lowered (below ``llm.max_tokens``), that budget."""
-    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < llm.max_tokens:
-        return (
-            f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
-            f"llm.answer_seconds = {llm.answer_seconds:g}s)"
-        )
-    return done.cut_reason()
-
-
-def _time_budget(budget: Budget) -> dict[str, float | int | None] | None:
-    """The answer metadata's ``time_budget``: the call's deadline, the seconds the ask took before
-    the call, the expected seconds from the ask's start to the first token and to the end, and the
-    documents' and reply's tokens; ``None`` without a time budget (a hosted model)."""
-    if budget.seconds is None:
-        return None
-    return {
-        "answer_seconds": budget.seconds,
-        "seconds_before_call": budget.spent,
-        "expected_first_token_seconds": budget.expected_first_token,
-        "expected_seconds": budget.expected_end,
-        "document_tokens": budget.documents,
-        "reply_tokens": budget.reply,
-    }
 
 
 _WANTS_CODE = re.compile(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from codeask.index.embed import Embedder
 from codeask.llm import LLM
 from codeask.query.answer import NoLLMAnswer, SimpleAnswer, local_speed
-from codeask.query.budget import subquestions_in_time
+from codeask.query.budget import SUBQUESTIONS_SHARE, subquestions_in_time
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import (
@@ -169,13 +169,12 @@ def _query_transformers(
 ) -> list[Step]:
     """[subquestions] -> the ``[pipeline] query_transformers`` -> [parse_question] -> embed."""
     out: list[Step] = []
-    # a local model too slow to write search queries within its time budget answers without them
-    if (
-        llm is not None
-        and s.llm.num_subquestions > 0
-        and subquestions_in_time(local_speed(llm, s), s.llm.first_token_seconds)
-    ):
-        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder))
+    # a local model too slow to write search queries within its time budget answers without them;
+    # one whose measured speed planned them stops them at their share (unmeasured, the call measures it)
+    speed = local_speed(llm, s) if llm is not None else None
+    if llm is not None and s.llm.num_subquestions > 0 and subquestions_in_time(speed, s.llm.first_token_seconds):
+        deadline = SUBQUESTIONS_SHARE * s.llm.first_token_seconds if speed is not None else None
+        out.append(GenerateSubquestions(llm, templates, s.llm.num_subquestions, embedder=embedder, deadline=deadline))
     out.extend(steps(name, "query transformer") for name in s.pipeline.query_transformers)
     if evidence.REPORT_EVIDENCE:
         out.append(ParseQuestion())

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from codeask.llm.protocol import Speed
+from codeask.llm.protocol import Completion, Speed
 from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus
 from codeask.query.pipeline import Document
+from codeask.settings import LLMSettings
 
 __all__ = [
     "Budget",
@@ -50,6 +51,11 @@ __all__ = [
     "TOKENS_PER_DOCUMENT",
     "READING_SHARE",
     "PLAN_SHARE",
+    "FIRST_SHARES",
+    "call_seconds",
+    "SUBQUESTIONS_SHARE",
+    "cut_reason",
+    "budget_json",
 ]
 
 #: Tokens the chat template and role markers add around a prompt (llama.cpp's Qwen and SmolLM2
@@ -72,6 +78,14 @@ TIGHT_DOCUMENT_TOKENS = 200
 #: identifiers count more; a prompt over its limit loses its lowest-ranked document
 #: (:func:`fit_documents`), so the plan stays under it.
 PLAN_SHARE = 0.9
+#: Shares of a time budget's document tokens the first (best-ranked) document gets, the others one
+#: each (:func:`tighten`): its window is the one most likely to hold the rule the question asks
+#: about (issue 30: ``raise_for_status`` cut to its first 12 lines lost the ``status_code`` test and
+#: the ``HTTPError`` it raises). Measured offline on the whole chunks of issue 30's 12 questions,
+#: top ``tokens // 200`` documents: the key facts kept were 0.708 -> 0.778 at 900 document tokens
+#: and 0.736 -> 0.806 at 1,100 with 2 shares (1.5 for the second as well: 0.750 and 0.806; 3 for
+#: the first: 0.736 and 0.764).
+FIRST_SHARES = 2.0
 #: The least reply a time budget leaves, tokens (a few sentences).
 MIN_REPLY_TOKENS = 64
 #: The share of the first token's seconds left that the documents are planned to fill: the rest is
@@ -82,6 +96,14 @@ READING_SHARE = 0.85
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
+#: The share of ``llm.first_token_seconds`` a local model's ``subquestions`` call may take when its
+#: measured speed planned it (its deadline; after it the question is searched alone): issue 30's
+#: newcomer saw that call take 36.8 s on a machine at load 4-7, more than the whole 20 s to the
+#: first token, because its speed was measured idle. Idle, Qwen2.5-Coder-1.5B took ~9 s (322 tokens
+#: read at 63/s, 31 written at 8.8/s). Without a measured speed the call has no deadline: it is the
+#: measurement (a cold llama.cpp server gave no first token in 10 s, and every answer after it was
+#: then sent a whole-context prompt).
+SUBQUESTIONS_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -168,15 +190,17 @@ def tighten(
     header: int = 0,
 ) -> list[Document]:
     """At most ``most`` and ``tokens // TIGHT_DOCUMENT_TOKENS`` documents (at least one;
-    :func:`drop_lowest` picks those left out), each cut to the lines that fit an equal share of
-    :data:`PLAN_SHARE` of ``tokens``, less its ``header`` (the tokens the document template adds around a document's text):
+    :func:`drop_lowest` picks those left out), each cut to the lines that fit its share of
+    :data:`PLAN_SHARE` of ``tokens`` (the first, best-ranked document :data:`FIRST_SHARES` shares,
+    the others one each), less its ``header`` (the tokens the document template adds around a document's text):
     the definition around the lines naming the question's ``terms`` (:func:`codeask.query.focus.focus`,
     ``chars_per_token`` characters a token; at least five lines)."""
     docs = list(documents)
     while len(docs) > max(1, min(most, tokens // TIGHT_DOCUMENT_TOKENS)):
         drop_lowest(docs)
-    share = int(tokens * PLAN_SHARE) // max(1, len(docs)) - header
-    return [focus(d, terms, share, chars_per_token) for d in docs]
+    weights = [FIRST_SHARES if i == 0 and len(docs) > 1 else 1.0 for i in range(len(docs))]
+    plan = int(tokens * PLAN_SHARE)
+    return [focus(d, terms, int(plan * w / sum(weights)) - header, chars_per_token) for d, w in zip(docs, weights)]
 
 
 def shorten(document: Document, lines: int) -> Document:
@@ -231,3 +255,43 @@ def fit_documents(
         prompt = render(docs)
         tokens = count(prompt)
     return docs, prompt, tokens
+
+
+def call_seconds(budget: Budget, elapsed: float) -> float | None:
+    """The deadline of the call planned with ``budget`` when it starts ``elapsed`` seconds into the
+    ask: ``budget.seconds`` less the seconds since the plan (``elapsed - budget.spent``: the prompt's
+    token counts), at least one; ``None`` without a time budget."""
+    if budget.seconds is None:
+        return None
+    return max(1.0, round(budget.seconds - max(0.0, elapsed - budget.spent), 1))
+
+
+def cut_reason(done: Completion, budget: Budget, llm: LLMSettings, elapsed: float) -> str | None:
+    """Why the answer is cut off, ``elapsed`` seconds into the ask: the time budget when the call
+    ran out of it (counted over the whole ask, not the call: the steps before it, the first and the
+    second part) or stopped at a ``max_tokens`` the time budget lowered (below ``llm.max_tokens``),
+    else the completion's reason; ``None`` when it is complete."""
+    if done.finish_reason == "deadline":
+        return f"the answer's time budget ran out after {elapsed:.0f}s of the ask (llm.answer_seconds = {llm.answer_seconds:g}s)"
+    if done.finish_reason == "length" and budget.seconds is not None and budget.reply < llm.max_tokens:
+        return (
+            f"the reply's time budget was used up ({budget.reply} tokens at the endpoint's measured speed, "
+            f"llm.answer_seconds = {llm.answer_seconds:g}s)"
+        )
+    return done.cut_reason()
+
+
+def budget_json(budget: Budget) -> dict[str, float | int | None] | None:
+    """The answer metadata's ``time_budget``: the call's deadline, the seconds the ask took before
+    the call, the expected seconds from the ask's start to the first token and to the end, and the
+    documents' and reply's tokens; ``None`` without a time budget (a hosted model)."""
+    if budget.seconds is None:
+        return None
+    return {
+        "answer_seconds": budget.seconds,
+        "seconds_before_call": budget.spent,
+        "expected_first_token_seconds": budget.expected_first_token,
+        "expected_seconds": budget.expected_end,
+        "document_tokens": budget.documents,
+        "reply_tokens": budget.reply,
+    }

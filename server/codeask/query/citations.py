@@ -320,7 +320,9 @@ def _verify(
                 for row, raw in zip(rows, lines):
                     out_lines[row] = _rerender(raw, documents, {n: to for n in cites[i]}, set())
                 moved = ", ".join(f"[{n}]" for n in sorted(cites[i]))
-                out_lines[rows[-1]] += f" *(re-pointed from {moved}: `{name}` is defined in [{to}])*"
+                out_lines[rows[-1]] = _noted(
+                    out_lines[rows[-1]], f"re-pointed from {moved}: `{name}` is defined in [{to}]"
+                )
                 repointed.extend({"paragraph": i, "from": n, "to": to, "name": name} for n in sorted(cites[i]))
                 continue
         if wrong:
@@ -331,8 +333,14 @@ def _verify(
             links = ", ".join(f"[[{a.n}]]({documents[a.n - 1].uri})" for a in found)
             if cites[i]:  # the model's numbers point elsewhere: say so beside the right links
                 links += "; not in the cited " + ", ".join(f"[{n}]" for n in sorted(cites[i]))
-            out_lines[rows[-1]] += f" *(named here: {links})*"
+            out_lines[rows[-1]] = _noted(out_lines[rows[-1]], f"named here: {links}")
     return attributed, mismatched, repointed, unverified
+
+
+def _noted(line: str, note: str) -> str:
+    """``line`` with `` *(note)*`` after it; an inline code span the line leaves open (a cut-off last
+    line, ``calls `retry_``) is closed first, so the note is not read as code."""
+    return f"{line}{'`' if line.count('`') % 2 else ''} *({note})*"
 
 
 def _render(line: str, replace) -> str:

@@ -22,7 +22,7 @@ from codeask.index.rows import IDENT, split_identifier
 from codeask.lines import split_lines
 from codeask.query.pipeline import Document
 
-__all__ = ["question_terms", "line_score", "focus", "CHARS_PER_TOKEN", "DEFINITION_BONUS", "MIN_LINES"]
+__all__ = ["question_terms", "line_score", "focus", "labelled", "CHARS_PER_TOKEN", "DEFINITION_BONUS", "MIN_LINES"]
 
 #: The least lines a trimmed document keeps.
 MIN_LINES = 5
@@ -132,3 +132,13 @@ def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_toke
         start_line=document.start_line + first,
         end_line=document.start_line + last - 1,
     )
+
+
+def labelled(document: Document) -> Document:
+    """``document`` with a packed ``"a, b"`` label cut to the definitions its lines hold (a part of a
+    packed chunk, :func:`codeask.query.more.remainders`); ``document`` itself otherwise."""
+    if "," not in document.symbol:
+        return document
+    lines = split_lines(document.content)
+    spans = _definitions(lines, document.language)
+    return replace(document, symbol=_label(document.symbol, spans, 0, len(lines)))

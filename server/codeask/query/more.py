@@ -14,25 +14,60 @@ Sources list is every document sent, in that order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from codeask.lines import split_lines
 from codeask.llm import LLM, Completion, LLMError, Speed
 from codeask.llm.cancel import CancelLike
 from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
+from codeask.query.focus import MIN_LINES, labelled
 from codeask.query.pipeline import Document
 from codeask.query.steps.widen import overlaps
 
-__all__ = ["CONTINUE", "Part", "Lines", "continuation_tokens", "unsent", "run_second_part", "joined"]
+__all__ = [
+    "CONTINUE",
+    "Part",
+    "Lines",
+    "continuation",
+    "continuation_tokens",
+    "unsent",
+    "remainders",
+    "run_second_part",
+    "joined",
+    "REMAINDERS",
+]
 
 #: What follows the first part's prompt in the second part's: the first part's answer, the new
 #: documents, and what to add. Its numbering example follows the answer template's.
 CONTINUE = (
     "\n\n## Your answer so far\n\n{answer}\n\n## More snippets\n\n{documents}\n\n"
-    "Add at most three points that these snippets show and the answer so far misses, in the same form: "
-    "each point one sentence naming the functions, classes and settings involved, starting with the number "
-    "of the snippet that shows it, in square brackets. Write nothing else."
+    "Add at most three points that these snippets show and the answer so far does not say{names}, in the same "
+    "form: each point one sentence naming the functions, classes and settings involved, starting with the number "
+    "of the snippet that shows it, in square brackets. Never repeat a point of the answer so far. Write nothing else."
 )
+#: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
+MAX_NAMES = 6
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_CITED = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def continuation(answer: str, rendered: str, documents: list[Document]) -> str:
+    """:data:`CONTINUE` filled in: the first part's ``answer``, the new documents ``rendered``, and the
+    names of the code they hold (their symbols, at most :data:`MAX_NAMES`) that ``answer`` does not
+    name, so the second part is pointed at what the first did not say rather than restating it
+    (issue 30: Qwen2.5-Coder-1.5B's second parts mostly restated the first)."""
+    names: list[str] = []
+    for document in documents:
+        for part in document.symbol.split(","):
+            name = part.strip().rsplit(".", 1)[-1]
+            if name and name not in names and not re.search(rf"\b{re.escape(name)}\b", answer):
+                names.append(name)
+    shown = ", ".join(f"`{name}`" for name in names[:MAX_NAMES])
+    return CONTINUE.format(
+        answer=answer.strip(), documents=rendered, names=f" (such as what {shown} do)" if shown else ""
+    )
 
 
 @dataclass(frozen=True)
@@ -45,25 +80,55 @@ class Part:
     seconds: float
 
 
-def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, answer_seconds: float) -> Part | None:
+def continuation_tokens(budget: Budget, speed: Speed | None, done: Completion, left: float) -> Part | None:
     """The plan of a second part after the first part ``done`` of a call under the time ``budget``,
     at the endpoint's ``speed``; ``None`` when there is no time budget, the first part did not end
-    by itself, or the seconds left of ``answer_seconds`` (less the ``budget.spent`` before the call
-    and the first part's) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
+    by itself, or the ``left`` seconds of ``llm.answer_seconds`` (counted from the ask's start,
+    ``Query.started``) read fewer than :data:`TIGHT_DOCUMENT_TOKENS` after writing a reply as
     long as the first part's (at least two :data:`MIN_REPLY_TOKENS`, at most ``budget.reply``) and
     reading that part's text again. The documents get :data:`READING_SHARE` of the reading time,
-    at most ``budget.documents`` (what the first part had)."""
+    at most ``budget.documents`` (what the first part had: issue 30's run with twice as many ran two
+    second parts into the deadline, and their cut lines were dropped)."""
     if budget.documents is None or done.finish_reason != "stop" or not done.text.strip():
         return None
     if speed is None or not speed.prompt or not speed.generated:
         return None
-    left = answer_seconds - budget.spent - done.seconds
     reply = min(budget.reply, max(2 * MIN_REPLY_TOKENS, done.tokens))
     reading = READING_SHARE * (left - reply / speed.generated)
     documents = min(budget.documents, int(speed.prompt * reading) - done.tokens)
     if documents < TIGHT_DOCUMENT_TOKENS:
         return None
     return Part(documents=documents, reply=reply, seconds=round(left, 1))
+
+
+#: The best-ranked documents whose lines the first part left out are offered first to the second
+#: part (:func:`remainders`): in issue 30's 12 questions (this sitting's before run), 9 key facts
+#: missing from the documents sent sat in the cut-off lines of the first or second document
+#: (``finalize_request`` after ``full_dispatch_request``'s window, ``should_strip_auth`` before
+#: ``rebuild_auth``'s), 5 in documents not sent at all.
+REMAINDERS = 2
+
+
+def remainders(documents: list[Document], sent: list[Document], top: int = REMAINDERS) -> list[Document]:
+    """The lines of the ``top`` best-ranked ``documents`` (whole, as retrieved) that were ``sent`` cut:
+    for each, the lines after the window sent, then those before it (each a contiguous document of
+    at least :data:`~codeask.query.focus.MIN_LINES` lines, its label cut to the definitions it holds),
+    best-ranked first."""
+    out: list[Document] = []
+    for whole in [d for d in documents if any(s.key() == d.key() and overlaps(s, d) for s in sent)][:top]:
+        window = next(s for s in sent if s.key() == whole.key() and overlaps(s, whole))
+        lines = split_lines(whole.content)
+        after, before = window.end_line - whole.start_line + 1, window.start_line - whole.start_line
+        for first, last in ((after, len(lines)), (0, before)):
+            if last - first >= MIN_LINES:
+                part = replace(
+                    whole,
+                    content="\n".join(lines[first:last]),
+                    start_line=whole.start_line + first,
+                    end_line=whole.start_line + last - 1,
+                )
+                out.append(labelled(part))
+    return out
 
 
 def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
@@ -73,13 +138,17 @@ def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
 
 class Lines:
     """A stream callback that passes the second part on whole lines only, each after a line break,
-    and drops a line the answer already holds (a small model restating the answer so far):
-    ``said`` holds the stripped lines already shown; :attr:`kept` the lines passed on."""
+    and drops a line that restates the answer so far (a small model's habit): one the answer
+    already holds, or one whose code in backticks was all named before (it says nothing about new
+    code); lines are compared without their ``[n]`` citations and case (the same sentence cited to
+    another snippet restates it too). ``said`` holds the lines already shown; :attr:`kept` the lines
+    passed on."""
 
     def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
-        self.stream, self.said = stream, said
+        self.stream, self.said = stream, {_said(line) for line in said}
         self.kept: list[str] = []
         self.pending = ""
+        self.named = {name for line in said for name in _BACKTICKED.findall(line)}
 
     def __call__(self, delta: str) -> None:
         self.pending += delta
@@ -88,13 +157,20 @@ class Lines:
             self.emit(line)
 
     def emit(self, line: str) -> None:
-        """Pass ``line`` on unless it is blank or already said."""
-        if not line.strip() or line.strip() in self.said:
+        """Pass ``line`` on unless it is blank or restates what was said."""
+        names = set(_BACKTICKED.findall(line))
+        if not line.strip() or _said(line) in self.said or (names and names <= self.named):
             return
-        self.said.add(line.strip())
+        self.said.add(_said(line))
+        self.named |= names
         self.kept.append(line)
         if self.stream is not None:
             self.stream("\n" + line)
+
+
+def _said(line: str) -> str:
+    """What ``line`` says: without ``[n]`` citations, list marks, case and repeated spaces."""
+    return " ".join(_CITED.sub(" ", line).lower().lstrip(" -*").split())
 
 
 def run_second_part(

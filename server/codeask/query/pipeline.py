@@ -238,15 +238,15 @@ class Query:
     :class:`~codeask.llm.CancelToken`); steps pass it to their LLM calls as ``cancel=``, so a
     cancellation aborts a running call (its connection is closed) instead of waiting for it."""
     finish_reason: str | None = None
-    """How the answer's LLM call ended (``stop``, ``length``, ``incomplete``, ``error``); ``None``
-    without an LLM answer."""
+    """How the answer's LLM call ended (``stop``, ``length``, ``incomplete``, ``error``); ``None`` without one."""
     cut_reason: str | None = None
     """Why the answer is cut off (``None`` when complete), in words for the reader."""
     prompt_documents: list[Document] | None = None
-    """The documents the answer's prompt held, in their numbered order (``[1]`` is the first); what
-    the answer's ``[n]`` citations refer to. ``None`` without an LLM answer."""
+    """The documents the answer's prompt held, numbered in order (``[1]`` first): what its ``[n]`` cite."""
     parts: QuestionParts | None = None
     digest: QuestionDigest | None = None
+    started: float = field(default_factory=time.monotonic, repr=False, compare=False)
+    """``time.monotonic()`` when asked: a local model's time budget counts the whole ask from it."""
 
     def __post_init__(self) -> None:
         if not self.current:

@@ -122,6 +122,8 @@ class GenerateSubquestions:
         num_questions: queries kept.
         embedder: returns the shared :class:`~codeask.index.embed.Embedder` (called lazily), or ``None``.
         max_similarity: cosine similarity in ``[0, 1]`` from which a query counts as a paraphrase.
+        deadline: seconds the call may take (a local model's share of the time budget), ``None``:
+            no limit; a reply cut there keeps its whole lines, one with none searches the question alone.
     """
 
     name = "subquestions"
@@ -134,18 +136,23 @@ class GenerateSubquestions:
         *,
         embedder: Callable[[], Embedder] | None = None,
         max_similarity: float = SUBQUESTION_SIMILARITY,
+        deadline: float | None = None,
     ):
         self.llm = llm
         self.templates = templates
         self.num_questions = num_questions
         self.embedder = embedder
         self.max_similarity = max_similarity
+        self.deadline = deadline
 
     def __call__(self, query: Query) -> Query:
         asked = 2 * self.num_questions if self.embedder is not None else self.num_questions
         prompt = self.templates.render("subquestions", question=query.asked, num_questions=asked)
         try:
-            reply = self.llm.complete(prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel)
+            done = self.llm.generate(
+                prompt, system=self.templates.system, max_tokens=400, cancel=query.cancel, deadline=self.deadline
+            )
+            reply = done.text if done.finish_reason != "deadline" else done.text.rpartition("\n")[0]
         except LLMError as exc:  # search with the original question alone
             query.errors.append(str(exc))
             query.transformed_query(self.name, query.current, error=str(exc))
