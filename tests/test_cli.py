@@ -152,7 +152,7 @@ def test_index_of_two_folders_reports_each_folder(tmp_path):
             (folder / f"{name}.py").write_text(f"def {name}():\n    return {name!r}\n")
     cold = json.loads(codeask("index", str(first), str(second), "--json").stdout)
     by_root = {Path(r["root"]).name: r for r in cold["roots"]}
-    assert sorted(by_root) == ["first", "second"]
+    assert sorted(by_root) == ["first", "second"] and all("roots" not in r for r in cold["roots"])
     assert (by_root["first"]["files_changed"], by_root["second"]["files_changed"]) == (1, 2)
     assert sum(r["chunks_total"] for r in cold["roots"]) == cold["chunks_total"]
     assert sum(r["chunks_embedded"] for r in cold["roots"]) == cold["chunks_embedded"] > 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from codeask.query.related_code import related
 from codeask.query.resolve import NAME_ONLY, SURE, TYPED
 from codeask.query.result import Source, source_lines
 from codeask.query.steps.callers import caller_documents
@@ -146,3 +147,24 @@ def test_via_says_how_sure_its_link_is(tmp_path):
     weak_line, sure_line = source_lines([weak, sure])
     assert weak_line.endswith("(added: caller of should_strip in web/strip.py:1, by name only)")
     assert sure_line.endswith("(added: caller of should_strip in web/strip.py:1)")
+
+
+def test_a_cut_list_keeps_callers_of_every_definition(tmp_path):
+    """Two classes define ``put``; four files call ``x.put()`` on an untyped receiver, a name-only
+    caller of each definition. Cut to four callers, the list holds callers of both definitions
+    (chi's ``related Get``: the 50 listed were 48 name-only callers of one of three definitions)."""
+    files = {
+        "store/a.py": "class A:\n    def put(self, v):\n        return v\n",
+        "store/b.py": "class B:\n    def put(self, v):\n        return v\n",
+    }
+    for i in range(4):
+        files[f"app/use{i}.py"] = f"def use{i}(box):\n    return box.put({i})\n"
+    root = write_tree(tmp_path / "ws", files)
+    workspace = Workspace([root])
+    workspace.index(embed=False)
+    stores = [(str(root), index.store) for index in workspace.indexes.values()]
+    whole = related(stores, "put")
+    assert whole.counts["callers"] == 8 and {x.sure for x in whole.callers} == {NAME_ONLY}
+    cut = related(stores, "put", limit=4)
+    at = {f"{d.path}:{d.start_line}" for d in cut.definitions}
+    assert len(at) == 2 and {x.of for x in cut.callers} == at and cut.truncated

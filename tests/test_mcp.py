@@ -112,6 +112,8 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
         related = await client.call_tool("related_code", {"symbol": "apply_discount"})
         check_output(tools["related_code"], related)
         assert related.structured_content["counts"]["callers"] >= 1 and related.structured_content["truncated"] is False
+        definition = related.structured_content["definitions"][0]
+        assert {c["of"] for c in related.structured_content["callers"]} == {f"{definition['path']}:{definition['start_line']}"}
         unknown = await client.call_tool("related_code", {"symbol": "no_such_symbol"})  # the CLI exits 1
         assert unknown.is_error and unknown.content[0].text == "no_such_symbol: no definition or use in the index"
 

@@ -163,6 +163,11 @@ class LocationOut(BaseModel):
     sure: float = Field(
         1.0, description="how sure the link is: 1.0 names the class or module, 0.7 typed, 0.5 alias, 0.3 name only"
     )
+    of: str = Field(
+        "",
+        description="for a caller or callee, the definition it links to as path:start_line (a symbol with two "
+        "definitions has callers of each); '' for a definition",
+    )
     uri: str = Field(description="file:///abs/path#Lstart-Lend")
 
 

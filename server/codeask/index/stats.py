@@ -69,8 +69,12 @@ class IndexStats:
         return sum(self.files_by_encoding.values())
 
     def to_json(self) -> dict:
-        """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it."""
-        return asdict(self)
+        """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it;
+        a root's entry in ``roots`` has no ``roots`` key of its own."""
+        out = asdict(self)
+        for root in out["roots"]:
+            del root["roots"]
+        return out
 
     def merge(self, other: IndexStats) -> IndexStats:
         """Sum of two runs (for multi-root totals); ``root`` is ``""`` once two roots were summed."""

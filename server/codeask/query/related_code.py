@@ -11,7 +11,7 @@ is listed only when the project defines that name once.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -311,9 +311,20 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             sites = caller_sites(store, name, [d], chunks)
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
-    out.callers.sort(key=lambda x: -x.sure)
-    out.callees.sort(key=lambda x: -x.sure)
+    out.callers, out.callees = _surest_first(out.callers), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
     return out
+
+
+def _surest_first(locations: list[Location]) -> list[Location]:
+    """``locations`` surest first; among equally sure ones, the definitions they link to (``of``) take
+    turns, each in its own order, so a cut to a limit keeps callers of every definition (chi's three
+    ``Get`` definitions each have the same 49 name-only callers: the cut kept only the first's)."""
+    turn: Counter[tuple[str, float]] = Counter()
+    keyed = []
+    for x in locations:
+        keyed.append((-x.sure, turn[x.of, x.sure], x))
+        turn[x.of, x.sure] += 1
+    return [x for *_, x in sorted(keyed, key=lambda k: (k[0], k[1]))]
