@@ -152,7 +152,8 @@ def test_ask_json_sources_say_via_for_expanded_files(shop):
     out = json.loads(codeask("ask", "--no-llm", "--no-update", "--json", str(shop), "how is checkout handled").stdout)
     by_path = {s["path"]: s for s in out["sources"]}
     assert by_path["app/handlers.py"]["via"] == ""
-    assert by_path["app/store.py"]["via"] == "calls persist_order from app/handlers.py:1"
+    caller_line = SHOP["app/handlers.py"].splitlines().index("def handle_checkout(request):") + 1  # not the import
+    assert by_path["app/store.py"]["via"] == f"calls persist_order from app/handlers.py:{caller_line}"
     assert list(by_path).index("app/store.py") > list(by_path).index(
         "app/handlers.py"
     )  # retrieved files keep their ranks

@@ -202,3 +202,27 @@ def test_requests_sdist_should_strip_auth(requests_sdist, tmp_path):
     spans = {x["symbol"] for s in out["sources"] for x in s["spans"]}
     assert {f"TestRequests.{s.split('.')[-1]}" for s in tests} <= spans, spans
     assert "SessionRedirectMixin.rebuild_auth" in spans
+
+
+def test_via_cites_the_definition_that_uses_or_defines_the_name(tmp_path):
+    """``via`` names the line of the calling definition, not the first line of its packed chunk
+    (requests' ``calls UnrewindableBodyError from utils.py:1054`` cited ``urldefragauth``, the chunk's
+    first definition; the raise is in ``rewind_body``), and the line of the definition called, not
+    its chunk's comment (chi's ``caller of NewRouter in chi.go:61``, a line above ``func NewRouter``)."""
+    utils = (
+        "def defrag(url):\n    return url.split('#')[0]\n\n\n"
+        "def rewind(body):\n    if body is None:\n        raise BodyError('cannot rewind')\n    return body\n"
+    )
+    errors = "# Errors of the package.\n\n\nclass BodyError(Exception):\n    pass\n"
+    root = write_tree(tmp_path / "ws", {"pkg/utils.py": utils, "pkg/errors.py": errors})
+    index = RootIndex(root, load_settings(root))
+    index.sync(embed=False)
+    rows = tables(index.store)[0].to_arrow().to_pylist()
+    seeds = index.store.linked([r["id"] for r in rows if r["path"] == "pkg/utils.py"]).values()
+    edges, _ = one_hop(index.store, list(seeds), {})
+    rewind_line = utils.splitlines().index("def rewind(body):") + 1
+    assert [e.via for e in edges if e.name == "BodyError"] == [f"calls BodyError from pkg/utils.py:{rewind_line}"]
+    seeds = index.store.linked([r["id"] for r in rows if r["path"] == "pkg/errors.py"]).values()
+    edges, _ = one_hop(index.store, list(seeds), {})
+    class_line = errors.splitlines().index("class BodyError(Exception):") + 1
+    assert [e.via for e in edges if e.name == "BodyError"] == [f"caller of BodyError in pkg/errors.py:{class_line}"]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from codeask.query.names import COMMON_NAMES
 from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
-from codeask.query.sites import use_sites
+from codeask.query.sites import declaration, inner_definition, use_sites
 from codeask.query.uses import uses_in
 
 if TYPE_CHECKING:
@@ -103,12 +103,12 @@ def _callees(
 ) -> list[Edge]:
     """Edges from ``seed`` to the definitions of the names it references, in other files (in its own
     file too with ``same_file``, other chunks only)."""
-    where = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
+    label = labels.get(seed.hit.path, seed.hit.path)
     edges = []
     for name in seed.refs:
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path or (same_file and row.hit.id != seed.hit.id):
-                via = f"{edge_kind(name, seed.hit.content)} {name} from {where}"
+                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{_user_line(seed.hit, name)}"
                 edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
@@ -130,13 +130,24 @@ def _callers(
             called = defined.get(name)
             if called is None or row.hit.id == called.hit.id or (row.hit.path == called.hit.path and not same_file):
                 continue
-            where = f"{labels.get(called.hit.path, called.hit.path)}:{called.hit.start_line}"
+            where = f"{labels.get(called.hit.path, called.hit.path)}:{declaration(called.hit, name).start_line}"
             target = [(defined_symbol(called.hit, name), called.hit.path)]
             for site in use_sites(row.hit, name, target):
                 weight = site.sure / len(sure[name])
                 via = f"caller of {name} in {where}"
                 edges.append(Edge(site.hit, name, weight, via, called.hit.path, site.sure, site.hit.symbol))
     return edges
+
+
+def _user_line(hit: Hit, name: str) -> int:
+    """The file line ``via`` cites for ``hit``'s use of ``name``: the first line of the innermost
+    definition holding its first use as code (``rewind_body``, not the chunk's first definition
+    ``urldefragauth`` a packed chunk starts with), else the use's own line, else the chunk's start."""
+    lines = sorted(u.line for u in uses_in(hit.content, hit.language).of(name) if u.kind != "import")
+    if not lines:
+        return hit.start_line
+    inner = inner_definition(hit, lines[0])
+    return hit.start_line + (inner.start_line if inner else lines[0]) - 1
 
 
 def one_hop(
