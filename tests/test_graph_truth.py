@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from codeask.query.related_code import related
-from codeask.query.resolve import NAME_ONLY, SURE, TYPED
+from codeask.query.resolve import NAME_ONLY, SURE, TYPED, sureness
 from codeask.query.result import Source, source_lines
 from codeask.query.steps.callers import caller_documents
 from codeask.query.steps.retrieve import SearchTarget
+from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
 from tests.workspaces import related_json, write_tree
 
@@ -168,3 +169,12 @@ def test_a_cut_list_keeps_callers_of_every_definition(tmp_path):
     cut = related(stores, "put", limit=4)
     at = {f"{d.path}:{d.start_line}" for d in cut.definitions}
     assert len(at) == 2 and {x.of for x in cut.callers} == at and cut.truncated
+
+
+def test_an_attribute_of_an_imported_module_is_no_import_alias():
+    """``os.environ.get(..)`` in requests' ``get_netrc_auth`` is no use of ``api.get`` through an
+    import alias (it was 0.5): only a plain word may name a module; ``api.get(..)`` still is sure."""
+    src = "import os\n\n\ndef netrc(url):\n    path = os.environ.get('NETRC')\n    return api.get(url)\n"
+    found = uses_in(src, "python")
+    assert sureness(found, "get", "get", "src/requests/api.py", "python", (5, 5)) == NAME_ONLY
+    assert sureness(found, "get", "get", "src/requests/api.py", "python", (6, 6)) == SURE

@@ -68,8 +68,8 @@ def sureness(
     top-level one also through its folder's package, or bare); :data:`TYPED` through a variable
     declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
     ``s: Session``), or of no known type where the class is named other than as another variable's
-    type; the import-alias guess ``0.5`` for a top-level one reached through a lowercase word that
-    is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
+    type; the import-alias guess ``0.5`` for a top-level one reached through a plain lowercase word
+    (not an attribute: ``os.environ.get``) that is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
     a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
     those lines never use ``name`` as code (a word in a comment or a string), or only through
     another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
@@ -114,8 +114,8 @@ def sureness(
             best = max(best, TYPED if typed.name == owner else NAME_ONLY)
         elif named:
             best = max(best, TYPED)
-        elif not owner and r[:1].islower() and r not in found.bound and not packaged:
-            best = max(best, _ALIAS)
+        elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
+            best = max(best, _ALIAS)  # a plain word may name a module (os.environ.get is no module's get)
     return best
 
 
