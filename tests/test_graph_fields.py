@@ -5,7 +5,7 @@ tree-sitter parsing, LanceDB in a temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
 
-from codeask.query.resolve import NAME_ONLY, TYPED
+from codeask.query.resolve import TYPED
 from codeask.workspace import Workspace
 from tests.workspaces import related_json, write_tree
 
@@ -25,8 +25,8 @@ WEB = {
 
 def test_an_attribute_set_in_init_types_another_methods_chunk(tmp_path):
     """``Client.fetch``, a chunk apart from ``__init__``, calls ``self.adapter.send(..)``: a caller of
-    ``HTTPAdapter.send`` as sure as a typed variable (it was by name only, like ``Mailer.send``),
-    while ``Mailer.send``'s link stays a guess by name."""
+    ``HTTPAdapter.send`` as sure as a typed variable (it was by name only), and no caller of
+    ``Mailer.send`` (it was, by name only): ``HTTPAdapter`` defines ``send`` itself."""
     root = write_tree(tmp_path / "web", WEB)
     ws = Workspace([root])
     ws.index(embed=False)
@@ -36,4 +36,4 @@ def test_an_attribute_set_in_init_types_another_methods_chunk(tmp_path):
     adapter = {(x["symbol"], x["sure"]) for x in related_json(root, "HTTPAdapter.send")["callers"]}
     assert adapter == {("Client.fetch", TYPED)}
     mailer = {(x["symbol"], x["sure"]) for x in related_json(root, "Mailer.send")["callers"]}
-    assert mailer == {("Client.fetch", NAME_ONLY)}
+    assert mailer == set()
