@@ -4,7 +4,10 @@
 ``Mux``, declared ``pool *sync.Pool`` in the ``Mux`` struct, which the chunker stored as another
 chunk: the caller's chunk alone does not say that the chain ends in another package
 (:func:`codeask.query.resolve.sureness`). :func:`field_types` reads those declarations from the
-index, so the resolver sees them as it sees a field declared in the caller's own chunk.
+index, so the resolver sees them as it sees a field declared in the caller's own chunk. A Python
+class's attributes are typed where a method sets them (``self.adapter = HTTPAdapter()`` in
+``__init__``, often a chunk of its own): ``self.adapter.send()`` in another method's chunk is a
+call of ``HTTPAdapter.send``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,16 @@ def _owner(hit: Hit, found: Uses, use: Use) -> str:
     return typed.name if typed is not None and typed.receiver in {"", "crate", "super"} else ""
 
 
+def _attributes(store: Store, hit: Hit, owner: str) -> tuple[tuple[str, Use], ...]:
+    """The attributes Python class ``owner`` (defined in chunk ``hit``) sets on ``self`` with a
+    known type in its methods' chunks of the same file (symbols ``owner.method``), in order
+    (:attr:`~codeask.query.uses.Uses.attributes`); ``()`` in another language."""
+    if hit.language != "python":
+        return ()
+    rows = [r for r in store.rows_for_path(hit.path) if owner in r["symbol"].split(".")[:-1]]
+    return tuple(t for r in rows for t in uses_in(r["content"], r["language"]).attributes)
+
+
 def field_types(store: Store, hit: Hit, name: str) -> tuple[tuple[str, Use], ...]:
     """``(field, the use naming its declared type)`` of each field that ``hit`` (a chunk) reaches
     ``name`` through and whose type its own lines do not declare, read from the project's struct
@@ -58,6 +71,6 @@ def field_types(store: Store, hit: Hit, name: str) -> tuple[tuple[str, Use], ...
         for owner in wanted.keys() & set(row.defines):
             if any(d.name == owner for d in definitions_of(row.hit.content, row.hit.language)):
                 struct = declaration(row.hit, owner)
-                types = uses_in(struct.content, struct.language).types
+                types = uses_in(struct.content, struct.language).types + _attributes(store, row.hit, owner)
                 out += [(field, replace(use, line=0)) for field, use in types if field in wanted[owner]]
     return tuple(out)

@@ -189,7 +189,8 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
     A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
-    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`)."""
+    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`), but not through a value of
+    another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`)."""
     targets = [(d.symbol, d.path) for d in defs]
     owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
     targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
@@ -198,10 +199,12 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
+    methods = (defined_symbol(r.hit, name) for r in found if name in r.defines)
+    claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
     sites = [
         s
         for hit in rows.values()
-        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name))
+        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name), claimed)
     ]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))

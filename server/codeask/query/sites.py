@@ -88,6 +88,7 @@ def use_sites(
     targets: list[tuple[str, str]],
     shadowed: bool = False,
     fields: tuple[tuple[str, Use], ...] = (),
+    claimed: frozenset[str] = frozenset(),
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -98,7 +99,9 @@ def use_sites(
     use of ``Session.request``, nor, when the chunk binds ``name`` as a local, of a function. ``shadowed``: ``hit``'s file defines ``name`` at top level, so its
     bare uses mean that definition (a bare call is resolved in scope first), no target elsewhere.
     ``fields``: the declared types of fields the chunk reaches ``name`` through, from their struct's
-    chunk (:func:`codeask.query.fields.field_types`)."""
+    chunk (:func:`codeask.query.fields.field_types`). ``claimed``: the classes defining a method
+    ``name`` themselves; a use through a value of one of them (``self.adapter = HTTPAdapter()``)
+    means that class's method, no target of another class."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
@@ -111,7 +114,11 @@ def use_sites(
     for inner in inners:
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
         sure = max(
-            (_link(_unshadowed(found, name, t, hit, shadowed), name, t, hit, span) for t in targets), default=NONE
+            (
+                _link(_unclaimed(_unshadowed(found, name, t, hit, shadowed), name, t, claimed), name, t, hit, span)
+                for t in targets
+            ),
+            default=NONE,
         )
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
@@ -143,6 +150,19 @@ def _unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shado
     if not shadowed or target[1] == hit.path:
         return found
     return replace(found, uses=tuple(u for u in found.uses if u.name != name or u.receiver != ""))
+
+
+def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozenset[str]) -> Uses:
+    """``found`` less the uses of ``name`` through a value whose type is a class in ``claimed`` (one
+    defining ``name`` itself) other than ``target``'s class: ``self.adapter.send()`` with
+    ``self.adapter = HTTPAdapter()`` is no call of ``Mailer.send``."""
+    owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
+
+    def other(use: Use) -> bool:
+        typed = found.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
+        return typed is not None and typed.name in claimed and typed.name != owner
+
+    return replace(found, uses=tuple(u for u in found.uses if u.name != name or not other(u))) if claimed else found
 
 
 def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int]) -> float:

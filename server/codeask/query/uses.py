@@ -183,6 +183,9 @@ class Uses:
     types: tuple[tuple[str, Use], ...] = ()
     """``(variable, the use of its type's name)`` in order: ``("s", Use("Session", "sessions", ...))``
     for ``with sessions.Session() as s``; the type's qualifier is that use's receiver."""
+    attributes: tuple[tuple[str, Use], ...] = ()
+    """The entries of :attr:`types` set on Python's ``self``: ``("adapter", Use("HTTPAdapter", ...))``
+    for ``self.adapter = HTTPAdapter()`` or ``self.adapter: HTTPAdapter`` (read by other methods' chunks)."""
 
     def type_of(self, variable: str, line: int = 1 << 30) -> Use | None:
         """The use naming ``variable``'s type at 1-based ``line``: its last typed binding on or before
@@ -347,11 +350,16 @@ def _type_name(node: Any | None) -> Any | None:
     return None
 
 
-def _typed_name(node: Any) -> bool:
-    """Whether ``node`` is a name whose declaration may say its type: a bound local, a struct field."""
+def _typed_at(node: Any) -> Any | None:
+    """The node whose declaration may say ``node``'s type: ``node`` itself for a bound local or a
+    struct field, the attribute ``self.x`` for ``x`` of Python's ``self.x = T()`` or ``self.x: T``."""
     parent = node.parent
+    holder = parent.parent if parent is not None else None
+    if parent is not None and parent.type == "attribute" and holder is not None and holder.type == "assignment":
+        own = _text(parent.named_children[0]) in {"self", "cls"} and parent.named_children[-1] == node
+        return parent if own and holder.child_by_field_name("left") == parent else None
     field = node.type == "field_identifier" and parent is not None and parent.type == "field_declaration"
-    return field or _binds(node)
+    return node if field or _binds(node) else None
 
 
 @lru_cache(maxsize=2048)
@@ -370,12 +378,13 @@ def uses_in(content: str, language: str) -> Uses:
         if (n.type.endswith("identifier") or n.type == "constant") and not n.named_child_count
     ]
     bound = {_text(n) for n in nodes if _binds(n)}
-    typed: list[tuple[str, int]] = []  # (variable, the start byte of its type's name)
+    typed: list[tuple[str, int, bool]] = []  # (variable, the start byte of its type's name, on self)
     for node in nodes:
-        declared = _declared_type(node) if _typed_name(node) else None
+        holder = _typed_at(node)
+        declared = _declared_type(holder) if holder is not None else None
         if declared is not None:
-            typed.append((_text(node), declared.start_byte))
-    declares = {at: variable for variable, at in reversed(typed)}
+            typed.append((_text(node), declared.start_byte, holder is not node))
+    declares = {at: variable for variable, at, _ in reversed(typed)}
     out, at_byte = [], {}
     for node in nodes:
         found = _classify(node)
@@ -385,5 +394,6 @@ def uses_in(content: str, language: str) -> Uses:
             use = Use(_text(node), receiver, node.start_point.row + 1, kind, plain, declared, own, through)
             out.append(use)
             at_byte[node.start_byte] = use
-    types = tuple((variable, at_byte[at]) for variable, at in typed if at in at_byte)
-    return Uses(tuple(out), frozenset(bound), types)
+    types = tuple((variable, at_byte[at]) for variable, at, _ in typed if at in at_byte)
+    attributes = tuple((variable, at_byte[at]) for variable, at, on_self in typed if on_self and at in at_byte)
+    return Uses(tuple(out), frozenset(bound), types, attributes)
