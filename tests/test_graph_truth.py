@@ -178,3 +178,15 @@ def test_an_attribute_of_an_imported_module_is_no_import_alias():
     found = uses_in(src, "python")
     assert sureness(found, "get", "get", "src/requests/api.py", "python", (5, 5)) == NAME_ONLY
     assert sureness(found, "get", "get", "src/requests/api.py", "python", (6, 6)) == SURE
+
+
+def test_another_packages_type_of_the_same_name_is_no_mention_of_the_class():
+    """chi's ``HeaderRouter.Handler`` returns ``http.Handler`` and calls ``matcher.Middleware(next).ServeHTTP``:
+    that file names no project ``Handler``, so the call is no typed (0.7) use of an example's
+    ``Handler.ServeHTTP`` (a newcomer's finding); a file naming the project's ``Handler`` still is."""
+    call = "\treturn http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {\n\t\tm.Middleware(next).ServeHTTP(w, r)\n\t})\n}\n"
+    foreign = f"package middleware\n\nfunc Wrap(next http.Handler) http.Handler {{\n{call}"
+    own = f"package middleware\n\nfunc Wrap(next Handler) Handler {{\n{call}"
+    target = ("ServeHTTP", "Handler.ServeHTTP", "handler.go", "go")
+    assert sureness(uses_in(foreign, "go"), *target) <= NAME_ONLY
+    assert sureness(uses_in(own, "go"), *target) == TYPED

@@ -68,7 +68,7 @@ def sureness(
     top-level one also through its folder's package, or bare); :data:`TYPED` through a variable
     declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
     ``s: Session``), or of no known type where the class is named other than as another variable's
-    type; the import-alias guess ``0.5`` for a top-level one reached through a plain lowercase word
+    type (or as another package's: ``http.Handler`` names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a plain lowercase word
     (not an attribute: ``os.environ.get``) that is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
     a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
     those lines never use ``name`` as code (a word in a comment or a string), or only through
@@ -85,7 +85,7 @@ def sureness(
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    named = any(not u.declares for u in found.of(owner, *lines)) if owner else False
+    named = any(not u.declares and not _foreign(u, modules, found, language) for u in found.of(owner, *lines))
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
     best = NONE
@@ -120,7 +120,7 @@ def sureness(
 
 
 def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -> bool:
-    """Whether ``typed`` (the use naming a variable's type) names another package's type: qualified
+    """Whether ``typed`` (the use naming a variable's type, or a class) names another package's type: qualified
     by a lowercase word that is neither the definition's module nor a local name
     (``http.Handler``, ``ignore::DirEntry``, ``express.Handler``, ``java.util.Map``). Not in
     Python, where a module is often imported under another name."""
