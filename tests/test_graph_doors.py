@@ -11,6 +11,7 @@ import pytest
 
 from codeask.query.resolve import NAME_ONLY, TYPED
 from codeask.workspace import Workspace
+from tests.tables import tables
 from tests.test_cli import codeask
 from tests.workspaces import caller_spans, related_json, write_tree
 
@@ -202,3 +203,23 @@ def test_an_unknown_symbol_is_an_error_at_the_mcp_door(tmp_path):
     with pytest.raises(ToolError, match=r"^no_such_symbol: no definition or use in the index$"):
         engine.related_code("no_such_symbol")
     assert engine.related_code("Session.request").counts["callers"] == 2
+
+
+def test_a_split_definition_whose_chunk_ends_in_a_blank_line_is_one(tmp_path):
+    """requests' ``resolve_redirects`` is stored as chunks 159-218, 219-261, 262-281, the first ending
+    in a blank line after the body's statement: ``related`` gave 159-217 and missed the later chunks'
+    callees (``rebuild_auth``, ``Session.send``). Here every statement is followed by a blank line."""
+    text = (
+        "from web.helpers import early_helper, late_helper\n\n\ndef big(x):\n    early_helper(x)\n\n"
+        + "".join(f"    x = x + {i}\n\n" for i in range(150))
+        + "    return late_helper(x)\n"
+    )
+    root = write_tree(tmp_path / "split", {**SPLIT, "web/big.py": text})
+    ws = Workspace([root])
+    ws.index(embed=False)
+    chunks = [r for r in tables(ws.indexes[str(root)].store)[0].to_arrow().to_pylist() if r["path"] == "web/big.py"]
+    lines = text.splitlines()
+    assert len(chunks) > 1 and any(lines[r["end_line"] - 1] == "" for r in chunks[:-1])
+    big = ws.related("big")
+    assert [(x.start_line, x.end_line) for x in big.definitions] == [(4, len(lines))]
+    assert {x.name for x in big.callees} == {"early_helper", "late_helper"}

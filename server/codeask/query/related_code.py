@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
+from codeask.lines import split_lines
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
@@ -154,13 +155,15 @@ def _named(hit: Hit, name: str) -> Definition | None:
 
 def _whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
     """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
-    whose head does not parse) runs to the chunk's end and the next chunks of its file continue it
+    whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
+    ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
     (each starting where the last ended, under its symbol, defining no other ``name``: a definition
     the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
     range, the joined text and the references of all, and ``inner`` read again from that text
     (``Session.request``, 557-654 of three chunks)."""
     head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
-    if head.end_line < row.hit.end_line or head.symbol.rsplit(".", 1)[-1] != name:
+    after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
+    if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
         return row, inner
     symbol, end, parts = head.symbol, row.hit.end_line, []
     for stored in store.rows_for_path(row.hit.path):
