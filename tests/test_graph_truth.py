@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from codeask.mcp_results import RelatedResult, related_lines
 from codeask.query.related_code import related
 from codeask.query.resolve import NAME_ONLY, SURE, TYPED, sureness
 from codeask.query.result import Source, source_lines
@@ -190,3 +191,25 @@ def test_another_packages_type_of_the_same_name_is_no_mention_of_the_class():
     target = ("ServeHTTP", "Handler.ServeHTTP", "handler.go", "go")
     assert sureness(uses_in(foreign, "go"), *target) <= NAME_ONLY
     assert sureness(uses_in(own, "go"), *target) == TYPED
+
+
+def test_a_local_named_like_a_package_is_no_package():
+    """chi's ``data := &ArticleRequest{}; data.Article`` reads a local's field, not package ``data``'s
+    ``Article`` (it was a sure caller, a newcomer's finding); ``data.Article{}`` without such a local is."""
+    local = "package main\n\nfunc CreateArticle() {\n\tdata := &ArticleRequest{}\n\tarticle := data.Article\n\t_ = article\n}\n"
+    package = "package main\n\nfunc Show() {\n\tarticle := data.Article{}\n\t_ = article\n}\n"
+    target = ("Article", "Article", "_examples/versions/data/article.go", "go")
+    assert sureness(uses_in(local, "go"), *target) < SURE
+    assert sureness(uses_in(package, "go"), *target) == SURE
+
+
+def test_the_mcp_text_says_which_definition_a_caller_links_to(tmp_path):
+    """``related_code``'s text names the definition each caller links to when there are several
+    (``(of path:line)``, with ``(sure 0.3)``), as ``codeask related`` does: fd's two ``scan``
+    definitions each have their callers."""
+    root = write_tree(tmp_path / "fd", FD)
+    Workspace([root]).index(embed=False)
+    found = related_json(root, "scan")
+    text = related_lines(RelatedResult.model_validate(found))
+    for caller in found["callers"]:
+        assert f"{caller['path']}:{caller['start_line']}-{caller['end_line']} {caller['symbol']} (of {caller['of']})" in text

@@ -200,16 +200,27 @@ class IndexStatus(BaseModel):
 
 
 def related_lines(result: RelatedResult) -> str:
-    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location,
-    and a line saying how many more were found under a list cut to the limit."""
+    """``related_code``'s text: a heading per kind, one ``path:start-end symbol`` line per location
+    (``(sure 0.3)`` on a link less than sure and, when the symbol has several definitions,
+    ``(of path:line)`` naming the one it links to, as ``codeask related`` prints them), and a line
+    saying how many more were found under a list cut to the limit."""
     out = []
+    several = len(result.definitions) > 1
     for kind in ("definitions", "callers", "callees"):
         found: list[LocationOut] = getattr(result, kind)
-        lines = [f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}   {x.uri}" for x in found]
+        lines = [
+            f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}{_link(x, several)}   {x.uri}" for x in found
+        ]
         if result.counts.get(kind, 0) > len(found):
             lines.append(f"- ... {result.counts[kind] - len(found)} more (the {len(found)} surest are listed)")
         out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
     return "\n\n".join(out)
+
+
+def _link(x: LocationOut, several: bool) -> str:
+    """`` (sure 0.3)`` for a link less than sure, `` (of path:line)`` for one definition of several."""
+    sure = f" (sure {x.sure:.1f})" if x.sure < 1.0 else ""
+    return sure + (f" (of {x.of})" if several and x.of else "")
 
 
 def source_lines(sources: list[SourceOut]) -> str:

@@ -94,7 +94,7 @@ def sureness(
         if r == "" and not owner and name in found.bound:
             best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
             continue
-        module = use.plain and r in modules
+        module = use.plain and r in modules and r not in found.bound  # data := ..; data.Article: a local
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             if not (module and owner and packaged):
                 return SURE
