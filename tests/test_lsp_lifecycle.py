@@ -275,7 +275,10 @@ async def test_cancel_asks_mid_stream_closes_the_stream_and_frees_the_slots(samp
     })) as client:
         await wait_indexed(client)
         fake_llm.stream_delay = 0.1
-        fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a 20 s stream
+        # a 100 s stream (0.1 s per 3-word frame, 3,000 words): it must outlast the time the
+        # three asks take to reach their LLM calls on a busy machine (in CI under a load of 6, 600
+        # words, 20 s, ended the first stream before the third began)
+        fake_llm.reply_with(" ".join(f"word{i}" for i in range(3000)))
         asks, ids = [], [f"ask-{i}" for i in range(3)]  # as many as there are request slots
         for i, msg_id in enumerate(ids):
             params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=[f"How is the discount applied? ({i})"])
