@@ -42,6 +42,7 @@ __all__ = [
     "edge_kind",
     "usable",
     "one_hop",
+    "file_links",
     "pagerank",
 ]
 
@@ -188,6 +189,44 @@ def one_hop(
             via = f"defines {name}, named in the question"
             edges.append(Edge(row.hit, name, 1 / len(sure[name]), via, "", SURE, defined_symbol(row.hit, name)))
     return edges + _callers(store, seeds, sure, labels, same_file), dict(sure)
+
+
+def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) -> list[Edge]:
+    """The files the whole of some files links to by name: ``rows`` are every chunk of those files
+    (:meth:`Store.rows_for_path` read back with :meth:`Store.linked`). One edge per definition in
+    another file of a name the files reference and do not define (``calls send from a.py:10``),
+    and one per chunk of another file that references a name they define (``caller of send in
+    a.py:10``: a test that exercises them, a module built on them). Names are matched, not
+    resolved (a whole file's uses are too many to parse each), so every edge is :data:`NAME_ONLY`
+    sure, of weight ``NAME_ONLY / definitions of the name``; names past :func:`usable` or defined in
+    more than :data:`MAX_DEFINITIONS` chunks link nothing. Lookups read twice :data:`LOOKUP_LIMIT` rows each."""
+    paths = {r.hit.path for r in rows}
+    defined = {n: r for r in rows for n in r.defines if usable(n)}
+    used = {n: r for r in rows for n in r.refs if usable(n) and n not in defined}
+    by_name: dict[str, list[Linked]] = defaultdict(list)
+    for row in store.definers(sorted({*defined, *used}), LOOKUP_LIMIT * 2) if defined or used else []:
+        for name in row.defines:
+            if name in defined or name in used:
+                by_name[name].append(row)
+    sure = {n: found for n, found in by_name.items() if len(found) <= MAX_DEFINITIONS}
+    edges = []
+    for name, seed in used.items():
+        label = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
+        for row in sure.get(name, ()):
+            if row.hit.path not in paths:
+                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}"
+                edges.append(Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, name))
+    names = sorted(n for n in defined if n in sure)
+    for row in store.referrers(names, LOOKUP_LIMIT * 2) if names else []:
+        if row.hit.path in paths:
+            continue
+        for name in (n for n in row.refs if n in defined and n in sure):
+            seed = defined[name]
+            via = f"caller of {name} in {labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
+            edges.append(
+                Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, row.hit.symbol)
+            )
+    return edges
 
 
 def pagerank(

@@ -1,46 +1,59 @@
-"""Response transformer: the graph neighbours of the best files compete for their places by evidence.
+"""Response transformer: the retrieved files and the graph neighbours of the best ones, ranked by one score.
 
 Runs right after retrieval, before ``one_per_file`` cuts the fused list to ``max_files`` files. The
-best chunks of the first :data:`SEEDS` files are looked up in the symbol graph
-(:func:`codeask.query.graph.one_hop`: the definitions they call, instantiate, read or take as types,
-and the chunks that call what they define). Every other retrieved file an edge reaches is scored
-by the sum of its edges' weights (each the edge's sureness over the name's definitions:
-:func:`codeask.query.resolve.sureness`) times ``1 + the share of the question's words`` its target
-chunk holds (:func:`~codeask.query.steps.expand.question_terms`). The seed files in their order
-(where a walk over the graph restarts, so personalised PageRank ranks them first), then those
-files, best first, make one more ranking for the reciprocal rank fusion the retriever did
-(:mod:`codeask.query.steps.fusion`): each gains ``1 / (RRF_K + its rank)`` in it, scaled by the
-prior and down-weighting the retriever gave it, so a neighbour's file score is what it would be had
-the retriever fused this ranking beside its keyword and dense ones (weight 1, as each of those).
+first :data:`SEEDS` files keep their places (where most needed files rank). Every other file is a
+candidate: the retrieved ones, and the files the symbol graph reaches from the best files, retrieved
+or not. Two kinds of link are read (:mod:`codeask.query.graph`):
 
-Why: on the multi-file development set (bench/multifile, 129 questions) a needed file the top 10
-missed was most often ranked 11-20, where keyword and dense ranks no longer tell needed files
-apart, while being a graph neighbour of the first three files did: 8% of the files ranked 11-20
-that were such neighbours were needed, 2% of the others. Retrieval evidence stays: a neighbour
-must have been retrieved, and one ranking moves a file only past files of nearly equal score. A
-file that enters the first ``max_files`` this way says why (``Document.via``, the edge it came
-along; ``via_path`` its seed's file). The event records each boosted file with its gain and rank.
+* one hop from the best chunk of each of the first :data:`EDGE_SEEDS` files, and to the definitions
+  of the names the question spells (:func:`~codeask.query.graph.one_hop`: resolved, each edge
+  weighted by how sure it is over the name's definitions);
+* from the whole of the first :data:`SEEDS` files (:func:`~codeask.query.graph.file_links`): the
+  files defining the names they use (their callees), and the files using the names they define
+  (their tests, the modules built on them), counted in distinct names.
+
+A file's score is its retrieval score over the best file's, plus :data:`GAIN` for each of four
+links, each capped at one: its edges' summed weight (times ``1 + the share of the question's words``
+its chunk holds) from the first :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS`
+files and the question's names, its callee names over :data:`NAMES`, its user names over
+:data:`NAMES`. The graph part is scaled by the retriever's down-weighting (tests, docs unless the
+question asks for them) and its prior (vendored, generated, data files). A file not retrieved
+enters with the chunk its strongest link leads to. A file that enters the first ``max_files`` this
+way says why (``Document.via``, the link it came along; ``via_path`` the best file's). The event
+records each linked file with its graph gain, its rank and whether it entered.
+
+Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
+adding new ones after the cut) took each other's places (r31's issue-29 report). Measured offline on
+bench/multifile (210 rows, the kept indexes: retrieval, edges and whole-file links captured per
+row, then the final top 10 recomputed): all@10 .571 -> .610, the 97 how-questions .412 -> .423,
+MRR .794 -> .795; :data:`GAIN` .2-.3 and :data:`NAMES` 3-5 gave within a row of that on the how
+rows, while dropping the graph (retrieval order alone) gave .567 and .371.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from codeask.index.rows import Hit
-from codeask.query.graph import Edge, one_hop
+from codeask.query.graph import Edge, file_links, one_hop
 from codeask.query.intent import question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.expand import question_terms, term_overlap
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
-from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
+from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers
 
-__all__ = ["Neighbours", "SEEDS"]
+__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES"]
 
-#: Files whose graph neighbours are ranked: the first three, where most needed files rank
-#: (bench/multifile: the needed share of ranks 1-5 is over half).
+#: Files that keep their places, and whose whole content is linked from.
 SEEDS = 3
+#: Files whose best chunk's edges are followed (one hop).
+EDGE_SEEDS = 5
+#: Score one full link adds, in units of the best file's retrieval score (module docstring).
+GAIN = 0.2
+#: Distinct names that make a whole-file link full.
+NAMES = 4
 
 
 def _file_hit(d: Document) -> Hit:
@@ -48,12 +61,34 @@ def _file_hit(d: Document) -> Hit:
     return Hit(d.id, d.path, d.language, d.start_line, d.end_line, d.symbol, d.content, d.score, kind=d.kind)
 
 
+@dataclass
+class _Links:
+    """One candidate file's links: edge strength from the first :data:`EDGE_SEEDS` files and from the
+    first :data:`SEEDS` files (and the question's names), its callee and user names, and its strongest edge."""
+
+    near: float = 0.0
+    first: float = 0.0
+    callees: set[str] = field(default_factory=set)
+    users: set[str] = field(default_factory=set)
+    edge: Edge | None = None
+    strength: float = -1.0
+
+    def gain(self) -> float:
+        """The four links' sum, each capped at one (module docstring), times :data:`GAIN`."""
+        whole = min(1.0, len(self.callees) / NAMES) + min(1.0, len(self.users) / NAMES)
+        return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole)
+
+    def add(self, edge: Edge, strength: float) -> None:
+        if strength > self.strength:
+            self.edge, self.strength = edge, strength
+
+
 class Neighbours:
-    """Re-fuses the retrieved files with the graph ranking of the first :data:`SEEDS` files' neighbours.
+    """Ranks the retrieved files and the first files' graph neighbours by one score (module docstring).
 
     Args:
         targets: the roots searched (:class:`~codeask.query.steps.retrieve.SearchTarget`).
-        ranker: the retriever, whose down-weighting and priors a gain is scaled by.
+        ranker: the retriever, whose down-weighting and priors a graph gain is scaled by.
         max_files: files the answer keeps (``retrieval.max_files``; ``query.options.max_files`` wins).
     """
 
@@ -65,84 +100,116 @@ class Neighbours:
     def __call__(self, query: Query) -> Query:
         docs = query.documents
         files = list(dict.fromkeys(d.key() for d in docs))
-        edges = self._edges(query, docs, files[:SEEDS])
-        ranking = self._ranking(query, edges, files[:SEEDS], {d.key() for d in docs})
-        if len(ranking) <= min(SEEDS, len(files)):  # no neighbour: the seeds' order stands
+        links, labels = self._links(query, docs, files)
+        links = {key: link for key, link in links.items() if key not in files[:SEEDS]}
+        if not links:  # no neighbour: the retrieval order stands
             query.reordered(self.name, docs, boosted=[])
             return query
-        gain = self._gains(query, docs, ranking)
-        best = {key: max(d.score for d in docs if d.key() == key) for key in gain}
-        scaled = [
-            replace(d, score=d.score * (1 + gain[d.key()] / best[d.key()])) if d.key() in gain else d for d in docs
-        ]
-        order = sorted(range(len(scaled)), key=lambda i: (-scaled[i].score, i))
-        out = [scaled[i] for i in order]
+        gain = self._gains(query, docs, links)
+        firsts = {d.key(): d for d in reversed(docs)}
+        top = max((firsts[key].score for key in files), default=1.0) or 1.0
+        new = {
+            key: _entering(edge, labels[key[0]], key[0])
+            for key, link in links.items()
+            if key not in firsts and (edge := link.edge) is not None and gain.get(key, 0.0) > 0
+        }
+        firsts.update(new)
+        score = {key: firsts[key].score / top + gain.get(key, 0.0) for key in firsts}
+        order = files[:SEEDS] + sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
         limit = query.options.max_files or self.max_files
-        before = set(files[:limit])
-        after = list(dict.fromkeys(d.key() for d in out))[:limit]
-        entered = {key: edge for key in after if key not in before and (edge := ranking.get(key, (0, None))[1])}
-        out = [
-            replace(d, via=entered[d.key()].via, via_path=entered[d.key()].source_path, via_sure=entered[d.key()].sure)
-            if d.key() in entered
-            else d
-            for d in out
-        ]
+        entered = {k for k in order[:limit] if k not in files[:limit] and links.get(k) and links[k].edge}
+        out = self._documents(docs, new, order, {k: score[k] * top for k in order[SEEDS:]}, entered, links)
+        rank = {k: i for i, k in enumerate(order, 1)}
         boosted = [
-            {"path": key[1], "gain": round(gain[key], 6), "rank": ranking[key][0], "entered": key in entered}
-            for key in sorted(gain, key=lambda k: ranking[k][0])
+            {"path": k[1], "gain": round(gain[k], 6), "rank": rank[k], "entered": k in entered}
+            for k in sorted(gain, key=lambda k: rank.get(k, len(rank) + 1))
+            if k in rank
         ]
-        query.reordered(self.name, out, boosted=boosted, edges=len(edges))
+        query.reordered(self.name, out, boosted=boosted, edges=sum(1 for link in links.values() if link.edge))
         return query
 
-    def _edges(self, query: Query, docs: list[Document], seeds: list[tuple[str, str]]) -> list[tuple[str, Edge]]:
-        """``(root, edge)`` one hop from the best chunk of each seed file."""
-        firsts = {d.key(): d for d in reversed(docs) if d.key() in seeds}
-        found: list[tuple[str, Edge]] = []
+    def _links(
+        self, query: Query, docs: list[Document], files: list[tuple[str, str]]
+    ) -> tuple[dict[tuple[str, str], _Links], dict[str, str]]:
+        """``({(root, path): links}, {root: label})`` of every file the first files link to."""
+        terms = question_terms(query.original)
+        names = [i.rsplit(".", 1)[-1] for i in code_identifiers(query.original)]
+        firsts = {d.key(): d for d in reversed(docs)}
+        links: dict[tuple[str, str], _Links] = defaultdict(_Links)
+        labels = {}
         for target in self.targets():
-            mine = [d for key, d in firsts.items() if key[0] == target.root]
-            if not mine:
+            labels[target.root] = target.label
+            near = [firsts[k] for k in files[:EDGE_SEEDS] if k[0] == target.root]
+            if not near and not names:
                 continue
             store = target.store()
-            links = store.linked([d.id for d in mine])
-            rows = [links[d.id] for d in mine if d.id in links]
-            edges, _ = one_hop(store, rows, {d.path: d.label for d in mine})
-            found += [(target.root, e) for e in edges]
-        return found
-
-    def _ranking(
-        self, query: Query, edges: list[tuple[str, Edge]], seeds: list[tuple[str, str]], retrieved: set[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[int, Edge | None]]:
-        """``{(root, path): (rank from 1, its strongest edge)}``: the seeds first, in their order
-        (where a walk over the graph restarts, as personalised PageRank ranks them; no edge), then
-        the retrieved files the edges reach, by the sum of their edges' weights times ``1 + overlap``."""
-        terms = question_terms(query.original)
-        strength: dict[tuple[str, str], float] = defaultdict(float)
-        strongest: dict[tuple[str, str], tuple[float, Edge]] = {}
-        for root, e in edges:
-            key = (root, e.target.path)
-            if key in seeds or key not in retrieved:  # a seed's rank is its place
-                continue
-            s = e.weight * (1 + term_overlap(terms, e.target))
-            strength[key] += s
-            if key not in strongest or s > strongest[key][0]:
-                strongest[key] = (s, e)
-        order = sorted(strength, key=lambda k: (-strength[k], k))
-        ranked: dict[tuple[str, str], tuple[int, Edge | None]] = {key: (i, None) for i, key in enumerate(seeds, 1)}
-        ranked.update({key: (len(seeds) + i, strongest[key][1]) for i, key in enumerate(order, 1)})
-        return ranked
+            by_id = store.linked([d.id for d in near])
+            seeds = {d.path for d in near[:SEEDS] if (target.root, d.path) in files[:SEEDS]}
+            rows = [by_id[d.id] for d in near if d.id in by_id]
+            edges, _ = one_hop(store, rows, {d.path: d.label for d in near}, names)
+            for e in edges:
+                link, strength = links[(target.root, e.target.path)], e.weight * (1 + term_overlap(terms, e.target))
+                link.near += strength
+                link.first += strength if e.source_path in seeds or not e.source_path else 0.0
+                link.add(e, strength)
+            whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
+            for e in file_links(store, list(whole.values()), {d.path: d.label for d in near}):
+                link = links[(target.root, e.target.path)]
+                (link.users if e.via.startswith("caller of") else link.callees).add(e.name)
+                link.add(e, e.weight * term_overlap(terms, e.target))
+        return dict(links), labels
 
     def _gains(
-        self, query: Query, docs: list[Document], ranking: dict[tuple[str, str], tuple[int, Edge | None]]
+        self, query: Query, docs: list[Document], links: dict[tuple[str, str], _Links]
     ) -> dict[tuple[str, str], float]:
-        """Each ranked file's RRF gain ``1 / (RRF_K + rank)``, scaled as the retriever scaled its
+        """Each linked file's graph gain (:meth:`_Links.gain`), scaled as the retriever scales a
         score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior."""
         intent = question_intent(query.asked)
         down = self.ranker.downweighted_for(query.asked, intent)
-        targets = [t for t in self.targets() if any(key[0] == t.root for key in ranking)]
+        targets = [t for t in self.targets() if any(key[0] == t.root for key in links)]
         prior = self.ranker.prior_for(query.asked, intent, targets, [t.store() for t in targets])
-        firsts = {d.key(): d for d in reversed(docs) if d.key() in ranking}
+        hits = {d.key(): _file_hit(d) for d in reversed(docs)}
         gains = {}
-        for key, (rank, _) in ranking.items():
-            factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], _file_hit(firsts[key]))
-            gains[key] = factor / (RRF_K + rank)
+        for key, link in links.items():
+            hit = hits.get(key) or (link.edge.target if link.edge is not None else None)
+            if hit is None:
+                continue
+            factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
+            gains[key] = factor * link.gain()
         return gains
+
+    @staticmethod
+    def _documents(
+        docs: list[Document],
+        new: dict[tuple[str, str], Document],
+        order: list[tuple[str, str]],
+        scores: dict[tuple[str, str], float],
+        entered: set[tuple[str, str]],
+        links: dict[tuple[str, str], _Links],
+    ) -> list[Document]:
+        """Every document grouped by file in ``order``, each file's best document scored ``scores``
+        (its others scaled alike), those that ``entered`` saying why."""
+        by_file: dict[tuple[str, str], list[Document]] = defaultdict(list)
+        for d in docs:
+            by_file[d.key()].append(d)
+        for key, d in new.items():
+            by_file[key].append(d)
+        out = []
+        for key in order:
+            group = by_file[key]
+            best = group[0].score
+            edge = links[key].edge if key in entered else None
+            for i, d in enumerate(group):
+                if key in scores:  # the file's new score; its other documents keep their share of its best
+                    d = replace(d, score=scores[key] * (d.score / best if best > 0 and i else 1.0))
+                if edge is not None and not d.via:
+                    d = replace(d, via=edge.via, via_path=edge.source_path, via_sure=edge.sure)
+                out.append(d)
+        return out
+
+
+def _entering(edge: Edge, label: str, root: str) -> Document:
+    """The document a file not retrieved enters with: the chunk its strongest link leads to,
+    named by the definition it leads to, scored 0 (its score is its graph gain)."""
+    hit = replace(edge.target, symbol=edge.symbol) if edge.symbol else edge.target
+    return Document.from_hit(hit, root, 0.0, label)
