@@ -59,3 +59,11 @@ def test_a_module_using_the_best_files_other_definition_enters_and_says_why(tmp_
     billing = next(s for s in answer.sources if s.path == "src/billing.py")
     assert billing.via.startswith("caller of settle_ledger in src/lease.py:")
     assert billing.symbol == "invoice"
+
+
+def test_a_linked_file_outside_the_path_glob_stays_out(tmp_path: Path) -> None:
+    ws = Workspace([workspace(tmp_path / "ws")])
+    ws.index(embed=False)
+    answer = ws.ask(QUESTION, no_llm=True, max_files=5, path_glob="src/[ln]*.py")
+    assert answer.sources[0].path == "src/lease.py"
+    assert {s.path for s in answer.sources} == {"src/lease.py", "src/note_0.py", "src/note_1.py"}

@@ -42,7 +42,7 @@ from codeask.query.intent import question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.expand import question_terms, term_overlap
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
-from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers
+from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
 
 __all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES"]
 
@@ -131,7 +131,9 @@ class Neighbours:
     def _links(
         self, query: Query, docs: list[Document], files: list[tuple[str, str]]
     ) -> tuple[dict[tuple[str, str], _Links], dict[str, str]]:
-        """``({(root, path): links}, {root: label})`` of every file the first files link to."""
+        """``({(root, path): links}, {root: label})`` of every file the first files link to (within
+        ``query.options.path_glob``)."""
+        only = path_filter(query.options.path_glob)
         terms = question_terms(query.original)
         names = [i.rsplit(".", 1)[-1] for i in code_identifiers(query.original)]
         firsts = {d.key(): d for d in reversed(docs)}
@@ -147,13 +149,15 @@ class Neighbours:
             seeds = {d.path for d in near[:SEEDS] if (target.root, d.path) in files[:SEEDS]}
             rows = [by_id[d.id] for d in near if d.id in by_id]
             edges, _ = one_hop(store, rows, {d.path: d.label for d in near}, names)
-            for e in edges:
+            for e in (e for e in edges if only is None or only(e.target.path)):
                 link, strength = links[(target.root, e.target.path)], e.weight * (1 + term_overlap(terms, e.target))
                 link.near += strength
                 link.first += strength if e.source_path in seeds or not e.source_path else 0.0
                 link.add(e, strength)
             whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
             for e in file_links(store, list(whole.values()), {d.path: d.label for d in near}):
+                if only is not None and not only(e.target.path):
+                    continue
                 link = links[(target.root, e.target.path)]
                 (link.users if e.via.startswith("caller of") else link.callees).add(e.name)
                 link.add(e, e.weight * term_overlap(terms, e.target))
