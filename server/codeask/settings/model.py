@@ -190,7 +190,7 @@ class RetrievalSettings(_Section):
     places of the weakest retrieved files within ``max_files``. 0 turns expansion off. One by
     default: ``neighbours`` already ranks the best files' graph neighbours with the retrieved
     files, and each file ``expand`` adds takes one of those places (bench/multifile, 210 rows:
-    all@10 .605 with none added after it, .552 with three)."""
+    all@10 .600 with one added after it, .605 with none, .552 with three)."""
     max_question_chars: int = Field(default=200_000, gt=0, le=1_000_000)
     """Longest question accepted, characters: a pasted bug report with its logs (the longest of 79
     real reports was 24,770 characters) fits; a longer one is refused with one line. Report reading

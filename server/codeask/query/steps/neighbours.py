@@ -23,11 +23,12 @@ way says why (``Document.via``, the link it came along; ``via_path`` the best fi
 records each linked file with its graph gain, its rank and whether it entered.
 
 Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
-adding new ones after the cut) took each other's places (r31's issue-29 report). Measured offline on
-bench/multifile (210 rows, the kept indexes: retrieval, edges and whole-file links captured per
-row, then the final top 10 recomputed): all@10 .571 -> .610, the 97 how-questions .412 -> .423,
-MRR .794 -> .795; :data:`GAIN` .2-.3 and :data:`NAMES` 3-5 gave within a row of that on the how
-rows, while dropping the graph (retrieval order alone) gave .567 and .371.
+adding new ones after the cut) took each other's places (r31's issue-29 report). Measured on
+bench/multifile (210 rows, the kept indexes, ``expand`` adding one file after this step): all@10
+.571 -> .600, the 97 how-questions .412 -> .423, MRR .794 -> .795; with ``expand`` adding three,
+.552. Offline (each row's retrieval, edges and whole-file links captured, the top 10 recomputed),
+:data:`GAIN` .2-.3 and :data:`NAMES` 3-5 gave within a row of that on the how-questions, and the
+retrieval order alone .567 (how .371).
 """
 
 from __future__ import annotations
