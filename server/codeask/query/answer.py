@@ -39,7 +39,7 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
-from codeask.query.focus import CHARS_PER_TOKEN, question_terms
+from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms
 from codeask.query.more import continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
@@ -220,7 +220,8 @@ class SimpleAnswer:
         chars_per_token = len(text) / max(1, self.llm.count_tokens(text)) if text.strip() else CHARS_PER_TOKEN
         header = self.llm.count_tokens(self.prompt(query, [replace(documents[0], content="")])) - frame
         terms = question_terms(query.asked, *query.search_texts)
-        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
+        names = code_names(query.asked, *query.search_texts)
+        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header), names)
 
     def second_part(
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
