@@ -40,7 +40,7 @@ from codeask.query.budget import (
 )
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms
-from codeask.query.more import continuation, continuation_tokens, joined, remainders, run_second_part, unsent
+from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -237,6 +237,7 @@ class SimpleAnswer:
         part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds - elapsed(query))
         safe = safe_documents(query.documents, self.settings, query.withheld)
         rest = [*remainders(safe, documents), *unsent(safe, documents)]  # the best documents' cut lines first
+        rest = about(rest, question_terms(query.asked, *query.search_texts))  # something to say on the question
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents
