@@ -130,7 +130,7 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
     assert (
-        "Start each point with the number of the snippet that shows it" in ask
+        "Write each point as a list item: a dash, the number of the snippet that shows it in square brackets" in ask
         and "(`- [2] One sentence naming the code and what it does.`)" in ask
     )
     assert "`- [1] ...`" not in ask  # Qwen2.5-Coder-1.5B copied that example: "- [1] - [2] - [3]"
@@ -138,6 +138,9 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     # relies on, in backticks, one point per step rather than per snippet
     assert "names in backticks every function, method, class, attribute and setting the point relies on" in ask
     assert "one per step or rule of how it works" in ask and "at most six short points" in ask
+    # asked to "start each point with the number", Qwen2.5-Coder-1.5B wrote "[1] ..." lines without a
+    # dash, which markdown joins into one paragraph
+    assert "never a point with only a number" in ask
     assert "End each point" not in prompt
 
 
@@ -232,6 +235,7 @@ def test_the_second_part_is_pointed_at_the_code_the_first_did_not_name():
     assert "(such as what `retry_backoff`, `send_with_retry` do)" in ask and "retry_policy" not in ask
     assert "Never repeat a point of the answer so far." in ask
     assert "names in backticks every function, method, class, attribute and setting the point relies on" in ask
+    assert "each point a list item, a dash, the number of the snippet that shows it in square brackets" in ask
     assert "such as" not in continuation("- [1] `retry_policy` and `send_with_retry`.", "R", docs[1:])
 
 

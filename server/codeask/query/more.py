@@ -47,9 +47,9 @@ __all__ = [
 CONTINUE = (
     "\n\n## Your answer so far\n\n{answer}\n\n## More snippets\n\n{documents}\n\n"
     "Add at most three points that these snippets show and the answer so far does not say{names}, in the same "
-    "form: each point starting with the number of the snippet that shows it, in square brackets, then one sentence "
-    "that names in backticks every function, method, class, attribute and setting the point relies on. Never "
-    "repeat a point of the answer so far. Write nothing else."
+    "form: each point a list item, a dash, the number of the snippet that shows it in square brackets, then one "
+    "sentence that names in backticks every function, method, class, attribute and setting the point relies on. "
+    "Never repeat a point of the answer so far. Write nothing else."
 )
 #: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
 MAX_NAMES = 6
