@@ -129,9 +129,18 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     query = Query("How is the retry policy applied?")
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
-    assert "starting with the number of the snippet that shows it" in ask and "(`- [2] One sentence naming the code and what it does.`)" in ask
+    assert (
+        "Write each point as a list item: a dash, the number of the snippet that shows it in square brackets" in ask
+        and "(`- [2] One sentence naming the code and what it does.`)" in ask
+    )
     assert "`- [1] ...`" not in ask  # Qwen2.5-Coder-1.5B copied that example: "- [1] - [2] - [3]"
-    assert "naming the functions, classes and settings involved" in ask
+    # what is measured is the code named: every function, method, class, attribute and setting a point
+    # relies on, in backticks, one point per step rather than per snippet
+    assert "names in backticks every function, method, class, attribute and setting the point relies on" in ask
+    assert "one per step or rule of how it works" in ask and "at most six short points" in ask
+    # asked to "start each point with the number", Qwen2.5-Coder-1.5B wrote "[1] ..." lines without a
+    # dash, which markdown joins into one paragraph
+    assert "never a point with only a number" in ask
     assert "End each point" not in prompt
 
 
@@ -225,6 +234,8 @@ def test_the_second_part_is_pointed_at_the_code_the_first_did_not_name():
     ask = text.split("RENDERED", 1)[1]
     assert "(such as what `retry_backoff`, `send_with_retry` do)" in ask and "retry_policy" not in ask
     assert "Never repeat a point of the answer so far." in ask
+    assert "names in backticks every function, method, class, attribute and setting the point relies on" in ask
+    assert "each point a list item, a dash, the number of the snippet that shows it in square brackets" in ask
     assert "such as" not in continuation("- [1] `retry_policy` and `send_with_retry`.", "R", docs[1:])
 
 
@@ -280,3 +291,107 @@ def test_the_second_part_streams_whole_new_lines_and_drops_a_cut_one(fake_llm):
     assert "".join(streamed) == "\n" + done.text
     fake_llm.reply_with(said)  # nothing new: no second part
     assert run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said) is None
+
+
+#: A chunk shaped like flask's ``app.py:864-921``: ``dispatch_request``, whose docstring names more of
+#: the question's plain words, then ``full_dispatch_request``, the method the question names, which
+#: calls ``finalize_request``.
+DISPATCH = '''class App:
+    def dispatch_request(self):
+        """Does the request dispatching. Matches the URL and returns the
+        return value of the view or error handler. This does not have to
+        be a response object. The view returns what the request gets after
+        the dispatch; see full_dispatch_request for what happens after it.
+        """
+        req = self.request
+        rule = req.url_rule
+        return self.view_functions[rule.endpoint](**req.view_args)
+
+    def full_dispatch_request(self):
+        """Dispatches and handles errors."""
+        self.started = True
+        rv = self.preprocess_request()
+        if rv is None:
+            rv = self.dispatch_request()
+        return self.finalize_request(rv)
+'''
+#: A later chunk of the same file: a helper naming the question's words, then ``finalize_request``.
+FINALIZE = '''    def after_view_returns(self, view, request):
+        """What the view returns after the request is dispatched: the view's
+        return value after the request, returned to the dispatch."""
+        returned = view(request)
+        after = self.after_request_funcs
+        return returned, after
+
+    def finalize_request(self, rv):
+        """Turns the return value into a response and runs the after-request hooks."""
+        response = self.make_response(rv)
+        response = self.process_response(response)
+        return response
+'''
+
+
+def test_a_tight_document_starts_at_the_definition_the_question_names_or_the_best_one_calls(tmp_path, fake_llm):
+    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+    )
+    fake_llm.reply_with("- [1] `full_dispatch_request` calls `finalize_request`.")
+    step = SimpleAnswer(llm, Templates(settings), settings)
+    step.speeds.record(step.llm, Speed(40.0, 8.0))  # 19 s read ~720 tokens: two tight documents
+    best = Document("app.py", "/ws", 864, 882, "App.log_exception, App.dispatch_request", "python", DISPATCH, 1.0)
+    later = Document("app.py", "/ws", 960, 971, "App.after_view_returns, App.finalize_request", "python", FINALIZE, 0.5)
+    query = Query("What does full_dispatch_request do after the view returns?")
+    query.retrieved("retrieve", [best, later])
+    step(query)
+    first, second = query.prompt_documents or []
+    assert first.content.splitlines()[0] == "    def full_dispatch_request(self):" and first.start_line == 864 + 11
+    assert first.symbol == "App.full_dispatch_request"  # not the label of code it was cut from
+    assert second.content.splitlines()[0] == "    def finalize_request(self, rv):" and second.start_line == 960 + 7
+    prompt = fake_llm.user_prompts()[0]
+    assert "def full_dispatch_request(self):" in prompt and "def finalize_request(self, rv):" in prompt
+    assert "Does the request dispatching." not in prompt and "def after_view_returns" not in prompt
+
+
+def test_a_second_part_that_restates_the_answer_is_stopped_and_keeps_nothing_after(fake_llm):
+    from codeask.query.more import Part, run_second_part
+
+    llm = make_llm(
+        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+    )
+    said = "- [1] `retry_policy` allows three retries.\n- [2] `retry_backoff` waits 2**attempt seconds."
+    restating = "- [3] The `retry_policy` allows three retries.\n- [4] It waits as `retry_backoff` says.\n"
+    fake_llm.reply_with(restating + "- [4] `send_with_retry` sends the request again.\n")
+    streamed: list[str] = []
+    assert run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said) is None
+    assert streamed == []  # two restated lines in a row: the point after them is not waited for
+    new = "- [3] `send_with_retry` sends the request again.\n"
+    fake_llm.reply_with(new + restating + "- [4] `connection_retry_pool` keeps the connections.\n")
+    done = run_second_part(llm, "q", None, Part(200, 64, 30.0), streamed.append, None, said)
+    assert done is not None and done.finish_reason == "stop" and done.text == new.strip()
+    assert "".join(streamed) == "\n" + new.strip()
+
+
+def test_no_second_part_over_snippets_naming_nothing_the_question_asks(tmp_path, fake_llm):
+    from codeask.llm.speed import SpeedCache
+
+    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
+    texts = [*FILES.values(), "def colour_table():\n    return {'red': 1, 'green': 2, 'blue': 3}\n"]
+    docs = [Document(f"m{i}.py", "/ws", 1, 3, "", "python", text, 1.0 - i / 10) for i, text in enumerate(texts)]
+    calls = []
+    for case, third in enumerate((docs[4], docs[2])):
+        fake_llm.reset()
+        fake_llm.reply_with("- [1] `retry_policy` allows three retries.")
+        llm = make_llm(
+            ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
+        )
+        step = SimpleAnswer(llm, Templates(settings), settings)
+        step.speeds = SpeedCache(tmp_path / str(case) / CACHE_FILE)
+        step.speeds.record(step.llm, Speed(40.0, 40.0))  # two documents first, and the time for more after
+        query = Query("How is the retry policy of failed connections applied?")
+        query.retrieved("retrieve", [docs[0], docs[1], third])
+        step(query)
+        assert [d.path for d in query.prompt_documents or []] == ["m0.py", "m1.py"]
+        calls.append(len(fake_llm.requests))
+    # m4.py names none of the question's words: nothing new to ask about; m2.py does: a second part reads it
+    assert calls == [1, 2]

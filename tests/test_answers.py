@@ -275,3 +275,26 @@ def test_small_context_gets_fewer_documents(sample_workspace, fake_llm):
     assert {s.path for s in small.sources + small.also_relevant} == {s.path for s in big.sources}
     assert "Also relevant, not sent to the model:" in small.markdown
     assert "Also relevant" not in big.markdown and big.also_relevant == []
+
+
+def test_a_citation_of_a_document_defining_a_name_it_uses_agrees_when_two_define_it():
+    # one function sent in two windows (issue 30: requests' Session.prepare_request, its first lines
+    # and the rest), both labelled by it; the model cites the second one for what the function does
+    head = _code(
+        "src/requests/sessions.py",
+        "def prepare_request(self, request):\n    p = PreparedRequest()\n",
+        "Session.__enter__, Session.prepare_request",
+    )
+    rest = _code(
+        "src/requests/sessions.py",
+        "    merged = merge_cookies(self.cookies, request.cookies)\n    return p\n",
+        "Session.__enter__, Session.prepare_request",
+    )
+    other = _code("src/requests/models.py", "class Response:\n    pass\n", "Response")
+    text = (
+        "- [2] `Session.prepare_request` merges cookies into the `PreparedRequest`.\n- [3] `merge_cookies` merges them."
+    )
+    check = check_citations(text, [head, rest, other])
+    assert check.mismatched == [1] and check.unverified == [{"paragraph": 1, "n": 3}]  # [3] defines neither
+    first = check.markdown.splitlines()[0]
+    assert first.startswith(f"- [[2]]({rest.uri}) `Session.prepare_request`") and "named here" not in first

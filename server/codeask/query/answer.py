@@ -39,8 +39,8 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
-from codeask.query.focus import CHARS_PER_TOKEN, question_terms
-from codeask.query.more import continuation, continuation_tokens, joined, remainders, run_second_part, unsent
+from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms
+from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, render_documents
@@ -220,7 +220,8 @@ class SimpleAnswer:
         chars_per_token = len(text) / max(1, self.llm.count_tokens(text)) if text.strip() else CHARS_PER_TOKEN
         header = self.llm.count_tokens(self.prompt(query, [replace(documents[0], content="")])) - frame
         terms = question_terms(query.asked, *query.search_texts)
-        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header))
+        names = code_names(query.asked, *query.search_texts)
+        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header), names)
 
     def second_part(
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
@@ -236,6 +237,7 @@ class SimpleAnswer:
         part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds - elapsed(query))
         safe = safe_documents(query.documents, self.settings, query.withheld)
         rest = [*remainders(safe, documents), *unsent(safe, documents)]  # the best documents' cut lines first
+        rest = about(rest, question_terms(query.asked, *query.search_texts))  # something to say on the question
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents

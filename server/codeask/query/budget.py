@@ -28,6 +28,7 @@ prompt holds the few functions the question is about rather than one long span.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -42,6 +43,7 @@ __all__ = [
     "time_budget",
     "subquestions_in_time",
     "tighten",
+    "called",
     "drop_lowest",
     "fit_documents",
     "shorten",
@@ -91,8 +93,11 @@ MIN_REPLY_TOKENS = 64
 #: The share of the first token's seconds left that the documents are planned to fill: the rest is
 #: the margin for what the plan does not count (the prompt's token-counting round trips, the first
 #: decode step, a prompt read slower than the median of the measured speeds), so that the first
-#: word comes within ``llm.first_token_seconds`` rather than around it.
-READING_SHARE = 0.85
+#: word comes within ``llm.first_token_seconds`` rather than around it. The documents are cut to
+#: :data:`PLAN_SHARE` of it, so the prompt read is ~0.85 of the seconds left. Was 0.85 (~0.77 read):
+#: issue 30's runs of Qwen2.5-Coder-1.5B on 2 idle threads had their first word at a median of
+#: 13.4-13.6 s of the 20 allowed (a31's 12 questions, 13.5 s on a32's first 9).
+READING_SHARE = 0.95
 #: Tokens in and out of the ``subquestions`` step's call: Qwen2.5-Coder-1.5B read 322 and wrote 31
 #: for a one-line question (llama.cpp's timings, bench/answers.py).
 SUBQUESTION_CALL = (330, 40)
@@ -188,19 +193,37 @@ def tighten(
     terms: frozenset[str] = frozenset(),
     chars_per_token: float = CHARS_PER_TOKEN,
     header: int = 0,
+    names: frozenset[str] = frozenset(),
 ) -> list[Document]:
     """At most ``most`` and ``tokens // TIGHT_DOCUMENT_TOKENS`` documents (at least one;
     :func:`drop_lowest` picks those left out), each cut to the lines that fit its share of
     :data:`PLAN_SHARE` of ``tokens`` (the first, best-ranked document :data:`FIRST_SHARES` shares,
     the others one each), less its ``header`` (the tokens the document template adds around a document's text):
     the definition around the lines naming the question's ``terms`` (:func:`codeask.query.focus.focus`,
-    ``chars_per_token`` characters a token; at least five lines)."""
+    ``chars_per_token`` characters a token; at least five lines), one named in ``names`` (the
+    question's code names, :func:`codeask.query.focus.code_names`) first; for the other documents
+    also one the first document's window calls (:func:`called`)."""
     docs = list(documents)
     while len(docs) > max(1, min(most, tokens // TIGHT_DOCUMENT_TOKENS)):
         drop_lowest(docs)
     weights = [FIRST_SHARES if i == 0 and len(docs) > 1 else 1.0 for i in range(len(docs))]
     plan = int(tokens * PLAN_SHARE)
-    return [focus(d, terms, int(plan * w / sum(weights)) - header, chars_per_token) for d, w in zip(docs, weights)]
+    out: list[Document] = []
+    for d, w in zip(docs, weights):
+        out.append(focus(d, terms, int(plan * w / sum(weights)) - header, chars_per_token, names))
+        if len(out) == 1:
+            names = names | called(out[0].content)
+    return out
+
+
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def called(code: str) -> frozenset[str]:
+    """The names ``code`` calls (``name(`` or ``obj.name(``): in the best-ranked document's window,
+    the definitions the other documents are best cut to (issue 30: ``full_dispatch_request``'s
+    window calls ``finalize_request``, which a later document of the same file holds)."""
+    return frozenset(_CALL.findall(code))
 
 
 def shorten(document: Document, lines: int) -> Document:

@@ -220,13 +220,7 @@ def _resolve(name: str, documents: list[Document]) -> tuple[int, str] | None:
     """``(n, how)`` of the one document that defines ``name`` (else alone mentions it), or ``None``."""
     if len(name) < 3 or name in _COMMON or name.split(".", 1)[0] in _BUILTINS:
         return None
-    last = name.rsplit(".", 1)[-1]
-    defines = re.compile(rf"(?m)(?:\b{_DEFINES}{re.escape(last)}\b|^{re.escape(last)}\s*[:=](?!=))")
-    defined = [
-        i
-        for i, d in enumerate(documents, 1)
-        if d.symbol == name or d.symbol.rsplit(".", 1)[-1] == last or defines.search(d.content)
-    ]
+    defined = [i for i, d in enumerate(documents, 1) if _defines(d, name)]
     if len(defined) == 1:
         return defined[0], "defined"
     if defined:
@@ -236,6 +230,16 @@ def _resolve(name: str, documents: list[Document]) -> tuple[int, str] | None:
     if len(mentioned) == 1:
         return mentioned[0], "mentioned"
     return None
+
+
+def _defines(document: Document, name: str) -> bool:
+    """Whether ``document`` defines ``name``: its symbol is the name or ends with its last part, or
+    its text defines that last part (``def name``, ``name =``...)."""
+    last = name.rsplit(".", 1)[-1]
+    defines = re.compile(rf"(?m)(?:\b{_DEFINES}{re.escape(last)}\b|^{re.escape(last)}\s*[:=](?!=))")
+    return (
+        document.symbol == name or document.symbol.rsplit(".", 1)[-1] == last or bool(defines.search(document.content))
+    )
 
 
 def attribute(text: str, documents: list[Document], *, paragraph: int = 0) -> list[Attribution]:
@@ -309,7 +313,11 @@ def _verify(
         found = attribute(text, documents, paragraph=i)
         names = _checkable(text) if cites[i] else []
         wrong = {n for n in cites[i] if names and not any(_holds(documents[n - 1], name) for name in names)}
-        agrees = bool(cites[i] & {a.n for a in found})  # the model cites a document its names point to
+        # the model cites a document its names point to, or one defining a name it uses (one
+        # defined in several documents points to none: a function sent in two windows, issue 30)
+        agrees = bool(cites[i] & {a.n for a in found}) or any(
+            _defines(documents[n - 1], name) for n in cites[i] for name in names
+        )
         if not agrees:
             attributed.extend(found)
         defined = [a for a in found if a.how == "defined"]

@@ -22,7 +22,17 @@ from codeask.index.rows import IDENT, split_identifier
 from codeask.lines import split_lines
 from codeask.query.pipeline import Document
 
-__all__ = ["question_terms", "line_score", "focus", "labelled", "CHARS_PER_TOKEN", "DEFINITION_BONUS", "MIN_LINES"]
+__all__ = [
+    "question_terms",
+    "code_names",
+    "line_score",
+    "focus",
+    "labelled",
+    "CHARS_PER_TOKEN",
+    "DEFINITION_BONUS",
+    "NAMED_BONUS",
+    "MIN_LINES",
+]
 
 #: The least lines a trimmed document keeps.
 MIN_LINES = 5
@@ -33,6 +43,12 @@ MIN_LINES = 5
 #: counting distinct words, as :func:`focus` now does: 0.708 at 157, 170 and 200 tokens, where the sum
 #: of line scores held 0.708, 0.708 and 0.639).
 DEFINITION_BONUS = 2
+#: What starting at the first line of a definition whose name the question spells out (or the
+#: best-ranked document's window calls, :func:`codeask.query.budget.tighten`) is worth, in matched
+#: words, on top of :data:`DEFINITION_BONUS`: the question "What does full_dispatch_request do
+#: after the view returns?" was sent the docstring of the ``dispatch_request`` above it, which
+#: names more of its plain words, and not ``full_dispatch_request``'s body.
+NAMED_BONUS = 4
 #: Characters per token where the endpoint cannot count (the estimate of
 #: :func:`codeask.llm.protocol.estimate_tokens`).
 CHARS_PER_TOKEN = 3.0
@@ -75,6 +91,17 @@ def question_terms(*texts: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def code_names(*texts: str) -> frozenset[str]:
+    """The identifiers of ``texts`` spelled as code: with an underscore or a capital after the first
+    letter (``full_dispatch_request``, ``iterContent``, ``HTTPAdapter``), whole, four characters or
+    more; a definition of one of these names is what the text points at."""
+    names = set()
+    for ident in IDENT.findall("\n".join(texts)):
+        if len(ident) >= 4 and ("_" in ident.strip("_") or any(c.isupper() for c in ident[1:])):
+            names.add(ident)
+    return frozenset(names)
+
+
 def line_score(line: str, terms: frozenset[str]) -> int:
     """How many of ``terms`` ``line`` names (an identifier of the question counts whole and by parts:
     ``full_dispatch_request`` in both scores 4)."""
@@ -91,14 +118,30 @@ def _definitions(lines: list[str], language: str) -> list[tuple[int, int, str]]:
 def _label(symbol: str, spans: list[tuple[int, int, str]], first: int, last: int) -> str:
     """``symbol`` (a packed document's ``"a, b"`` label) without the names whose definitions lie
     outside lines ``first`` to ``last - 1``: a run cut from ``rebuild_auth, rebuild_proxies`` that
-    holds only ``rebuild_auth`` is labelled so; ``symbol`` when it names one definition or none is kept."""
+    holds only ``rebuild_auth`` is labelled so. When the run holds none of the label's names but
+    starts definitions of its own, those, under the label's qualifier: flask's chunk labelled
+    ``Flask.log_exception, Flask.dispatch_request`` cut to ``full_dispatch_request`` is labelled
+    ``Flask.full_dispatch_request``, not after code the model is not sent. ``symbol`` when it names
+    one definition or none is kept."""
     names = [part.strip() for part in symbol.split(",") if part.strip()]
     inside = {name for start, end, name in spans if start < last and end >= first}
     kept = [name for name in names if name.rsplit(".", 1)[-1] in inside]
-    return ", ".join(kept) if len(names) > 1 and kept else symbol
+    if len(names) <= 1:
+        return symbol
+    if kept:
+        return ", ".join(kept)
+    qualifier = names[0].rsplit(".", 1)[0] + "." if "." in names[0] else ""
+    started = list(dict.fromkeys(name for start, _, name in spans if first <= start < last))
+    return ", ".join(qualifier + name for name in started) or symbol
 
 
-def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_token: float = CHARS_PER_TOKEN) -> Document:
+def focus(
+    document: Document,
+    terms: frozenset[str],
+    tokens: int,
+    chars_per_token: float = CHARS_PER_TOKEN,
+    names: frozenset[str] = frozenset(),
+) -> Document:
     """``document`` cut to at most ``tokens`` tokens (``chars_per_token`` characters each; at least
     :data:`MIN_LINES` lines): the contiguous lines naming the most distinct ``terms``, a run that
     starts at the first line of a definition holding a matched line counting :data:`DEFINITION_BONUS`
@@ -106,22 +149,28 @@ def focus(document: Document, terms: frozenset[str], tokens: int, chars_per_toke
     (so without a match the document keeps its first lines). Distinct words first: five comment lines
     repeating "redirect" must not outrank the docstring naming four of the question's words (a
     newcomer's question on requests' ``should_strip_auth`` was sent ``get_redirect_target``'s
-    comment). ``start_line`` and ``end_line`` follow the lines kept; ``document`` itself when all of it fits."""
+    comment). A run starting at a definition named in ``names`` (:func:`code_names`) counts
+    :data:`NAMED_BONUS` more. ``start_line`` and ``end_line`` follow the lines kept; ``document``
+    itself when all of it fits."""
     lines = split_lines(document.content)
     costs = [(len(line) + 1) / chars_per_token for line in lines]
     if sum(costs) <= tokens:
         return document
     hits = [_words(line) & terms for line in lines]
-    spans = _definitions(lines, document.language) if any(hits) else []
-    # a definition holding a matched line: the run starting at its first line gets the bonus
-    starts = {start for start, end, _ in spans if any(hits[start : end + 1])}
+    spans = _definitions(lines, document.language) if any(hits) or names else []
+    # a definition holding a matched line: the run starting at its first line gets the bonus,
+    # one the question (or the best document) names more
+    starts: dict[int, int] = {}
+    for start, end, name in spans:
+        bonus = DEFINITION_BONUS * any(hits[start : end + 1]) + NAMED_BONUS * (name in names)
+        starts[start] = max(starts.get(start, 0), bonus)
     best, first, last = (-1, -1), 0, len(lines)
     for start in range(len(lines)):
         end, used = start, 0.0
         while end < len(lines) and (used + costs[end] <= tokens or end - start < MIN_LINES):
             used += costs[end]
             end += 1
-        named = len(set().union(*hits[start:end])) + DEFINITION_BONUS * (start in starts)
+        named = len(set().union(*hits[start:end])) + starts.get(start, 0)
         value = (named, sum(map(len, hits[start:end])))
         if value > best:
             best, first, last = value, start, end

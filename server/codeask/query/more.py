@@ -15,14 +15,15 @@ Sources list is every document sent, in that order.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from codeask.lines import split_lines
 from codeask.llm import LLM, Completion, LLMError, Speed
-from codeask.llm.cancel import CancelLike
+from codeask.llm.cancel import Cancelled, CancelLike, is_cancelled
 from codeask.query.budget import MIN_REPLY_TOKENS, READING_SHARE, TIGHT_DOCUMENT_TOKENS, Budget
-from codeask.query.focus import MIN_LINES, labelled
+from codeask.query.focus import MIN_LINES, labelled, line_score
 from codeask.query.pipeline import Document
 from codeask.query.steps.widen import overlaps
 
@@ -33,6 +34,8 @@ __all__ = [
     "continuation",
     "continuation_tokens",
     "unsent",
+    "about",
+    "STALE_LINES",
     "remainders",
     "run_second_part",
     "joined",
@@ -44,8 +47,9 @@ __all__ = [
 CONTINUE = (
     "\n\n## Your answer so far\n\n{answer}\n\n## More snippets\n\n{documents}\n\n"
     "Add at most three points that these snippets show and the answer so far does not say{names}, in the same "
-    "form: each point one sentence naming the functions, classes and settings involved, starting with the number "
-    "of the snippet that shows it, in square brackets. Never repeat a point of the answer so far. Write nothing else."
+    "form: each point a list item, a dash, the number of the snippet that shows it in square brackets, then one "
+    "sentence that names in backticks every function, method, class, attribute and setting the point relies on. "
+    "Never repeat a point of the answer so far. Write nothing else."
 )
 #: The most names of the new snippets' code the second part is pointed at (:func:`continuation`).
 MAX_NAMES = 6
@@ -131,9 +135,24 @@ def remainders(documents: list[Document], sent: list[Document], top: int = REMAI
     return out
 
 
+def about(documents: list[Document], terms: frozenset[str]) -> list[Document]:
+    """``documents`` whose code or label names at least one of the question's ``terms``
+    (:func:`codeask.query.focus.question_terms`), in order: one naming none has nothing new to say
+    about the question, and a second part over such snippets only restates the first (issue 30:
+    Qwen2.5-Coder-1.5B's second parts over ``status_codes.py``'s table)."""
+    return [d for d in documents if line_score(f"{d.symbol}\n{d.content}", terms)]
+
+
 def unsent(documents: list[Document], sent: list[Document]) -> list[Document]:
     """``documents`` none of whose lines were ``sent`` (same root and path, overlapping lines), in order."""
     return [d for d in documents if not any(s.key() == d.key() and overlaps(s, d) for s in sent)]
+
+
+#: Lines in a row a second part may restate (:class:`Lines` drops them) before it is stopped: it is
+#: asked for at most three new points, so two restated ones mean it has nothing new to say, and the
+#: rest of its time would go to more of them (issue 30: second parts that kept no line still ran
+#: until they ended by themselves, up to 86 s into the ask).
+STALE_LINES = 2
 
 
 class Lines:
@@ -142,15 +161,20 @@ class Lines:
     already holds, or one whose code in backticks was all named before (it says nothing about new
     code); lines are compared without their ``[n]`` citations and case (the same sentence cited to
     another snippet restates it too). ``said`` holds the lines already shown; :attr:`kept` the lines
-    passed on."""
+    passed on. After :data:`STALE_LINES` restated lines in a row nothing more is passed on (the call
+    is stopped, :func:`run_second_part`)."""
 
     def __init__(self, stream: Callable[[str], None] | None, said: set[str]):
         self.stream, self.said = stream, {_said(line) for line in said}
         self.kept: list[str] = []
         self.pending = ""
         self.named = {name for line in said for name in _BACKTICKED.findall(line)}
+        self.restated = 0
+        """Lines dropped in a row (for restating what was said)."""
+        self.deltas = 0
 
     def __call__(self, delta: str) -> None:
+        self.deltas += 1
         self.pending += delta
         while "\n" in self.pending:
             line, self.pending = self.pending.split("\n", 1)
@@ -159,8 +183,12 @@ class Lines:
     def emit(self, line: str) -> None:
         """Pass ``line`` on unless it is blank or restates what was said."""
         names = set(_BACKTICKED.findall(line))
-        if not line.strip() or _said(line) in self.said or (names and names <= self.named):
+        if not line.strip() or self.restated >= STALE_LINES:  # stale: nothing after it is kept
             return
+        if _said(line) in self.said or (names and names <= self.named):
+            self.restated += 1
+            return
+        self.restated = 0
         self.said.add(_said(line))
         self.named |= names
         self.kept.append(line)
@@ -186,17 +214,28 @@ def run_second_part(
     streamed to ``stream`` by whole lines (:class:`Lines`, without those of ``said``, the first
     part's text). Its text is the lines kept: a last line the call's ``max_tokens``, deadline or
     repetition stop cut off is dropped, so the answer still ends on a whole point and as the first
-    part ended (``stop``). ``None`` when it failed before any text or kept no line (the answer keeps
-    its first part).
+    part ended (``stop``). The call is stopped once :data:`STALE_LINES` lines in a row restated the
+    answer. ``None`` when it failed before any text or kept no line (the answer keeps its first part).
 
     Raises:
         Cancelled: ``cancel`` said so.
     """
     lines = Lines(stream, {line.strip() for line in said.splitlines()})
+    started = time.monotonic()
     try:
         done = llm.generate(
-            prompt, system=system, max_tokens=part.reply, on_delta=lines, cancel=cancel, deadline=part.seconds
+            prompt,
+            system=system,
+            max_tokens=part.reply,
+            on_delta=lines,
+            cancel=lambda: is_cancelled(cancel) or lines.restated >= STALE_LINES,
+            deadline=part.seconds,
         )
+    except Cancelled:
+        if is_cancelled(cancel):
+            raise
+        lines.pending = ""  # stopped: it had started restating the answer (a partial line is dropped)
+        done = Completion("\n".join(lines.kept), "stop", lines.deltas, seconds=time.monotonic() - started)
     except LLMError:
         return None
     if done.finish_reason == "stop":
