@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from codeask.query.resolve import SELF, definitions_of, scoped
-from codeask.query.sites import declaration, inner_definition
+from codeask.query.resolve import SELF, definitions_of
+from codeask.query.sites import declaration, enclosing_class
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -33,10 +33,7 @@ def _owner(hit: Hit, found: Uses, use: Use) -> str:
     """The type name of ``use``'s ``through`` word: the declared type of a typed variable (Go's
     method receiver ``mx *Mux``), or for ``self`` the class or impl of the definition around it."""
     if use.through in SELF:
-        inner = inner_definition(hit, use.line)
-        symbol = scoped(hit, inner) if inner is not None else hit.symbol
-        parts = symbol.split(".")
-        return parts[-2] if len(parts) > 1 else ""
+        return enclosing_class(hit, use.line)
     typed = found.type_of(use.through, use.line)
     return typed.name if typed is not None and typed.receiver in {"", "crate", "super"} else ""
 

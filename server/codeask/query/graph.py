@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from codeask.query.imported import import_groups
 from codeask.query.names import COMMON_NAMES
 from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
 from codeask.query.sites import declaration, inner_definition, use_sites
@@ -87,12 +88,16 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
     symbol)``: a definition in the seed's own file is sure for a bare or ``self`` use; a name the
     seed only mentions in comments or strings means none; name-only targets are dropped when a
     surer one is there."""
-    found = uses_in(seed.content, seed.language)
+    found, imports = uses_in(seed.content, seed.language), import_groups(seed.content, seed.language)
     own = any(u.receiver in {"", *SELF} for u in found.of(name))
     scored = []
     for row in rows:
         symbol = defined_symbol(row.hit, name)
-        sure = SURE if own and row.hit.path == seed.path else sureness(found, name, symbol, row.hit.path, seed.language)
+        sure = (
+            SURE
+            if own and row.hit.path == seed.path
+            else sureness(found, name, symbol, row.hit.path, seed.language, imports=imports)
+        )
         scored.append((row, sure, symbol))
     top = max((x[1] for x in scored), default=NAME_ONLY)
     return [x for x in scored if x[1] > NAME_ONLY or (top <= NAME_ONLY and x[1] > NONE)]

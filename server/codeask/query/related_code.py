@@ -21,6 +21,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
+from codeask.query.imported import Imports, file_imports
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
 from codeask.uris import file_uri
@@ -192,11 +193,8 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
     A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
-    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`), but not through a value of
-    another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`)."""
-    targets = [(d.symbol, d.path) for d in defs]
-    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
-    targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
+    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`) that do not override it, but not
+    through a value of another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`)."""
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
@@ -204,10 +202,23 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
     methods = (defined_symbol(r.hit, name) for r in found if name in r.defines)
     claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
+    targets = [(d.symbol, d.path) for d in defs]
+    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
+    subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
+    targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
+    seen: dict[str, Imports] = {}
     sites = [
         s
         for hit in rows.values()
-        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name), claimed)
+        for s in use_sites(
+            hit,
+            name,
+            targets,
+            hit.path in shadowing,
+            field_types(store, hit, name),
+            claimed,
+            file_imports(store, hit, name, seen),
+        )
     ]
     sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
@@ -289,8 +300,16 @@ def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tu
     how sure the uses by ``users`` (definitions, narrowed) are of it."""
     symbol = defined_symbol(target.hit, name)
     target_at = [(symbol, target.hit.path)]
+    seen: dict[str, Imports] = {}
     sure = max(
-        (s.sure for u in users for s in use_sites(u, name, target_at, fields=field_types(store, u, name))), default=0.0
+        (
+            s.sure
+            for u in users
+            for s in use_sites(
+                u, name, target_at, fields=field_types(store, u, name), imports=file_imports(store, u, name, seen)
+            )
+        ),
+        default=0.0,
     )
     whole, _ = _whole(store, target, _named(target.hit, name), name)
     return declaration(whole.hit, name), sure

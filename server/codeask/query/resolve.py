@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
+from codeask.query.imported import Imports, from_project, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -56,11 +57,17 @@ def how_sure(name: str, content: str, symbol: str, path: str, language: str) -> 
     """How sure it is that ``content`` (another file's chunk, in ``language``) refers to the
     definition of ``name`` whose qualified symbol is ``symbol`` (``Session.send``; ``send`` at top
     level) in ``path``: :func:`sureness` over the whole chunk."""
-    return sureness(uses_in(content, language), name, symbol, path, language)
+    return sureness(uses_in(content, language), name, symbol, path, language, imports=import_groups(content, language))
 
 
 def sureness(
-    found: Uses, name: str, symbol: str, path: str, language: str, lines: tuple[int, int] = (1, 1 << 30)
+    found: Uses,
+    name: str,
+    symbol: str,
+    path: str,
+    language: str,
+    lines: tuple[int, int] = (1, 1 << 30),
+    imports: Imports = (),
 ) -> float:
     """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
     read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
@@ -69,7 +76,9 @@ def sureness(
     declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
     ``s: Session``), or of no known type where the class is named other than as another variable's
     type (or as another package's: ``http.Handler`` names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a plain lowercase word
-    (not an attribute: ``os.environ.get``) that is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
+    (not an attribute: ``os.environ.get``) that is no local variable and that one of ``imports`` (the
+    file's import statements: :mod:`codeask.query.imported`) imports from the project (``json.dumps``,
+    ``mock.patch`` are no alias; not in Go or Rust, where a qualifier is a package or module), or through
     a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
     those lines never use ``name`` as code (a word in a comment or a string), or only through
     another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
@@ -115,7 +124,9 @@ def sureness(
         elif named:
             best = max(best, TYPED)
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
-            best = max(best, _ALIAS)  # a plain word may name a module (os.environ.get is no module's get)
+            best = max(
+                best, _ALIAS if from_project(r, imports, path) else NAME_ONLY
+            )  # a plain word may name a module (os.environ.get is no module's get)
     return best
 
 

@@ -1,0 +1,72 @@
+"""A call whose receiver's class is known links only to that class's method (a newcomer's findings
+on requests and javapoet): ``self.send(..)`` inside a class that defines ``send``, ``Session().send(r)``
+on a constructor's result, Java's bare ``emit(..)`` inside its own class, and a call on a subclass
+that overrides the method; a plain word imported from outside the project is no import alias. Real
+parts: tree-sitter parsing, LanceDB in a temp dir."""
+
+from __future__ import annotations
+
+from codeask.query.resolve import NAME_ONLY, SURE
+from codeask.workspace import Workspace
+from tests.workspaces import write_tree
+
+SEND = {
+    "web/sessions.py": (
+        "class Session:\n    def send(self, r):\n        return r\n\n"
+        "    def get(self, url):\n        return self.send(url)\n\n\n"
+        "def fetch(url):\n    return Session().send(url)\n"
+    ),
+    "web/adapters.py": "class HTTPAdapter:\n    def send(self, r):\n        return r\n",
+    "web/base.py": "class Base:\n    def close(self):\n        return 1\n",
+    "web/child.py": (
+        "from web.base import Base\n\n\nclass Child(Base):\n    def close(self):\n        return 2\n\n\n"
+        "def shut():\n    return Child().close()\n"
+    ),
+    "src/CodeWriter.java": (
+        "class CodeWriter {\n  void emit(String s) {\n  }\n\n  void emitAll(String s) {\n    emit(s);\n  }\n}\n"
+    ),
+    "src/FieldSpec.java": "class FieldSpec {\n  void emit(String s) {\n  }\n}\n",
+}
+
+
+def _callers(ws: Workspace, symbol: str) -> set[tuple[str, float]]:
+    return {(x.symbol, x.sure) for x in ws.related(symbol).callers}
+
+
+def test_a_call_on_a_known_class_links_only_to_that_class(tmp_path):
+    """``self.send(..)`` in ``Session.get`` and ``Session().send(..)`` call ``Session.send`` (sure), not
+    ``HTTPAdapter.send`` (both were 0.3 callers of it); Java's bare ``emit(s)`` in ``CodeWriter`` calls
+    ``CodeWriter.emit``, not ``FieldSpec.emit``; ``Child().close()`` calls ``Child.close``, which
+    overrides ``Base.close``: it is no caller of ``Base.close``."""
+    ws = Workspace([write_tree(tmp_path / "ws", SEND)])
+    ws.index(embed=False)
+    assert _callers(ws, "Session.send") == {("Session.get", SURE), ("fetch", SURE)}
+    assert _callers(ws, "HTTPAdapter.send") == set()
+    assert _callers(ws, "CodeWriter.emit") == {("CodeWriter.emitAll", SURE)}
+    assert _callers(ws, "FieldSpec.emit") == set()
+    assert _callers(ws, "Child.close") == {("shut", SURE)}
+    assert _callers(ws, "Base.close") == set()
+    assert NAME_ONLY < SURE
+
+
+ALIAS = {
+    "web/api.py": "def get(url):\n    return url\n\n\ndef patch(url):\n    return url\n\n\ndef dumps(x):\n    return x\n",
+    "web/client.py": (
+        "import json\nfrom os import environ\nfrom unittest import mock\n\nfrom web import api as a\n\n\n"
+        "def fetch(url):\n    return a.get(url)\n\n\n"
+        "def netrc():\n    return environ.get('NETRC')\n\n\n"
+        "def encode(x):\n    return json.dumps(x)\n\n\n"
+        "def test_patch():\n    with mock.patch('web.api.get'):\n        return 1\n"
+    ),
+}
+
+
+def test_a_word_imported_from_outside_the_project_is_no_import_alias(tmp_path):
+    """``environ.get`` after ``from os import environ``, ``json.dumps`` and ``mock.patch`` are no
+    import-alias (0.5) callers of the project's ``get``, ``dumps`` and ``patch`` (they were): the
+    file imports those words from other packages; ``a.get`` after ``from web import api as a`` is."""
+    ws = Workspace([write_tree(tmp_path / "ws", ALIAS)])
+    ws.index(embed=False)
+    assert _callers(ws, "get") == {("fetch", 0.5), ("netrc", NAME_ONLY)}
+    assert _callers(ws, "dumps") == {("encode", NAME_ONLY)}
+    assert _callers(ws, "patch") == {("test_patch", NAME_ONLY)}
