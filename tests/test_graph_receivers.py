@@ -70,3 +70,24 @@ def test_a_word_imported_from_outside_the_project_is_no_import_alias(tmp_path):
     assert _callers(ws, "get") == {("fetch", 0.5), ("netrc", NAME_ONLY)}
     assert _callers(ws, "dumps") == {("encode", NAME_ONLY)}
     assert _callers(ws, "patch") == {("test_patch", NAME_ONLY)}
+
+
+REDIRECTS = (
+    "def rebuild_auth(r):\n    return r\n\n\nclass Mixin:\n    def resolve_redirects(self, resp):\n        total = 0\n"
+    + "        total += 1\n" * 150
+    + "        return rebuild_auth(resp)\n"
+)
+
+
+def test_a_caller_in_a_later_chunk_of_a_split_definition_is_the_whole_definition(tmp_path):
+    """``rebuild_auth``'s caller ``resolve_redirects`` calls it from a later chunk of its split body:
+    the caller is listed with the definition's own line range (it was that chunk's, as requests'
+    219-261), the same range as the definition has."""
+    root = write_tree(tmp_path / "ws", {"web/redirects.py": REDIRECTS})
+    ws = Workspace([root])
+    ws.index(embed=False)
+    chunks = next(iter(ws.indexes.values())).store.rows_for_path("web/redirects.py")
+    definition = ws.related("resolve_redirects").definitions[0]
+    assert len([c for c in chunks if definition.start_line <= c["end_line"] <= definition.end_line]) > 1
+    callers = [(x.symbol, x.start_line, x.end_line, x.sure) for x in ws.related("rebuild_auth").callers]
+    assert callers == [("Mixin.resolve_redirects", definition.start_line, definition.end_line, SURE)]

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.lines import split_lines
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.imported import Imports, file_imports
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
+from codeask.query.split import named, whole, widened
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
@@ -138,52 +138,15 @@ def _matches(symbol: str, hit: Hit) -> bool:
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
     it (``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
-    definition the chunker split over several chunks is one, its chunks joined (:func:`_whole`)."""
+    definition the chunker split over several chunks is one, its chunks joined (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inner = _named(row.hit, name)
+        inner = named(row.hit, name)
         if _matches(symbol, narrowed(row.hit, inner)):
             out.append((row, inner))
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
-    return [_whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
-
-
-def _named(hit: Hit, name: str) -> Definition | None:
-    """The first definition of ``name`` in ``hit``'s content, or ``None``."""
-    return next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
-
-
-def _whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
-    """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
-    whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
-    ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
-    (each starting where the last ended, under its symbol, defining no other ``name``: a definition
-    the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
-    range, the joined text and the references of all, and ``inner`` read again from that text
-    (``Session.request``, 557-654 of three chunks)."""
-    head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
-    after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
-    if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
-        return row, inner
-    symbol, end, parts = head.symbol, row.hit.end_line, []
-    for stored in store.rows_for_path(row.hit.path):
-        if stored["start_line"] <= row.hit.start_line:
-            continue
-        if stored["start_line"] != end + 1 or stored["symbol"] != symbol:
-            break
-        parts.append(stored["id"])
-        end = stored["end_line"]
-    found = store.linked(parts) if parts else {}
-    rest = [found[i] for i in parts if i in found]
-    rest = rest[: next((k for k, r in enumerate(rest) if name in r.defines), len(rest))]
-    if not rest:
-        return row, inner
-    hit = replace(
-        row.hit, end_line=rest[-1].hit.end_line, content="\n".join([row.hit.content, *(r.hit.content for r in rest)])
-    )
-    refs = tuple(dict.fromkeys([*row.refs, *(n for r in rest for n in r.refs)]))
-    return replace(row, hit=hit, refs=refs), _named(hit, name) or inner
+    return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
 
 
 def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
@@ -220,7 +183,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
             file_imports(store, hit, name, seen),
         )
     ]
-    sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
+    sites = [s for s in widened(store, sites) if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 
@@ -283,7 +246,7 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
                 found[n].append(row)
     out = []
     for n, found_targets in found.items():
-        bodies = [t for t in found_targets if _named(t.hit, n) is not None]
+        bodies = [t for t in found_targets if named(t.hit, n) is not None]
         targets = bodies or found_targets  # a C function's body, not its prototype in a header
         if len(targets) > MAX_DEFINITIONS:
             continue
@@ -296,7 +259,7 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
 
 
 def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tuple[Hit, float]:
-    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`_whole`), and
+    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`~codeask.query.split.whole`), and
     how sure the uses by ``users`` (definitions, narrowed) are of it."""
     symbol = defined_symbol(target.hit, name)
     target_at = [(symbol, target.hit.path)]
@@ -311,8 +274,8 @@ def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tu
         ),
         default=0.0,
     )
-    whole, _ = _whole(store, target, _named(target.hit, name), name)
-    return declaration(whole.hit, name), sure
+    joined, _ = whole(store, target, named(target.hit, name), name)
+    return declaration(joined.hit, name), sure
 
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
