@@ -6,6 +6,7 @@ parts: tree-sitter parsing, LanceDB in a temp dir."""
 
 from __future__ import annotations
 
+from codeask.query.graph import one_hop
 from codeask.query.resolve import NAME_ONLY, SURE
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
@@ -91,3 +92,22 @@ def test_a_caller_in_a_later_chunk_of_a_split_definition_is_the_whole_definition
     assert len([c for c in chunks if definition.start_line <= c["end_line"] <= definition.end_line]) > 1
     callers = [(x.symbol, x.start_line, x.end_line, x.sure) for x in ws.related("rebuild_auth").callers]
     assert callers == [("Mixin.resolve_redirects", definition.start_line, definition.end_line, SURE)]
+
+
+def test_via_from_a_later_chunk_of_a_split_definition_cites_its_first_line(tmp_path):
+    """A callee reached from a later chunk of a split function is cited at that function's first
+    line (``calls rebuild_auth from web/redirects.py:5``), as from its first chunk; it was the
+    call's own line."""
+    body = REDIRECTS.replace("def rebuild_auth(r):\n    return r\n\n\n", "from web.auth import rebuild_auth\n\n\n")
+    root = write_tree(
+        tmp_path / "ws", {"web/auth.py": "def rebuild_auth(r):\n    return r\n", "web/redirects.py": body}
+    )
+    ws = Workspace([root])
+    ws.index(embed=False)
+    store = next(iter(ws.indexes.values())).store
+    rows = store.rows_for_path("web/redirects.py")
+    last = store.linked([rows[-1]["id"]])
+    assert "rebuild_auth(resp)" in rows[-1]["content"] and "def resolve_redirects" not in rows[-1]["content"]
+    edges, _ = one_hop(store, list(last.values()), {})
+    start = body.splitlines().index("    def resolve_redirects(self, resp):") + 1
+    assert [e.via for e in edges if e.name == "rebuild_auth"] == [f"calls rebuild_auth from web/redirects.py:{start}"]

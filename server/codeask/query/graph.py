@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from codeask.query.imported import import_groups
 from codeask.query.names import COMMON_NAMES
 from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
-from codeask.query.sites import declaration, inner_definition, use_sites
+from codeask.query.sites import declaration, first_use_line, use_sites
+from codeask.query.split import split_start
 from codeask.query.uses import uses_in
 
 if TYPE_CHECKING:
@@ -104,16 +105,22 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
 
 
 def _callees(
-    seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str, str], same_file: bool = False
+    seed: Linked,
+    sure: Mapping[str, list[Linked]],
+    labels: Mapping[str, str],
+    same_file: bool = False,
+    start: int | None = None,
 ) -> list[Edge]:
     """Edges from ``seed`` to the definitions of the names it references, in other files (in its own
-    file too with ``same_file``, other chunks only)."""
+    file too with ``same_file``, other chunks only); ``start``: the first line of the definition
+    ``seed`` is a later part of (``via`` cites it)."""
     label = labels.get(seed.hit.path, seed.hit.path)
     edges = []
     for name in seed.refs:
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path or (same_file and row.hit.id != seed.hit.id):
-                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{_user_line(seed.hit, name)}"
+                line = first_use_line(seed.hit, name, start)
+                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{line}"
                 edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
@@ -142,17 +149,6 @@ def _callers(
                 via = f"caller of {name} in {where}"
                 edges.append(Edge(site.hit, name, weight, via, called.hit.path, site.sure, site.hit.symbol))
     return edges
-
-
-def _user_line(hit: Hit, name: str) -> int:
-    """The file line ``via`` cites for ``hit``'s use of ``name``: the first line of the innermost
-    definition holding its first use as code (``rewind_body``, not the chunk's first definition
-    ``urldefragauth`` a packed chunk starts with), else the use's own line, else the chunk's start."""
-    lines = sorted(u.line for u in uses_in(hit.content, hit.language).of(name) if u.kind != "import")
-    if not lines:
-        return hit.start_line
-    inner = inner_definition(hit, lines[0])
-    return hit.start_line + (inner.start_line if inner else lines[0]) - 1
 
 
 def one_hop(
@@ -187,7 +183,7 @@ def one_hop(
             if name in wanted:
                 by_name[name].append(row)
     sure = {n: rows for n, rows in by_name.items() if len(rows) <= MAX_DEFINITIONS}
-    edges = [e for seed in seeds for e in _callees(seed, sure, labels, same_file)]
+    edges = [e for seed in seeds for e in _callees(seed, sure, labels, same_file, split_start(store, seed.hit))]
     for name in extra:
         for row in sure.get(name, ()):
             via = f"defines {name}, named in the question"

@@ -120,9 +120,7 @@ def use_sites(
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
     imports = import_groups(hit.content, hit.language) + imports
     local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
-    lines = sorted(
-        {u.line for u in found.of(name) if u.kind != "import" and not ((methods or local) and _bare_value(u))}
-    )
+    lines = code_lines(found, name, values=not (methods or local))
     inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
     out = []
     for inner in inners:
@@ -144,6 +142,27 @@ def use_sites(
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
+
+
+def code_lines(found: Uses, name: str, values: bool = True) -> list[int]:
+    """The 1-based chunk lines where ``found`` uses ``name`` as code, in order: imports left out, and
+    a bare value (neither called nor reached through a receiver) too unless ``values``."""
+    return sorted({u.line for u in found.of(name) if u.kind != "import" and (values or not _bare_value(u))})
+
+
+def first_use_line(hit: Hit, name: str, start: int | None = None) -> int:
+    """The file line a ``via`` cites for ``hit``'s use of ``name``: the first line of the innermost
+    definition holding its first use as code (``rewind_body``, not the chunk's first definition
+    ``urldefragauth`` a packed chunk starts with), else ``start`` (the first line of the definition
+    ``hit`` is a later part of, :func:`codeask.query.split.split_start`), else the use's own line,
+    else the chunk's start."""
+    lines = code_lines(uses_in(hit.content, hit.language), name)
+    if not lines:
+        return hit.start_line
+    inner = inner_definition(hit, lines[0])
+    if inner is None and start is not None:
+        return start
+    return hit.start_line + (inner.start_line if inner else lines[0]) - 1
 
 
 def _bare_value(use: Use) -> bool:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["named", "whole", "split_head", "widened"]
+__all__ = ["named", "whole", "split_head", "split_start", "widened"]
 
 
 def named(hit: Hit, name: str) -> Definition | None:
@@ -75,6 +75,21 @@ def split_head(rows: list[StoredRow], hit: Hit) -> StoredRow | None:
     while k and rows[k - 1]["symbol"] == hit.symbol and rows[k - 1]["end_line"] + 1 >= rows[k]["start_line"]:
         k -= 1
     return rows[k] if k is not None and k != at else None
+
+
+def split_start(store: Store, hit: Hit) -> int | None:
+    """The file line a split definition starts on (its head's first line) when ``hit`` (a chunk,
+    whole) is a later part of it (:func:`split_head`), else ``None``; reads the index only for a
+    chunk holding no definition."""
+    if not hit.symbol or definitions_of(hit.content, hit.language):
+        return None
+    head = split_head(store.rows_for_path(hit.path), hit)
+    if head is None:
+        return None
+    inner = next(
+        (d for d in definitions_of(head["content"], head["language"]) if d.name == hit.symbol.rsplit(".", 1)[-1]), None
+    )
+    return head["start_line"] + (inner.start_line - 1 if inner else 0)
 
 
 def widened(store: Store, sites: list[Site]) -> list[Site]:
