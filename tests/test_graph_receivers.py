@@ -7,7 +7,8 @@ parts: tree-sitter parsing, LanceDB in a temp dir."""
 from __future__ import annotations
 
 from codeask.query.graph import one_hop
-from codeask.query.resolve import NAME_ONLY, SURE
+from codeask.query.resolve import NAME_ONLY, SURE, TYPED, sureness
+from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
 
@@ -111,3 +112,37 @@ def test_via_from_a_later_chunk_of_a_split_definition_cites_its_first_line(tmp_p
     edges, _ = one_hop(store, list(last.values()), {})
     start = body.splitlines().index("    def resolve_redirects(self, resp):") + 1
     assert [e.via for e in edges if e.name == "rebuild_auth"] == [f"calls rebuild_auth from web/redirects.py:{start}"]
+
+
+def test_a_method_call_on_a_local_names_no_type():
+    """chi's ``hr.Handler(w)`` calls a method on the local ``hr``: it neither mentions nor constructs
+    the type ``Handler``, so ``h.ServeHTTP(w)`` is no typed (0.7) caller of ``Handler.ServeHTTP`` (it
+    was); ``h := Handler(w)`` still is."""
+    method = "package chi\n\nfunc (hr HeaderRouter) Serve(w int) {\n\th := hr.Handler(w)\n\th.ServeHTTP(w)\n}\n"
+    mention = "package chi\n\nfunc (hr HeaderRouter) Serve(w int) {\n\twrap(hr.Handler(w))\n\th := get()\n\th.ServeHTTP(w)\n}\n"
+    conversion = "package chi\n\nfunc Serve(w int) {\n\th := Handler(w)\n\th.ServeHTTP(w)\n}\n"
+    target = ("ServeHTTP", "Handler.ServeHTTP", "handler.go", "go")
+    assert sureness(uses_in(method, "go"), *target) == NAME_ONLY
+    assert sureness(uses_in(mention, "go"), *target) == NAME_ONLY
+    assert sureness(uses_in(conversion, "go"), *target) == TYPED
+
+
+def test_a_name_the_file_defines_is_no_other_packages(tmp_path):
+    """``Run`` (a chunk of its own) calls ``Parse()``, which its own file defines: the expansion of ask
+    links no other package's ``Parse`` (it was sure, 1.0, since same-file edges are left out)."""
+    run = "func Run() int {\n\tx := 0\n" + "\tx += 1\n" * 150 + "\treturn Parse() + x\n}\n"
+    files = {
+        "cmd/a/a.go": f"package a\n\nfunc Parse() int {{\n\treturn 1\n}}\n\n{run}",
+        "pkg/b/b.go": "package b\n\nfunc Parse() int {\n\treturn 2\n}\n",
+    }
+    ws = Workspace([write_tree(tmp_path / "ws", files)])
+    ws.index(embed=False)
+    store = next(iter(ws.indexes.values())).store
+    rows = [r for r in store.rows_for_path("cmd/a/a.go") if "return Parse()" in r["content"]]
+    assert rows and "func Parse" not in rows[0]["content"]
+    seeds = list(store.linked([rows[0]["id"]]).values())
+    assert "Parse" in seeds[0].refs
+    edges, _ = one_hop(store, seeds, {})
+    assert [e.target.path for e in edges if e.name == "Parse"] == []
+    edges, _ = one_hop(store, seeds, {}, same_file=True)
+    assert {(e.target.path, e.sure) for e in edges if e.name == "Parse"} == {("cmd/a/a.go", SURE)}

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from codeask.query.imported import import_groups
 from codeask.query.names import COMMON_NAMES
 from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
-from codeask.query.sites import declaration, first_use_line, use_sites
+from codeask.query.sites import declaration, first_use_line, unshadowed, use_sites
 from codeask.query.split import split_start
 from codeask.query.uses import uses_in
 
@@ -88,16 +88,19 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
     """The definitions among ``rows`` of ``name`` that ``seed``'s uses mean, as ``(row, sure,
     symbol)``: a definition in the seed's own file is sure for a bare or ``self`` use; a name the
     seed only mentions in comments or strings means none; name-only targets are dropped when a
-    surer one is there."""
+    surer one is there; a bare use of a name the seed's file defines at top level means that one
+    (no other package's: :func:`~codeask.query.sites.unshadowed`)."""
     found, imports = uses_in(seed.content, seed.language), import_groups(seed.content, seed.language)
     own = any(u.receiver in {"", *SELF} for u in found.of(name))
+    shadowed = any(r.hit.path == seed.path and "." not in defined_symbol(r.hit, name) for r in rows)
     scored = []
     for row in rows:
         symbol = defined_symbol(row.hit, name)
+        mine = unshadowed(found, name, (symbol, row.hit.path), seed, shadowed)
         sure = (
             SURE
             if own and row.hit.path == seed.path
-            else sureness(found, name, symbol, row.hit.path, seed.language, imports=imports)
+            else sureness(mine, name, symbol, row.hit.path, seed.language, imports=imports)
         )
         scored.append((row, sure, symbol))
     top = max((x[1] for x in scored), default=NAME_ONLY)

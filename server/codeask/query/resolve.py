@@ -94,7 +94,10 @@ def sureness(
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    named = any(not u.declares and not _foreign(u, modules, found, language) for u in found.of(owner, *lines))
+    named = any(
+        not u.declares and not _member(u, found) and not _foreign(u, modules, found, language)
+        for u in found.of(owner, *lines)
+    )
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
     best = NONE
@@ -128,6 +131,14 @@ def sureness(
                 best, _ALIAS if from_project(r, imports, path) else NAME_ONLY
             )  # a plain word may name a module (os.environ.get is no module's get)
     return best
+
+
+def _member(use: Use, found: Uses) -> bool:
+    """Whether ``use`` reaches its name as a member of a value (a local, ``self``, a field of one, an
+    expression: Go's ``hr.Handler(..)`` is a method call, no mention of the type ``Handler``), not
+    through a package, module or path (``crate::handler::Handler``)."""
+    values = found.bound | SELF
+    return use.receiver != "" and (use.receiver in values | {"?"} or use.through in values)
 
 
 def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -> bool:

@@ -128,7 +128,7 @@ def use_sites(
         sure = max(
             (
                 _link(
-                    _unclaimed(_unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit),
+                    _unclaimed(unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit),
                     name,
                     t,
                     hit,
@@ -184,7 +184,7 @@ def _outside(hit: Hit, lines: list[int]) -> Hit:
     )
 
 
-def _unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shadowed: bool) -> Uses:
+def unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shadowed: bool) -> Uses:
     """``found`` less the bare uses of ``name`` when ``hit``'s file has its own top-level ``name``
     (``shadowed``) and ``target`` is in another file."""
     if not shadowed or target[1] == hit.path:

@@ -367,7 +367,8 @@ def uses_in(content: str, language: str) -> Uses:
     """The uses of names in ``content`` (a chunk in ``language``): every identifier outside
     comments and strings that is not a definition's name, each type name that declares a
     variable's or field's type marked so (:attr:`Use.declares`); no uses for a language without a
-    grammar. Lines are :func:`codeask.lines.split_lines` lines, 1-based."""
+    grammar; a local's member (Go's ``hr.Handler(w)``, a method call) types no variable. Lines are
+    :func:`codeask.lines.split_lines` lines, 1-based."""
     parser = parser_for(language)
     if parser is None or not content:
         return Uses((), frozenset())
@@ -394,6 +395,6 @@ def uses_in(content: str, language: str) -> Uses:
             use = Use(_text(node), receiver, node.start_point.row + 1, kind, plain, declared, own, through)
             out.append(use)
             at_byte[node.start_byte] = use
-    types = tuple((variable, at_byte[at]) for variable, at, _ in typed if at in at_byte)
-    attributes = tuple((variable, at_byte[at]) for variable, at, on_self in typed if on_self and at in at_byte)
+    kept = [(v, at_byte[at], on) for v, at, on in typed if at in at_byte and at_byte[at].receiver not in bound]
+    types, attributes = tuple((v, t) for v, t, _ in kept), tuple((v, t) for v, t, on in kept if on)
     return Uses(tuple(out), frozenset(bound), types, attributes)
