@@ -7,7 +7,7 @@ parts: tree-sitter parsing, LanceDB in a temp dir."""
 from __future__ import annotations
 
 from codeask.query.graph import one_hop
-from codeask.query.resolve import NAME_ONLY, SURE, TYPED, sureness
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, TYPED, sureness
 from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
@@ -146,3 +146,12 @@ def test_a_name_the_file_defines_is_no_other_packages(tmp_path):
     assert [e.target.path for e in edges if e.name == "Parse"] == []
     edges, _ = one_hop(store, seeds, {}, same_file=True)
     assert {(e.target.path, e.sure) for e in edges if e.name == "Parse"} == {("cmd/a/a.go", SURE)}
+
+
+def test_a_rust_path_naming_another_type_is_no_link():
+    """fd's ``Vec::new()`` and ``OnceCell::new()`` call those types' ``new``, not ``WorkerState::new``
+    (they were 0.3 callers of it); ``WorkerState::new(1)`` is sure."""
+    src = "fn make() -> u32 {\n    let v: Vec<u32> = Vec::new();\n    let c = OnceCell::new();\n    WorkerState::new(1).n\n}\n"
+    found = uses_in(src, "rust")
+    target = ("new", "WorkerState.new", "src/walk.rs", "rust")
+    assert [sureness(found, *target, (n, n)) for n in (2, 3, 4)] == [NONE, NONE, SURE]
