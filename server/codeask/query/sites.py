@@ -32,6 +32,9 @@ __all__ = [
     "inner_definition",
     "enclosing_class",
     "use_sites",
+    "code_lines",
+    "first_use_line",
+    "unshadowed",
     "own_names",
     "matched_symbol",
 ]
