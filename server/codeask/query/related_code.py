@@ -136,15 +136,15 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
-    """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
-    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
+    in the chunk (two classes packed in one chunk each have their ``put``; ``None``: the whole chunk,
+    which only declares it, a C prototype), by path and line. A
     definition the chunker split over several chunks is one, its chunks joined (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inner = named(row.hit, name)
-        if _matches(symbol, narrowed(row.hit, inner)):
-            out.append((row, inner))
+        inners = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
+        out += [(row, inner) for inner in inners or [None] if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
 
@@ -294,7 +294,7 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
         defs = definitions(store, symbol)
         chunks = [row.hit for row, _ in defs]
         for row, inner in defs:
-            d = declaration(row.hit, name)
+            d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             sites = caller_sites(store, name, [d], chunks)
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
