@@ -169,3 +169,24 @@ def test_each_same_named_method_of_a_packed_chunk_can_be_asked_for(tmp_path):
     assert [(d.symbol, d.start_line) for d in found.definitions] == [("B.put", 7)]
     assert [(x.symbol, x.sure) for x in found.callers] == [("use", TYPED)]
     assert [d.symbol for d in ws.related("put").definitions] == ["A.put", "B.put"]
+
+
+TS = {
+    "web/adapter.ts": "export class HttpAdapter {\n  send(n: number) {\n    return n;\n  }\n}\n",
+    "web/mailer.ts": "export class Mailer {\n  send(n: number) {\n    return n;\n  }\n}\n",
+    "web/client.ts": (
+        "import { HttpAdapter } from './adapter';\n\nexport class Client {\n  private adapter = new HttpAdapter();\n\n"
+        "  fetch(n: number) {\n    let t = n;\n" + "    t += 1;\n" * 150 + "    return this.adapter.send(t);\n  }\n}\n"
+    ),
+}
+
+
+def test_a_typescript_class_field_types_its_calls(tmp_path):
+    """ky-like ``private adapter = new HttpAdapter()`` types ``this.adapter.send(..)`` in a method the
+    chunker stored apart: a typed (0.7) caller of ``HttpAdapter.send`` (it was by name only) and no
+    caller of ``Mailer.send`` (it was, by name only)."""
+    ws = Workspace([write_tree(tmp_path / "ws", TS)])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("web/client.ts")) > 1
+    assert _callers(ws, "HttpAdapter.send") == {("Client.fetch", TYPED)}
+    assert _callers(ws, "Mailer.send") == set()

@@ -1,14 +1,12 @@
-"""Where a chunk's code uses a name, read from its syntax tree: the receiver it is reached
-through, the line, and whether it is a call, an import or another use.
+"""Where a chunk's code uses a name, read from its syntax tree: the receiver it is reached through,
+the line, and whether it is a call, an import or another use.
 
-The symbol graph stores each chunk's names unresolved (:mod:`codeask.index.chunking.graph`);
-resolving them (:mod:`codeask.query.resolve`) needs to know how each use spells the name. Reading
-that from the text would count words in comments, docstrings and strings as bare calls (a
-newcomer found requests' ``DEFAULT_PORTS.get(...)`` resolved to every ``get`` of the project at
-sure 1.0 because a docstring says "get"); the syntax tree has no identifiers in comments and
-strings, and says what an identifier's receiver is (``sock`` of ``self.sock.send``, ``Config`` of
-Rust's ``Config::load``, ``pkg`` of Go's ``pkg.Func``). Pure functions of ``(content, language)``,
-remembered per chunk.
+Resolving the graph's unresolved names (:mod:`codeask.query.resolve`) needs how each use spells the name.
+Read from the text, words in comments, docstrings and strings would count as bare calls (requests'
+``DEFAULT_PORTS.get(...)`` resolved to every ``get`` of the project at sure 1.0 because a docstring says
+"get"); the syntax tree has none, and says what an identifier's receiver is (``sock`` of ``self.sock.send``,
+``Config`` of Rust's ``Config::load``, ``pkg`` of Go's ``pkg.Func``). Pure functions of ``(content,
+language)``, remembered per chunk.
 """
 
 from __future__ import annotations
@@ -146,6 +144,8 @@ _TYPE_WRAPS = frozenset(
 _CONSTRUCTS = frozenset({"composite_literal", "struct_expression", "new_expression", "object_creation_expression"})
 #: Declared types that leave the type to the value (Java's ``var``, C++'s ``auto``).
 _INFERRED = frozenset({"var", "auto"})
+#: ``(node, parent)`` types of a field's name whose declaration types it (Go's, C's, TypeScript's class field).
+_FIELDS = {("field_identifier", "field_declaration"), ("property_identifier", "public_field_definition")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,14 +351,14 @@ def _type_name(node: Any | None) -> Any | None:
 
 
 def _typed_at(node: Any) -> Any | None:
-    """The node whose declaration may say ``node``'s type: ``node`` itself for a bound local or a
-    struct field, the attribute ``self.x`` for ``x`` of Python's ``self.x = T()`` or ``self.x: T``."""
+    """The node whose declaration may say ``node``'s type: ``node`` itself for a bound local or a field (a
+    struct's, TypeScript's ``private a = new A()``), the attribute ``self.x`` of Python's ``self.x = T()``."""
     parent = node.parent
     holder = parent.parent if parent is not None else None
     if parent is not None and parent.type == "attribute" and holder is not None and holder.type == "assignment":
         own = _text(parent.named_children[0]) in {"self", "cls"} and parent.named_children[-1] == node
         return parent if own and holder.child_by_field_name("left") == parent else None
-    field = node.type == "field_identifier" and parent is not None and parent.type == "field_declaration"
+    field = parent is not None and (node.type, parent.type) in _FIELDS
     return node if field or _binds(node) else None
 
 
