@@ -190,3 +190,14 @@ def test_a_typescript_class_field_types_its_calls(tmp_path):
     assert len(next(iter(ws.indexes.values())).store.rows_for_path("web/client.ts")) > 1
     assert _callers(ws, "HttpAdapter.send") == {("Client.fetch", TYPED)}
     assert _callers(ws, "Mailer.send") == set()
+
+
+def test_an_object_key_or_a_type_property_is_no_use():
+    """ky's ``{ timeout: 5000 }`` and ``interface Options { timeout: number }`` name a key, not the
+    project's function ``timeout`` (they were sure, 1.0, callers of it); a shorthand ``{ retry }`` reads
+    the variable ``retry``."""
+    call = "export function make() {\n  return ky.create({ timeout: 5000, retry });\n}\n"
+    shape = "interface Options {\n  timeout: number;\n}\n"
+    assert sureness(uses_in(call, "typescript"), "timeout", "timeout", "source/timeout.ts", "typescript") == NONE
+    assert sureness(uses_in(shape, "typescript"), "timeout", "timeout", "source/timeout.ts", "typescript") == NONE
+    assert sureness(uses_in(call, "typescript"), "retry", "retry", "source/retry.ts", "typescript") == SURE
