@@ -201,3 +201,12 @@ def test_an_object_key_or_a_type_property_is_no_use():
     assert sureness(uses_in(call, "typescript"), "timeout", "timeout", "source/timeout.ts", "typescript") == NONE
     assert sureness(uses_in(shape, "typescript"), "timeout", "timeout", "source/timeout.ts", "typescript") == NONE
     assert sureness(uses_in(call, "typescript"), "retry", "retry", "source/retry.ts", "typescript") == SURE
+
+
+def test_c_calls_no_cpp_method():
+    """hiredis' ``c->funcs->write(c)`` (a C function pointer) is no caller of a C++ example's
+    ``Client::write`` (it was, by name only); a C function ``write`` still is one by name."""
+    src = "int flush(redisContext *c) {\n    return c->funcs->write(c);\n}\n"
+    found = uses_in(src, "c")
+    assert sureness(found, "write", "Client.write", "examples/client.cpp", "c") == NONE
+    assert sureness(found, "write", "write", "net.c", "c") == NAME_ONLY

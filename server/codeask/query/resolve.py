@@ -19,7 +19,7 @@ Rust, where a qualifier is a package or module), or through a Rust path from thi
 as code (a word in a comment or a string), or only through another Go package or Rust module
 (``http.Handler`` is not the project's ``Handler``), through a package or module path to a method
 (``walk::scan`` is not ``WorkerState::scan``), through a Rust path naming another type
-(``Vec::new()`` is no ``WorkerState::new``), or a value of another package's type (``next
+(``Vec::new()`` is no ``WorkerState::new``), from C to a C++ file's method, or a value of another package's type (``next
 http.Handler``, ``pool sync.Pool``: the chain ends), or by a bare name to a method in a language
 without an implicit ``this`` (:data:`RECEIVED`), through ``self`` to a top-level definition (a
 bare use of a name the chunk binds, a pytest fixture's parameter ``httpbin``, is
@@ -62,6 +62,8 @@ NONE = 0.0
 #: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
 _ALIAS = 0.5
 SELF = frozenset({"self", "this", "cls", "super", "Self"})
+#: File extensions of C++ sources and headers (a C chunk reaches none of their methods).
+_CPP = frozenset({"cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx"})
 #: Languages where a method is only reached through a receiver (``self.f()``, ``mx.f()``), never by
 #: its bare name (Java's and C++'s implicit ``this`` do).
 RECEIVED = frozenset({"python", "go", "rust", "javascript", "typescript", "tsx"})
@@ -94,9 +96,9 @@ def sureness(
     best over those uses (the rules: the module docstring); ``imports``: the import statements of
     the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias."""
     uses = found.of(name, *lines)
-    if not uses:
-        return NONE
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
+    if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
+        return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
     named = any(
