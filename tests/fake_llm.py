@@ -115,7 +115,9 @@ def example_from_schema(schema: dict[str, Any], root: dict[str, Any] | None = No
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or "properties" in schema:
-        return {name: example_from_schema(sub, root) for name, sub in (schema.get("properties") or {}).items()}
+        return {
+            name: example_from_schema(sub, root) for name, sub in (schema.get("properties") or {}).items()
+        }
     if kind == "array":
         return []
     if kind == "string":
@@ -212,9 +214,7 @@ class FakeLLMServer:
         self.openai_base_url = f"{self.url}/v1"
         self.anthropic_base_url = self.url
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
             name=f"FakeLLMServer:{self.port}",
         )
         self._thread.start()
@@ -469,11 +469,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             model = body.get("model", "fake-model")
             forced = _forced_tool(body) if body.get("tools") else None
             tool_call = None
-            if (
-                forced is not None
-                and body.get("tool_choice") not in (None, "none", "auto")
-                and not isinstance(reply, str)
-            ):
+            if forced is not None and body.get("tool_choice") not in (None, "none", "auto") and not isinstance(reply, str):
                 name = (forced.get("function") or {}).get("name") or forced.get("name") or "tool"
                 tool_call = {
                     "id": f"call_{uuid.uuid4().hex[:12]}",
@@ -539,14 +535,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self._sse(final)
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._sse(
-                    {
-                        "id": cid,
-                        "object": "chat.completion.chunk",
-                        "created": created,
-                        "model": model,
-                        "choices": [],
-                        "usage": usage,
-                    }
+                    {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                     "choices": [], "usage": usage}
                 )
             self._sse("[DONE]")
 
@@ -600,13 +590,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 {
                     "type": "message_start",
                     "message": {
-                        "id": mid,
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": [],
-                        "stop_reason": None,
-                        "stop_sequence": None,
+                        "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+                        "stop_reason": None, "stop_sequence": None,
                         "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1},
                     },
                 },

@@ -99,31 +99,14 @@ class S3Server:
         )
         if not self.port:
             self.port = free_port()
-        ports = {
-            name: free_port()
-            for name in (
-                "master.port",
-                "master.port.grpc",
-                "volume.port",
-                "volume.port.grpc",
-                "filer.port",
-                "filer.port.grpc",
-                "s3.port.grpc",
-            )
-        }
+        ports = {name: free_port() for name in (
+            "master.port", "master.port.grpc", "volume.port", "volume.port.grpc",
+            "filer.port", "filer.port.grpc", "s3.port.grpc",
+        )}
         args = [
-            weed,
-            "server",
-            f"-dir={data}",
-            "-ip=127.0.0.1",
-            "-ip.bind=127.0.0.1",
-            "-s3",
-            f"-s3.port={self.port}",
-            f"-s3.config={config}",
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            "-master.volumeSizeLimitMB=64",
-            "-volume.max=0",
+            weed, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            "-s3", f"-s3.port={self.port}", f"-s3.config={config}", "-s3.port.iceberg=0", "-s3.port.lance=0",
+            "-master.volumeSizeLimitMB=64", "-volume.max=0",
             *(f"-{name}={port}" for name, port in ports.items()),
         ]
         with open(self.folder / "weed.log", "ab") as log:
@@ -148,14 +131,9 @@ class S3Server:
         import pyarrow.fs as pfs
 
         fs = pfs.S3FileSystem(
-            access_key=ACCESS_KEY,
-            secret_key=SECRET_KEY,
-            endpoint_override=self.endpoint,
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-            connect_timeout=2,
-            request_timeout=5,
+            access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=self.endpoint,
+            scheme="http", region="us-east-1", allow_bucket_creation=True,
+            connect_timeout=2, request_timeout=5,
         )
         fs.create_dir(self.bucket)
         fs.get_file_info(pfs.FileSelector(self.bucket, allow_not_found=True))

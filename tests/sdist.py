@@ -36,19 +36,8 @@ def fetch_sdist(pin: str, where: Path) -> Path:
         archive = where / f"{name}-{version}.tar.gz"
         if not archive.exists():
             subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--no-deps",
-                    "--no-binary",
-                    ":all:",
-                    "-d",
-                    str(where),
-                    pin,
-                ],
+                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                 "-d", str(where), pin],
                 check=True,
             )
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-{version}.", dir=where))

@@ -129,10 +129,7 @@ def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
     query = Query("How is the retry policy applied?")
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
-    assert (
-        "starting with the number of the snippet that shows it" in ask
-        and "(`- [2] One sentence naming the code and what it does.`)" in ask
-    )
+    assert "starting with the number of the snippet that shows it" in ask and "(`- [2] One sentence naming the code and what it does.`)" in ask
     assert "`- [1] ...`" not in ask  # Qwen2.5-Coder-1.5B copied that example: "- [1] - [2] - [3]"
     assert "naming the functions, classes and settings involved" in ask
     assert "End each point" not in prompt

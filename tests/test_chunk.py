@@ -18,6 +18,7 @@ def editor_lines(text: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
+
 def assert_covers(chunks: list[Chunk], text: str) -> None:
     """Chunks tile lines 1..N exactly and reproduce them."""
     lines = editor_lines(text)
@@ -314,20 +315,9 @@ EXPECTED = {
     "s.tsx": [(1, 2, ""), (3, 6, "App"), (7, 9, "Btn")],
 }
 LANGUAGES = {
-    "S.java": "java",
-    "s.c": "c",
-    "s.cpp": "cpp",
-    "s.cs": "c_sharp",
-    "s.go": "go",
-    "s.js": "javascript",
-    "s.kt": "kotlin",
-    "s.lua": "lua",
-    "s.php": "php",
-    "s.rb": "ruby",
-    "s.rs": "rust",
-    "s.sh": "bash",
-    "s.ts": "typescript",
-    "s.tsx": "tsx",
+    "S.java": "java", "s.c": "c", "s.cpp": "cpp", "s.cs": "c_sharp", "s.go": "go",
+    "s.js": "javascript", "s.kt": "kotlin", "s.lua": "lua", "s.php": "php", "s.rb": "ruby",
+    "s.rs": "rust", "s.sh": "bash", "s.ts": "typescript", "s.tsx": "tsx",
 }
 
 
@@ -535,7 +525,9 @@ def test_unknown_extension_windows(tmp_path):
 def test_max_chunk_chars_and_overlong_line():
     text = "a\n" + "x" * 5000 + "\nb\nc\n"
     chunks = chunk_text("f.txt", text, max_chunk_chars=100)
-    assert [(c.start_line, c.end_line, len(c.content)) for c in chunks] == [(1, 1, 1), (2, 2, 5000), (3, 4, 3)]
+    assert [(c.start_line, c.end_line, len(c.content)) for c in chunks] == [
+        (1, 1, 1), (2, 2, 5000), (3, 4, 3)
+    ]
     code = "def f():\n    s = '" + "y" * 5000 + "'\n    return s\n"
     chunks = chunk_text("f.py", code, max_chunk_chars=100)
     assert_covers(chunks, code)
@@ -612,40 +604,15 @@ def test_whitespace_only_file_has_no_chunks(name, text):
 @pytest.mark.parametrize(
     "path, lang",
     [
-        ("a/b/c.py", "python"),
-        ("x.pyi", "python"),
-        ("x.js", "javascript"),
-        ("x.mjs", "javascript"),
-        ("x.ts", "typescript"),
-        ("x.tsx", "tsx"),
-        ("x.go", "go"),
-        ("x.rs", "rust"),
-        ("X.java", "java"),
-        ("x.c", "c"),
-        ("x.h", "c"),
-        ("x.cc", "cpp"),
-        ("x.hpp", "cpp"),
-        ("x.cs", "c_sharp"),
-        ("x.rb", "ruby"),
-        ("x.php", "php"),
-        ("x.kt", "kotlin"),
-        ("x.scala", "scala"),
-        ("x.swift", "swift"),
-        ("x.lua", "lua"),
-        ("x.sh", "bash"),
-        ("README.md", "markdown"),
-        ("doc.rst", "rst"),
-        ("notes.txt", "text"),
-        ("Makefile", "make"),
-        ("sub/Dockerfile", "dockerfile"),
-        ("Dockerfile.dev", "dockerfile"),
-        ("Gemfile", "ruby"),
-        ("CMakeLists.txt", "cmake"),
-        ("X.PY", "python"),
-        ("noext", "text"),
-        ("weird.zzz", "text"),
-        ("conf.yaml", "yaml"),
-        ("p.toml", "toml"),
+        ("a/b/c.py", "python"), ("x.pyi", "python"), ("x.js", "javascript"), ("x.mjs", "javascript"),
+        ("x.ts", "typescript"), ("x.tsx", "tsx"), ("x.go", "go"), ("x.rs", "rust"),
+        ("X.java", "java"), ("x.c", "c"), ("x.h", "c"), ("x.cc", "cpp"), ("x.hpp", "cpp"),
+        ("x.cs", "c_sharp"), ("x.rb", "ruby"), ("x.php", "php"), ("x.kt", "kotlin"),
+        ("x.scala", "scala"), ("x.swift", "swift"), ("x.lua", "lua"), ("x.sh", "bash"),
+        ("README.md", "markdown"), ("doc.rst", "rst"), ("notes.txt", "text"),
+        ("Makefile", "make"), ("sub/Dockerfile", "dockerfile"), ("Dockerfile.dev", "dockerfile"),
+        ("Gemfile", "ruby"), ("CMakeLists.txt", "cmake"), ("X.PY", "python"),
+        ("noext", "text"), ("weird.zzz", "text"), ("conf.yaml", "yaml"), ("p.toml", "toml"),
     ],
 )
 def test_language_for(path, lang):
@@ -727,7 +694,8 @@ def test_every_sphinx_file_is_covered_exactly_once():
 
 
 def test_huge_docstring_with_escapes_respects_limits():
-    doc = "\n".join(f'    line {i} with an escaped \\" quote' if i % 50 == 0 else f"    line {i}" for i in range(200))
+    doc = "\n".join(f'    line {i} with an escaped \\" quote' if i % 50 == 0 else f"    line {i}"
+                    for i in range(200))
     text = 'class K:\n    """\n' + doc + '\n    """\n\n    def m(self):\n        return 1\n'
     chunks = chunk_text("k.py", text, chunk_lines=60, max_chunk_chars=1000)
     assert_covers(chunks, text)

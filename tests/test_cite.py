@@ -228,14 +228,9 @@ def test_answer_says_which_sources_changed_since_indexed_and_why_not_reindexed(c
 
     index = next(iter(ws.indexes.values()))
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import filelock, sys, time; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(120)",
-            str(index.index_dir / "write.lock"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-c", "import filelock, sys, time; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(120)",
+         str(index.index_dir / "write.lock")],
+        stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -60,20 +60,10 @@ def module_cache(tmp_path_factory) -> str:
 def test_requests_sdist_index_ask_and_incremental_updates(requests_copy, module_cache, monkeypatch):
     monkeypatch.setenv("CODEASK_CACHE_DIR", module_cache)
     cold = json.loads(codeask("index", str(requests_copy), "--json").stdout)
-    assert (
-        cold["files_changed"] == cold["files_seen"] - sum(cold["files_skipped"].values()) or cold["files_changed"] > 30
-    )
+    assert cold["files_changed"] == cold["files_seen"] - sum(cold["files_skipped"].values()) or cold["files_changed"] > 30
     assert cold["chunks_embedded"] > 100 and cold["vectors_pending"] == 0
-    for key in (
-        "files_seen",
-        "files_changed",
-        "files_removed",
-        "files_skipped",
-        "chunks_embedded",
-        "chunks_deleted",
-        "chunks_total",
-        "seconds",
-    ):
+    for key in ("files_seen", "files_changed", "files_removed", "files_skipped", "chunks_embedded",
+                "chunks_deleted", "chunks_total", "seconds"):
         assert key in cold
 
     again = json.loads(codeask("index", str(requests_copy), "--json").stdout)
@@ -95,9 +85,7 @@ def test_requests_sdist_index_ask_and_incremental_updates(requests_copy, module_
     # Append a function to one file: 1 file re-indexed, few chunks embedded, found first.
     utils = requests_copy / "src/requests/utils.py"
     original = utils.read_text(encoding="utf-8")
-    utils.write_text(
-        original + "\n\ndef frobnicate_proxy_headers(headers):\n    return dict(headers)\n", encoding="utf-8"
-    )
+    utils.write_text(original + "\n\ndef frobnicate_proxy_headers(headers):\n    return dict(headers)\n", encoding="utf-8")
     edit = json.loads(codeask("index", str(requests_copy), "--json").stdout)
     assert edit["files_changed"] == 1
     assert edit["chunks_embedded"] <= cold["chunks_embedded"] / 10
@@ -184,12 +172,8 @@ def test_kill_9_during_flask_index_then_index_matches_a_clean_index(tmp_path, fl
     shutil.copytree(flask_sdist, clean)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     for delay in (1.0, 2.5, 6.0):  # listing/phase 1, around the phase switch, phase 2
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "codeask", "index", str(killed)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = subprocess.Popen([sys.executable, "-m", "codeask", "index", str(killed)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -79,9 +79,7 @@ def test_cache_dir_that_cannot_be_created(sample_workspace, tmp_path, where):
         cache = tmp_path / "f" / "cache"
     else:
         cache = Path("/proc/codeask-cache")  # not creatable, even by root
-    line = one_line(
-        codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_CACHE_DIR": str(cache)}, check=False), 1
-    )
+    line = one_line(codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_CACHE_DIR": str(cache)}, check=False), 1)
     assert f"cannot create the cache dir {cache}" in line and "CODEASK_CACHE_DIR" in line
 
 

@@ -81,24 +81,8 @@ def _read_only_runner(cache: Path):
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [
-                "unshare",
-                "-m",
-                "--propagation",
-                "private",
-                "sh",
-                "-c",
-                mount,
-                "sh",
-                sys.executable,
-                "-m",
-                "codeask",
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            ["unshare", "-m", "--propagation", "private", "sh", "-c", mount, "sh", sys.executable, "-m", "codeask", *args],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"},
         )
 
     return run, (lambda: None)
@@ -176,10 +160,7 @@ def test_watch_limit_falls_back_to_polling(tmp_path):
     codeask("index", str(root))
     proc = subprocess.Popen(
         with_watch_limit([sys.executable, "-m", "codeask", "watch", str(root), "--json"]),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     lines: queue.Queue = queue.Queue()
     for stream, name in ((proc.stdout, "out"), (proc.stderr, "err")):
@@ -206,9 +187,7 @@ def test_watch_limit_falls_back_to_polling(tmp_path):
         update = json.loads(next_line("out", "files_changed"))
         assert "pkg3/added.py" in update["paths_changed"]
     finally:
-        proc.send_signal(
-            signal.SIGTERM
-        )  # as Ctrl-C (a shell without job control starts background jobs with SIGINT ignored)
+        proc.send_signal(signal.SIGTERM)  # as Ctrl-C (a shell without job control starts background jobs with SIGINT ignored)
         proc.wait(60)
     time.sleep(0.2)
     while not lines.empty():

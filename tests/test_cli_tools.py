@@ -190,14 +190,9 @@ def test_explain_in_a_cold_folder_shows_the_indexing_progress(sample_workspace, 
 def test_progress_lines_without_a_terminal_and_startup_seconds(sample_workspace):
     proc = codeask("index", str(sample_workspace))  # stderr is a pipe here, not a terminal
     lines = [line for line in proc.stderr.splitlines() if line.startswith("codeask progress:")]
-    assert any(
-        re.fullmatch(r"codeask progress: indexing files: 4/4 \(100%\), [\d.]+ files/s, done in [\d.]+ s", line)
-        for line in lines
-    ), lines
+    assert any(re.fullmatch(r"codeask progress: indexing files: 4/4 \(100%\), [\d.]+ files/s, done in [\d.]+ s", line) for line in lines), lines
     embed = [line for line in lines if line.startswith("codeask progress: embedding chunks:")]
-    assert embed and re.fullmatch(
-        r"codeask progress: embedding chunks: (\d+)/\1 \(100%\), [\d.]+ chunks/s, done in [\d.]+ s", embed[-1]
-    )
+    assert embed and re.fullmatch(r"codeask progress: embedding chunks: (\d+)/\1 \(100%\), [\d.]+ chunks/s, done in [\d.]+ s", embed[-1])
     assert "start-up" in proc.stdout
 
     stats = json.loads(codeask("index", str(sample_workspace), "--json").stdout)

@@ -96,13 +96,8 @@ def test_every_documented_json_key_is_in_the_real_output(row, sample_workspace, 
         json.dumps({"question": "How are coupons applied?", "expected_files": ["src/shop/pricing.py"]}) + "\n",
         encoding="utf-8",
     )
-    fill = {
-        "PATH": str(sample_workspace),
-        "QUESTION": "How are coupons applied?",
-        "FILE": str(questions),
-        "SYMBOL": "apply_discount",
-        "OUT": str(tmp_path / "out.json"),
-    }
+    fill = {"PATH": str(sample_workspace), "QUESTION": "How are coupons applied?", "FILE": str(questions), "SYMBOL": "apply_discount",
+            "OUT": str(tmp_path / "out.json")}
     argv = [fill.get(word, word) for word in shlex.split(command)][1:]
     codeask("index", str(sample_workspace))  # so that lists (sources, roots, indexes) are not empty
     out = json.loads(codeask(*argv).stdout)

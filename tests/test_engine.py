@@ -215,20 +215,11 @@ def test_hostile_inputs_are_skipped_or_indexed_and_secrets_never_returned(tmp_pa
     everything = ws.ask(
         "supersecret_env_value supersecret_key_value ignored_marker_fn dropped_log_marker binary_marker "
         "minified_marker huge_marker SECRET_TOKEN",
-        no_llm=True,
-        top_k=200,
-        max_files=200,
+        no_llm=True, top_k=200, max_files=200,
     )
     assert everything.sources, "the healthy files still match some words"
     text = json.dumps(everything.to_json()["sources"])
-    for marker in (
-        "supersecret",
-        "ignored_marker_fn",
-        "dropped_log_marker",
-        "binary_marker",
-        "minified_marker",
-        "huge_marker",
-    ):
+    for marker in ("supersecret", "ignored_marker_fn", "dropped_log_marker", "binary_marker", "minified_marker", "huge_marker"):
         assert marker not in text
 
 
@@ -323,8 +314,7 @@ def test_one_commit_per_file_replacement_keeps_unchanged_rows(sample_workspace):
     """An edit replaces a file's rows in one commit and keeps its unchanged chunks' rows as they were."""
     big = sample_workspace / "src/shop/big.py"
     body = "\n\n".join(
-        f"def step_{i}(x):\n" + "".join(f"    x = x * {j} + {i}\n" for j in range(20)) + "    return x\n"
-        for i in range(12)
+        f"def step_{i}(x):\n" + "".join(f"    x = x * {j} + {i}\n" for j in range(20)) + "    return x\n" for i in range(12)
     )
     big.write_text(body, encoding="utf-8")
     index = _index(sample_workspace)

@@ -13,11 +13,8 @@ from codeask.eval.ragas import Ragas
 from codeask.query.pipeline import Document, Query
 
 ROWS = [
-    {
-        "question": "How is shipping priced?",
-        "ground_truth": "A flat fee plus a rate per kg.",
-        "expected_files": ["src/shop/shipping.py"],
-    },
+    {"question": "How is shipping priced?", "ground_truth": "A flat fee plus a rate per kg.",
+     "expected_files": ["src/shop/shipping.py"]},
     {"query": "Which coupons exist?", "ground_truth": "SAVE10 and HALF.", "gold_files": ["src/shop/pricing.py"]},
     {"question": "How is the cart total computed?", "ground_truth": "Sum of prices, then the discount."},
 ]
@@ -53,12 +50,8 @@ def test_eval_writes_rows_in_file_order(sample_workspace, tmp_path, llm_env, cap
 def test_contexts_are_the_documents_as_retrieved(sample_workspace, tmp_path, llm_env):
     qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:1])
     out = tmp_path / "r.json"
-    assert (
-        main(
-            ["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(out), "--max-files", "1", "--json"]
-        )
-        == 0
-    )
+    assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(out),
+                 "--max-files", "1", "--json"]) == 0
     row = json.loads(out.read_text())[0]
     assert len(row["contexts"]) > 1  # one_per_file kept one file; the export keeps every retrieved chunk
 
@@ -74,21 +67,8 @@ def test_record_ground_truth(sample_workspace, tmp_path, llm_env, capsys):
     qfile = tmp_path / "q.json"
     qfile.write_text(json.dumps([{"question": r.get("question") or r["query"]} for r in ROWS]))
     out = tmp_path / "baseline.json"
-    assert (
-        main(
-            [
-                "eval",
-                str(sample_workspace),
-                "--questions",
-                str(qfile),
-                "--out",
-                str(out),
-                "--record-ground-truth",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(out),
+                 "--record-ground-truth", "--json"]) == 0
     rows = json.loads(out.read_text())
     assert all(r["ground_truth"] == r["answer"] == "FAKE ANSWER" for r in rows)
     assert json.loads(capsys.readouterr().out)["retrieval"] is None
@@ -98,9 +78,7 @@ def test_record_ground_truth(sample_workspace, tmp_path, llm_env, capsys):
 
 def test_no_llm_table_and_yaml(sample_workspace, tmp_path, capsys):
     qfile = tmp_path / "q.yaml"
-    qfile.write_text(
-        "- question: How is shipping priced?\n  expected_files: [src/shop/shipping.py]\n- Which coupons exist?\n"
-    )
+    qfile.write_text("- question: How is shipping priced?\n  expected_files: [src/shop/shipping.py]\n- Which coupons exist?\n")
     out = tmp_path / "r.json"
     assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(out), "--no-llm"]) == 0
     printed = capsys.readouterr().out
@@ -116,33 +94,15 @@ def test_judge_scores(sample_workspace, tmp_path, llm_env, capsys):
         if name == "Claims":
             return {"claims": ["claim one", "claim two"]}
         if name == "Verdicts":
-            return {
-                "verdicts": [
-                    {"claim": "claim one", "supported": True, "reason": ""},
-                    {"claim": "claim two", "supported": False, "reason": ""},
-                ]
-            }
+            return {"verdicts": [{"claim": "claim one", "supported": True, "reason": ""},
+                                 {"claim": "claim two", "supported": False, "reason": ""}]}
         return "FAKE ANSWER"
 
     llm_env.responder = responder
     qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:2])
     out = tmp_path / "r.json"
-    assert (
-        main(
-            [
-                "eval",
-                str(sample_workspace),
-                "--questions",
-                str(qfile),
-                "--out",
-                str(out),
-                "--judge-model",
-                "judge-x",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(out),
+                 "--judge-model", "judge-x", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     judge = summary["judge"]
     assert judge["faithfulness"] == judge["answer_recall"] == judge["context_recall"] == 0.5
@@ -178,28 +138,14 @@ def test_judge_reply_that_cannot_be_scored_is_a_row_error_left_out_of_the_means(
                 if end:
                     llm_env.stream_script["end"] = end
                 return bad_reply
-            return {
-                "verdicts": [
-                    {"claim": "claim one", "supported": True, "reason": ""},
-                    {"claim": "claim two", "supported": False, "reason": ""},
-                ]
-            }
+            return {"verdicts": [{"claim": "claim one", "supported": True, "reason": ""},
+                                 {"claim": "claim two", "supported": False, "reason": ""}]}
         return "FAKE ANSWER"
 
     llm_env.responder = responder
     qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:2])
-    args = [
-        "eval",
-        str(sample_workspace),
-        "--questions",
-        str(qfile),
-        "--out",
-        str(tmp_path / "r.json"),
-        "--judge-model",
-        "judge-x",
-        "--concurrency",
-        "1",
-    ]
+    args = ["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(tmp_path / "r.json"),
+            "--judge-model", "judge-x", "--concurrency", "1"]
     assert main([*args, "--json"]) == 1
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
@@ -218,21 +164,8 @@ def test_judge_reply_that_cannot_be_scored_is_a_row_error_left_out_of_the_means(
 
 def test_judge_table(sample_workspace, tmp_path, llm_env, capsys):
     qfile = write_jsonl(tmp_path / "q.jsonl", ROWS[:1])
-    assert (
-        main(
-            [
-                "eval",
-                str(sample_workspace),
-                "--questions",
-                str(qfile),
-                "--out",
-                str(tmp_path / "r.json"),
-                "--judge-model",
-                "judge-x",
-            ]
-        )
-        == 0
-    )
+    assert main(["eval", str(sample_workspace), "--questions", str(qfile), "--out", str(tmp_path / "r.json"),
+                 "--judge-model", "judge-x"]) == 0
     printed = capsys.readouterr().out
     assert "faithful" in printed and "mean" in printed
     assert "Judge: openai:judge-x; 1 of 1 answers scored" in printed

@@ -34,9 +34,7 @@ def indexed(sample_workspace):
 
 
 def test_identifiers_skip_keywords_and_builtins():
-    got = identifiers(
-        "subtotal = sum(price * quantity for _, price, quantity in self.items)\nreturn apply_discount(subtotal, coupon)"
-    )
+    got = identifiers("subtotal = sum(price * quantity for _, price, quantity in self.items)\nreturn apply_discount(subtotal, coupon)")
     assert got[0] == "apply_discount"
     assert {"subtotal", "price", "quantity", "coupon", "items"} <= set(got)
     assert not {"sum", "for", "in", "self", "return", "_"} & set(got)
@@ -73,9 +71,7 @@ def test_a_file_outside_the_workspace_is_named_and_linked_by_its_absolute_path(i
 
 
 def test_explain_with_llm_prompt_and_cache(sample_workspace, fake_llm):
-    ws = Workspace(
-        [sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}}
-    )
+    ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
     ws.index()
     cart = sample_workspace / "src/shop/cart.py"
     span = enclosing_chunk(ws, str(cart), 18)
@@ -144,12 +140,12 @@ class RedirectMixin:
         return prepared
 '''
 
-CLIENT = """from shop.redirects import RedirectMixin
+CLIENT = '''from shop.redirects import RedirectMixin
 
 
 def next_hop(mixin, prepared):
     return mixin.rebuild_proxies(prepared, {"https": "http://proxy:3128"})
-"""
+'''
 
 
 def selection_of(prompt: str) -> str:
@@ -196,9 +192,7 @@ def test_hover_span_is_the_method_under_the_cursor(redirects):
 
 
 def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake_llm):
-    ws = Workspace(
-        [redirects], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}}
-    )
+    ws = Workspace([redirects], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
     ws.index()
     path = str(redirects / "src/shop/redirects.py")
     span = symbol_span(ws, path, line_col(REDIRECTS, "def rebuild_proxies")[0], "rebuild_proxies")
@@ -208,17 +202,13 @@ def test_explaining_a_method_sends_that_method_not_its_neighbour(redirects, fake
     assert "return proxies.get(scheme) or environment_proxy(scheme)" in sent
     assert "rebuild_auth" not in sent and "Authorization" not in sent
     assert result.to_json()["selection"] == {
-        "path": "src/shop/redirects.py",
-        "root": str(redirects),
-        "start_line": 12,
-        "end_line": 15,
-        "symbol": "RedirectMixin.rebuild_proxies",
-        "definition": True,
+        "path": "src/shop/redirects.py", "root": str(redirects), "start_line": 12, "end_line": 15,
+        "symbol": "RedirectMixin.rebuild_proxies", "definition": True,
     }
     assert result.finish_reason == "stop" and not result.truncated
 
 
-TEST_FILE = """from shop.cart import Cart
+TEST_FILE = '''from shop.cart import Cart
 from shop.pricing import apply_discount
 
 
@@ -229,7 +219,7 @@ def test_total_applies_discount_to_subtotal():
     assert cart.total("SAVE10") == apply_discount(subtotal, "SAVE10")
     assert apply_discount(subtotal, None) == subtotal
     assert apply_discount(subtotal, "HALF") == subtotal / 2
-"""
+'''
 
 
 def test_related_code_is_ranked_like_ask(sample_workspace):
@@ -261,9 +251,7 @@ def test_related_code_is_ranked_like_ask(sample_workspace):
 
 
 def test_hover_reply_cut_at_max_tokens_ends_on_a_sentence(sample_workspace, fake_llm):
-    ws = Workspace(
-        [sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}}
-    )
+    ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
     ws.index()
     fake_llm.reply_with("Sums the items. Then applies the coupon's discount to the subtotal and retu")
     fake_llm.stream_script = {"end": "length"}
@@ -302,9 +290,7 @@ def test_a_long_selection_is_capped_to_the_model_context(sample_workspace, fake_
 
 
 def test_cancelling_an_explain_closes_the_llm_stream(sample_workspace, fake_llm):
-    ws = Workspace(
-        [sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}}
-    )
+    ws = Workspace([sample_workspace], editor={"llm": {"provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "t"}})
     ws.index()
     fake_llm.stream_delay = 0.1
     fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a long stream
@@ -369,26 +355,13 @@ def test_explain_prompt_snapshot(brief):
     from codeask.query.steps.explain_answer import ExplainAnswer
     from codeask.query.templates import Templates
 
-    span = Span(
-        "src/shop/redirects.py",
-        "/ws",
-        "/ws/src/shop/redirects.py",
-        12,
-        15,
-        "\n".join(REDIRECTS.splitlines()[11:15]),
-        symbol="RedirectMixin.rebuild_proxies",
-        language="python",
-        definition=True,
-    )
+    span = Span("src/shop/redirects.py", "/ws", "/ws/src/shop/redirects.py", 12, 15,
+                "\n".join(REDIRECTS.splitlines()[11:15]),
+                symbol="RedirectMixin.rebuild_proxies", language="python", definition=True)
     docs = [Document("src/shop/client.py", "/ws", 4, 5, "next_hop", "python", "\n".join(CLIENT.splitlines()[3:5]))]
     selection = Document(span.path, span.root, 12, 14, span.symbol, "python", "\n".join(span.text.splitlines()[:3]))
     step = ExplainAnswer(None, Templates(None), None, brief=brief)
-    prompt = step.prompt(
-        Query("explain", options=RetrievalOptions(selection=ExplainSelection(span, brief))),
-        selection,
-        docs,
-        cut=not brief,
-    )
+    prompt = step.prompt(Query("explain", options=RetrievalOptions(selection=ExplainSelection(span, brief))), selection, docs, cut=not brief)
     snapshot = SNAPSHOTS / f"explain-{'brief' if brief else 'full'}.txt"
     if os.environ.get("CODEASK_UPDATE_SNAPSHOTS"):
         snapshot.write_text(prompt, encoding="utf-8")
@@ -429,14 +402,7 @@ def test_related_code_lists_a_caller_in_the_selections_own_file(sample_workspace
     )
     cards = sample_workspace / "src/shop/cards.py"
     cards.write_text(text)
-    for shop in (
-        "books",
-        "games",
-        "shoes",
-        "toys",
-        "tools",
-        "plants",
-    ):  # six callers in other files fill a hover's six places
+    for shop in ("books", "games", "shoes", "toys", "tools", "plants"):  # six callers in other files fill a hover's six places
         (sample_workspace / f"src/shop/{shop}.py").write_text(
             f"from shop.cards import mask_card_number\n\n\ndef {shop}_receipt(order):\n"
             f'    return "{shop}: " + mask_card_number(order.card)\n'

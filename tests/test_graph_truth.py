@@ -212,7 +212,4 @@ def test_the_mcp_text_says_which_definition_a_caller_links_to(tmp_path):
     found = related_json(root, "scan")
     text = related_lines(RelatedResult.model_validate(found))
     for caller in found["callers"]:
-        assert (
-            f"{caller['path']}:{caller['start_line']}-{caller['end_line']} {caller['symbol']} (of {caller['of']})"
-            in text
-        )
+        assert f"{caller['path']}:{caller['start_line']}-{caller['end_line']} {caller['symbol']} (of {caller['of']})" in text

@@ -24,9 +24,7 @@ async def test_first_ask_during_the_first_index_never_races_on_imports(sample_wo
         caps = lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True))
         folder = lsp.WorkspaceFolder(uri=uri(sample_workspace), name="shop")
         await client.initialize_session(
-            lsp.InitializeParams(
-                capabilities=caps, workspace_folders=[folder], initialization_options=llm_options(fake_llm)
-            )
+            lsp.InitializeParams(capabilities=caps, workspace_folders=[folder], initialization_options=llm_options(fake_llm))
         )
         try:  # the first request after start-up: the index thread is importing and indexing meanwhile
             result = await cmd(client, "codeask.ask", "How is the coupon discount applied?", timeout=600)

@@ -139,8 +139,8 @@ def test_structured_without_response_format_support(fake_llm: FakeLLMServer) -> 
 
 def test_openai_switches_to_max_completion_tokens(fake_llm: FakeLLMServer) -> None:
     fake_llm.fail_next(
-        400,
-        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead."
     )
     assert llm_for(fake_llm, "openai").complete("x") == DEFAULT_ANSWER
     first, second = fake_llm.requests
@@ -248,7 +248,7 @@ def test_make_llm_rejects_unknown_provider() -> None:
 def test_extract_json_object() -> None:
     assert extract_json_object('{"a": 1}') == {"a": 1}
     assert extract_json_object('noise {"a": {"b": [1, 2]}} trailing {"c": 3}') == {"a": {"b": [1, 2]}}
-    assert extract_json_object('```json\n{"a": 2}\n```') == {"a": 2}
+    assert extract_json_object("```json\n{\"a\": 2}\n```") == {"a": 2}
     with pytest.raises(ValueError):
         extract_json_object("no json here")
     with pytest.raises(ValueError, match="cut off"):  # never an inner object of a cut-off reply
@@ -384,12 +384,8 @@ def test_structured_reply_cut_off_is_an_error(fake_llm: FakeLLMServer, provider:
 def test_llm_limits_from_the_environment() -> None:
     settings = load_settings(
         env={
-            "CODEASK_LLM_TIMEOUT": "90",
-            "CODEASK_LLM_MAX_RETRIES": "0",
-            "CODEASK_LLM_FIRST_TOKEN_TIMEOUT": "600",
-            "CODEASK_LLM_CONNECT_TIMEOUT": "3",
-            "CODEASK_LLM_MAX_TOKENS": "300",
-            "CODEASK_LLM_CONTEXT_TOKENS": "2048",
+            "CODEASK_LLM_TIMEOUT": "90", "CODEASK_LLM_MAX_RETRIES": "0", "CODEASK_LLM_FIRST_TOKEN_TIMEOUT": "600",
+            "CODEASK_LLM_CONNECT_TIMEOUT": "3", "CODEASK_LLM_MAX_TOKENS": "300", "CODEASK_LLM_CONTEXT_TOKENS": "2048",
         }
     )
     llm = settings.llm

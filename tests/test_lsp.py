@@ -184,10 +184,8 @@ async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm
         # ask with the (fake) LLM: the answer, the sources and their Locations
         answer = await cmd(client, "codeask.ask", "How is the coupon discount applied to the cart total?")
         assert answer["answer"].startswith("FAKE ANSWER") and "error" not in answer
-        assert [s["path"] for s in answer["sources"]][:2] == ["src/shop/pricing.py", "src/shop/cart.py"] or {
-            "src/shop/pricing.py",
-            "src/shop/cart.py",
-        } <= {s["path"] for s in answer["sources"][:3]}
+        assert [s["path"] for s in answer["sources"]][:2] == ["src/shop/pricing.py", "src/shop/cart.py"] or \
+            {"src/shop/pricing.py", "src/shop/cart.py"} <= {s["path"] for s in answer["sources"][:3]}
         spans = [(src, span) for src in answer["sources"] for span in src["spans"]]  # one Location per span
         assert all(src["spans"][0]["start_line"] == src["start_line"] for src in answer["sources"])
         assert len(answer["locations"]) == len(spans)
@@ -195,12 +193,8 @@ async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm
             assert loc["uri"] == uri(Path(src["root"]) / src["path"]) and "#" not in loc["uri"]
             assert loc["range"]["start"] == {"line": span["start_line"] - 1, "character": 0}
             assert loc["range"]["end"]["line"] == span["end_line"] - 1
-        ask_steps = [
-            v.message
-            for t, vs in client.progress_reports.items()
-            for v in vs
-            if vs[0].title == "codeask: asking" and isinstance(v, lsp.WorkDoneProgressReport)
-        ]
+        ask_steps = [v.message for t, vs in client.progress_reports.items() for v in vs
+                     if vs[0].title == "codeask: asking" and isinstance(v, lsp.WorkDoneProgressReport)]
         assert {"retrieve", "answer"} <= set(ask_steps)
 
         # the object form, without the LLM
@@ -220,35 +214,24 @@ async def test_progress_commands_explain_and_shutdown(sample_workspace, fake_llm
         assert "subtotal = sum(price * quantity" in prompt
         assert "def apply_discount(amount, coupon):" in prompt  # the definition it uses
         assert out["sources"][0]["path"] == "src/shop/pricing.py"
-        assert all(
-            not (s["path"] == "src/shop/cart.py" and s["start_line"] <= line + 1 <= s["end_line"])
-            for s in out["sources"]
-        )  # not its own chunk
+        assert all(not (s["path"] == "src/shop/cart.py" and s["start_line"] <= line + 1 <= s["end_line"])
+                   for s in out["sources"])  # not its own chunk
         assert out["locations"][0]["uri"] == uri(sample_workspace / "src/shop/pricing.py")
 
         # the code action runs the same command
         actions = await client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                lsp.TextDocumentIdentifier(uri(cart)),
-                lsp.Range(**{"start": lsp.Position(line, 0), "end": lsp.Position(line, 10)}),
-                lsp.CodeActionContext(diagnostics=[]),
-            )
+            lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri(cart)), lsp.Range(**{
+                "start": lsp.Position(line, 0), "end": lsp.Position(line, 10)}), lsp.CodeActionContext(diagnostics=[]))
         )
         assert [a.title for a in actions] == ["Explain selection"]
         command = action_command(actions[0])
         assert command["command"] == "codeask.explain" and command["arguments"][0] == uri(cart)
-        assert command["arguments"][1] == {
-            "start": {"line": line, "character": 0},
-            "end": {"line": line, "character": 10},
-        }
+        assert command["arguments"][1] == {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 10}}
         out2 = await cmd(client, "codeask.explain", *command["arguments"])
         assert out2["markdown"] and out2["sources"]
         none = await client.text_document_code_action_async(
-            lsp.CodeActionParams(
-                lsp.TextDocumentIdentifier(uri(cart)),
-                lsp.Range(lsp.Position(line, 3), lsp.Position(line, 3)),
-                lsp.CodeActionContext(diagnostics=[]),
-            )
+            lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri(cart)), lsp.Range(lsp.Position(line, 3), lsp.Position(line, 3)),
+                                 lsp.CodeActionContext(diagnostics=[]))
         )
         assert not none
 
@@ -287,15 +270,10 @@ async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_
         assert await client.text_document_hover_async(params) is None
 
         # an unsaved buffer: the hover explains what the editor shows
-        text = cart.read_text().replace(
-            "return apply_discount(subtotal, coupon)", "return apply_discount(subtotal * 2, coupon)"
-        )
-        client.text_document_did_change(
-            lsp.DidChangeTextDocumentParams(
-                lsp.VersionedTextDocumentIdentifier(version=2, uri=uri(cart)),
-                [lsp.TextDocumentContentChangeWholeDocument(text=text)],
-            )
-        )
+        text = cart.read_text().replace("return apply_discount(subtotal, coupon)", "return apply_discount(subtotal * 2, coupon)")
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(version=2, uri=uri(cart)),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
         await hover(client, cart, "subtotal =")  # a local name: the method it lives in, as the buffer has it
         assert "the definition of `Cart.total`" in fake_llm.prompts()[-1]
         assert "apply_discount(subtotal * 2, coupon)" in fake_llm.prompts()[-1]
@@ -320,12 +298,7 @@ async def test_hover_cache_configuration_and_llm_failure(sample_workspace, fake_
         assert any("Incorrect API key provided" in m for m in errors), client.messages
         # ... and explain too, then the server is still alive
         client.messages.clear()
-        out = await cmd(
-            client,
-            "codeask.explain",
-            uri(cart),
-            {"start": {"line": 17, "character": 0}, "end": {"line": 19, "character": 0}},
-        )
+        out = await cmd(client, "codeask.explain", uri(cart), {"start": {"line": 17, "character": 0}, "end": {"line": 19, "character": 0}})
         assert out["error"] and "src/shop/pricing.py" in out["markdown"]
         assert (await cmd(client, "codeask.status"))["files"] == 4
 
@@ -441,14 +414,10 @@ async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
         junk = sample_workspace / "node_modules/pkg/index.js"
         junk.parent.mkdir(parents=True)
         junk.write_text("function frobnicate_warehouse_stock() {}\n")
-        client.workspace_did_change_watched_files(
-            lsp.DidChangeWatchedFilesParams(
-                [
-                    lsp.FileEvent(uri=uri(new), type=lsp.FileChangeType.Created),
-                    lsp.FileEvent(uri=uri(junk), type=lsp.FileChangeType.Created),
-                ]
-            )
-        )
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams([
+            lsp.FileEvent(uri=uri(new), type=lsp.FileChangeType.Created),
+            lsp.FileEvent(uri=uri(junk), type=lsp.FileChangeType.Created),
+        ]))
         out = await wait_found(client, "frobnicate_warehouse_stock", "src/shop/inventory.py")
         assert all(not s["path"].startswith("node_modules/") for s in out["sources"])
         deadline = time.monotonic() + 15
@@ -458,11 +427,8 @@ async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
 
         # didChangeWatchedFiles for a deleted file: gone from the index
         new.unlink()
-        client.workspace_did_change_watched_files(
-            lsp.DidChangeWatchedFilesParams(
-                [lsp.FileEvent(uri=uri(sample_workspace) + "/src/shop/inventory.py", type=lsp.FileChangeType.Deleted)]
-            )
-        )
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            [lsp.FileEvent(uri=uri(sample_workspace) + "/src/shop/inventory.py", type=lsp.FileChangeType.Deleted)]))
         deadline = time.monotonic() + 15
         while (await cmd(client, "codeask.status")).get("files") != 4:
             assert time.monotonic() < deadline
@@ -478,11 +444,8 @@ async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
         other = tmp_path / "other"
         other.mkdir()
         (other / "billing.py").write_text("def quuxify_invoice_ledger(invoice):\n    return invoice\n")
-        client.workspace_did_change_workspace_folders(
-            lsp.DidChangeWorkspaceFoldersParams(
-                lsp.WorkspaceFoldersChangeEvent(added=[lsp.WorkspaceFolder(uri(other), "other")], removed=[])
-            )
-        )
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            lsp.WorkspaceFoldersChangeEvent(added=[lsp.WorkspaceFolder(uri(other), "other")], removed=[])))
         deadline = time.monotonic() + 30
         while True:
             st = await cmd(client, "codeask.status")
@@ -493,11 +456,8 @@ async def test_changes_on_disk_saves_and_folders(sample_workspace, tmp_path):
         out = await cmd(client, "codeask.ask", {"question": "quuxify_invoice_ledger", "no_llm": True})
         assert out["sources"][0]["root"] == str(other.resolve())
         assert out["locations"][0]["uri"] == uri(other / "billing.py")
-        client.workspace_did_change_workspace_folders(
-            lsp.DidChangeWorkspaceFoldersParams(
-                lsp.WorkspaceFoldersChangeEvent(added=[], removed=[lsp.WorkspaceFolder(uri(other), "other")])
-            )
-        )
+        client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(
+            lsp.WorkspaceFoldersChangeEvent(added=[], removed=[lsp.WorkspaceFolder(uri(other), "other")])))
         deadline = time.monotonic() + 15
         while len((await cmd(client, "codeask.status"))["roots"]) != 1:
             assert time.monotonic() < deadline
@@ -526,9 +486,7 @@ async def test_cancel_a_long_ask(sample_workspace, fake_llm):
             await asyncio.wait_for(fut, 10)
         # the thread stops at its next step: no LLM call after the one under way
         await asyncio.sleep(3.5)
-        assert len(fake_llm.requests) == 1, [
-            (r.get("stream"), r.get("response_format") is not None, str(r["messages"])[:300]) for r in fake_llm.requests
-        ]
+        assert len(fake_llm.requests) == 1, [(r.get("stream"), r.get("response_format") is not None, str(r["messages"])[:300]) for r in fake_llm.requests]
         ends = [vs[-1] for vs in client.progress_reports.values() if vs[0].title == "codeask: asking"]
         assert ends and ends[-1].message == "cancelled"
 
@@ -574,10 +532,8 @@ async def test_requests_status_latency_while_indexing(requests_copy, tmp_path):
                 keyword_seconds = time.perf_counter() - started
             await asyncio.sleep(0.05)
         p50, p95 = statistics.median(latencies), _pct(latencies, 95)
-        print(
-            f"\nstatus latency while indexing: p50={p50 * 1000:.1f} ms p95={p95 * 1000:.1f} ms "
-            f"max={max(latencies) * 1000:.1f} ms over {len(latencies)} requests ({seen_indexing} while indexing)"
-        )
+        print(f"\nstatus latency while indexing: p50={p50 * 1000:.1f} ms p95={p95 * 1000:.1f} ms "
+              f"max={max(latencies) * 1000:.1f} ms over {len(latencies)} requests ({seen_indexing} while indexing)")
         assert seen_indexing >= 40  # (latency is printed, not asserted: no wall-clock thresholds)
         assert keyword_answer is not None
         print(f"ask (no LLM, keyword phase) latency: {keyword_seconds * 1000:.0f} ms")
@@ -598,10 +554,8 @@ async def test_requests_ask_sessions_redirect(requests_copy):
             started = time.perf_counter()
             out = await cmd(client, "codeask.ask", {"question": QUESTION, "no_llm": True})
             timings.append(time.perf_counter() - started)
-        print(
-            f"\nask latency without LLM (hybrid): p50={statistics.median(timings) * 1000:.0f} ms "
-            f"max={max(timings) * 1000:.0f} ms"
-        )
+        print(f"\nask latency without LLM (hybrid): p50={statistics.median(timings) * 1000:.0f} ms "
+              f"max={max(timings) * 1000:.0f} ms")
         paths = [s["path"] for s in out["sources"][:5]]
         assert "src/requests/sessions.py" in paths, paths
         i = paths.index("src/requests/sessions.py")
@@ -609,10 +563,7 @@ async def test_requests_ask_sessions_redirect(requests_copy):
         loc = out["locations"][sum(len(s["spans"]) for s in out["sources"][:i])]  # one Location per span
         assert loc["uri"] == uri(root / "src/requests/sessions.py")
         assert loc["range"]["start"]["line"] == src["start_line"] - 1
-        assert (
-            f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})"
-            in out["markdown"]
-        )
+        assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})" in out["markdown"]
 
 
 @pytest.mark.slow

@@ -75,16 +75,13 @@ async def _stop_once(root: Path, cache: Path, stderr: Path, phase: int, how: str
             )
         )
         if phase == 1:  # files are being chunked and written: the scan has been reported, no end yet
-
             def seen():
                 values, ended = _progress(client, "codeask: indexing")
                 return not ended and any(isinstance(v, lsp.WorkDoneProgressReport) for v in values)
         else:  # a batch of vectors is being embedded
-
             def seen():
                 values, ended = _progress(client, "codeask: embedding")
                 return bool(values) and not ended
-
         await _until(seen, f"phase {phase}")
         started = time.monotonic()
         if how == "exit":
@@ -112,10 +109,8 @@ async def test_stop_during_indexing_is_clean(requests_root, tmp_path, phase, how
         assert code >= 0, f"run {i}: killed by signal {-code}\n{err}"
         assert code == (0 if how == "exit" else 1), f"run {i}: exit code {code}\n{err}"
         assert "Traceback" not in err and "Event loop is closed" not in err, f"run {i}:\n{err}"
-    print(
-        f"\nstop during phase {phase} by {how}: {repeats} runs, exit after "
-        f"median {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s (goal < 3 s)"
-    )
+    print(f"\nstop during phase {phase} by {how}: {repeats} runs, exit after "
+          f"median {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s (goal < 3 s)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -223,20 +218,15 @@ async def test_hover_sweep_costs_at_most_one_llm_call(sample_workspace, fake_llm
             fake_llm.fail_next(500, "boom", times=5)
             path, line, col = targets[-1]
             text = path.read_text() + "\n# changed\n"  # new code: not in the explanation cache
-            client.text_document_did_change(
-                lsp.DidChangeTextDocumentParams(
-                    lsp.VersionedTextDocumentIdentifier(version=2, uri=uri(path)),
-                    [lsp.TextDocumentContentChangeWholeDocument(text=text)],
-                )
-            )
+            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(version=2, uri=uri(path)),
+                [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
             params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri(path)), lsp.Position(line, col))
             failed = await asyncio.wait_for(client.text_document_hover_async(params), HANG)
             assert len(fake_llm.requests) == 1  # one attempt, no retries
             assert failed is not None and "Related" in failed.contents.value and "boom" not in failed.contents.value
         await asyncio.sleep(0.2)
-        assert not [m for m in client.messages if m.type in (lsp.MessageType.Error, lsp.MessageType.Warning)], (
-            client.messages
-        )
+        assert not [m for m in client.messages if m.type in (lsp.MessageType.Error, lsp.MessageType.Warning)], client.messages
 
 
 async def test_hover_only_for_indexed_code_inside_the_roots(sample_workspace, tmp_path):
@@ -264,9 +254,7 @@ async def test_hover_is_offered_only_when_enabled(sample_workspace, enabled):
         options = {"indexOnStartup": "never", "hover": {"enabled": enabled}}
         result = await asyncio.wait_for(
             client.initialize_session(
-                lsp.InitializeParams(
-                    capabilities=_capabilities(), workspace_folders=folders, initialization_options=options
-                )
+                lsp.InitializeParams(capabilities=_capabilities(), workspace_folders=folders, initialization_options=options)
             ),
             HANG,
         )
@@ -282,18 +270,9 @@ async def test_hover_is_offered_only_when_enabled(sample_workspace, enabled):
 
 
 async def test_cancel_asks_mid_stream_closes_the_stream_and_frees_the_slots(sample_workspace, fake_llm):
-    async with session(
-        sample_workspace,
-        options=llm_options(
-            fake_llm,
-            llm={
-                "provider": "openai",
-                "baseUrl": fake_llm.openai_base_url,
-                "apiKey": "test",
-                "numSubquestions": 0,
-            },
-        ),
-    ) as client:
+    async with session(sample_workspace, options=llm_options(fake_llm, llm={
+        "provider": "openai", "baseUrl": fake_llm.openai_base_url, "apiKey": "test", "numSubquestions": 0,
+    })) as client:
         await wait_indexed(client)
         fake_llm.stream_delay = 0.1
         # a 100 s stream (0.1 s per 3-word frame, 3,000 words): it must outlast the time the
@@ -303,9 +282,7 @@ async def test_cancel_asks_mid_stream_closes_the_stream_and_frees_the_slots(samp
         asks, ids = [], [f"ask-{i}" for i in range(3)]  # as many as there are request slots
         for i, msg_id in enumerate(ids):
             params = lsp.ExecuteCommandParams(command="codeask.ask", arguments=[f"How is the discount applied? ({i})"])
-            asks.append(
-                asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id))
-            )
+            asks.append(asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, msg_id)))
         await _until(lambda: len([r for r in fake_llm.requests if r.get("stream")]) == 3, "three streams")
         cancelled_at = time.monotonic()
         for msg_id in ids:
@@ -330,12 +307,8 @@ async def test_cancel_explain_mid_stream_closes_the_stream(sample_workspace, fak
         fake_llm.stream_delay = 0.1
         fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))  # a 60 s stream
         rng = {"start": {"line": 15, "character": 0}, "end": {"line": 19, "character": 0}}
-        params = lsp.ExecuteCommandParams(
-            command="codeask.explain", arguments=[uri(sample_workspace / "src/shop/cart.py"), rng]
-        )
-        explain = asyncio.ensure_future(
-            client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, "explain")
-        )
+        params = lsp.ExecuteCommandParams(command="codeask.explain", arguments=[uri(sample_workspace / "src/shop/cart.py"), rng])
+        explain = asyncio.ensure_future(client.protocol.send_request_async(lsp.WORKSPACE_EXECUTE_COMMAND, params, "explain"))
         await _until(lambda: any(r.get("stream") for r in fake_llm.requests), "the explanation to stream")
         client.cancel_request(lsp.CancelParams(id="explain"))
         with pytest.raises(Exception, match="cancel"):
@@ -357,24 +330,16 @@ async def test_index_catches_up_after_the_cli_releases_the_lock(requests_sdist, 
     env = {**os.environ, "CODEASK_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     cli = subprocess.Popen(
         [sys.executable, "-m", "codeask", "index", str(root), "--json"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )
     try:
         # the CLI has taken the write lock (it names itself in write.owner)
-        await _until(
-            lambda: any(f'"pid": {cli.pid}' in p.read_text() for p in cache.glob("*/write.owner")),
-            "the CLI to hold the index",
-        )
+        await _until(lambda: any(f"\"pid\": {cli.pid}" in p.read_text() for p in cache.glob("*/write.owner")),
+                     "the CLI to hold the index")
         async with session(root, env=env) as client:
             waiting = await _until(
-                lambda: [
-                    v.message
-                    for vs in client.progress_reports.values()
-                    for v in vs
-                    if isinstance(v, lsp.WorkDoneProgressReport) and (v.message or "").startswith("waiting:")
-                ],
+                lambda: [v.message for vs in client.progress_reports.values() for v in vs
+                         if isinstance(v, lsp.WorkDoneProgressReport) and (v.message or "").startswith("waiting:")],
                 "the server to wait for the CLI",
             )
             assert f"pid {cli.pid}" in waiting[0] and " index " in waiting[0], waiting  # the holder, named
@@ -406,13 +371,11 @@ async def test_stdin_closed_mid_ask_exits_1_without_traceback(sample_workspace, 
     command = ["sh", "-c", 'exec "$0" -m codeask serve 2>"$1"', sys.executable, str(stderr)]
     client = await start(command, dict(os.environ))
     try:
-        await client.initialize_session(
-            lsp.InitializeParams(
-                capabilities=_capabilities(),
-                workspace_folders=[lsp.WorkspaceFolder(uri=uri(sample_workspace), name="shop")],
-                initialization_options=llm_options(fake_llm, indexOnStartup="always"),
-            )
-        )
+        await client.initialize_session(lsp.InitializeParams(
+            capabilities=_capabilities(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=uri(sample_workspace), name="shop")],
+            initialization_options=llm_options(fake_llm, indexOnStartup="always"),
+        ))
         await wait_indexed(client)
         fake_llm.stream_delay = 0.1
         fake_llm.reply_with(" ".join(f"word{i}" for i in range(600)))

@@ -11,14 +11,7 @@ from codeask.lsp.status import StatusSnapshots, status_json
 from codeask.lsp.work import Lane
 from codeask.service import ServiceStatus
 
-COUNTS = {
-    "indexed": True,
-    "read_only": False,
-    "files": 7,
-    "chunks_total": 40,
-    "vectors_pending": 0,
-    "index_dir": "/idx",
-}
+COUNTS = {"indexed": True, "read_only": False, "files": 7, "chunks_total": 40, "vectors_pending": 0, "index_dir": "/idx"}
 ACTIVITY = {"indexing": True, "index_state": "indexing", "index_message": "", "lock_holder": None}
 
 

@@ -89,9 +89,7 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
         assert asked.structured_content["llm"] is None and "No LLM" in asked.structured_content["note"]
         assert asked.structured_content["sources"][0]["path"] in ("src/shop/pricing.py", "src/shop/cart.py")
 
-        explained = await client.call_tool(
-            "explain_code", {"path": "src/shop/cart.py", "start_line": 16, "end_line": 19}
-        )
+        explained = await client.call_tool("explain_code", {"path": "src/shop/cart.py", "start_line": 16, "end_line": 19})
         check_output(tools["explain_code"], explained)
         assert "pricing.py" in explained.content[0].text  # related code: apply_discount's definition
 
@@ -107,31 +105,15 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
             assert failed.is_error, args
             message = failed.content[0].text
             assert "\n" not in message and "Traceback" not in message and "abc123" not in message
-        assert (
-            "outside the workspace"
-            in (await client.call_tool("explain_code", {"path": str(outside), "start_line": 1, "end_line": 1}))
-            .content[0]
-            .text
-        )
-        assert (
-            "secret"
-            in (await client.call_tool("explain_code", {"path": ".env", "start_line": 1, "end_line": 1}))
-            .content[0]
-            .text
-        )
+        assert "outside the workspace" in (await client.call_tool("explain_code", {"path": str(outside), "start_line": 1, "end_line": 1})).content[0].text
+        assert "secret" in (await client.call_tool("explain_code", {"path": ".env", "start_line": 1, "end_line": 1})).content[0].text
         bad = await client.call_tool("search_code", {"query": "x", "top_k": 0})
-        assert (
-            bad.is_error
-            and bad.content[0].text.startswith("invalid arguments: top_k:")
-            and "\n" not in bad.content[0].text
-        )
+        assert bad.is_error and bad.content[0].text.startswith("invalid arguments: top_k:") and "\n" not in bad.content[0].text
         related = await client.call_tool("related_code", {"symbol": "apply_discount"})
         check_output(tools["related_code"], related)
         assert related.structured_content["counts"]["callers"] >= 1 and related.structured_content["truncated"] is False
         definition = related.structured_content["definitions"][0]
-        assert {c["of"] for c in related.structured_content["callers"]} == {
-            f"{definition['path']}:{definition['start_line']}"
-        }
+        assert {c["of"] for c in related.structured_content["callers"]} == {f"{definition['path']}:{definition['start_line']}"}
         unknown = await client.call_tool("related_code", {"symbol": "no_such_symbol"})  # the CLI exits 1
         assert unknown.is_error and unknown.content[0].text == "no_such_symbol: no definition or use in the index"
 
@@ -145,10 +127,7 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
 
         # a file written during the session is found by a later search (the watcher)
         new = sample_workspace / "src/shop/gift_wrap.py"
-        new.write_text(
-            'def gift_wrap_fee(items):\n    """Wrapping paper per item."""\n    return 2.5 * len(items)\n',
-            encoding="utf-8",
-        )
+        new.write_text('def gift_wrap_fee(items):\n    """Wrapping paper per item."""\n    return 2.5 * len(items)\n', encoding="utf-8")
         deadline = time.monotonic() + 120
         while True:
             found = await client.call_tool("search_code", {"query": "gift_wrap_fee wrapping paper"})
@@ -162,18 +141,14 @@ async def test_tools_schemas_errors_and_resources(sample_workspace, tmp_path):
 async def test_ask_codebase_with_the_fake_llm(sample_workspace, llm_env):
     async with Client(server_params(sample_workspace)) as client:
         await wait_ready(client)
-        asked = await client.call_tool(
-            "ask_codebase", {"question": "How is the coupon discount applied?", "max_files": 3}
-        )
+        asked = await client.call_tool("ask_codebase", {"question": "How is the coupon discount applied?", "max_files": 3})
         assert not asked.is_error, asked.content
         out = asked.structured_content
         assert out["llm"] and out["llm"].startswith("openai") and out["note"] is None
         assert out["answer"] and "Sources:\n1. [" in out["markdown"]
         assert 1 <= len(out["sources"]) <= 3
         assert any("apply_discount" in prompt for prompt in llm_env.prompts())  # the code reached the LLM
-        explained = await client.call_tool(
-            "explain_code", {"path": "src/shop/pricing.py", "start_line": 6, "end_line": 9}
-        )
+        explained = await client.call_tool("explain_code", {"path": "src/shop/pricing.py", "start_line": 6, "end_line": 9})
         assert not explained.is_error and explained.structured_content["llm"].startswith("openai")
         # the LLM refuses the key: the sources and the error, said once
         llm_env.fail_next(401, "invalid api key", times=20)
@@ -192,8 +167,7 @@ async def test_streamable_http_transport(sample_workspace):
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "codeask", "mcp", str(sample_workspace), "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 120
@@ -240,14 +214,8 @@ async def test_files_an_agent_reads_follow_the_indexers_rules(sample_workspace, 
     (strict / "real.py").write_text("def real():\n    return 1\n", encoding="utf-8")
     (strict / "alias.py").symlink_to(strict / "real.py")
     refused = {  # (resource path, explain_code path) -> what the refusal says
-        (
-            "src/shop/leak.py",
-            str(shop / "leak.py"),
-        ): "src/shop/leak.py is a link to a file outside its workspace folder",
-        (
-            "alias.py?root=1",
-            str(strict / "alias.py"),
-        ): "alias.py is reached through a symlink and index.follow_symlinks is off",
+        ("src/shop/leak.py", str(shop / "leak.py")): "src/shop/leak.py is a link to a file outside its workspace folder",
+        ("alias.py?root=1", str(strict / "alias.py")): "alias.py is reached through a symlink and index.follow_symlinks is off",
         ("assets/logo.py", "assets/logo.py"): "assets/logo.py is a binary file",
         (".env", ".env"): ".env is a secret file",
         ("src/shop/notes.txt", "src/shop/notes.txt"): "src/shop/notes.txt is a secret file",  # a link to .env
@@ -276,10 +244,7 @@ def test_bad_arguments_are_one_line(tmp_path):
     )
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "not found" in proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "codeask", "mcp", str(tmp_path), "--http", "nonsense"],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-m", "codeask", "mcp", str(tmp_path), "--http", "nonsense"], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 1 and "HOST:PORT" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -43,11 +43,7 @@ def run_nvim(script: Path, tmp_path: Path, cwd: Path, env: dict[str, str]) -> su
     }
     return subprocess.run(
         [nvim_binary(), "--headless", "--clean", "--cmd", f"set packpath^={site}", "-c", f"luafile {script}"],
-        env=full_env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        env=full_env, cwd=cwd, capture_output=True, text=True, timeout=300,
     )
 
 
@@ -59,16 +55,11 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     (sample_workspace / ".codeask.toml").write_text("")  # a root marker
     cart = sample_workspace / "src/shop/cart.py"
     out = tmp_path / "result.json"
-    proc = run_nvim(
-        HERE / "test_ask.lua",
-        tmp_path,
-        sample_workspace,
-        {
-            "CODEASK_NVIM_PY": sys.executable,
-            "CODEASK_NVIM_FILE": str(cart),
-            "CODEASK_NVIM_OUT": str(out),
-        },
-    )
+    proc = run_nvim(HERE / "test_ask.lua", tmp_path, sample_workspace, {
+        "CODEASK_NVIM_PY": sys.executable,
+        "CODEASK_NVIM_FILE": str(cart),
+        "CODEASK_NVIM_OUT": str(out),
+    })
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert all(result["commands"].values()), result["commands"]
@@ -103,10 +94,7 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     assert result["hover"] and "pricing.py" in result["hover"]
     # a refused :CodeaskExplain: the server's InvalidParams error, shown once, as a warning
     refused = result["explain_error"]
-    assert (
-        refused["code"] == -32602
-        and refused["message"] == "nothing to explain: src/shop/blank.py holds only blank lines"
-    ), refused
+    assert refused["code"] == -32602 and refused["message"] == "nothing to explain: src/shop/blank.py holds only blank lines", refused
     assert result["explain_said"] == [{"msg": f"codeask: {refused['message']}", "level": 3}], result["explain_said"]
 
 
@@ -117,16 +105,11 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     its file and 1-based line; an unknown symbol is the server's InvalidParams message, as a warning."""
     (sample_workspace / ".codeask.toml").write_text("")  # a root marker
     out = tmp_path / "related.json"
-    proc = run_nvim(
-        HERE / "test_related.lua",
-        tmp_path,
-        sample_workspace,
-        {
-            "CODEASK_NVIM_PY": sys.executable,
-            "CODEASK_NVIM_FILE": str(sample_workspace / "src/shop/cart.py"),
-            "CODEASK_NVIM_OUT": str(out),
-        },
-    )
+    proc = run_nvim(HERE / "test_related.lua", tmp_path, sample_workspace, {
+        "CODEASK_NVIM_PY": sys.executable,
+        "CODEASK_NVIM_FILE": str(sample_workspace / "src/shop/cart.py"),
+        "CODEASK_NVIM_OUT": str(out),
+    })
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["command"] is True and result["error"] is None
@@ -140,21 +123,13 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     got = [(q["filename"], q["lnum"], q["text"]) for q in result["qf"]]
     assert [(f, n) for f, n, _, _ in expected] == [(f, n) for f, n, _ in got]
     assert all(text.startswith(f"{kind[:-1]}: {symbol}") for (_, _, symbol, kind), (_, _, text) in zip(expected, got))
-
     def line_of(rel: str, text: str) -> int:
         return (sample_workspace / rel).read_text().split("\n").index(text) + 1
 
     pricing, cart = "src/shop/pricing.py", "src/shop/cart.py"
-    assert got[0] == (
-        str(sample_workspace / pricing),
-        line_of(pricing, "def apply_discount(amount, coupon):"),
-        "definition: apply_discount",
-    )
-    assert (
-        str(sample_workspace / cart),
-        line_of(cart, "    def total(self, coupon=None):"),
-        "caller: Cart.total",
-    ) in got
+    assert got[0] == (str(sample_workspace / pricing), line_of(pricing, "def apply_discount(amount, coupon):"),
+                      "definition: apply_discount")
+    assert (str(sample_workspace / cart), line_of(cart, "    def total(self, coupon=None):"), "caller: Cart.total") in got
     message = "codeask: related: no_such_symbol: no definition or use in the index"
     assert result["said"] == [{"msg": message, "level": 3}], result["said"]
     assert result["qf_after"] == len(got)  # the list stays as it was
@@ -163,15 +138,10 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
 @needs_nvim
 def test_checkhealth_names_the_fix(tmp_path):
     out = tmp_path / "health.json"
-    proc = run_nvim(
-        HERE / "test_health.lua",
-        tmp_path,
-        tmp_path,
-        {
-            "CODEASK_NVIM_CMD": json.dumps(["/nonexistent/bin/codeask", "serve"]),
-            "CODEASK_NVIM_OUT": str(out),
-        },
-    )
+    proc = run_nvim(HERE / "test_health.lua", tmp_path, tmp_path, {
+        "CODEASK_NVIM_CMD": json.dumps(["/nonexistent/bin/codeask", "serve"]),
+        "CODEASK_NVIM_OUT": str(out),
+    })
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     health = result["health"]
@@ -185,15 +155,10 @@ def test_checkhealth_names_the_fix(tmp_path):
     old.parent.mkdir()
     old.write_text("#!/bin/sh\necho 'codeask 0.0.1'\n")
     old.chmod(0o755)
-    proc = run_nvim(
-        HERE / "test_health.lua",
-        tmp_path,
-        tmp_path,
-        {
-            "CODEASK_NVIM_CMD": json.dumps([str(old), "serve"]),
-            "CODEASK_NVIM_OUT": str(out),
-        },
-    )
+    proc = run_nvim(HERE / "test_health.lua", tmp_path, tmp_path, {
+        "CODEASK_NVIM_CMD": json.dumps([str(old), "serve"]),
+        "CODEASK_NVIM_OUT": str(out),
+    })
     assert proc.returncode == 0, proc.stderr[-3000:]
     health = json.loads(out.read_text())["health"]
     assert "OK server found" in health and "ERROR server 0.0.1 is older than" in health, health

@@ -77,9 +77,7 @@ def test_templates_join_with_rule_lines_and_fail_on_missing_keys(tmp_path):
         render_documents(Templates(settings), [_doc("a.py")])
 
     settings = load_settings(
-        tmp_path,
-        env={},
-        editor={"templates": {"document": "{{ metadata.title | default('untitled') }}: {{ content }}"}},
+        tmp_path, env={}, editor={"templates": {"document": "{{ metadata.title | default('untitled') }}: {{ content }}"}}
     )
     assert render_documents(Templates(settings), [_doc("a.py")]).splitlines()[1:-1] == ["untitled: body of a.py:1"]
 
@@ -94,8 +92,8 @@ def test_sources_are_distinct_files_from_documents_in_order():
     assert ans.sources[0].uri == "file:///ws/b.py#L3-L4"
     # a file's further documents are listed (and linked) under it, each with its own lines
     assert ans.markdown.endswith(
-        'Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4 "codeask:{}"), [30-40](file:///ws/b.py#L30-L40 "codeask:{}")\n'
-        '2. [a.py:1-2](file:///ws/a.py#L1-L2 "codeask:{}")\n'.format(
+        "Sources:\n1. [b.py:3-4](file:///ws/b.py#L3-L4 \"codeask:{}\"), [30-40](file:///ws/b.py#L30-L40 \"codeask:{}\")\n"
+        "2. [a.py:1-2](file:///ws/a.py#L1-L2 \"codeask:{}\")\n".format(
             *(span["anchor"]["hash"] for s in ans.sources for span in s.spans)
         )
     )
@@ -111,7 +109,7 @@ def test_parse_subquestions_keeps_bullets_only():
 def test_parse_subquestions_unwraps_what_small_models_add():
     """Qwen2.5-Coder-1.5B answered ``- - "Session management"``: nested markers, quotes, backticks and
     trailing commas are not part of a query; a bare JSON list of strings is read as the list."""
-    text = "- - \"Session management\",\n* `extract_cookies_to_jar`\n1. - 'merge_cookies';\nprose line"
+    text = '- - "Session management",\n* `extract_cookies_to_jar`\n1. - \'merge_cookies\';\nprose line'
     assert parse_subquestions(text, "orig", 5) == ["Session management", "extract_cookies_to_jar", "merge_cookies"]
     assert parse_subquestions('["Session.send", "cookiejar", "orig"]', "orig", 5) == ["Session.send", "cookiejar"]
     assert parse_subquestions('{"queries": ["x"]}', "orig", 5) == []
@@ -123,7 +121,9 @@ def _llm_workspace(root, fake_llm, provider):
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(sample_workspace, fake_llm, provider):
+def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
+    sample_workspace, fake_llm, provider
+):
     ws = _llm_workspace(sample_workspace, fake_llm, provider)
     ws.index(embed=False)
     answer = ws.ask("How is the coupon discount applied to the cart total?")
@@ -136,11 +136,7 @@ def test_ask_makes_subquestion_and_answer_calls_with_every_source_in_the_prompt(
     for n, source in enumerate(answer.sources, 1):
         assert f"[{n}] {source.path}:" in answer_prompt
     # indexed without vectors: the markdown says so between the answer and the sources
-    assert answer.index == {
-        "state": "keyword-only",
-        "files_indexed": 4,
-        "vectors_pending": answer.index["vectors_pending"],
-    }
+    assert answer.index == {"state": "keyword-only", "files_indexed": 4, "vectors_pending": answer.index["vectors_pending"]}
     assert answer.markdown.startswith("FAKE ANSWER\n\n> **Index:** keyword search only")
     assert "\n\nSources:\n1. [" in answer.markdown
     assert answer.citations == 0.0 and answer.finish_reason == "stop" and not answer.truncated

@@ -125,9 +125,7 @@ def test_prompt_matches_its_snapshot(setup, name):
 def test_every_built_in_template_has_a_snapshot():
     from importlib import resources
 
-    built_in = {
-        p.name.removesuffix(".j2") for p in resources.files("codeask.templates").iterdir() if p.name.endswith(".j2")
-    }
+    built_in = {p.name.removesuffix(".j2") for p in resources.files("codeask.templates").iterdir() if p.name.endswith(".j2")}
     assert built_in <= set(NAMES), built_in - set(NAMES)
 
 

@@ -178,15 +178,12 @@ def prepare_url(url):
 
     pool = [
         hit("docs/quickstart.rst", "rst", '"Invalid URL {url!r}: No scheme supplied."', 1),
-        hit("tests/test_models.py", "python", "assert str(e) == \"Invalid URL 'abc': No scheme supplied.\"", 2),
+        hit("tests/test_models.py", "python", 'assert str(e) == "Invalid URL \'abc\': No scheme supplied."', 2),
         hit("src/requests/adapters.py", "python", 'x = "adapter"', 3),
         hit("src/requests/models.py", "python", code, 4),
     ]
-    ranked = literal_ranking(
-        pool,
-        "Invalid URL 'abc': No scheme supplied. Perhaps you meant https://abc?",
-        lambda p: p.startswith(("tests/", "docs/")),
-    )
+    ranked = literal_ranking(pool, "Invalid URL 'abc': No scheme supplied. Perhaps you meant https://abc?",
+                             lambda p: p.startswith(("tests/", "docs/")))
     assert [h.path for h in ranked] == ["src/requests/models.py"]
 
 
@@ -362,5 +359,5 @@ def test_requests_message_and_traceback(requests_ws):
     ranked = _ranked(requests_ws, PY_TRACE)
     assert ranked[0] == "src/requests/adapters.py", ranked
     # the same traceback pasted with the innermost frame in sessions.py points there instead
-    moved = PY_TRACE.replace('requests/adapters.py", line 675, in send', 'requests/sessions.py", line 703, in send')
+    moved = PY_TRACE.replace("requests/adapters.py\", line 675, in send", "requests/sessions.py\", line 703, in send")
     assert _ranked(requests_ws, moved)[0] == "src/requests/sessions.py"

@@ -25,22 +25,8 @@ from codeask.settings import SettingsError, load_settings
 
 WEIGHTS = {"express": 10.0, "coupon": 2.0, "discount": 1.0}
 WORDS = [
-    "express",
-    "coupon",
-    "discount",
-    "shipping",
-    "cost",
-    "cart",
-    "total",
-    "price",
-    "the",
-    "a",
-    "of",
-    "src",
-    "shop",
-    "py",
-    "def",
-    "return",
+    "express", "coupon", "discount", "shipping", "cost", "cart", "total", "price", "the", "a", "of",
+    "src", "shop", "py", "def", "return",
 ]
 
 
@@ -205,7 +191,9 @@ def test_pipeline_fails_at_build_when_rerank_model_missing(sample_workspace, tmp
 def test_cli_reports_missing_model_in_one_line(sample_workspace, tmp_path, capsys, user_config):
     from codeask.cli import main
 
-    user_config.write_text(f'[rerank]\nenabled = true\nmodel = "{(tmp_path / "nope").as_posix()}"\n')
+    user_config.write_text(
+        f'[rerank]\nenabled = true\nmodel = "{(tmp_path / "nope").as_posix()}"\n'
+    )
     assert main(["ask", str(sample_workspace), "shipping?", "--no-llm", "--no-update"]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "rerank.model" in err

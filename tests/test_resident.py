@@ -22,10 +22,7 @@ class Watch:
     def __init__(self, root, env=None):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "codeask", "watch", str(root)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
         )
         self.sock = socket_path(root)
         self.lines: list[str] = []
@@ -86,9 +83,7 @@ def test_ask_is_answered_by_a_running_watch_and_falls_back_without_one(sample_wo
     assert "indexed 4 files; watching for changes" in err, err  # the status's count, not the files read
     assert not sock.exists() and not sock.with_suffix(".key").exists()
     # no watch: in-process again (and the broken cache dir is reported)
-    proc = codeask(
-        "ask", str(sample_workspace), QUESTION, "--no-llm", env={"CODEASK_CACHE_DIR": str(broken)}, check=False
-    )
+    proc = codeask("ask", str(sample_workspace), QUESTION, "--no-llm", env={"CODEASK_CACHE_DIR": str(broken)}, check=False)
     assert proc.returncode == 1 and "the cache dir" in proc.stderr
 
 
@@ -122,9 +117,7 @@ def test_a_watch_answers_keyword_first_while_its_first_phase_2_runs(tmp_path):
     try:
         watch.wait_for("opened its socket", watch.sock.exists)
         workers: dict[int, int] = {}
-        watch.wait_for(
-            "started its embedding child", lambda: workers.update(_embedding_children(watch.proc.pid)) or workers
-        )
+        watch.wait_for("started its embedding child", lambda: workers.update(_embedding_children(watch.proc.pid)) or workers)
         (child,) = workers
         os.kill(child, signal.SIGSTOP)  # phase 2 cannot finish while the ask runs
         try:
@@ -132,9 +125,7 @@ def test_a_watch_answers_keyword_first_while_its_first_phase_2_runs(tmp_path):
             broken = tmp_path / "not-a-folder"
             broken.write_text("x", encoding="utf-8")
             out = json.loads(
-                codeask(
-                    "ask", str(root), "handler_7", "--no-llm", "--json", env={"CODEASK_CACHE_DIR": str(broken)}
-                ).stdout
+                codeask("ask", str(root), "handler_7", "--no-llm", "--json", env={"CODEASK_CACHE_DIR": str(broken)}).stdout
             )
         finally:
             os.kill(child, signal.SIGCONT)

@@ -38,9 +38,7 @@ def test_root_labels():
     assert root_labels(["/w/app"]) == {"/w/app": ""}
     assert root_labels(["/w/api", "/w/web"]) == {"/w/api": "api", "/w/web": "web"}
     assert root_labels(["/a/x/app", "/b/x/app", "/c/web"]) == {
-        "/a/x/app": "a/x/app",
-        "/b/x/app": "b/x/app",
-        "/c/web": "web",
+        "/a/x/app": "a/x/app", "/b/x/app": "b/x/app", "/c/web": "web",
     }
 
 

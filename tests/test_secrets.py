@@ -27,9 +27,7 @@ def _workspace_with_a_file_that_became_secret(root: Path, fake_llm, **flags) -> 
         f"deployment vault settings for the cart service\ntoken = {SECRET_VALUE}\n", encoding="utf-8"
     )
     Workspace([root]).index(embed=False)
-    return Workspace(
-        [root], editor=_llm(fake_llm), flags={"index.secret_patterns": [*DEFAULT_SECRET_PATTERNS, "*.vault"], **flags}
-    )
+    return Workspace([root], editor=_llm(fake_llm), flags={"index.secret_patterns": [*DEFAULT_SECRET_PATTERNS, "*.vault"], **flags})
 
 
 def test_answer_and_summary_prompts_drop_secret_documents(sample_workspace, fake_llm):
@@ -37,9 +35,7 @@ def test_answer_and_summary_prompts_drop_secret_documents(sample_workspace, fake
     answer = ws.ask("deployment vault settings for the cart service", top_k=50, max_files=50)
     assert "deploy/prod.vault" in [s.path for s in answer.sources]  # retrieved from the stale rows...
     prompts = fake_llm.prompts()
-    assert (
-        any("snippets of their codebase" in p for p in prompts) and len(prompts) == 3
-    )  # subquestions, summary, answer
+    assert any("snippets of their codebase" in p for p in prompts) and len(prompts) == 3  # subquestions, summary, answer
     assert all(SECRET_VALUE not in p for p in prompts)  # ...but never sent
     assert any("src/shop/cart.py" in p for p in prompts)
 

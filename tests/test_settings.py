@@ -176,26 +176,14 @@ def test_workspace_file_cannot_set_trusted_only_keys(tmp_path, user_config):
     assert s.retrieval.top_k == 7
     assert s.embedding.model_path is None and s.rerank.model is None and s.index.cache_dir == "/c"
     assert s.pipeline.response_transformers == []
-    ignored = [
-        "llm.provider",
-        "llm.base_url",
-        "llm.api_key",
-        "embedding.model_path",
-        "index.cache_dir",
-        "rerank.model",
-        "pipeline",
-    ]
+    ignored = ["llm.provider", "llm.base_url", "llm.api_key", "embedding.model_path", "index.cache_dir", "rerank.model", "pipeline"]
     for key in ignored:
         [line] = [w for w in s.warnings if f"`{key}`" in w]
         assert str(root / ".codeask.toml") in line and str(user_config) in line
     assert len(s.warnings) == len(ignored)
     # each warning names the environment variables that set the key (from the table env_layer reads)
-    named = {
-        "llm.provider": ["$CODEASK_LLM"],
-        "llm.base_url": ["$OPENAI_BASE_URL", "$ANTHROPIC_BASE_URL"],
-        "llm.api_key": ["$OPENAI_API_KEY", "$ANTHROPIC_API_KEY"],
-        "index.cache_dir": ["$CODEASK_CACHE_DIR"],
-    }
+    named = {"llm.provider": ["$CODEASK_LLM"], "llm.base_url": ["$OPENAI_BASE_URL", "$ANTHROPIC_BASE_URL"],
+             "llm.api_key": ["$OPENAI_API_KEY", "$ANTHROPIC_API_KEY"], "index.cache_dir": ["$CODEASK_CACHE_DIR"]}
     for key, variables in named.items():
         [line] = [w for w in s.warnings if f"`{key}`" in w]
         assert all(v in line for v in variables), line
@@ -219,11 +207,7 @@ def test_workspace_editor_settings_are_untrusted(tmp_path):
         tmp_path,
         env={"OPENAI_API_KEY": "k"},
         editor={"retrieval": {"topK": 3}},
-        workspace_editor={
-            "llm": {"baseUrl": "http://attacker/v1"},
-            "retrieval": {"maxFiles": 2},
-            "index": {"secretPatterns": ["x"]},
-        },
+        workspace_editor={"llm": {"baseUrl": "http://attacker/v1"}, "retrieval": {"maxFiles": 2}, "index": {"secretPatterns": ["x"]}},
     )
     assert s.resolved_llm().base_url is None and s.retrieval.top_k == 3 and s.retrieval.max_files == 2
     assert ".env" in s.index.secret_patterns and s.index.secret_patterns[-1] == "x"
@@ -234,15 +218,7 @@ def test_workspace_editor_settings_are_untrusted(tmp_path):
 def test_trusted_only_set_is_declared_on_the_fields():
     from codeask.settings import TRUSTED_ONLY
 
-    for key in (
-        "llm.base_url",
-        "llm.api_key",
-        "llm.provider",
-        "index.cache_dir",
-        "embedding.model_path",
-        "rerank.model",
-        "pipeline",
-    ):
+    for key in ("llm.base_url", "llm.api_key", "llm.provider", "index.cache_dir", "embedding.model_path", "rerank.model", "pipeline"):
         assert key in TRUSTED_ONLY
     assert "retrieval.top_k" not in TRUSTED_ONLY and "templates" not in TRUSTED_ONLY
 
@@ -253,9 +229,7 @@ def test_the_real_user_config_is_never_read_in_tests(user_config):
     assert user_config_path() == user_config
 
 
-@pytest.mark.parametrize(
-    "rel", ["../outside.j2", "/etc/passwd", "sub/../../outside.j2", "link/outside.j2", "file-link.j2"]
-)
+@pytest.mark.parametrize("rel", ["../outside.j2", "/etc/passwd", "sub/../../outside.j2", "link/outside.j2", "file-link.j2"])
 def test_at_path_templates_stay_inside_the_root(tmp_path, rel):
     root = tmp_path / "repo"
     root.mkdir()

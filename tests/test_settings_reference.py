@@ -67,11 +67,8 @@ def test_a_retired_key_warns_once_and_loses_nothing_else(tmp_path):
     s = load_settings(tmp_path, env={}, user_config=user, flags={"hover.delay_ms": 10, "retrieval.max_files": 4})
     assert (s.retrieval.top_k, s.embedding.index_nice, s.retrieval.max_files) == (7, 2, 4)
     assert len(s.warnings) == 3
-    for source, key in (
-        (".codeask.toml", "index.compact_every"),
-        ("user.toml", "embedding.batch_size"),
-        ("command line", "hover.delay_ms"),
-    ):
+    for source, key in ((".codeask.toml", "index.compact_every"), ("user.toml", "embedding.batch_size"),
+                        ("command line", "hover.delay_ms")):
         [line] = [w for w in s.warnings if f"`{key}`" in w]
         assert source in line and "no longer a setting" in line and RETIRED[key] in line
 

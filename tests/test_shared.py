@@ -101,7 +101,9 @@ def test_lookup_publish_touch_and_compact(s3):
 
 
 @pytest.mark.slow
-def test_publish_then_a_fresh_clone_embeds_nothing_and_answers_the_same(s3_env, requests_sdist, tmp_path, monkeypatch):
+def test_publish_then_a_fresh_clone_embeds_nothing_and_answers_the_same(
+    s3_env, requests_sdist, tmp_path, monkeypatch
+):
     url = s3_env.url("requests")
     ci = tmp_path / "ci" / "requests"
     shutil.copytree(requests_sdist, ci)
@@ -136,8 +138,7 @@ def test_publish_then_a_fresh_clone_embeds_nothing_and_answers_the_same(s3_env, 
     assert edit["files_changed"] == 1
     assert edit["chunks_embedded"] + edit["chunks_shared"] >= 1 and edit["chunks_embedded"] >= 1
     assert edit["chunks_embedded"] == len(
-        {r for r in _changed_hashes(dev, "src/requests/status_codes.py")}
-        - set(_rows(s3_env, "requests")["embed_hash"].to_pylist())
+        {r for r in _changed_hashes(dev, "src/requests/status_codes.py")} - set(_rows(s3_env, "requests")["embed_hash"].to_pylist())
     )
 
 
@@ -153,10 +154,8 @@ def _changed_hashes(root: Path, rel: str) -> set[str]:
 def test_two_shard_publishers_at_once_leave_one_row_per_key(s3_env, sample_workspace):
     url = s3_env.url("shards")
     cmd = [sys.executable, "-m", "codeask", "publish", str(sample_workspace), "--to", url, "--json"]
-    procs = [
-        subprocess.Popen([*cmd, "--shard", f"{i}/2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for i in range(2)
-    ]
+    procs = [subprocess.Popen([*cmd, "--shard", f"{i}/2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
     stats = [json.loads(o[0]) for o in outs]

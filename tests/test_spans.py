@@ -64,7 +64,7 @@ def test_headers_are_boilerplate_by_their_parse_and_code_is_not():
     script = "import sys\nimport os\n\nfor name in sys.argv[1:]:\n    os.remove(name)\n    print(name)\n"
     assert not is_boilerplate(script, "python")  # a script's statements are its code
     assert is_boilerplate("use std::io;\nuse crate::jar::{Jar, merge};\n// cookies\n", "rust")
-    assert is_boilerplate('#include <stdio.h>\n#include "jar.h"\n', "c")
+    assert is_boilerplate("#include <stdio.h>\n#include \"jar.h\"\n", "c")
     assert not is_boilerplate("", "python")
 
 
@@ -221,13 +221,9 @@ def test_ask_sends_the_definition_not_the_import_block(tmp_path):
     pkg = root / "pkg"
     pkg.mkdir(parents=True)
     # a header as long as requests' sessions.py one (a chunk of its own) that names the question's words
-    imports = "".join(
-        f"from .session_cookies_{i} import persist_cookies_{i}, requests_cookies_{i}\n" for i in range(40)
-    )
+    imports = "".join(f"from .session_cookies_{i} import persist_cookies_{i}, requests_cookies_{i}\n" for i in range(40))
     helpers = "\n\n".join(
-        f"def helper_{i}(value):\n"
-        + "".join(f"    value = value * {i} + {n}\n" for n in range(25))
-        + "    return value\n"
+        f"def helper_{i}(value):\n" + "".join(f"    value = value * {i} + {n}\n" for n in range(25)) + "    return value\n"
         for i in range(3)
     )
     source = HEADER + imports + "\n\n" + helpers + "\n\n" + PERSIST

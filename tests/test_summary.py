@@ -37,14 +37,8 @@ def test_ask_summary_cli(sample_workspace, llm_env, capsys):
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     prompts = llm_env.user_prompts()
-    kinds = [
-        "summary"
-        if "Write notes that another developer" in p
-        else "subquestions"
-        if "search queries" in p.lower()
-        else "answer"
-        for p in prompts
-    ]
+    kinds = ["summary" if "Write notes that another developer" in p else
+             "subquestions" if "search queries" in p.lower() else "answer" for p in prompts]
     assert kinds == ["subquestions", "summary", "answer"]
     summary_prompt, answer_prompt = prompts[1], prompts[2]
     assert "src/shop/shipping.py" in summary_prompt
@@ -63,11 +57,8 @@ def test_summary_step_history(sample_workspace, fake_llm):
     ws = Workspace(
         [sample_workspace],
         flags={
-            "llm.provider": "openai",
-            "llm.base_url": fake_llm.openai_base_url,
-            "llm.api_key": "k",
-            "llm.num_subquestions": 0,
-            "summary.enabled": True,
+            "llm.provider": "openai", "llm.base_url": fake_llm.openai_base_url, "llm.api_key": "k",
+            "llm.num_subquestions": 0, "summary.enabled": True,
         },
     )
     ws.index(embed=False)
@@ -97,9 +88,7 @@ def test_summary_without_documents_makes_no_call(fake_llm):
     from codeask.query.steps.summary import Summary
     from codeask.settings import load_settings
 
-    settings = load_settings(
-        None, env={}, flags={"llm.provider": "openai", "llm.base_url": fake_llm.openai_base_url, "llm.api_key": "k"}
-    )
+    settings = load_settings(None, env={}, flags={"llm.provider": "openai", "llm.base_url": fake_llm.openai_base_url, "llm.api_key": "k"})
     llm = make_llm(settings.resolved_llm(), settings.llm)
     q = Query("anything")
     q.retrieved("retrieve", [])

@@ -36,7 +36,8 @@ def test_document_template_from_file_and_default_filter(sample_workspace, llm_en
     )
     write_config(
         sample_workspace,
-        '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "@prompts/doc.j2"\nanswer = "{{ documents }}"\n',
+        '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "@prompts/doc.j2"\n'
+        'answer = "{{ documents }}"\n',
     )
     assert main(["ask", str(sample_workspace), "shipping cost", "--json"]) == 0
     prompt = llm_env.prompts()[-1]
@@ -47,9 +48,7 @@ def test_document_template_from_file_and_default_filter(sample_workspace, llm_en
 def test_missing_key_fails_naming_it(sample_workspace, llm_env, capsys):
     from codeask.cli import main
 
-    write_config(
-        sample_workspace, '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "{{ metadata.no_such_key }}"\n'
-    )
+    write_config(sample_workspace, '[llm]\nnum_subquestions = 0\n\n[templates]\ndocument = "{{ metadata.no_such_key }}"\n')
     assert main(["ask", str(sample_workspace), "shipping cost"]) == 1
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("codeask progress:")]
     assert len(err) == 1 and "no_such_key" in err[0]  # one error line (progress lines aside)

@@ -64,27 +64,9 @@ def test_cli_sources_and_links_open_the_right_file(tmp_path, capsys):
     for i, name in enumerate(NAMES):
         path = root / "src" / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            f"def ledger_reconcile_{i}(entries):\n    '''Reconcile the ledger entries.'''\n    return sorted(entries)\n",
-            encoding="utf-8",
-        )
+        path.write_text(f"def ledger_reconcile_{i}(entries):\n    '''Reconcile the ledger entries.'''\n    return sorted(entries)\n", encoding="utf-8")
         files[f"src/{name}"] = path
-    assert (
-        main(
-            [
-                "ask",
-                str(root),
-                "reconcile the ledger entries",
-                "--json",
-                "--no-llm",
-                "--max-files",
-                str(len(NAMES)),
-                "--top-k",
-                "50",
-            ]
-        )
-        == 0
-    )
+    assert main(["ask", str(root), "reconcile the ledger entries", "--json", "--no-llm", "--max-files", str(len(NAMES)), "--top-k", "50"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {s["path"] for s in out["sources"]} == set(files)
     for source in out["sources"]:

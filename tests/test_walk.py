@@ -155,12 +155,8 @@ def test_build_output_names_excluded_only_where_they_are_build_output(tmp_path: 
     result = walk(tmp_path, settings)
 
     assert paths(result) == [
-        "coverage/__init__.py",
-        "coverage/html.py",
-        "setup.py",
-        "src/build/rules.py",
-        "web/package.json",
-        "web/src/dist/format.js",
+        "coverage/__init__.py", "coverage/html.py", "setup.py", "src/build/rules.py",
+        "web/package.json", "web/src/dist/format.js",
     ]
     assert result.skipped == collections.Counter({"excluded": 4})  # build/, dist/, web/dist/, tools/cache/
     ign = Ignorer(tmp_path, settings)  # the path-only check (watcher, live updates) agrees
@@ -207,7 +203,8 @@ def test_an_added_exclude(tmp_path: Path) -> None:
 
 def test_secrets(tmp_path: Path) -> None:
     settings = IndexSettings(secret_patterns=[*DEFAULT_SECRET_PATTERNS, "*.vault"])
-    for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem", "config/credentials.json", "ops/prod.vault"]:
+    for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem",
+                "config/credentials.json", "ops/prod.vault"]:
         write(tmp_path, rel, "SECRET=1\n")
     write(tmp_path, "home/.ssh/known_hosts", "host\n")  # a secret folder counts once
     write(tmp_path, "app.py")
@@ -218,16 +215,8 @@ def test_secrets(tmp_path: Path) -> None:
 
     assert paths(result) == [".gitignore", "app.py"]
     assert result.skipped == collections.Counter({"secret": 7})
-    for rel in [
-        ".env",
-        ".env.local",
-        "deploy/id_rsa",
-        "certs/server.pem",
-        "config/credentials.json",
-        "ops/prod.vault",
-        "home/.ssh/known_hosts",
-        ".ssh/",
-    ]:
+    for rel in [".env", ".env.local", "deploy/id_rsa", "certs/server.pem",
+                "config/credentials.json", "ops/prod.vault", "home/.ssh/known_hosts", ".ssh/"]:
         assert is_secret(rel, settings), rel
     assert not is_secret("app.py", settings)
     assert not is_secret("ops/prod.vault", IndexSettings())

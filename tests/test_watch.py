@@ -44,9 +44,7 @@ def test_watcher_indexes_new_files_coalesces_bursts_and_ignores_ignored(sample_w
         time.sleep(0.5)  # let the watcher start
         new = sample_workspace / "src/shop/loyalty.py"
         new.write_text("def award_loyalty_points(customer, amount):\n    return int(amount // 10)\n", encoding="utf-8")
-        assert _wait_for(
-            lambda: batches and ws.ask("award_loyalty_points", no_llm=True).sources[0].path == "src/shop/loyalty.py"
-        )
+        assert _wait_for(lambda: batches and ws.ask("award_loyalty_points", no_llm=True).sources[0].path == "src/shop/loyalty.py")
         assert batches[-1].vectors_pending == 0  # keyword and vector rows land together
 
         # A burst of 200 files is applied in one batch (or very few), never one per file.
@@ -55,9 +53,7 @@ def test_watcher_indexes_new_files_coalesces_bursts_and_ignores_ignored(sample_w
         burst.mkdir()
         for i in range(200):
             (burst / f"g{i}.py").write_text(f"def generated_{i}():\n    return {i}\n", encoding="utf-8")
-        assert _wait_for(lambda: sum(b.files_changed for b in batches) >= 200, timeout=60), [
-            (b.files_changed, b.files_seen, b.files_skipped) for b in batches
-        ]
+        assert _wait_for(lambda: sum(b.files_changed for b in batches) >= 200, timeout=60), [(b.files_changed, b.files_seen, b.files_skipped) for b in batches]
         assert len(batches) <= 3
 
         # Removing the folder removes every file below it.

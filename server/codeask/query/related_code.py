@@ -138,12 +138,14 @@ def _matches(symbol: str, hit: Hit) -> bool:
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
     in the chunk (two classes packed in one chunk each have their ``put``; ``None``: the whole chunk,
-    which only declares it, a C prototype), by path and line. A
-    definition the chunker split over several chunks is one, its chunks joined (:func:`~codeask.query.split.whole`)."""
+    which only declares it, a C prototype), by path and line. A definition the chunker split over
+    several chunks is one, its chunks joined (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
-    out = []
+    out: list[tuple[Linked, Definition | None]] = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inners = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
+        inners: list[Definition | None] = [
+            d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name
+        ]
         out += [(row, inner) for inner in inners or [None] if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
