@@ -210,3 +210,27 @@ def test_c_calls_no_cpp_method():
     found = uses_in(src, "c")
     assert sureness(found, "write", "Client.write", "examples/client.cpp", "c") == NONE
     assert sureness(found, "write", "write", "net.c", "c") == NAME_ONLY
+
+
+JAVA = {
+    "src/TypeName.java": "class TypeName {\n  void emitAnnotations(CodeWriter out) {\n  }\n}\n",
+    "src/ClassName.java": "class ClassName extends TypeName {\n  ClassName nested() {\n    return this;\n  }\n}\n",
+    "src/CodeWriter.java": "class CodeWriter {\n  void emitAnnotations(String s) {\n  }\n}\n",
+    "src/TypeSpec.java": (
+        "class TypeSpec {\n  private final ClassName className;\n\n  void emit(CodeWriter out) {\n    int n = 0;\n"
+        + "    n += 1;\n" * 150
+        + "    className.emitAnnotations(out);\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_field_reached_by_its_bare_name_types_its_calls(tmp_path):
+    """javapoet's ``className.emitAnnotations(out)`` on the field ``ClassName className`` (declared in
+    the class's chunk, the call in a method stored apart) calls ``TypeName.emitAnnotations`` through
+    its subclass ``ClassName``, typed (it was by name only, as sure as ``CodeWriter.emitAnnotations``,
+    which it calls by name only: the newcomer saw both at 0.7 where the chunk named both classes)."""
+    ws = Workspace([write_tree(tmp_path / "ws", JAVA)])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("src/TypeSpec.java")) > 1
+    assert _callers(ws, "TypeName.emitAnnotations") == {("TypeSpec.emit", TYPED)}
+    assert _callers(ws, "CodeWriter.emitAnnotations") == {("TypeSpec.emit", NAME_ONLY)}
