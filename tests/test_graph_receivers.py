@@ -159,14 +159,16 @@ def test_a_rust_path_naming_another_type_is_no_link():
 
 def test_each_same_named_method_of_a_packed_chunk_can_be_asked_for(tmp_path):
     """Two small classes packed in one chunk each define ``put``: ``B.put`` is found (it was unknown:
-    only the chunk's first ``put`` was read), at its own lines, with its own typed caller."""
-    box = "class A:\n    def put(self, v):\n        return v\n\n\nclass B:\n    def put(self, v):\n        return v\n"
+    only the chunk's first ``put`` was read), at its own lines, with its own typed caller; ``A.put``'s
+    overloads are one definition."""
+    overloads = "    @overload\n    def put(self, v: int) -> int: ...\n    @overload\n    def put(self, v: str) -> str: ...\n"
+    box = f"class A:\n{overloads}    def put(self, v):\n        return v\n\n\nclass B:\n    def put(self, v):\n        return v\n"
     use = "from store.box import B\n\n\ndef use():\n    b = B()\n    return b.put(1)\n"
     ws = Workspace([write_tree(tmp_path / "ws", {"store/box.py": box, "app/use.py": use})])
     ws.index(embed=False)
     assert len(next(iter(ws.indexes.values())).store.rows_for_path("store/box.py")) == 1
     found = ws.related("B.put")
-    assert [(d.symbol, d.start_line) for d in found.definitions] == [("B.put", 7)]
+    assert [(d.symbol, d.start_line) for d in found.definitions] == [("B.put", box.splitlines().index("class B:") + 2)]
     assert [(x.symbol, x.sure) for x in found.callers] == [("use", TYPED)]
     assert [d.symbol for d in ws.related("put").definitions] == ["A.put", "B.put"]
 

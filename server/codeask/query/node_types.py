@@ -23,11 +23,11 @@ __all__ = [
 
 #: Nodes that reach a name through a receiver or qualifier (``a.b``, ``a->b``, ``a::b``): the
 #: name is the last named child, the receiver the one before it.
-MEMBER = frozenset(
-    """attribute member_expression selector_expression field_expression scoped_identifier
-    scoped_type_identifier qualified_identifier qualified_type method_invocation field_access
-    nested_identifier nested_type_identifier navigation_expression""".split()
-)
+MEMBER = (
+    frozenset({"attribute", "member_expression", "selector_expression", "field_expression", "field_access"})
+    | frozenset({"scoped_identifier", "scoped_type_identifier", "qualified_identifier", "qualified_type"})
+    | frozenset({"method_invocation", "nested_identifier", "nested_type_identifier", "navigation_expression"})
+)  # values' members, then paths, then the rest
 #: Nodes that call, instantiate or expand the node in their first named child.
 CALLS = frozenset(
     {"call", "call_expression", "new_expression", "macro_invocation", "object_creation_expression", "composite_literal"}

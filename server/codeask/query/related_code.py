@@ -21,7 +21,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.imported import Imports, file_imports
-from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of, scoped
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
 from codeask.query.split import named, whole, widened
 from codeask.uris import file_uri
@@ -137,16 +137,17 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
-    in the chunk (two classes packed in one chunk each have their ``put``; ``None``: the whole chunk,
-    which only declares it, a C prototype), by path and line. A definition the chunker split over
-    several chunks is one, its chunks joined (:func:`~codeask.query.split.whole`)."""
+    in the chunk (two classes packed in one chunk each have their ``put``; of a method's overloads,
+    the first; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    definition the chunker split over several chunks is one, its chunks joined
+    (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out: list[tuple[Linked, Definition | None]] = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inners: list[Definition | None] = [
-            d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name
-        ]
-        out += [(row, inner) for inner in inners or [None] if _matches(symbol, narrowed(row.hit, inner))]
+        found = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
+        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # overloads of one method are one
+        inners: list[Definition | None] = [d for d in found if d in firsts.values()] or [None]
+        out += [(row, inner) for inner in inners if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
 
