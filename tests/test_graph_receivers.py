@@ -84,15 +84,22 @@ REDIRECTS = (
 def test_a_caller_in_a_later_chunk_of_a_split_definition_is_the_whole_definition(tmp_path):
     """``rebuild_auth``'s caller ``resolve_redirects`` calls it from a later chunk of its split body:
     the caller is listed with the definition's own line range (it was that chunk's, as requests'
-    219-261), the same range as the definition has."""
-    root = write_tree(tmp_path / "ws", {"web/redirects.py": REDIRECTS})
+    219-261), the same range as the definition has; so is ``prepare``, which calls it from its first
+    chunk (fd's ``spawn_senders`` was 442-484 of 443-614)."""
+    early = "from web.redirects import rebuild_auth\n\n\ndef prepare(r):\n    rebuild_auth(r)\n" + "    r += 1\n" * 150
+    root = write_tree(tmp_path / "ws", {"web/redirects.py": REDIRECTS, "web/early.py": early})
     ws = Workspace([root])
     ws.index(embed=False)
     chunks = next(iter(ws.indexes.values())).store.rows_for_path("web/redirects.py")
     definition = ws.related("resolve_redirects").definitions[0]
     assert len([c for c in chunks if definition.start_line <= c["end_line"] <= definition.end_line]) > 1
-    callers = [(x.symbol, x.start_line, x.end_line, x.sure) for x in ws.related("rebuild_auth").callers]
-    assert callers == [("Mixin.resolve_redirects", definition.start_line, definition.end_line, SURE)]
+    prepare = ws.related("prepare").definitions[0]
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("web/early.py")) > 1
+    callers = {(x.symbol, x.start_line, x.end_line, x.sure) for x in ws.related("rebuild_auth").callers}
+    assert callers == {
+        ("Mixin.resolve_redirects", definition.start_line, definition.end_line, SURE),
+        ("prepare", prepare.start_line, prepare.end_line, SURE),
+    }
 
 
 def test_via_from_a_later_chunk_of_a_split_definition_cites_its_first_line(tmp_path):

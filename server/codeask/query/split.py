@@ -9,6 +9,7 @@ everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -92,22 +93,14 @@ def split_start(store: Store, hit: Hit) -> int | None:
     return head["start_line"] + (inner.start_line - 1 if inner else 0)
 
 
-def widened(store: Store, sites: list[Site]) -> list[Site]:
-    """``sites`` with each found in a later part of a split definition (:func:`split_head`) widened to
-    that whole definition (:func:`whole`), as sure as before; a site inside another of the same path
-    and symbol (a part of one widened) folded into it, as sure as the surer."""
+def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit]) -> list[Site]:
+    """``sites`` (narrowed from ``chunks``, by chunk id) each widened to the whole definition
+    (:func:`whole`) when it is part of one the chunker split: found in a later part
+    (:func:`split_head`), or a definition running to its chunk's end that the next chunk continues;
+    as sure as before. A site inside another of the same path and symbol (a part of one widened) is
+    folded into it, as sure as the surer."""
     files: dict[str, list[StoredRow]] = {}
-    out: list[Site] = []
-    for site in sites:
-        hit = site.hit
-        if hit.symbol and not definitions_of(hit.content, hit.language):
-            head = split_head(files.setdefault(hit.path, store.rows_for_path(hit.path)), hit)
-            row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
-            if row is not None:
-                name = hit.symbol.rsplit(".", 1)[-1]
-                joined, inner = whole(store, row, named(row.hit, name), name)
-                site = Site(narrowed(joined.hit, inner), site.sure)
-        out.append(site)
+    out = [_whole_site(store, s, chunks.get(s.hit.id), files) for s in sites]
     kept: list[Site] = []
     for site in sorted(out, key=lambda s: (s.hit.path, s.hit.start_line, -s.hit.end_line, -s.sure)):
         last = kept[-1].hit if kept else None
@@ -116,3 +109,35 @@ def widened(store: Store, sites: list[Site]) -> list[Site]:
             continue
         kept.append(site)
     return kept
+
+
+def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]]) -> Site:
+    """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it
+    (:func:`widened`); ``files`` keeps each file's stored rows, read only for a site that may be."""
+    hit = site.hit
+    if chunk is None:
+        return site
+    defs = definitions_of(chunk.content, chunk.language)
+    inner = next((d for d in defs if chunk.start_line + d.start_line - 1 == hit.start_line), None)
+    ends = chunk.start_line + len("\n".join(split_lines(chunk.content)).rstrip().split("\n")) - 1
+    if (defs and (inner is None or hit.end_line < ends)) or (not defs and not hit.symbol):
+        return site  # inside its chunk: no part of a split definition
+    if hit.path not in files:
+        files[hit.path] = store.rows_for_path(hit.path)
+    rows = files[hit.path]
+    if defs:  # a head: the next chunk continues it under its symbol
+        at = next((k for k, r in enumerate(rows) if r["id"] == chunk.id), len(rows))
+        after = rows[at + 1] if at + 1 < len(rows) else None
+        head = (
+            rows[at]
+            if after and after["start_line"] == rows[at]["end_line"] + 1 and after["symbol"] == hit.symbol
+            else None
+        )
+    else:
+        head = split_head(rows, chunk)
+    row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
+    if row is None:
+        return site
+    name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
+    joined, whole_inner = whole(store, row, inner if inner is not None else named(row.hit, name), name)
+    return Site(narrowed(joined.hit, whole_inner), site.sure)
