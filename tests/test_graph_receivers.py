@@ -243,3 +243,21 @@ def test_a_java_field_reached_by_its_bare_name_types_its_calls(tmp_path):
     assert len(next(iter(ws.indexes.values())).store.rows_for_path("src/TypeSpec.java")) > 1
     assert _callers(ws, "TypeName.emitAnnotations") == {("TypeSpec.emit", TYPED)}
     assert _callers(ws, "CodeWriter.emitAnnotations") == {("TypeSpec.emit", NAME_ONLY)}
+
+
+def test_a_caller_in_a_piece_of_a_split_class_body_is_its_method(tmp_path):
+    """A class body the chunker split into pieces whose private methods (``#m3``) do not parse alone:
+    the call of ``timeout`` in one is listed as the method holding it, ``K.#m3`` at its own lines (ky's
+    calls inside ``Ky`` were attributed to the class; widening the piece gave the whole class)."""
+    body = "".join(
+        f"\t#m{i}(x: number): number {{\n" + "\t\tx += 1;\n" * 25 + ("\t\tx = timeout(x);\n" if i == 3 else "") + "\t\treturn x;\n\t}\n\n"
+        for i in range(6)
+    )
+    src = "export class K {\n\tconstructor() {\n\t\tthis.a = 1;\n\t}\n\n" + body + "}\n"
+    timeout = "export default function timeout(x: number): number {\n\treturn x;\n}\n"
+    ws = Workspace([write_tree(tmp_path / "ws", {"source/K.ts": src, "source/timeout.ts": timeout})])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("source/K.ts")) > 2
+    start = src.splitlines().index("\t#m3(x: number): number {") + 1
+    callers = [(x.symbol, x.start_line, x.end_line) for x in ws.related("timeout").callers]
+    assert callers == [("K.#m3", start, start + 28)]

@@ -186,7 +186,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
             file_imports(store, hit, name, seen),
         )
     ]
-    sites = [s for s in widened(store, sites, rows) if not any(_within(s.hit, d) for d in defs)]
+    sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
 from codeask.query.resolve import definitions_of
-from codeask.query.sites import Site, narrowed
+from codeask.query.sites import Site, code_lines, inner_definition, narrowed
+from codeask.query.uses import uses_in
 
 if TYPE_CHECKING:
     from codeask.index.edges import Linked
@@ -80,8 +81,8 @@ def split_head(rows: list[StoredRow], hit: Hit) -> StoredRow | None:
 
 def split_start(store: Store, hit: Hit) -> int | None:
     """The file line a split definition starts on (its head's first line) when ``hit`` (a chunk,
-    whole) is a later part of it (:func:`split_head`), else ``None``; reads the index only for a
-    chunk holding no definition."""
+    whole) is a later part of it (:func:`split_head`) and the chunk it starts in holds its head,
+    else ``None``; reads the index only for a chunk holding no definition."""
     if not hit.symbol or definitions_of(hit.content, hit.language):
         return None
     head = split_head(store.rows_for_path(hit.path), hit)
@@ -90,17 +91,19 @@ def split_start(store: Store, hit: Hit) -> int | None:
     inner = next(
         (d for d in definitions_of(head["content"], head["language"]) if d.name == hit.symbol.rsplit(".", 1)[-1]), None
     )
-    return head["start_line"] + (inner.start_line - 1 if inner else 0)
+    return head["start_line"] + inner.start_line - 1 if inner else None  # None: a piece of a class body
 
 
-def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit]) -> list[Site]:
-    """``sites`` (narrowed from ``chunks``, by chunk id) each widened to the whole definition
-    (:func:`whole`) when it is part of one the chunker split: found in a later part
+def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: str) -> list[Site]:
+    """``sites`` of uses of ``name`` (narrowed from ``chunks``, by chunk id) each widened to the
+    whole definition when it is part of one the chunker split: found in a later part
     (:func:`split_head`), or a definition running to its chunk's end that the next chunk continues;
-    as sure as before. A site inside another of the same path and symbol (a part of one widened) is
+    that definition's chunks joined (:func:`whole`), the site is the innermost definition holding
+    its first use there (a method of a class body split into pieces, not the whole class); as sure
+    as before. A site inside another of the same path and symbol (a part of one widened) is
     folded into it, as sure as the surer."""
     files: dict[str, list[StoredRow]] = {}
-    out = [_whole_site(store, s, chunks.get(s.hit.id), files) for s in sites]
+    out = [_whole_site(store, s, chunks.get(s.hit.id), files, name) for s in sites]
     kept: list[Site] = []
     for site in sorted(out, key=lambda s: (s.hit.path, s.hit.start_line, -s.hit.end_line, -s.sure)):
         last = kept[-1].hit if kept else None
@@ -111,7 +114,7 @@ def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit]) -> list[
     return kept
 
 
-def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]]) -> Site:
+def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]], used: str) -> Site:
     """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it
     (:func:`widened`); ``files`` keeps each file's stored rows, read only for a site that may be."""
     hit = site.hit
@@ -136,8 +139,13 @@ def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, li
     else:
         head = split_head(rows, chunk)
     row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
-    if row is None:
-        return site
     name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
-    joined, whole_inner = whole(store, row, inner if inner is not None else named(row.hit, name), name)
-    return Site(narrowed(joined.hit, whole_inner), site.sure)
+    start = inner if inner is not None or row is None else named(row.hit, name)
+    if row is None or start is None:
+        return site  # a piece of a class body the chunker split (ky's Ky), no one definition
+    joined, whole_inner = whole(store, row, start, name)
+    at = joined.hit.start_line - 1
+    lines = [n for n in code_lines(uses_in(joined.hit.content, joined.hit.language), used) if n + at >= hit.start_line]
+    return Site(
+        narrowed(joined.hit, (inner_definition(joined.hit, lines[0]) if lines else None) or whole_inner), site.sure
+    )
