@@ -261,3 +261,22 @@ def test_a_caller_in_a_piece_of_a_split_class_body_is_its_method(tmp_path):
     start = src.splitlines().index("\t#m3(x: number): number {") + 1
     callers = [(x.symbol, x.start_line, x.end_line) for x in ws.related("timeout").callers]
     assert callers == [("K.#m3", start, start + 28)]
+
+
+MIXIN = {
+    "web/sessions.py": (
+        "class RedirectMixin:\n    def send(self, r):\n        ...\n\n    def resolve(self, r):\n        return self.send(r)\n\n\n"
+        "class Session(RedirectMixin):\n    def send(self, r):\n        return r\n\n    def request(self, r):\n        return self.send(r)\n"
+    ),
+}
+
+
+def test_a_mixins_self_call_may_reach_its_subclass_override(tmp_path):
+    """requests' ``SessionRedirectMixin.resolve_redirects`` calls ``self.send(..)``, declared by the mixin
+    and overridden by ``Session``: it stays a caller of ``Session.send`` (the class-known rule dropped
+    it); ``Session.request``'s ``self.send(..)`` calls ``Session.send``, not the mixin's, also when both
+    classes are packed in one chunk."""
+    ws = Workspace([write_tree(tmp_path / "ws", MIXIN)])
+    ws.index(embed=False)
+    assert _callers(ws, "Session.send") == {("RedirectMixin.resolve", SURE), ("Session.request", SURE)}
+    assert _callers(ws, "RedirectMixin.send") == {("RedirectMixin.resolve", SURE)}

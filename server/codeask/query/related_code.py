@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "bases", "parse_symbol"]
 
 #: The kinds of related code, in the order they are listed.
 KINDS = ("definitions", "callers", "callees")
@@ -160,18 +160,22 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
     ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`) that do not override it, but not
-    through a value of another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`)."""
+    through a value of another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`;
+    a base of the definitions' classes is none: a mixin's ``self.send()`` may reach ``Session.send``). A
+    site in a later part of a definition the chunker split is that definition (:func:`~codeask.query.split.widened`)."""
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
-    methods = (defined_symbol(r.hit, name) for r in found if name in r.defines)
+    packed = ((r.hit, d) for r in found if name in r.defines for d in definitions_of(r.hit.content, r.hit.language))
+    methods = (scoped(hit, d) for hit, d in packed if d.name == name)  # every class of a packed chunk
     claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
     targets = [(d.symbol, d.path) for d in defs]
     owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
     subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
     targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
+    claimed -= {b for owner in owners for b in bases(store, owner)}  # a mixin's self.send() may reach Session.send
     seen: dict[str, Imports] = {}
     sites = [
         s
@@ -203,6 +207,18 @@ def subclasses(store: Store, owner: str) -> set[str]:
             if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
                 out.add(d.name)
     return out
+
+
+def bases(store: Store, owner: str) -> set[str]:
+    """The words on class ``owner``'s header line after its name (``class Session(SessionRedirectMixin):``,
+    ``class A extends B implements C``): its direct bases, by name (a keyword among them is harmless)."""
+    out = set()
+    for row in store.definers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            if d.name == owner and d.name_line <= len(lines):
+                out |= set(re.findall(r"[A-Za-z_$][\w$]*", lines[d.name_line - 1].split(owner, 1)[-1]))
+    return out - {owner}
 
 
 def _within(site: Hit, definition: Hit) -> bool:
