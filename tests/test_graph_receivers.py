@@ -280,3 +280,15 @@ def test_a_mixins_self_call_may_reach_its_subclass_override(tmp_path):
     ws.index(embed=False)
     assert _callers(ws, "Session.send") == {("RedirectMixin.resolve", SURE), ("Session.request", SURE)}
     assert _callers(ws, "RedirectMixin.send") == {("RedirectMixin.resolve", SURE)}
+
+
+def test_hover_and_ask_graph_edges_follow_the_class_known_rule(tmp_path):
+    """The graph step behind hover's related code and ask's expansion (``one_hop``) lists no caller of
+    ``HTTPAdapter.send`` that calls ``Session().send(..)`` (it was a 0.3 edge)."""
+    client = "from web.sessions import Session\n\n\ndef fetch(url):\n    return Session().send(url)\n"
+    ws = Workspace([write_tree(tmp_path / "ws", {**SEND, "web/client.py": client})])
+    ws.index(embed=False)
+    store = next(iter(ws.indexes.values())).store
+    seeds = list(store.linked([r["id"] for r in store.rows_for_path("web/adapters.py")]).values())
+    edges, _ = one_hop(store, seeds, {})
+    assert [(e.target.path, e.symbol) for e in edges if e.name == "send"] == []

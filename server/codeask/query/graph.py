@@ -137,7 +137,8 @@ def _callers(
 ) -> list[Edge]:
     """Edges from the seeds' definitions to the definitions of other files that use them as code
     (of their own file too with ``same_file``, other chunks only), each edge's target narrowed to that
-    definition (the calling function, never an import block: :func:`~codeask.query.sites.use_sites`)."""
+    definition (the calling function, never an import block: :func:`~codeask.query.sites.use_sites`);
+    a call through another class defining the name itself (``self.send()`` in it) is none."""
     defined = {n: s for s in seeds for n in s.defines if n in sure}
     edges = []
     for row in store.referrers(sorted(defined), LOOKUP_LIMIT) if defined else []:
@@ -147,7 +148,9 @@ def _callers(
                 continue
             where = f"{labels.get(called.hit.path, called.hit.path)}:{declaration(called.hit, name).start_line}"
             target = [(defined_symbol(called.hit, name), called.hit.path)]
-            for site in use_sites(row.hit, name, target):
+            methods = (defined_symbol(r.hit, name) for r in sure[name])
+            claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)  # self.send() in Other
+            for site in use_sites(row.hit, name, target, claimed=claimed):
                 weight = site.sure / len(sure[name])
                 via = f"caller of {name} in {where}"
                 edges.append(Edge(site.hit, name, weight, via, called.hit.path, site.sure, site.hit.symbol))
