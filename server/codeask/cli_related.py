@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from codeask.console import CLIError, UsageError
+from codeask.sureness import link_note
 
 __all__ = ["add_related_parser", "cmd_related"]
 
@@ -79,8 +80,7 @@ def related_text(found: dict[str, Any]) -> str:
     for kind in ("definitions", "callers", "callees"):
         lines = []
         for x in found[kind]:
-            sure = f"  (sure {x['sure']:.1f})" if x["sure"] < 1.0 else ""
-            sure += f"  (of {x['of']})" if several and x["of"] else ""
+            sure = link_note(x["sure"], x["of"], several, gap="  ")
             named = kind == "callees" and x["symbol"] and x["symbol"].rsplit(".", 1)[-1] != x["name"]
             called = f" -> {x['name']}" if named else ""
             label = x["symbol"] or ("(top level)" if kind == "callers" else x["name"])

@@ -11,7 +11,7 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
-from codeask.sureness import via_label
+from codeask.sureness import link_note, via_label
 
 __all__ = [
     "AnchorOut",
@@ -209,18 +209,13 @@ def related_lines(result: RelatedResult) -> str:
     for kind in ("definitions", "callers", "callees"):
         found: list[LocationOut] = getattr(result, kind)
         lines = [
-            f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}{_link(x, several)}   {x.uri}" for x in found
+            f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}{link_note(x.sure, x.of, several)}   {x.uri}"
+            for x in found
         ]
         if result.counts.get(kind, 0) > len(found):
             lines.append(f"- ... {result.counts[kind] - len(found)} more (the {len(found)} surest are listed)")
         out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
     return "\n\n".join(out)
-
-
-def _link(x: LocationOut, several: bool) -> str:
-    """`` (sure 0.3)`` for a link less than sure, `` (of path:line)`` for one definition of several."""
-    sure = f" (sure {x.sure:.1f})" if x.sure < 1.0 else ""
-    return sure + (f" (of {x.of})" if several and x.of else "")
 
 
 def source_lines(sources: list[SourceOut]) -> str:

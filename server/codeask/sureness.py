@@ -1,13 +1,13 @@
 """How sure a symbol-graph link is, in words: what a ``via`` line adds to its text.
 
-A leaf module (no codeask imports), so the answer's Sources (:mod:`codeask.query.result`) and the
-MCP text (:mod:`codeask.mcp_results`) say it alike. The numbers are
+A leaf module (no codeask imports), so the answer's Sources (:mod:`codeask.query.result`), the
+MCP text (:mod:`codeask.mcp_results`) and ``codeask related`` (:mod:`codeask.cli_related`) say it alike. The numbers are
 :func:`codeask.query.resolve.sureness`'s: 1.0 sure, 0.7 typed, 0.5 an import alias, 0.3 by the name.
 """
 
 from __future__ import annotations
 
-__all__ = ["via_label"]
+__all__ = ["via_label", "link_note"]
 
 
 def via_label(sure: float) -> str:
@@ -17,3 +17,11 @@ def via_label(sure: float) -> str:
     if sure >= 1.0:
         return ""
     return ", typed" if sure >= 0.7 else (", by import alias" if sure >= 0.5 else ", by name only")
+
+
+def link_note(sure: float, of: str, several: bool, gap: str = " ") -> str:
+    """What a related-code line adds after its location: ``(sure 0.3)`` for a link less than sure,
+    then ``(of path:line)`` naming the definition ``of`` it links to when the symbol has ``several``;
+    each note after ``gap`` (``""`` for a sure link of the only definition)."""
+    note = f"{gap}(sure {sure:.1f})" if sure < 1.0 else ""
+    return note + (f"{gap}(of {of})" if several and of else "")

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from codeask.query.resolve import SELF, definitions_of, scoped
-from codeask.query.sites import declaration, inner_definition
+from codeask.query.resolve import RECEIVED, SELF, definitions_of
+from codeask.query.sites import declaration, enclosing_class
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -31,12 +31,10 @@ _MAX_STRUCTS = 8
 
 def _owner(hit: Hit, found: Uses, use: Use) -> str:
     """The type name of ``use``'s ``through`` word: the declared type of a typed variable (Go's
-    method receiver ``mx *Mux``), or for ``self`` the class or impl of the definition around it."""
-    if use.through in SELF:
-        inner = inner_definition(hit, use.line)
-        symbol = scoped(hit, inner) if inner is not None else hit.symbol
-        parts = symbol.split(".")
-        return parts[-2] if len(parts) > 1 else ""
+    method receiver ``mx *Mux``), or for ``self`` (or no ``through`` word: Java's implicit ``this``) the
+    class or impl of the definition around it."""
+    if use.through in SELF or not use.through:  # self.x.f(), or Java's x.f() on a field x of this
+        return enclosing_class(hit, use.line)
     typed = found.type_of(use.through, use.line)
     return typed.name if typed is not None and typed.receiver in {"", "crate", "super"} else ""
 
@@ -55,12 +53,15 @@ def field_types(store: Store, hit: Hit, name: str) -> tuple[tuple[str, Use], ...
     """``(field, the use naming its declared type)`` of each field that ``hit`` (a chunk) reaches
     ``name`` through and whose type its own lines do not declare, read from the project's struct
     or class defining that field (``("pool", Use("Pool", "sync", ...))`` for ``mx.pool.Put`` with
-    ``Mux`` declaring ``pool *sync.Pool``), each use at line 0 (a local of the same name declared
+    ``Mux`` declaring ``pool *sync.Pool``; in Java or C++, also a bare receiver that is no local:
+    ``className.emitAnnotations`` on the enclosing class's field ``ClassName className``), each use at line 0 (a local of the same name declared
     later in the chunk wins: :meth:`~codeask.query.uses.Uses.type_of`). ``()`` when none."""
     found = uses_in(hit.content, hit.language)
     wanted: dict[str, set[str]] = {}
     for use in found.of(name):
-        if use.through and use.receiver != "?" and found.type_of(use.receiver, use.line) is None:
+        implicit = hit.language not in RECEIVED and use.plain and use.receiver[:1].islower()
+        implicit = implicit and use.receiver not in found.bound  # Java's className.f(): a field of this
+        if (use.through or implicit) and use.receiver != "?" and found.type_of(use.receiver, use.line) is None:
             owner = _owner(hit, found, use)
             if owner:
                 wanted.setdefault(owner, set()).add(use.receiver)

@@ -25,9 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from codeask.query.imported import import_groups
 from codeask.query.names import COMMON_NAMES
 from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
-from codeask.query.sites import declaration, inner_definition, use_sites
+from codeask.query.sites import declaration, first_use_line, unshadowed, use_sites
+from codeask.query.split import split_start
 from codeask.query.uses import uses_in
 
 if TYPE_CHECKING:
@@ -87,29 +89,42 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
     """The definitions among ``rows`` of ``name`` that ``seed``'s uses mean, as ``(row, sure,
     symbol)``: a definition in the seed's own file is sure for a bare or ``self`` use; a name the
     seed only mentions in comments or strings means none; name-only targets are dropped when a
-    surer one is there."""
-    found = uses_in(seed.content, seed.language)
+    surer one is there; a bare use of a name the seed's file defines at top level means that one
+    (no other package's: :func:`~codeask.query.sites.unshadowed`)."""
+    found, imports = uses_in(seed.content, seed.language), import_groups(seed.content, seed.language)
     own = any(u.receiver in {"", *SELF} for u in found.of(name))
+    shadowed = any(r.hit.path == seed.path and "." not in defined_symbol(r.hit, name) for r in rows)
     scored = []
     for row in rows:
         symbol = defined_symbol(row.hit, name)
-        sure = SURE if own and row.hit.path == seed.path else sureness(found, name, symbol, row.hit.path, seed.language)
+        mine = unshadowed(found, name, (symbol, row.hit.path), seed, shadowed)
+        sure = (
+            SURE
+            if own and row.hit.path == seed.path
+            else sureness(mine, name, symbol, row.hit.path, seed.language, imports=imports)
+        )
         scored.append((row, sure, symbol))
     top = max((x[1] for x in scored), default=NAME_ONLY)
     return [x for x in scored if x[1] > NAME_ONLY or (top <= NAME_ONLY and x[1] > NONE)]
 
 
 def _callees(
-    seed: Linked, sure: Mapping[str, list[Linked]], labels: Mapping[str, str], same_file: bool = False
+    seed: Linked,
+    sure: Mapping[str, list[Linked]],
+    labels: Mapping[str, str],
+    same_file: bool = False,
+    start: int | None = None,
 ) -> list[Edge]:
     """Edges from ``seed`` to the definitions of the names it references, in other files (in its own
-    file too with ``same_file``, other chunks only)."""
+    file too with ``same_file``, other chunks only); ``start``: the first line of the definition
+    ``seed`` is a later part of (``via`` cites it)."""
     label = labels.get(seed.hit.path, seed.hit.path)
     edges = []
     for name in seed.refs:
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path or (same_file and row.hit.id != seed.hit.id):
-                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{_user_line(seed.hit, name)}"
+                line = first_use_line(seed.hit, name, start)
+                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{line}"
                 edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
@@ -123,7 +138,8 @@ def _callers(
 ) -> list[Edge]:
     """Edges from the seeds' definitions to the definitions of other files that use them as code
     (of their own file too with ``same_file``, other chunks only), each edge's target narrowed to that
-    definition (the calling function, never an import block: :func:`~codeask.query.sites.use_sites`)."""
+    definition (the calling function, never an import block: :func:`~codeask.query.sites.use_sites`);
+    a call through another class defining the name itself (``self.send()`` in it) is none."""
     defined = {n: s for s in seeds for n in s.defines if n in sure}
     edges = []
     for row in store.referrers(sorted(defined), LOOKUP_LIMIT) if defined else []:
@@ -133,22 +149,13 @@ def _callers(
                 continue
             where = f"{labels.get(called.hit.path, called.hit.path)}:{declaration(called.hit, name).start_line}"
             target = [(defined_symbol(called.hit, name), called.hit.path)]
-            for site in use_sites(row.hit, name, target):
+            methods = (defined_symbol(r.hit, name) for r in sure[name])
+            claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)  # self.send() in Other
+            for site in use_sites(row.hit, name, target, claimed=claimed):
                 weight = site.sure / len(sure[name])
                 via = f"caller of {name} in {where}"
                 edges.append(Edge(site.hit, name, weight, via, called.hit.path, site.sure, site.hit.symbol))
     return edges
-
-
-def _user_line(hit: Hit, name: str) -> int:
-    """The file line ``via`` cites for ``hit``'s use of ``name``: the first line of the innermost
-    definition holding its first use as code (``rewind_body``, not the chunk's first definition
-    ``urldefragauth`` a packed chunk starts with), else the use's own line, else the chunk's start."""
-    lines = sorted(u.line for u in uses_in(hit.content, hit.language).of(name) if u.kind != "import")
-    if not lines:
-        return hit.start_line
-    inner = inner_definition(hit, lines[0])
-    return hit.start_line + (inner.start_line if inner else lines[0]) - 1
 
 
 def one_hop(
@@ -183,7 +190,7 @@ def one_hop(
             if name in wanted:
                 by_name[name].append(row)
     sure = {n: rows for n, rows in by_name.items() if len(rows) <= MAX_DEFINITIONS}
-    edges = [e for seed in seeds for e in _callees(seed, sure, labels, same_file)]
+    edges = [e for seed in seeds for e in _callees(seed, sure, labels, same_file, split_start(store, seed.hit))]
     for name in extra:
         for row in sure.get(name, ()):
             via = f"defines {name}, named in the question"

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.lines import split_lines
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
-from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of
+from codeask.query.imported import Imports, file_imports
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of, scoped
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
+from codeask.query.split import named, whole, widened
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "bases", "parse_symbol"]
 
 #: The kinds of related code, in the order they are listed.
 KINDS = ("definitions", "callers", "callees")
@@ -135,54 +136,20 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
-    """The definitions of ``symbol`` in ``store``: each chunk defining it, with the definition in
-    it (``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
-    definition the chunker split over several chunks is one, its chunks joined (:func:`_whole`)."""
+    """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
+    in the chunk (two classes packed in one chunk each have their ``put``; of a method's overloads,
+    the first; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    definition the chunker split over several chunks is one, its chunks joined
+    (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
-    out = []
+    out: list[tuple[Linked, Definition | None]] = []
     for row in store.definers([name], LOOKUP_LIMIT):
-        inner = _named(row.hit, name)
-        if _matches(symbol, narrowed(row.hit, inner)):
-            out.append((row, inner))
+        found = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
+        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # overloads of one method are one
+        inners: list[Definition | None] = [d for d in found if d in firsts.values()] or [None]
+        out += [(row, inner) for inner in inners if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
-    return [_whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
-
-
-def _named(hit: Hit, name: str) -> Definition | None:
-    """The first definition of ``name`` in ``hit``'s content, or ``None``."""
-    return next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
-
-
-def _whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
-    """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
-    whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
-    ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
-    (each starting where the last ended, under its symbol, defining no other ``name``: a definition
-    the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
-    range, the joined text and the references of all, and ``inner`` read again from that text
-    (``Session.request``, 557-654 of three chunks)."""
-    head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
-    after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
-    if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
-        return row, inner
-    symbol, end, parts = head.symbol, row.hit.end_line, []
-    for stored in store.rows_for_path(row.hit.path):
-        if stored["start_line"] <= row.hit.start_line:
-            continue
-        if stored["start_line"] != end + 1 or stored["symbol"] != symbol:
-            break
-        parts.append(stored["id"])
-        end = stored["end_line"]
-    found = store.linked(parts) if parts else {}
-    rest = [found[i] for i in parts if i in found]
-    rest = rest[: next((k for k, r in enumerate(rest) if name in r.defines), len(rest))]
-    if not rest:
-        return row, inner
-    hit = replace(
-        row.hit, end_line=rest[-1].hit.end_line, content="\n".join([row.hit.content, *(r.hit.content for r in rest)])
-    )
-    refs = tuple(dict.fromkeys([*row.refs, *(n for r in rest for n in r.refs)]))
-    return replace(row, hit=hit, refs=refs), _named(hit, name) or inner
+    return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
 
 
 def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
@@ -192,24 +159,38 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
     A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
     A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
-    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`), but not through a value of
-    another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`)."""
-    targets = [(d.symbol, d.path) for d in defs]
-    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
-    targets += [(f"{sub}.{name}", path) for owner, path in owners.items() for sub in subclasses(store, owner)]
+    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`) that do not override it, but not
+    through a value of another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`;
+    a base of the definitions' classes is none: a mixin's ``self.send()`` may reach ``Session.send``). A
+    site in a later part of a definition the chunker split is that definition (:func:`~codeask.query.split.widened`)."""
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
-    methods = (defined_symbol(r.hit, name) for r in found if name in r.defines)
+    packed = ((r.hit, d) for r in found if name in r.defines for d in definitions_of(r.hit.content, r.hit.language))
+    methods = (scoped(hit, d) for hit, d in packed if d.name == name)  # every class of a packed chunk
     claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
+    targets = [(d.symbol, d.path) for d in defs]
+    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
+    subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
+    targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
+    claimed -= {b for owner in owners for b in bases(store, owner)}  # a mixin's self.send() may reach Session.send
+    seen: dict[str, Imports] = {}
     sites = [
         s
         for hit in rows.values()
-        for s in use_sites(hit, name, targets, hit.path in shadowing, field_types(store, hit, name), claimed)
+        for s in use_sites(
+            hit,
+            name,
+            targets,
+            hit.path in shadowing,
+            field_types(store, hit, name),
+            claimed,
+            file_imports(store, hit, name, seen),
+        )
     ]
-    sites = [s for s in sites if not any(_within(s.hit, d) for d in defs)]
+    sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 
@@ -226,6 +207,18 @@ def subclasses(store: Store, owner: str) -> set[str]:
             if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
                 out.add(d.name)
     return out
+
+
+def bases(store: Store, owner: str) -> set[str]:
+    """The words on class ``owner``'s header line after its name (``class Session(SessionRedirectMixin):``,
+    ``class A extends B implements C``): its direct bases, by name (a keyword among them is harmless)."""
+    out = set()
+    for row in store.definers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            if d.name == owner and d.name_line <= len(lines):
+                out |= set(re.findall(r"[A-Za-z_$][\w$]*", lines[d.name_line - 1].split(owner, 1)[-1]))
+    return out - {owner}
 
 
 def _within(site: Hit, definition: Hit) -> bool:
@@ -272,7 +265,7 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
                 found[n].append(row)
     out = []
     for n, found_targets in found.items():
-        bodies = [t for t in found_targets if _named(t.hit, n) is not None]
+        bodies = [t for t in found_targets if named(t.hit, n) is not None]
         targets = bodies or found_targets  # a C function's body, not its prototype in a header
         if len(targets) > MAX_DEFINITIONS:
             continue
@@ -285,15 +278,23 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
 
 
 def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tuple[Hit, float]:
-    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`_whole`), and
+    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`~codeask.query.split.whole`), and
     how sure the uses by ``users`` (definitions, narrowed) are of it."""
     symbol = defined_symbol(target.hit, name)
     target_at = [(symbol, target.hit.path)]
+    seen: dict[str, Imports] = {}
     sure = max(
-        (s.sure for u in users for s in use_sites(u, name, target_at, fields=field_types(store, u, name))), default=0.0
+        (
+            s.sure
+            for u in users
+            for s in use_sites(
+                u, name, target_at, fields=field_types(store, u, name), imports=file_imports(store, u, name, seen)
+            )
+        ),
+        default=0.0,
     )
-    whole, _ = _whole(store, target, _named(target.hit, name), name)
-    return declaration(whole.hit, name), sure
+    joined, _ = whole(store, target, named(target.hit, name), name)
+    return declaration(joined.hit, name), sure
 
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
@@ -312,7 +313,7 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
         defs = definitions(store, symbol)
         chunks = [row.hit for row, _ in defs]
         for row, inner in defs:
-            d = declaration(row.hit, name)
+            d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             sites = caller_sites(store, name, [d], chunks)
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]

@@ -5,6 +5,26 @@ The index stores each chunk's names unresolved (:mod:`codeask.index.chunking.gra
 and asks here how sure each such link is, from how the reference spells it (:func:`how_sure`), and
 which definition inside a chunk it is (:func:`defined_symbol`, :func:`using_symbol`: a chunk packs
 several definitions; its stored symbol names the first).
+
+The rules of :func:`sureness`: :data:`SURE` through the definition's class or its file's module (a
+top-level one also through its folder's package, or bare); :data:`TYPED` through a variable
+declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
+``s: Session``), or of no known type where the class is named other than as another variable's
+type, a value's member (Go's ``hr.Handler(..)``) or another package's type (``http.Handler``
+names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a
+plain lowercase word (not an attribute: ``os.environ.get``) that is no local variable and that
+the file imports from the project (``json.dumps``, ``mock.patch`` are no alias; not in Go or
+Rust, where a qualifier is a package or module), or through a Rust path from this crate
+(``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name``
+as code (a word in a comment or a string), or only through another Go package or Rust module
+(``http.Handler`` is not the project's ``Handler``), through a package or module path to a method
+(``walk::scan`` is not ``WorkerState::scan``), through a Rust path naming another type
+(``Vec::new()`` is no ``WorkerState::new``), from C to a C++ file's method, or a value of another package's type (``next
+http.Handler``, ``pool sync.Pool``: the chain ends), or by a bare name to a method in a language
+without an implicit ``this`` (:data:`RECEIVED`), through ``self`` to a top-level definition (a
+bare use of a name the chunk binds, a pytest fixture's parameter ``httpbin``, is
+:data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field: chi's ``c.chain``) to a
+top-level function.
 """
 
 from __future__ import annotations
@@ -13,6 +33,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
+from codeask.query.imported import Imports, from_project, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -41,6 +62,8 @@ NONE = 0.0
 #: Qualifier of a free function reached through a qualifier that is not its module (an import alias).
 _ALIAS = 0.5
 SELF = frozenset({"self", "this", "cls", "super", "Self"})
+#: File extensions of C++ sources and headers (a C chunk reaches none of their methods).
+_CPP = frozenset({"cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx"})
 #: Languages where a method is only reached through a receiver (``self.f()``, ``mx.f()``), never by
 #: its bare name (Java's and C++'s implicit ``this`` do).
 RECEIVED = frozenset({"python", "go", "rust", "javascript", "typescript", "tsx"})
@@ -56,36 +79,32 @@ def how_sure(name: str, content: str, symbol: str, path: str, language: str) -> 
     """How sure it is that ``content`` (another file's chunk, in ``language``) refers to the
     definition of ``name`` whose qualified symbol is ``symbol`` (``Session.send``; ``send`` at top
     level) in ``path``: :func:`sureness` over the whole chunk."""
-    return sureness(uses_in(content, language), name, symbol, path, language)
+    return sureness(uses_in(content, language), name, symbol, path, language, imports=import_groups(content, language))
 
 
 def sureness(
-    found: Uses, name: str, symbol: str, path: str, language: str, lines: tuple[int, int] = (1, 1 << 30)
+    found: Uses,
+    name: str,
+    symbol: str,
+    path: str,
+    language: str,
+    lines: tuple[int, int] = (1, 1 << 30),
+    imports: Imports = (),
 ) -> float:
     """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
     read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
-    best over those uses: :data:`SURE` through the definition's class or its file's module (a
-    top-level one also through its folder's package, or bare); :data:`TYPED` through a variable
-    declared or constructed with the definition's class (``s = Session()``, ``with Session() as s``,
-    ``s: Session``), or of no known type where the class is named other than as another variable's
-    type (or as another package's: ``http.Handler`` names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a plain lowercase word
-    (not an attribute: ``os.environ.get``) that is no local variable (not in Go or Rust, where a qualifier is a package or module), or through
-    a Rust path from this crate (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when
-    those lines never use ``name`` as code (a word in a comment or a string), or only through
-    another Go package or Rust module (``http.Handler`` is not the project's ``Handler``), through
-    a package or module path to a method (``walk::scan`` is not ``WorkerState::scan``), or a
-    value of another package's type (``next http.Handler``, ``pool sync.Pool``: the chain ends), or
-    by a bare name to a method in a language without an implicit ``this`` (:data:`RECEIVED`),
-    through ``self`` to a top-level definition (a bare use of a name the chunk binds, a pytest
-    fixture's parameter ``httpbin``, is :data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field:
-    chi's ``c.chain``) to a top-level function."""
+    best over those uses (the rules: the module docstring); ``imports``: the import statements of
+    the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias."""
     uses = found.of(name, *lines)
-    if not uses:
-        return NONE
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
+    if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
+        return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    named = any(not u.declares and not _foreign(u, modules, found, language) for u in found.of(owner, *lines))
+    named = any(
+        not u.declares and not _member(u, found) and not _foreign(u, modules, found, language)
+        for u in found.of(owner, *lines)
+    )
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
     best = NONE
@@ -104,9 +123,10 @@ def sureness(
         if packaged and not owner and r and not use.own and (not use.plain or r in found.bound):
             continue  # a Go or Rust function is reached bare or through a package, never a value's field
         foreign = packaged and use.plain and r[:1].islower() and r not in found.bound | {"crate", "super"}
+        foreign |= language == "rust" and use.plain and r[:1].isupper() and r not in SELF  # Vec::new(): a type's
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
-            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry) or value
+            continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
         if r in SELF or r in {"", "?"} or module:
             continue
@@ -115,8 +135,16 @@ def sureness(
         elif named:
             best = max(best, TYPED)
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
-            best = max(best, _ALIAS)  # a plain word may name a module (os.environ.get is no module's get)
+            best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def _member(use: Use, found: Uses) -> bool:
+    """Whether ``use`` reaches its name as a member of a value (a local, ``self``, a field of one, an
+    expression: Go's ``hr.Handler(..)`` is a method call, no mention of the type ``Handler``), not
+    through a package, module or path (``crate::handler::Handler``)."""
+    values = found.bound | SELF
+    return use.receiver != "" and (use.receiver in values | {"?"} or use.through in values)
 
 
 def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -> bool:

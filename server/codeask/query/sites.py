@@ -18,13 +18,26 @@ from typing import TYPE_CHECKING
 from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
+from codeask.query.imported import Imports, import_groups
 from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, definitions_of, scoped, sureness
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
     from codeask.index.rows import Hit
 
-__all__ = ["Site", "narrowed", "declaration", "inner_definition", "use_sites", "own_names", "matched_symbol"]
+__all__ = [
+    "Site",
+    "narrowed",
+    "declaration",
+    "inner_definition",
+    "enclosing_class",
+    "use_sites",
+    "code_lines",
+    "first_use_line",
+    "unshadowed",
+    "own_names",
+    "matched_symbol",
+]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -89,6 +102,7 @@ def use_sites(
     shadowed: bool = False,
     fields: tuple[tuple[str, Use], ...] = (),
     claimed: frozenset[str] = frozenset(),
+    imports: Imports = (),
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -101,21 +115,29 @@ def use_sites(
     ``fields``: the declared types of fields the chunk reaches ``name`` through, from their struct's
     chunk (:func:`codeask.query.fields.field_types`). ``claimed``: the classes defining a method
     ``name`` themselves; a use through a value of one of them (``self.adapter = HTTPAdapter()``)
-    means that class's method, no target of another class."""
+    means that class's method, no target of another class. ``imports``: the import statements of
+    ``hit``'s file (:func:`~codeask.query.imported.file_imports`; its own are read too), the
+    evidence of an import alias."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
+    imports = import_groups(hit.content, hit.language) + imports
     local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
-    lines = sorted(
-        {u.line for u in found.of(name) if u.kind != "import" and not ((methods or local) and _bare_value(u))}
-    )
+    lines = code_lines(found, name, values=not (methods or local))
     inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
     out = []
     for inner in inners:
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
         sure = max(
             (
-                _link(_unclaimed(_unshadowed(found, name, t, hit, shadowed), name, t, claimed), name, t, hit, span)
+                _link(
+                    _unclaimed(unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit),
+                    name,
+                    t,
+                    hit,
+                    span,
+                    imports,
+                )
                 for t in targets
             ),
             default=NONE,
@@ -123,6 +145,27 @@ def use_sites(
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
+
+
+def code_lines(found: Uses, name: str, values: bool = True) -> list[int]:
+    """The 1-based chunk lines where ``found`` uses ``name`` as code, in order: imports left out, and
+    a bare value (neither called nor reached through a receiver) too unless ``values``."""
+    return sorted({u.line for u in found.of(name) if u.kind != "import" and (values or not _bare_value(u))})
+
+
+def first_use_line(hit: Hit, name: str, start: int | None = None) -> int:
+    """The file line a ``via`` cites for ``hit``'s use of ``name``: the first line of the innermost
+    definition holding its first use as code (``rewind_body``, not the chunk's first definition
+    ``urldefragauth`` a packed chunk starts with), else ``start`` (the first line of the definition
+    ``hit`` is a later part of, :func:`codeask.query.split.split_start`), else the use's own line,
+    else the chunk's start."""
+    lines = code_lines(uses_in(hit.content, hit.language), name)
+    if not lines:
+        return hit.start_line
+    inner = inner_definition(hit, lines[0])
+    if inner is None and start is not None:
+        return start
+    return hit.start_line + (inner.start_line if inner else lines[0]) - 1
 
 
 def _bare_value(use: Use) -> bool:
@@ -144,7 +187,7 @@ def _outside(hit: Hit, lines: list[int]) -> Hit:
     )
 
 
-def _unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shadowed: bool) -> Uses:
+def unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shadowed: bool) -> Uses:
     """``found`` less the bare uses of ``name`` when ``hit``'s file has its own top-level ``name``
     (``shadowed``) and ``target`` is in another file."""
     if not shadowed or target[1] == hit.path:
@@ -152,28 +195,54 @@ def _unshadowed(found: Uses, name: str, target: tuple[str, str], hit: Hit, shado
     return replace(found, uses=tuple(u for u in found.uses if u.name != name or u.receiver != ""))
 
 
-def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozenset[str]) -> Uses:
-    """``found`` less the uses of ``name`` through a value whose type is a class in ``claimed`` (one
-    defining ``name`` itself) other than ``target``'s class: ``self.adapter.send()`` with
-    ``self.adapter = HTTPAdapter()`` is no call of ``Mailer.send``."""
+def enclosing_class(hit: Hit, line: int) -> str:
+    """The class (or Rust impl) of the definition of ``hit`` holding 1-based chunk ``line``: the part
+    before the last of its qualified symbol (``Session`` of ``Session.get``), ``""`` at top level."""
+    inner = inner_definition(hit, line)
+    parts = (scoped(hit, inner) if inner is not None else hit.symbol).split(".")
+    return parts[-2] if len(parts) > 1 else ""
+
+
+def _receiver_class(found: Uses, use: Use, hit: Hit) -> str:
+    """The class ``use`` is reached through when the chunk says: the enclosing class for ``self``
+    (``this``, ``cls``, ``Self``; not ``super``) or, where a bare name may be a method (Java, C++),
+    a bare use; a typed variable's class; a capitalised receiver itself (``Session`` of
+    ``Session().send`` or ``Session.send``); else ``""``."""
+    r = use.receiver
+    if (r in SELF and r != "super") or (r == "" and hit.language not in RECEIVED):
+        return enclosing_class(hit, use.line)
+    if r in {"", "?", "super"}:
+        return ""
+    typed = found.type_of(r, use.line)
+    return typed.name if typed is not None else (r if r[:1].isupper() else "")
+
+
+def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozenset[str], hit: Hit) -> Uses:
+    """``found`` less the uses of ``name`` through a class in ``claimed`` (one defining ``name``
+    itself) other than ``target``'s class (:func:`_receiver_class`): ``self.adapter.send()`` with
+    ``self.adapter = HTTPAdapter()`` is no call of ``Mailer.send``, nor ``self.send()`` inside a
+    ``Session`` defining ``send``, ``Session().send()``, or Java's bare ``emit()`` inside ``CodeWriter``."""
+    if not claimed:
+        return found
     owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
 
     def other(use: Use) -> bool:
-        typed = found.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
-        return typed is not None and typed.name in claimed and typed.name != owner
+        known = _receiver_class(found, use, hit) if use.name == name else ""
+        return known in claimed and known != owner
 
-    return replace(found, uses=tuple(u for u in found.uses if u.name != name or not other(u))) if claimed else found
+    return replace(found, uses=tuple(u for u in found.uses if not other(u)))
 
 
-def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int]) -> float:
-    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path): sure for a
-    ``self`` use in the target's own file, or a bare one unless the target is a method reached only
-    through a receiver (:data:`~codeask.query.resolve.RECEIVED`)."""
+def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int], imports: Imports) -> float:
+    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
+    sure for a ``self`` use in the target's own file, or a bare one unless the target is a method
+    reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); else
+    :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
     if path == hit.path and any(u.receiver in own for u in found.of(name, *span)):
         return SURE
-    return sureness(found, name, symbol, path, hit.language, span)
+    return sureness(found, name, symbol, path, hit.language, span, imports)
 
 
 def own_names(hit: Hit, inner: Definition | None) -> set[str]:

@@ -1,14 +1,12 @@
-"""Where a chunk's code uses a name, read from its syntax tree: the receiver it is reached
-through, the line, and whether it is a call, an import or another use.
+"""Where a chunk's code uses a name, read from its syntax tree: the receiver it is reached through,
+the line, and whether it is a call, an import or another use.
 
-The symbol graph stores each chunk's names unresolved (:mod:`codeask.index.chunking.graph`);
-resolving them (:mod:`codeask.query.resolve`) needs to know how each use spells the name. Reading
-that from the text would count words in comments, docstrings and strings as bare calls (a
-newcomer found requests' ``DEFAULT_PORTS.get(...)`` resolved to every ``get`` of the project at
-sure 1.0 because a docstring says "get"); the syntax tree has no identifiers in comments and
-strings, and says what an identifier's receiver is (``sock`` of ``self.sock.send``, ``Config`` of
-Rust's ``Config::load``, ``pkg`` of Go's ``pkg.Func``). Pure functions of ``(content, language)``,
-remembered per chunk.
+Resolving the graph's unresolved names (:mod:`codeask.query.resolve`) needs how each use spells the name.
+Read from the text, words in comments, docstrings and strings would count as bare calls (requests'
+``DEFAULT_PORTS.get(...)`` resolved to every ``get`` of the project at sure 1.0 because a docstring says
+"get"); the syntax tree has none, and says what an identifier's receiver is (``sock`` of ``self.sock.send``,
+``Config`` of Rust's ``Config::load``, ``pkg`` of Go's ``pkg.Func``). Pure functions of ``(content,
+language)``, remembered per chunk.
 """
 
 from __future__ import annotations
@@ -19,133 +17,21 @@ from typing import Any
 
 from codeask.index.chunking.code import iter_named, parser_for
 from codeask.lines import split_lines
+from codeask.query.node_types import (
+    BINDS,
+    CALLS,
+    CONSTRUCTS,
+    DEFINES,
+    FIELDS,
+    IMPORTS,
+    INFERRED,
+    MEMBER,
+    SELF_WORDS,
+    TYPE_WRAPS,
+    WRAPS,
+)
 
 __all__ = ["Use", "Uses", "uses_in"]
-
-#: Nodes that reach a name through a receiver or qualifier (``a.b``, ``a->b``, ``a::b``): the
-#: name is the last named child, the receiver the one before it.
-_MEMBER = frozenset(
-    {
-        "attribute",
-        "member_expression",
-        "selector_expression",
-        "field_expression",
-        "scoped_identifier",
-        "scoped_type_identifier",
-        "qualified_identifier",
-        "qualified_type",
-        "method_invocation",
-        "field_access",
-        "nested_identifier",
-        "nested_type_identifier",
-        "navigation_expression",
-    }
-)
-#: Nodes that call, instantiate or expand the node in their first named child.
-_CALLS = frozenset(
-    {"call", "call_expression", "new_expression", "macro_invocation", "object_creation_expression", "composite_literal"}
-)
-#: Nodes whose subtree imports names.
-_IMPORTS = frozenset(
-    {
-        "import_statement",
-        "import_from_statement",
-        "future_import_statement",
-        "import_declaration",
-        "import_spec",
-        "use_declaration",
-        "preproc_include",
-        "import_clause",
-    }
-)
-#: Nodes that bind a local name in their first named child (an assignment's left side).
-_BINDS = frozenset(
-    {
-        "assignment",
-        "augmented_assignment",
-        "short_var_declaration",
-        "range_clause",
-        "var_spec",
-        "let_declaration",
-        "variable_declarator",
-        "for_statement",
-        "for_in_clause",
-        "as_pattern_target",
-        "with_item",
-        "init_declarator",
-        "local_variable_declaration",
-    }
-)
-#: ``{node type: field}`` of nodes whose field names what they define or declare (no use).
-_DEFINES = {
-    "function_definition": "name",
-    "class_definition": "name",
-    "function_declaration": "name",
-    "generator_function_declaration": "name",
-    "method_definition": "name",
-    "method_declaration": "name",
-    "class_declaration": "name",
-    "abstract_class_declaration": "name",
-    "interface_declaration": "name",
-    "enum_declaration": "name",
-    "record_declaration": "name",
-    "constructor_declaration": "name",
-    "type_alias_declaration": "name",
-    "type_spec": "name",
-    "function_item": "name",
-    "function_signature_item": "name",
-    "struct_item": "name",
-    "enum_item": "name",
-    "union_item": "name",
-    "trait_item": "name",
-    "type_item": "name",
-    "mod_item": "name",
-    "macro_definition": "name",
-    "function_declarator": "declarator",
-    "struct_specifier": "name",
-    "union_specifier": "name",
-    "enum_specifier": "name",
-    "class_specifier": "name",
-    "preproc_def": "name",
-    "preproc_function_def": "name",
-    "keyword_argument": "name",
-    "field_declaration": "name",
-    "field_definition": "property",
-    "public_field_definition": "name",
-    "namespace_definition": "name",
-}
-_SELF_WORDS = frozenset({"self", "this", "super", "cls", "Self"})
-#: Nodes between a bound name and the declaration that types it (``*p``, ``p = ...``, ``as p``).
-_WRAPS = frozenset(
-    {
-        "pointer_declarator",
-        "reference_declarator",
-        "init_declarator",
-        "expression_list",
-        "as_pattern_target",
-        "as_pattern",
-        "variable_declarator",
-    }
-)
-#: Nodes around a type or a constructed value that stand for it (``*T``, ``&T``, ``T<U>``, ``&T{}``).
-_TYPE_WRAPS = frozenset(
-    {
-        "pointer_type",
-        "reference_type",
-        "type",
-        "type_annotation",
-        "generic_type",
-        "unary_expression",
-        "reference_expression",
-        "parenthesized_expression",
-        "await",
-        "await_expression",
-    }
-)
-#: Nodes that construct a value of the type in their ``type``, ``name`` or ``constructor`` field.
-_CONSTRUCTS = frozenset({"composite_literal", "struct_expression", "new_expression", "object_creation_expression"})
-#: Declared types that leave the type to the value (Java's ``var``, C++'s ``auto``).
-_INFERRED = frozenset({"var", "auto"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,11 +95,11 @@ def _word(node: Any) -> str:
     """The word a receiver node stands for: an identifier's text, a member's last part, the
     callee's name of ``Session()`` when it is capitalised (a constructor), the type of a Rust
     associated function's call (``T`` of ``T::new(..)``), else ``"?"``."""
-    if node.type in _MEMBER and node.named_child_count:
+    if node.type in MEMBER and node.named_child_count:
         return _word(node.named_children[-1])
-    if node.type in _SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
+    if node.type in SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
         return _text(node)
-    if node.type in _CALLS and node.named_child_count:
+    if node.type in CALLS and node.named_child_count:
         first = node.named_children[0]
         callee = _word(first)
         path = first.child_by_field_name("path") if first.type == "scoped_identifier" else None
@@ -226,10 +112,10 @@ def _word(node: Any) -> str:
 def _through(receiver: Any | None) -> str:
     """The word a member ``receiver`` node (``mx.pool``) is reached through (``mx``), ``""`` for
     another node."""
-    if receiver is None or receiver.type not in _MEMBER or receiver.named_child_count < 2:
+    if receiver is None or receiver.type not in MEMBER or receiver.named_child_count < 2:
         return ""
     first = receiver.named_children[0]
-    return _text(first) if first.type in _SELF_WORDS or first.type.endswith("identifier") else ""
+    return _text(first) if first.type in SELF_WORDS or first.type.endswith("identifier") else ""
 
 
 def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
@@ -239,7 +125,7 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
     if parent is None:
         return "", "use", False, False, ""
     outer, receiver, kind, plain, own, through = node, "", "use", False, False, ""
-    if parent.type in _MEMBER and parent.named_children[0] != node:
+    if parent.type in MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
         receiver, outer, through = (_word(before) if before is not None else "?"), parent, _through(before)
         plain = before is not None and before.type.endswith("identifier") and parent.type != "field_expression"
@@ -248,16 +134,16 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
             and parent.type == "scoped_identifier"
             and _path_root(before) in {"crate", "super", "self"}
         )
-    elif parent.type in _DEFINES and parent.child_by_field_name(_DEFINES[parent.type]) == node:
+    elif parent.type in DEFINES and parent.child_by_field_name(DEFINES[parent.type]) == node:
         return None
     if parent.type == "method_invocation" and parent.child_by_field_name("name") == node:
         kind = "call"
     holder = outer.parent
-    if holder is not None and holder.type in _CALLS and holder.named_children[0] == outer:
+    if holder is not None and holder.type in CALLS and holder.named_children[0] == outer:
         kind = "call"
     up = node.parent
     while up is not None:
-        if up.type in _IMPORTS:
+        if up.type in IMPORTS:
             return receiver, "import", plain, own, through
         up = up.parent
     return receiver, kind, plain, own, through
@@ -283,7 +169,7 @@ def _binds(node: Any) -> bool:
         return True
     if parent.type == "expression_list" and parent.parent is not None:  # Go: a, err := f()
         parent, node = parent.parent, parent
-    return parent.type in _BINDS and parent.named_child_count > 0 and parent.named_children[0] == node
+    return parent.type in BINDS and parent.named_child_count > 0 and parent.named_children[0] == node
 
 
 def _declared_type(node: Any) -> Any | None:
@@ -295,12 +181,12 @@ def _declared_type(node: Any) -> Any | None:
     up = node.parent
     while up is not None and len(chain) < 4:
         chain.append(up)
-        if up.type not in _WRAPS:
+        if up.type not in WRAPS:
             break
         up = up.parent
     for holder in chain:
         declared = holder.child_by_field_name("type")
-        if declared is not None and _text(declared) not in _INFERRED:
+        if declared is not None and _text(declared) not in INFERRED:
             return _type_name(declared)
     for holder in chain:
         value = holder.child_by_field_name("value") or holder.child_by_field_name("right")
@@ -314,11 +200,11 @@ def _declared_type(node: Any) -> Any | None:
 def _constructed(value: Any) -> Any | None:
     """The node naming the type ``value`` constructs (``T()``, ``pkg.T()``, ``T::new()``, ``new T``,
     ``&T{}``, ``T { .. }``), or ``None`` for another value (``f()``, a name)."""
-    while value is not None and value.type in _TYPE_WRAPS | {"expression_list"}:
+    while value is not None and value.type in TYPE_WRAPS | {"expression_list"}:
         value = value.named_children[0] if value.named_child_count else None
-    if value is None or value.type in _CONSTRUCTS:
+    if value is None or value.type in CONSTRUCTS:
         return value
-    if value.type in _CALLS and value.named_child_count:
+    if value.type in CALLS and value.named_child_count:
         callee = value.named_children[0]
         if _word(callee)[:1].isupper():  # Session(), sessions.Session()
             return callee
@@ -335,13 +221,13 @@ def _type_name(node: Any | None) -> Any | None:
     for _ in range(8):
         if node is None or (node.type.endswith("identifier") and not node.named_child_count):
             return node
-        if node.type in _MEMBER:
+        if node.type in MEMBER:
             node = node.named_children[-1]
-        elif node.type in _CONSTRUCTS:
+        elif node.type in CONSTRUCTS:
             node = next(
                 (c for c in map(node.child_by_field_name, ("type", "name", "constructor")) if c is not None), None
             )
-        elif node.type in _TYPE_WRAPS:
+        elif node.type in TYPE_WRAPS:
             node = node.named_children[0] if node.named_child_count else None
         elif node.type.endswith("_specifier"):  # C: struct pool *p
             node = node.child_by_field_name("name")
@@ -351,14 +237,14 @@ def _type_name(node: Any | None) -> Any | None:
 
 
 def _typed_at(node: Any) -> Any | None:
-    """The node whose declaration may say ``node``'s type: ``node`` itself for a bound local or a
-    struct field, the attribute ``self.x`` for ``x`` of Python's ``self.x = T()`` or ``self.x: T``."""
+    """The node whose declaration may say ``node``'s type: ``node`` itself for a bound local or a field (a
+    struct's, TypeScript's ``private a = new A()``), the attribute ``self.x`` of Python's ``self.x = T()``."""
     parent = node.parent
     holder = parent.parent if parent is not None else None
     if parent is not None and parent.type == "attribute" and holder is not None and holder.type == "assignment":
         own = _text(parent.named_children[0]) in {"self", "cls"} and parent.named_children[-1] == node
         return parent if own and holder.child_by_field_name("left") == parent else None
-    field = node.type == "field_identifier" and parent is not None and parent.type == "field_declaration"
+    field = parent is not None and (node.type, parent.type) in FIELDS
     return node if field or _binds(node) else None
 
 
@@ -367,7 +253,8 @@ def uses_in(content: str, language: str) -> Uses:
     """The uses of names in ``content`` (a chunk in ``language``): every identifier outside
     comments and strings that is not a definition's name, each type name that declares a
     variable's or field's type marked so (:attr:`Use.declares`); no uses for a language without a
-    grammar. Lines are :func:`codeask.lines.split_lines` lines, 1-based."""
+    grammar; a local's member (Go's ``hr.Handler(w)``, a method call) types no variable. Lines are
+    :func:`codeask.lines.split_lines` lines, 1-based."""
     parser = parser_for(language)
     if parser is None or not content:
         return Uses((), frozenset())
@@ -394,6 +281,6 @@ def uses_in(content: str, language: str) -> Uses:
             use = Use(_text(node), receiver, node.start_point.row + 1, kind, plain, declared, own, through)
             out.append(use)
             at_byte[node.start_byte] = use
-    types = tuple((variable, at_byte[at]) for variable, at, _ in typed if at in at_byte)
-    attributes = tuple((variable, at_byte[at]) for variable, at, on_self in typed if on_self and at in at_byte)
+    kept = [(v, at_byte[at], on) for v, at, on in typed if at in at_byte and at_byte[at].receiver not in bound]
+    types, attributes = tuple((v, t) for v, t, _ in kept), tuple((v, t) for v, t, on in kept if on)
     return Uses(tuple(out), frozenset(bound), types, attributes)

@@ -29,6 +29,7 @@ from codeask.query.pipeline import Document, Query
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, fence, render_documents
 from codeask.settings import Settings
+from codeask.sureness import via_label
 from codeask.uris import file_uri
 
 __all__ = [
@@ -65,18 +66,38 @@ def cut_at_sentence(text: str) -> str:
 
 
 def related_markdown(span: Any, documents: list[Document]) -> str:
-    """The answer without an LLM: the related locations of ``span`` as numbered markdown links."""
+    """The answer without an LLM: the related locations of ``span`` as numbered markdown links, its
+    symbol-graph neighbours (documents with a ``via``) first, each saying how it is linked, then the
+    code retrieval found by words alone under a heading of its own (a reader takes every listed
+    entry for a caller or callee otherwise)."""
     head = f"**{span.symbol}**" if span.symbol else f"`{span.label}`"
     if not documents:
         return f"{head}: no related code found in the index."
     here = source_link(
         span.display_path, span.start_line, span.end_line, file_uri(span.abs_path, span.start_line, span.end_line)
     )
+    linked, similar = [d for d in documents if d.via], [d for d in documents if not d.via]
     lines = [f"Related code for {head} ({here}):", ""]
-    for i, d in enumerate(documents, 1):
-        symbol = f" `{d.symbol}`" if d.symbol else ""
-        lines.append(f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}")
+    lines += [_item(i, d) for i, d in enumerate(linked, 1)] or ["No caller or callee in the symbol graph."]
+    if similar:
+        lines += ["", "Similar code (shares words; no symbol-graph link):", ""]
+        lines += [_item(i, d) for i, d in enumerate(similar, len(linked) + 1)]
     return "\n".join(lines)
+
+
+def _item(i: int, d: Document) -> str:
+    """Entry ``i`` of :func:`related_markdown`: ``d``'s link and symbol, and for a graph neighbour how
+    it is linked (``calls `apply_discount```, ``called by it``; ``, by name only`` for a guess)."""
+    entry = f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}" + (f" `{d.symbol}`" if d.symbol else "")
+    if not d.via:
+        return entry
+    words = d.via.split()  # "caller of NAME in PATH:LINE" or "calls NAME from PATH:LINE"
+    how = f"calls `{words[2]}`" if words[0] == "caller" else f"{_DONE.get(words[0], words[0])} by it"
+    return f"{entry}: {how}{via_label(d.via_sure)}"
+
+
+#: How a graph edge's kind (:func:`codeask.query.graph.edge_kind`) reads from the callee's side.
+_DONE = {"calls": "called", "reads": "read", "uses": "used"}
 
 
 @dataclass(frozen=True)

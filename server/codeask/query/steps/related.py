@@ -13,8 +13,11 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
 * its neighbours in the symbol graph (:func:`codeask.query.graph.one_hop` from the selection's own
   chunks, its own file included: the definitions it calls, reads or takes, and the code calling what it
   defines, an edge counting when its name is in the selection's text), weighted
-  :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), so
-  hover's related-code links list the callers and callees before code that only shares words.
+  :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), each
+  narrowed to the definition the edge links (``Cart.total``, not the ``Cart`` chunk), with the edge
+  it came along as ``via`` (``caller of apply_discount in pricing.py:6``) and
+  ``via_sure``, so hover's related-code links list the callers and callees, marked so, before code
+  that only shares words (no ``via``).
 
 The selection's own chunks and anything overlapping it in its own file are left out, as are secret
 files. At most ``limit`` documents are kept, at most ``per_file`` of one file.
@@ -28,7 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeask.index.walk import is_secret
-from codeask.query.graph import one_hop
+from codeask.query.graph import Edge, one_hop
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
 from codeask.query.steps.fusion import fuse
@@ -98,7 +101,7 @@ class RelatedRetrieve:
         usage = span.symbol.rsplit(".", 1)[-1] if span.symbol else ""
         vector = query.embeddings[0] if query.embeddings else None
         rankings: list[tuple[float, str, list[Hit]]] = []
-        linked: set[tuple[str, str]] = set()  # (root, chunk id) of the selection's graph neighbours
+        linked: dict[tuple[str, str], Edge] = {}  # (root, chunk id) of the selection's graph neighbours
         targets = self.targets()
         for target in targets:
             store = target.store()
@@ -117,7 +120,8 @@ class RelatedRetrieve:
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
                 named = [replace(e.target, symbol=e.symbol) if e.symbol else e.target for e in ranked]
                 rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
-                linked.update((target.root, h.id) for h in named)
+                for e in reversed(ranked):  # the surest edge of each chunk
+                    linked[target.root, e.target.id] = e
 
         def own(root: str, hit: Hit) -> bool:
             if hit.id in span.own_ids:
@@ -135,7 +139,16 @@ class RelatedRetrieve:
             factor=DOWNWEIGHT_FACTOR,
         )
         fused = sorted(fused, key=lambda f: (f[2], f[3].id) not in linked)  # callers and callees first
-        labels = {t.root: t.label for t in targets}
+        documents = self._kept(fused, linked, {t.root: t.label for t in targets})
+        query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
+        return query
+
+    def _kept(
+        self, fused: list[tuple[float, float, str, Hit]], linked: dict[tuple[str, str], Edge], labels: dict[str, str]
+    ) -> list[Document]:
+        """The first :attr:`limit` documents of ``fused`` (best first), at most :attr:`per_file` of a
+        file; a graph neighbour (in ``linked``, by root and chunk id) narrowed to the definition its
+        edge links, with the edge's ``via`` and ``via_sure``."""
         documents: list[Document] = []
         per_file: dict[tuple[str, str], int] = {}
         for score, _, root, hit in fused:
@@ -143,8 +156,13 @@ class RelatedRetrieve:
             if per_file.get(key, 0) >= self.per_file:
                 continue
             per_file[key] = per_file.get(key, 0) + 1
-            documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
+            edge = linked.get((root, hit.id))
+            if edge is None:
+                documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
+            else:
+                shown = replace(edge.target, symbol=edge.symbol or edge.target.symbol)  # the calling definition
+                doc = Document.from_hit(shown, root, score, labels.get(root, ""))
+                documents.append(replace(doc, via=edge.via, via_sure=edge.sure))
             if len(documents) >= self.limit:
                 break
-        query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
-        return query
+        return documents

@@ -1,0 +1,78 @@
+"""What a file imports from the project: the evidence the import-alias guess needs.
+
+``s.get(..)`` may call the project's ``api.get`` through an alias (``from requests import api as s``),
+so the resolver guesses an alias (0.5, :func:`codeask.query.resolve.sureness`) for a plain word
+reaching a top-level function. The guess is only as good as its evidence: ``mock.patch``,
+``json.dumps`` and ``environ.get`` (``from os import environ``) name other packages' modules. A
+word is an alias of the project's module when an import statement of its file binds it and names
+that module's path (a folder or the file's stem: ``requests``, ``api``) or is relative
+(``from . import api``, ``import * as api from './api'``). A file's import statements are
+usually in a chunk of their own, so :func:`file_imports` reads the file's chunks from the index.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from codeask.index.chunking.code import iter_named, parser_for
+from codeask.lines import split_lines
+from codeask.query.uses import uses_in
+
+if TYPE_CHECKING:
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["Imports", "import_groups", "file_imports", "from_project"]
+
+#: Each import statement's words (:func:`import_groups`).
+Imports = tuple[frozenset[str], ...]
+#: Import statements whose words :func:`import_groups` reads (Python's and JavaScript/TypeScript's;
+#: a lowercase qualifier elsewhere is a package, a module or a value, never an alias).
+_STATEMENTS = frozenset({"import_statement", "import_from_statement"})
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+_KEYWORDS = frozenset({"import", "from", "as", "type", "typeof"})
+#: What marks a relative import: ``from .`` (Python), a quoted ``./`` or ``../`` (JavaScript).
+_RELATIVE = re.compile(r"^from\s+\.|['\"]\.\.?/")
+#: The word a relative import adds to its statement's words.
+RELATIVE = "."
+
+
+@lru_cache(maxsize=2048)
+def import_groups(content: str, language: str) -> Imports:
+    """The words of each import statement of ``content`` (a chunk in ``language``): identifiers and
+    the parts of a module string, keywords left out, with :data:`RELATIVE` for a relative import;
+    ``()`` for a language without a grammar or without such statements."""
+    parser = parser_for(language)
+    if parser is None or "import" not in content:
+        return ()
+    tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
+    out = []
+    for node in iter_named(tree.root_node):
+        if node.type in _STATEMENTS and node.text:
+            text = node.text.decode("utf-8", "replace")
+            words = set(_WORD.findall(text)) - _KEYWORDS
+            out.append(frozenset(words | ({RELATIVE} if _RELATIVE.search(text) else set())))
+    return tuple(out)
+
+
+def file_imports(store: Store, hit: Hit, name: str, seen: dict[str, Imports] | None = None) -> Imports:
+    """:func:`import_groups` of every stored chunk of ``hit``'s file (its imports are rarely in
+    ``hit``), read only when ``hit`` reaches ``name`` through a plain lowercase word (a possible
+    alias; else ``()``); ``seen`` keeps each file's for the next chunk of it."""
+    words = (u.receiver for u in uses_in(hit.content, hit.language).of(name) if u.plain)
+    if not any(w[:1].islower() for w in words):
+        return ()
+    seen = {} if seen is None else seen
+    if hit.path not in seen:
+        rows = store.rows_for_path(hit.path)
+        seen[hit.path] = tuple(g for row in rows for g in import_groups(row["content"], row["language"]))
+    return seen[hit.path]
+
+
+def from_project(word: str, imports: Imports, path: str) -> bool:
+    """Whether an import statement among ``imports`` binds ``word`` and names ``path`` (the module
+    of the definition reached: one of its folders or its stem) or is relative."""
+    parts = {*path.split("/")[:-1], path.rsplit("/", 1)[-1].split(".", 1)[0]}
+    return any(word in group and (RELATIVE in group or bool(group & parts)) for group in imports)

@@ -1,0 +1,151 @@
+"""A definition the chunker split over several chunks, as one: its chunks joined (:func:`whole`), and a
+use site found in a later part widened to the whole definition (:func:`widened`).
+
+The chunker splits a long definition (requests' ``resolve_redirects``: chunks 159-218, 219-261,
+262-281) and stores each part under the definition's symbol; only the first part holds its head
+(``def resolve_redirects``). A caller found in a later part is that definition, with one line range
+everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from codeask.index.chunking.symbols import Definition
+from codeask.lines import split_lines
+from codeask.query.resolve import definitions_of
+from codeask.query.sites import Site, code_lines, inner_definition, narrowed
+from codeask.query.uses import uses_in
+
+if TYPE_CHECKING:
+    from codeask.index.edges import Linked
+    from codeask.index.records import StoredRow
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["named", "whole", "split_head", "split_start", "widened"]
+
+
+def named(hit: Hit, name: str) -> Definition | None:
+    """The first definition of ``name`` in ``hit``'s content, or ``None``."""
+    return next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
+
+
+def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
+    """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
+    whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
+    ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
+    (each starting where the last ended, under its symbol, defining no other ``name``: a definition
+    the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
+    range, the joined text and the references of all, and ``inner`` read again from that text
+    (``Session.request``, 557-654 of three chunks)."""
+    head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
+    after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
+    if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
+        return row, inner
+    symbol, end, parts = head.symbol, row.hit.end_line, []
+    for stored in store.rows_for_path(row.hit.path):
+        if stored["start_line"] <= row.hit.start_line:
+            continue
+        if stored["start_line"] != end + 1 or stored["symbol"] != symbol:
+            break
+        parts.append(stored["id"])
+        end = stored["end_line"]
+    found = store.linked(parts) if parts else {}
+    rest = [found[i] for i in parts if i in found]
+    rest = rest[: next((k for k, r in enumerate(rest) if name in r.defines), len(rest))]
+    if not rest:
+        return row, inner
+    hit = replace(
+        row.hit, end_line=rest[-1].hit.end_line, content="\n".join([row.hit.content, *(r.hit.content for r in rest)])
+    )
+    refs = tuple(dict.fromkeys([*row.refs, *(n for r in rest for n in r.refs)]))
+    return replace(row, hit=hit, refs=refs), named(hit, name) or inner
+
+
+def split_head(rows: list[StoredRow], hit: Hit) -> StoredRow | None:
+    """Among ``rows`` (the stored chunks of ``hit``'s file, by start line: :meth:`Store.rows_for_path`),
+    the chunk a split definition starts in when ``hit`` (a chunk, whole) is a later part of it: no
+    definition in it, and the chunks before it run on (each starting where the last ended) under
+    its symbol; else ``None``."""
+    if not hit.symbol or definitions_of(hit.content, hit.language):
+        return None
+    at = next((k for k, r in enumerate(rows) if r["id"] == hit.id), None)
+    k = at
+    while k and rows[k - 1]["symbol"] == hit.symbol and rows[k - 1]["end_line"] + 1 >= rows[k]["start_line"]:
+        k -= 1
+    return rows[k] if k is not None and k != at else None
+
+
+def split_start(store: Store, hit: Hit) -> int | None:
+    """The file line a split definition starts on (its head's first line) when ``hit`` (a chunk,
+    whole) is a later part of it (:func:`split_head`) and the chunk it starts in holds its head,
+    else ``None``; reads the index only for a chunk holding no definition."""
+    if not hit.symbol or definitions_of(hit.content, hit.language):
+        return None
+    head = split_head(store.rows_for_path(hit.path), hit)
+    if head is None:
+        return None
+    inner = next(
+        (d for d in definitions_of(head["content"], head["language"]) if d.name == hit.symbol.rsplit(".", 1)[-1]), None
+    )
+    return head["start_line"] + inner.start_line - 1 if inner else None  # None: a piece of a class body
+
+
+def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: str) -> list[Site]:
+    """``sites`` of uses of ``name`` (narrowed from ``chunks``, by chunk id) each widened to the
+    whole definition when it is part of one the chunker split: found in a later part
+    (:func:`split_head`), or a definition running to its chunk's end that the next chunk continues;
+    that definition's chunks joined (:func:`whole`), the site is the innermost definition holding
+    its first use there (a method of a class body split into pieces, not the whole class); as sure
+    as before. A site inside another of the same path and symbol (a part of one widened) is
+    folded into it, as sure as the surer."""
+    files: dict[str, list[StoredRow]] = {}
+    out = [_whole_site(store, s, chunks.get(s.hit.id), files, name) for s in sites]
+    kept: list[Site] = []
+    for site in sorted(out, key=lambda s: (s.hit.path, s.hit.start_line, -s.hit.end_line, -s.sure)):
+        last = kept[-1].hit if kept else None
+        if last and (last.path, last.symbol) == (site.hit.path, site.hit.symbol) and site.hit.end_line <= last.end_line:
+            kept[-1] = Site(last, max(kept[-1].sure, site.sure))
+            continue
+        kept.append(site)
+    return kept
+
+
+def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]], used: str) -> Site:
+    """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it
+    (:func:`widened`); ``files`` keeps each file's stored rows, read only for a site that may be."""
+    hit = site.hit
+    if chunk is None:
+        return site
+    defs = definitions_of(chunk.content, chunk.language)
+    inner = next((d for d in defs if chunk.start_line + d.start_line - 1 == hit.start_line), None)
+    ends = chunk.start_line + len("\n".join(split_lines(chunk.content)).rstrip().split("\n")) - 1
+    if (defs and (inner is None or hit.end_line < ends)) or (not defs and not hit.symbol):
+        return site  # inside its chunk: no part of a split definition
+    if hit.path not in files:
+        files[hit.path] = store.rows_for_path(hit.path)
+    rows = files[hit.path]
+    if defs:  # a head: the next chunk continues it under its symbol
+        at = next((k for k, r in enumerate(rows) if r["id"] == chunk.id), len(rows))
+        after = rows[at + 1] if at + 1 < len(rows) else None
+        head = (
+            rows[at]
+            if after and after["start_line"] == rows[at]["end_line"] + 1 and after["symbol"] == hit.symbol
+            else None
+        )
+    else:
+        head = split_head(rows, chunk)
+    row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
+    name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
+    start = inner if inner is not None or row is None else named(row.hit, name)
+    if row is None or start is None:
+        return site  # a piece of a class body the chunker split (ky's Ky), no one definition
+    joined, whole_inner = whole(store, row, start, name)
+    at = joined.hit.start_line - 1
+    lines = [n for n in code_lines(uses_in(joined.hit.content, joined.hit.language), used) if n + at >= hit.start_line]
+    return Site(
+        narrowed(joined.hit, (inner_definition(joined.hit, lines[0]) if lines else None) or whole_inner), site.sure
+    )

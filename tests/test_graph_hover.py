@@ -1,0 +1,32 @@
+"""Hover's related code (the explain answer without an LLM) lists the symbol graph's callers and
+callees as such and marks the code retrieval found by words alone as another kind (the VS Code
+hover over ``apply_discount`` listed ``shipping_cost``, unmarked, beside its real caller
+``Cart.total``). Real parts: tree-sitter parsing, LanceDB in a temp dir, the explain pipeline."""
+
+from __future__ import annotations
+
+from codeask.query.explain import explain, make_span
+from codeask.workspace import Workspace
+from tests.conftest import SAMPLE
+from tests.workspaces import write_tree
+
+
+def test_hover_marks_which_related_code_the_graph_links(tmp_path):
+    """``apply_discount``'s related code: ``Cart.total`` (its caller, at that method's lines, not the
+    ``Cart`` chunk's) under "Related code", saying it calls ``apply_discount``; the code found by
+    words only (the README; with vectors, ``shipping_cost``) under "Similar code"."""
+    root = write_tree(tmp_path / "shop", SAMPLE)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    start = SAMPLE["src/shop/pricing.py"].splitlines().index("def apply_discount(amount, coupon):") + 1
+    span = make_span(ws, str(root / "src/shop/pricing.py"), start, start + 3)
+    got = explain(ws, span, brief=True, no_llm=True)
+    linked, _, similar = got.markdown.partition("Similar code (shares words; no symbol-graph link):")
+    total = SAMPLE["src/shop/cart.py"].splitlines().index("    def total(self, coupon=None):") + 1
+    caller = next(line for line in linked.splitlines() if "`Cart.total`" in line)
+    assert f"[src/shop/cart.py:{total}-{total + 3}]" in caller and caller.endswith(": calls `apply_discount`")
+    by_path = {s.path: s for s in got.sources}
+    assert by_path["src/shop/cart.py"].via.startswith("caller of apply_discount")
+    words_only = [s for s in got.sources if not s.via]
+    assert words_only and all(f"[{s.path}:{s.start_line}-{s.end_line}]" in similar for s in words_only)
+    assert not any(f"[{s.path}:" in linked for s in words_only)
