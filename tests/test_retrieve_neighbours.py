@@ -12,9 +12,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeask.query.result import Answer, Source
 from codeask.workspace import Workspace
 
 QUESTION = "how does lease renewal work"
+
+
+def _asked(root: Path, **options: str) -> Answer:
+    """QUESTION asked of ``root`` indexed keyword-only, five files kept, no LLM."""
+    ws = Workspace([root])
+    ws.index(embed=False)
+    return ws.ask(QUESTION, no_llm=True, max_files=5, **options)
+
+
+def _entered(answer: Answer, path: str) -> Source:
+    """The source of ``path`` among ``answer``'s, which the best file ``src/lease.py`` leads."""
+    paths = [s.path for s in answer.sources]
+    assert paths[0] == "src/lease.py"
+    assert path in paths, paths
+    return answer.sources[paths.index(path)]
+
+
+def _notes(root: Path, n: int) -> None:
+    """``n`` files ``src/note_<i>.py`` that repeat the question's words and link to nothing."""
+    for i in range(n):
+        (root / "src" / f"note_{i}.py").write_text(
+            f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return text\n",
+            encoding="utf-8",
+        )
 
 
 def workspace(root: Path) -> Path:
@@ -29,22 +54,12 @@ def workspace(root: Path) -> Path:
     (root / "src" / "window.py").write_text(
         "def window_for(record):\n    # how long a lease may run\n    return record.period * 2\n", encoding="utf-8"
     )
-    for i in range(6):
-        (root / "src" / f"note_{i}.py").write_text(
-            f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return text\n",
-            encoding="utf-8",
-        )
+    _notes(root, 6)
     return root
 
 
 def test_the_best_files_callee_enters_the_files_kept_and_says_why(tmp_path: Path) -> None:
-    ws = Workspace([workspace(tmp_path / "ws")])
-    ws.index(embed=False)
-    answer = ws.ask(QUESTION, no_llm=True, max_files=5)
-    paths = [s.path for s in answer.sources]
-    assert paths[0] == "src/lease.py"
-    assert "src/window.py" in paths  # ranked after the six notes by its words, in by the edge
-    window = next(s for s in answer.sources if s.path == "src/window.py")
+    window = _entered(_asked(workspace(tmp_path / "ws")), "src/window.py")  # after the six notes by its words
     assert window.via.startswith("calls window_for from src/lease.py")
 
 
@@ -54,9 +69,50 @@ def test_without_an_edge_the_retrieval_order_stands(tmp_path: Path) -> None:
         "def lease_renewal(lease):\n    # lease renewal: extend the lease by its window\n    return lease.extend(2)\n",
         encoding="utf-8",
     )
-    ws = Workspace([root])
-    ws.index(embed=False)
-    paths = [s.path for s in ws.ask(QUESTION, no_llm=True, max_files=5).sources]
+    paths = [s.path for s in _asked(root).sources]
     assert paths[0] == "src/lease.py"
     assert "src/window.py" not in paths
     assert all(p.startswith("src/note_") for p in paths[1:])
+
+
+# Whole-file links: a module that uses a definition the best chunk does not hold enters too
+# (:func:`codeask.query.graph.file_links`): most needed files missing from the top 10 were never retrieved.
+
+
+def _function(name: str, comment: str, lines: int = 36) -> str:
+    """A Python function ``name`` of about ``lines`` lines (two of them fill a 60-line chunk)."""
+    body = "".join(f"    total = total + {i}\n" for i in range(lines))
+    return f"def {name}(record):\n    # {comment}\n    total = record.start\n{body}    return total\n\n\n"
+
+
+def whole_file_workspace(root: Path) -> Path:
+    """``src/lease.py``: ``lease_renewal`` (the question's words) and ``settle_ledger`` (none), each
+    its own chunk; ``src/billing.py`` calls ``settle_ledger`` and shares no word with the question;
+    ``src/other.py`` links to nothing; two notes repeat the question's words."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "lease.py").write_text(
+        _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease")
+        + _function("settle_ledger", "close the books"),
+        encoding="utf-8",
+    )
+    (root / "src" / "billing.py").write_text(
+        "def invoice(account):\n    return settle_ledger(account)\n",
+        encoding="utf-8",
+    )
+    (root / "src" / "other.py").write_text("def unrelated(account):\n    return account.id\n", encoding="utf-8")
+    _notes(root, 2)
+    return root
+
+
+def test_a_module_using_the_best_files_other_definition_enters_and_says_why(tmp_path: Path) -> None:
+    answer = _asked(whole_file_workspace(tmp_path / "ws"))
+    billing = _entered(answer, "src/billing.py")  # no word of the question: linked by settle_ledger
+    assert "src/other.py" not in [s.path for s in answer.sources]  # no word, no link
+    assert billing.via.startswith("caller of settle_ledger in src/lease.py:")
+    assert billing.symbol == "invoice"
+
+
+def test_a_linked_file_outside_the_path_glob_stays_out(tmp_path: Path) -> None:
+    answer = _asked(whole_file_workspace(tmp_path / "ws"), path_glob="src/[ln]*.py")
+    assert answer.sources[0].path == "src/lease.py"
+    assert {s.path for s in answer.sources} == {"src/lease.py", "src/note_0.py", "src/note_1.py"}
