@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from codeask.query.imported import import_groups
@@ -83,6 +83,11 @@ class Edge:
     source_path: str
     sure: float = SURE
     symbol: str = ""
+
+    def labelled(self) -> Hit:
+        """``target`` named by the definition the edge leads to (a packed chunk's stored symbol names
+        its first definition)."""
+        return replace(self.target, symbol=self.symbol) if self.symbol else self.target
 
 
 def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked, float, str]]:
@@ -198,7 +203,7 @@ def one_hop(
     return edges + _callers(store, seeds, sure, labels, same_file), dict(sure)
 
 
-def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) -> list[Edge]:
+def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) -> tuple[list[Edge], list[Edge]]:
     """The files the whole of some files links to by name: ``rows`` are every chunk of those files
     (:meth:`Store.rows_for_path` read back with :meth:`Store.linked`). One edge per definition in
     another file of a name the files reference and do not define (``calls send from a.py:10``),
@@ -206,7 +211,8 @@ def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) 
     a.py:10``: a test that exercises them, a module built on them). Names are matched, not
     resolved (a whole file's uses are too many to parse each), so every edge is :data:`NAME_ONLY`
     sure, of weight ``NAME_ONLY / definitions of the name``; names past :func:`usable` or defined in
-    more than :data:`MAX_DEFINITIONS` chunks link nothing. Lookups read twice :data:`LOOKUP_LIMIT` rows each."""
+    more than :data:`MAX_DEFINITIONS` chunks link nothing. Lookups read twice :data:`LOOKUP_LIMIT` rows each.
+    Returns ``(callees, users)``: the edges of each kind."""
     paths = {r.hit.path for r in rows}
     defined = {n: r for r in rows for n in r.defines if usable(n)}
     used = {n: r for r in rows for n in r.refs if usable(n) and n not in defined}
@@ -216,24 +222,25 @@ def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) 
             if name in defined or name in used:
                 by_name[name].append(row)
     sure = {n: found for n, found in by_name.items() if len(found) <= MAX_DEFINITIONS}
-    edges = []
+    callees = []
     for name, seed in used.items():
         label = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
         for row in sure.get(name, ()):
             if row.hit.path not in paths:
                 via = f"{edge_kind(name, seed.hit.content)} {name} from {label}"
-                edges.append(Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, name))
+                callees.append(Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, name))
     names = sorted(n for n in defined if n in sure)
+    users = []
     for row in store.referrers(names, LOOKUP_LIMIT * 2) if names else []:
         if row.hit.path in paths:
             continue
         for name in (n for n in row.refs if n in defined and n in sure):
             seed = defined[name]
             via = f"caller of {name} in {labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
-            edges.append(
+            users.append(
                 Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, row.hit.symbol)
             )
-    return edges
+    return callees, users
 
 
 def pagerank(

@@ -61,12 +61,6 @@ def term_overlap(terms: set[str], hit: Hit) -> float:
     return len(terms & words) / len(terms)
 
 
-def _labelled(edge: Edge) -> Hit:
-    """The edge's target chunk named by the definition the edge leads to (a packed chunk's stored
-    symbol names its first definition)."""
-    return replace(edge.target, symbol=edge.symbol) if edge.symbol else edge.target
-
-
 class Expand:
     """Adds up to ``files`` files reached along the symbol graph from the first ``seeds`` documents.
 
@@ -184,7 +178,7 @@ class Expand:
             (
                 [
                     replace(
-                        Document.from_hit(_labelled(e), root, floor * score / top, label),
+                        Document.from_hit(e.labelled(), root, floor * score / top, label),
                         via=e.via,
                         via_path=e.source_path,
                         via_sure=e.sure,

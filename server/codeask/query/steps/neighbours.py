@@ -156,11 +156,12 @@ class Neighbours:
                 link.first += strength if e.source_path in seeds or not e.source_path else 0.0
                 link.add(e, strength)
             whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
-            for e in file_links(store, list(whole.values()), {d.path: d.label for d in near}):
+            callees, users = file_links(store, list(whole.values()), {d.path: d.label for d in near})
+            for e, user in [(e, False) for e in callees] + [(e, True) for e in users]:
                 if only is not None and not only(e.target.path):
                     continue
                 link = links[(target.root, e.target.path)]
-                (link.users if e.via.startswith("caller of") else link.callees).add(e.name)
+                (link.users if user else link.callees).add(e.name)
                 link.add(e, e.weight * term_overlap(terms, e.target))
         return dict(links), labels
 
@@ -216,5 +217,4 @@ class Neighbours:
 def _entering(edge: Edge, label: str, root: str) -> Document:
     """The document a file not retrieved enters with: the chunk its strongest link leads to,
     named by the definition it leads to, scored 0 (its score is its graph gain)."""
-    hit = replace(edge.target, symbol=edge.symbol) if edge.symbol else edge.target
-    return Document.from_hit(hit, root, 0.0, label)
+    return Document.from_hit(edge.labelled(), root, 0.0, label)

@@ -118,7 +118,7 @@ class RelatedRetrieve:
                 # the selection's own edges: its chunks may hold other definitions (their callers are not its)
                 edges = [e for e in edges if re.search(rf"\b{re.escape(e.name)}\b", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
-                named = [replace(e.target, symbol=e.symbol) if e.symbol else e.target for e in ranked]
+                named = [e.labelled() for e in ranked]
                 rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
                 for e in reversed(ranked):  # the surest edge of each chunk
                     linked[target.root, e.target.id] = e
@@ -160,7 +160,7 @@ class RelatedRetrieve:
             if edge is None:
                 documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
             else:
-                shown = replace(edge.target, symbol=edge.symbol or edge.target.symbol)  # the calling definition
+                shown = edge.labelled()  # the calling definition
                 doc = Document.from_hit(shown, root, score, labels.get(root, ""))
                 documents.append(replace(doc, via=edge.via, via_sure=edge.sure))
             if len(documents) >= self.limit:
