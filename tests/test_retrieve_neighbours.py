@@ -116,3 +116,50 @@ def test_a_linked_file_outside_the_path_glob_stays_out(tmp_path: Path) -> None:
     answer = _asked(whole_file_workspace(tmp_path / "ws"), path_glob="src/[ln]*.py")
     assert answer.sources[0].path == "src/lease.py"
     assert {s.path for s in answer.sources} == {"src/lease.py", "src/note_0.py", "src/note_1.py"}
+
+
+def packed_workspace(root: Path) -> Path:
+    """``src/lease.py``: ``lease_renewal`` (the question's words) fills a chunk; ``tiny`` and
+    ``settle_ledger`` share the next one (``tiny`` first). ``src/billing.py`` calls ``settle_ledger``
+    from ``invoice``, its second definition; ``tests/test_guess.py`` calls a ``settle_ledger`` of a
+    fixture (by the name only); two notes repeat the
+    question's words."""
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "lease.py").write_text(
+        _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease", 56)
+        + "def tiny(record):\n    return record\n\n\n"
+        + _function("settle_ledger", "close the books", 8),
+        encoding="utf-8",
+    )
+    (root / "src" / "billing.py").write_text(
+        "def header(account):\n    return account.name\n\n\ndef invoice(account):\n    return settle_ledger(account)\n",
+        encoding="utf-8",
+    )
+    (root / "tests" / "test_guess.py").write_text(
+        "def test_close(conn):\n    assert conn.settle_ledger() == 0\n", encoding="utf-8"
+    )
+    _notes(root, 2)
+    return root
+
+
+def test_a_whole_file_link_cites_the_using_definition_and_the_defined_line(tmp_path: Path) -> None:
+    root = packed_workspace(tmp_path / "ws")
+    defined = (
+        root.joinpath("src", "lease.py").read_text(encoding="utf-8").splitlines().index("def settle_ledger(record):")
+    )
+    billing = _entered(_asked(root), "src/billing.py")
+    assert (billing.symbol, billing.start_line, billing.end_line) == ("invoice", 5, 6)  # not the chunk from header
+    assert billing.via == f"caller of settle_ledger in src/lease.py:{defined + 1}"  # not tiny's line, the chunk's start
+
+
+def test_a_name_only_link_into_a_test_is_not_followed_a_sure_one_is(tmp_path: Path) -> None:
+    root = packed_workspace(tmp_path / "ws")
+    paths = [s.path for s in _asked(root).sources]
+    assert "src/billing.py" in paths and "tests/test_guess.py" not in paths  # conn.settle_ledger(): the name only
+    # a bare call of the project's only settle_ledger is a sure use
+    (root / "tests" / "test_ledger.py").write_text(
+        "def test_settle(record):\n    assert settle_ledger(record) == 0\n",
+        encoding="utf-8",
+    )
+    assert _entered(_asked(root), "tests/test_ledger.py").via.startswith("caller of settle_ledger")

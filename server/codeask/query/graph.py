@@ -89,6 +89,18 @@ class Edge:
         its first definition)."""
         return replace(self.target, symbol=self.symbol) if self.symbol else self.target
 
+    def definition(self) -> Hit:
+        """The definition the edge leads to, whose words are matched with a question's: the one of
+        ``target`` defining ``name`` (:func:`~codeask.query.sites.declaration`, not the whole chunk
+        it is packed in), or for a caller the definition holding the use (``target`` is cut to it)."""
+        return declaration(self.target, self.name) if self.symbol.rsplit(".", 1)[-1] == self.name else self.target
+
+    def followed(self) -> bool:
+        """Whether the graph steps follow the edge: not into a test by the name alone
+        (``sock.send()`` in a socket test is no use of ``Session.send``, a ``conn.close()`` no call
+        of a project's ``close``); a test that calls the definition surely still counts."""
+        return self.sure > NAME_ONLY or self.target.kind != "test"
+
 
 def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked, float, str]]:
     """The definitions among ``rows`` of ``name`` that ``seed``'s uses mean, as ``(row, sure,
@@ -152,15 +164,27 @@ def _callers(
             called = defined.get(name)
             if called is None or row.hit.id == called.hit.id or (row.hit.path == called.hit.path and not same_file):
                 continue
-            where = f"{labels.get(called.hit.path, called.hit.path)}:{declaration(called.hit, name).start_line}"
-            target = [(defined_symbol(called.hit, name), called.hit.path)]
-            methods = (defined_symbol(r.hit, name) for r in sure[name])
-            claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)  # self.send() in Other
-            for site in use_sites(row.hit, name, target, claimed=claimed):
-                weight = site.sure / len(sure[name])
-                via = f"caller of {name} in {where}"
-                edges.append(Edge(site.hit, name, weight, via, called.hit.path, site.sure, site.hit.symbol))
+            edges.extend(_user_edges(row, name, called, sure[name], labels))
     return edges
+
+
+def _user_edges(
+    row: Linked, name: str, called: Linked, definitions: Sequence[Linked], labels: Mapping[str, str]
+) -> list[Edge]:
+    """The edges from ``called`` (a chunk defining ``name``, one of its ``definitions``) to each
+    definition of ``row`` using it as code, that definition's lines, content and symbol (never the
+    chunk's first definition, nor an import block: :func:`~codeask.query.sites.use_sites`), each as
+    sure as its uses; ``via`` cites the line ``name`` is defined on (not the chunk's start). A call
+    through another class defining the name itself (``self.send()`` in it) is none."""
+    where = f"{labels.get(called.hit.path, called.hit.path)}:{declaration(called.hit, name).start_line}"
+    target = [(defined_symbol(called.hit, name), called.hit.path)]
+    methods = (defined_symbol(r.hit, name) for r in definitions)
+    claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)  # self.send() in Other
+    via = f"caller of {name} in {where}"
+    return [
+        Edge(site.hit, name, site.sure / len(definitions), via, called.hit.path, site.sure, site.hit.symbol)
+        for site in use_sites(row.hit, name, target, claimed=claimed)
+    ]
 
 
 def one_hop(
@@ -204,14 +228,16 @@ def one_hop(
 
 
 def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) -> tuple[list[Edge], list[Edge]]:
-    """The files the whole of some files links to by name: ``rows`` are every chunk of those files
+    """The files the whole of some files links to: ``rows`` are every chunk of those files
     (:meth:`Store.rows_for_path` read back with :meth:`Store.linked`). One edge per definition in
-    another file of a name the files reference and do not define (``calls send from a.py:10``),
-    and one per chunk of another file that references a name they define (``caller of send in
-    a.py:10``: a test that exercises them, a module built on them). Names are matched, not
-    resolved (a whole file's uses are too many to parse each), so every edge is :data:`NAME_ONLY`
-    sure, of weight ``NAME_ONLY / definitions of the name``; names past :func:`usable` or defined in
-    more than :data:`MAX_DEFINITIONS` chunks link nothing. Lookups read twice :data:`LOOKUP_LIMIT` rows each.
+    another file of a name the files reference and do not define (``calls send from a.py:10``, the
+    line of the definition holding the first use: :func:`~codeask.query.sites.first_use_line`), and
+    one per definition of another file that uses a name they define (``caller of send in a.py:10``,
+    the line ``send`` is defined on; the target cut to the using definition: a test that exercises
+    them, a module built on them). Each edge is resolved as :func:`one_hop`'s are, ``sure`` as the
+    use is and of weight ``sure / definitions of the name``; a name only mentioned (a comment, an
+    import) links nothing, nor does one past :func:`usable` or defined in more than
+    :data:`MAX_DEFINITIONS` chunks. Lookups read twice :data:`LOOKUP_LIMIT` rows each.
     Returns ``(callees, users)``: the edges of each kind."""
     paths = {r.hit.path for r in rows}
     defined = {n: r for r in rows for n in r.defines if usable(n)}
@@ -224,22 +250,20 @@ def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) 
     sure = {n: found for n, found in by_name.items() if len(found) <= MAX_DEFINITIONS}
     callees = []
     for name, seed in used.items():
-        label = f"{labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
-        for row in sure.get(name, ()):
+        outside = [r for r in sure.get(name, ()) if r.hit.path not in paths]
+        if not outside:
+            continue
+        label = f"{labels.get(seed.hit.path, seed.hit.path)}:{first_use_line(seed.hit, name)}"
+        via = f"{edge_kind(name, seed.hit.content)} {name} from {label}"
+        for row, how, symbol in _resolved(name, seed.hit, sure[name]):
             if row.hit.path not in paths:
-                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}"
-                callees.append(Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, name))
+                callees.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     names = sorted(n for n in defined if n in sure)
     users = []
     for row in store.referrers(names, LOOKUP_LIMIT * 2) if names else []:
-        if row.hit.path in paths:
-            continue
-        for name in (n for n in row.refs if n in defined and n in sure):
-            seed = defined[name]
-            via = f"caller of {name} in {labels.get(seed.hit.path, seed.hit.path)}:{seed.hit.start_line}"
-            users.append(
-                Edge(row.hit, name, NAME_ONLY / len(sure[name]), via, seed.hit.path, NAME_ONLY, row.hit.symbol)
-            )
+        if row.hit.path not in paths:
+            for name in (n for n in row.refs if n in defined and n in sure):
+                users.extend(_user_edges(row, name, defined[name], sure[name], labels))
     return callees, users
 
 

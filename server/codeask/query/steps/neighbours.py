@@ -10,13 +10,16 @@ or not. Two kinds of link are read (:mod:`codeask.query.graph`):
   weighted by how sure it is over the name's definitions);
 * from the whole of the first :data:`SEEDS` files (:func:`~codeask.query.graph.file_links`): the
   files defining the names they use (their callees), and the files using the names they define
-  (their tests, the modules built on them), counted in distinct names.
+  (their tests, the modules built on them), counted in distinct names, each name as sure as its
+  surest link (1 sure, .7 typed, .3 by the name only).
+
+No link into a test by the name alone is followed (:meth:`~codeask.query.graph.Edge.followed`).
 
 A file's score is its retrieval score over the best file's, plus :data:`GAIN` for each of four
 links, each capped at one: its edges' summed weight (times ``1 + the share of the question's words``
-its chunk holds) from the first :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS`
-files and the question's names, its callee names over :data:`NAMES`, its user names over
-:data:`NAMES`. The graph part is scaled by the retriever's down-weighting (tests, docs unless the
+the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from the first :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS`
+files and the question's names, its callee names' sureness over :data:`NAMES`, its user names'
+over :data:`NAMES`. The graph part is scaled by the retriever's down-weighting (tests, docs unless the
 question asks for them) and its prior (vendored, generated, data files). A file not retrieved
 enters with the chunk its strongest link leads to. A file that enters the first ``max_files`` this
 way says why (``Document.via``, the link it came along; ``via_path`` the best file's). The event
@@ -69,14 +72,14 @@ class _Links:
 
     near: float = 0.0
     first: float = 0.0
-    callees: set[str] = field(default_factory=set)
-    users: set[str] = field(default_factory=set)
+    callees: dict[str, float] = field(default_factory=dict)
+    users: dict[str, float] = field(default_factory=dict)
     edge: Edge | None = None
     strength: float = -1.0
 
     def gain(self) -> float:
         """The four links' sum, each capped at one (module docstring), times :data:`GAIN`."""
-        whole = min(1.0, len(self.callees) / NAMES) + min(1.0, len(self.users) / NAMES)
+        whole = min(1.0, sum(self.callees.values()) / NAMES) + min(1.0, sum(self.users.values()) / NAMES)
         return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole)
 
     def add(self, edge: Edge, strength: float) -> None:
@@ -150,19 +153,22 @@ class Neighbours:
             seeds = {d.path for d in near[:SEEDS] if (target.root, d.path) in files[:SEEDS]}
             rows = [by_id[d.id] for d in near if d.id in by_id]
             edges, _ = one_hop(store, rows, {d.path: d.label for d in near}, names)
-            for e in (e for e in edges if only is None or only(e.target.path)):
-                link, strength = links[(target.root, e.target.path)], e.weight * (1 + term_overlap(terms, e.target))
+            for e in (e for e in edges if _followed(e, only)):
+                link, strength = (
+                    links[(target.root, e.target.path)],
+                    e.weight * (1 + term_overlap(terms, e.definition())),
+                )
                 link.near += strength
                 link.first += strength if e.source_path in seeds or not e.source_path else 0.0
                 link.add(e, strength)
             whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
             callees, users = file_links(store, list(whole.values()), {d.path: d.label for d in near})
             for e, user in [(e, False) for e in callees] + [(e, True) for e in users]:
-                if only is not None and not only(e.target.path):
-                    continue
-                link = links[(target.root, e.target.path)]
-                (link.users if user else link.callees).add(e.name)
-                link.add(e, e.weight * term_overlap(terms, e.target))
+                if _followed(e, only):
+                    link = links[(target.root, e.target.path)]
+                    names_of = link.users if user else link.callees
+                    names_of[e.name] = max(names_of.get(e.name, 0.0), e.sure)
+                    link.add(e, e.weight * term_overlap(terms, e.definition()))
         return dict(links), labels
 
     def _gains(
@@ -212,6 +218,12 @@ class Neighbours:
                     d = replace(d, via=edge.via, via_path=edge.source_path, via_sure=edge.sure)
                 out.append(d)
         return out
+
+
+def _followed(edge: Edge, only: Callable[[str], bool] | None) -> bool:
+    """Whether ``edge`` is a link to follow: :meth:`Edge.followed`, its target within
+    ``query.options.path_glob`` (``only``)."""
+    return edge.followed() and (only is None or only(edge.target.path))
 
 
 def _entering(edge: Edge, label: str, root: str) -> Document:
