@@ -163,3 +163,15 @@ def test_a_name_only_link_into_a_test_is_not_followed_a_sure_one_is(tmp_path: Pa
         encoding="utf-8",
     )
     assert _entered(_asked(root), "tests/test_ledger.py").via.startswith("caller of settle_ledger")
+
+
+def test_the_files_past_the_first_three_score_no_higher_than_the_third(tmp_path: Path) -> None:
+    root = packed_workspace(tmp_path / "ws")
+    (root / "src" / "renewal.py").write_text(  # fewer of the question's words than the notes, linked by a sure call
+        "def renew(record):\n    # renewal\n    return settle_ledger(record)\n", encoding="utf-8"
+    )
+    answer = _asked(root)
+    files = list(dict.fromkeys(s.path for s in answer.sources))
+    best = {path: max(s.score for s in answer.sources if s.path == path) for path in files}
+    assert files.index("src/renewal.py") >= 3
+    assert [best[p] for p in files] == sorted(best.values(), reverse=True), best

@@ -16,14 +16,16 @@ or not. Two kinds of link are read (:mod:`codeask.query.graph`):
 No link into a test by the name alone is followed (:meth:`~codeask.query.graph.Edge.followed`).
 
 A file's score is its retrieval score over the best file's, plus :data:`GAIN` for each of four
-links, each capped at one: its edges' summed weight (times ``1 + the share of the question's words``
-the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from the first :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS`
-files and the question's names, its callee names' sureness over :data:`NAMES`, its user names'
-over :data:`NAMES`. The graph part is scaled by the retriever's down-weighting (tests, docs unless the
-question asks for them) and its prior (vendored, generated, data files). A file not retrieved
-enters with the chunk its strongest link leads to. A file that enters the first ``max_files`` this
-way says why (``Document.via``, the link it came along; ``via_path`` the best file's). The event
-records each linked file with its graph gain, its rank and whether it entered.
+links, each capped at one: its edges' summed weight (times ``1 + the share of the question's
+words`` the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from the first
+:data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS` files and the question's names, its
+callee names' sureness over :data:`NAMES`, its user names' over :data:`NAMES`. The files past the
+first keep that order, their scores scaled to stay at or under the last first file's (the scores
+descend along the answer). The graph part is scaled by the retriever's down-weighting (tests, docs
+unless the question asks for them) and its prior (vendored, generated, data files). A file not
+retrieved enters with the chunk its strongest link leads to. A file that enters the first
+``max_files`` this way says why (``Document.via``, the link it came along; ``via_path`` the best
+file's). The event records each linked file with its graph gain, its rank and whether it entered.
 
 Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
 adding new ones after the cut) took each other's places (r31's issue-29 report). Measured on
@@ -122,7 +124,7 @@ class Neighbours:
         order = files[:SEEDS] + sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
         limit = query.options.max_files or self.max_files
         entered = {k for k in order[:limit] if k not in files[:limit] and links.get(k) and links[k].edge}
-        out = self._documents(docs, new, order, {k: score[k] * top for k in order[SEEDS:]}, entered, links)
+        out = self._documents(docs, new, order, _below(firsts, files, order, score, top), entered, links)
         rank = {k: i for i, k in enumerate(order, 1)}
         boosted = [
             {"path": k[1], "gain": round(gain[k], 6), "rank": rank[k], "entered": k in entered}
@@ -224,6 +226,24 @@ def _followed(edge: Edge, only: Callable[[str], bool] | None) -> bool:
     """Whether ``edge`` is a link to follow: :meth:`Edge.followed`, its target within
     ``query.options.path_glob`` (``only``)."""
     return edge.followed() and (only is None or only(edge.target.path))
+
+
+def _below(
+    firsts: dict[tuple[str, str], Document],
+    files: list[tuple[str, str]],
+    order: list[tuple[str, str]],
+    score: dict[tuple[str, str], float],
+    top: float,
+) -> dict[tuple[str, str], float]:
+    """The new scores of the files past the first :data:`SEEDS` (``order[SEEDS:]``): their combined
+    ``score`` (units of the best file's, ``top``) in retrieval units, scaled alike so that the best
+    of them is no higher than the last of the first files' (which keep theirs): the scores descend
+    along the answer, as ``expand``'s PageRank restart and ``one_per_file`` read them."""
+    rest = {k: score[k] * top for k in order[SEEDS:]}
+    last = firsts[files[min(SEEDS, len(files)) - 1]].score if files else 0.0
+    high = max(rest.values(), default=0.0)
+    factor = last / high if high > last > 0 else 1.0
+    return {k: v * factor for k, v in rest.items()}
 
 
 def _entering(edge: Edge, label: str, root: str) -> Document:
