@@ -11,10 +11,12 @@ files first, so per question:
 * ``recall@10`` ceiling: ``min(10, needed files in the pool) / needed files``;
 * ``retrieved`` / ``graph``: the same with the pool cut to ``retrieve``'s files alone, and the share
   of needed files only the graph steps brought in;
+* ``pool``: files in the pool (a perfect ranking of a larger pool is a harder ranking);
 * ``missing``: needed files in no pool at all (no search or link reaches them: lost before ranking).
 
 Printed per language, for all rows and the how rows (repository-QA, 3+ needed files), beside the
-answer's all@10 and recall@10 (the last step's first 10 files). Written to ``--json`` if given.
+answer's MRR of the first needed file, all@10 and recall@10 (the last step's files: what
+``ask --no-llm --max-files 10`` returns, as bench/multifile.py scores it). Written to ``--json`` if given.
 
 Usage::
 
@@ -30,7 +32,17 @@ from collections import defaultdict
 from pathlib import Path
 
 FILES = 10
-COLUMNS = ("all@10", "all@10 ceiling", "retrieved ceiling", "recall@10", "recall ceiling", "graph share", "missing")
+COLUMNS = (
+    "mrr",
+    "all@10",
+    "all@10 ceiling",
+    "retrieved ceiling",
+    "recall@10",
+    "recall ceiling",
+    "graph share",
+    "pool",
+    "missing",
+)
 
 
 def row_ceiling(record: dict) -> dict[str, float]:
@@ -41,13 +53,16 @@ def row_ceiling(record: dict) -> dict[str, float]:
     pool = {f for s in steps for f in s["files"]}
     top = set(steps[-1]["files"][:FILES])
     fits = len(need) <= FILES
+    rr = next((1 / (i + 1) for i, f in enumerate(steps[-1]["files"]) if f in need), 0.0)
     return {
+        "mrr": rr,
         "all@10": float(need <= top),
         "all@10 ceiling": float(fits and need <= pool),
         "retrieved ceiling": float(fits and need <= retrieved),
         "recall@10": len(need & top) / len(need),
         "recall ceiling": min(FILES, len(need & pool)) / len(need),
         "graph share": len((need & pool) - retrieved) / len(need),
+        "pool": float(len(pool)),
         "missing": float(len(need - pool)),
         "needed": float(len(need)),
     }
