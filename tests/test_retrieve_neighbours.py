@@ -175,3 +175,16 @@ def test_the_files_past_the_first_three_score_no_higher_than_the_third(tmp_path:
     best = {path: max(s.score for s in answer.sources if s.path == path) for path in files}
     assert files.index("src/renewal.py") >= 3
     assert [best[p] for p in files] == sorted(best.values(), reverse=True), best
+
+
+def test_a_retrieved_span_beside_the_linked_definition_does_not_say_it_is_the_link(tmp_path: Path) -> None:
+    root = packed_workspace(tmp_path / "ws")
+    (root / "src" / "billing.py").write_text(  # header: the question's words, its own chunk; invoice: the link
+        _function("header", "lease renewal of a lease", 56)
+        + "def invoice(account):\n    return settle_ledger(account)\n",
+        encoding="utf-8",
+    )
+    _notes(root, 6)
+    sources = [s for s in _asked(root).sources if s.path == "src/billing.py"]
+    assert sources and all(s.via == "" for s in sources if s.symbol == "header")  # header calls no settle_ledger
+    assert all(s.via.startswith("caller of settle_ledger") for s in sources if s.symbol == "invoice")

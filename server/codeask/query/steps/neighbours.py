@@ -202,7 +202,9 @@ class Neighbours:
         links: dict[tuple[str, str], _Links],
     ) -> list[Document]:
         """Every document grouped by file in ``order``, each file's best document scored ``scores``
-        (its others scaled alike), those that ``entered`` saying why."""
+        (its others scaled alike); of the files that ``entered``, the documents holding the link's
+        target say why (a retrieved span beside the linked definition does not: chi's ``FileServer``
+        said "caller of NewRouter", which ``main`` above it calls)."""
         by_file: dict[tuple[str, str], list[Document]] = defaultdict(list)
         for d in docs:
             by_file[d.key()].append(d)
@@ -216,7 +218,7 @@ class Neighbours:
             for i, d in enumerate(group):
                 if key in scores:  # the file's new score; its other documents keep their share of its best
                     d = replace(d, score=scores[key] * (d.score / best if best > 0 and i else 1.0))
-                if edge is not None and not d.via:
+                if edge is not None and not d.via and _holds(d, edge.target):
                     d = replace(d, via=edge.via, via_path=edge.source_path, via_sure=edge.sure)
                 out.append(d)
         return out
@@ -244,6 +246,11 @@ def _below(
     high = max(rest.values(), default=0.0)
     factor = last / high if high > last > 0 else 1.0
     return {k: v * factor for k, v in rest.items()}
+
+
+def _holds(doc: Document, hit: Hit) -> bool:
+    """Whether ``doc`` shares a line with ``hit`` (the definition a link leads to) in one file."""
+    return doc.path == hit.path and doc.start_line <= hit.end_line and hit.start_line <= doc.end_line
 
 
 def _entering(edge: Edge, label: str, root: str) -> Document:
