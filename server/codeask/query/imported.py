@@ -8,13 +8,17 @@ word is an alias of the project's module when an import statement of its file bi
 that module's path (a folder or the file's stem: ``requests``, ``api``) or is relative
 (``from . import api``, ``import * as api from './api'``). A file's import statements are
 usually in a chunk of their own, so :func:`file_imports` reads the file's chunks from the index.
+
+Go has no alias guess (a qualifier is always a package), but which package a qualifier names is
+read from its import too: ``chi.RouteContext`` in chi's ``middleware/`` reaches the root package,
+whose folder has no name, through ``import "github.com/go-chi/chi/v5"`` (:func:`go_packages`).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.code import iter_named, parser_for
 from codeask.lines import split_lines
@@ -24,13 +28,19 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Imports", "import_groups", "file_imports", "from_project"]
+__all__ = ["Imports", "import_groups", "file_imports", "from_project", "go_packages"]
 
 #: Each import statement's words (:func:`import_groups`).
 Imports = tuple[frozenset[str], ...]
 #: Import statements whose words :func:`import_groups` reads (Python's and JavaScript/TypeScript's;
 #: a lowercase qualifier elsewhere is a package, a module or a value, never an alias).
 _STATEMENTS = frozenset({"import_statement", "import_from_statement"})
+#: Go's import of one package (``chi "github.com/go-chi/chi/v5"``): its group is the one name it binds.
+_GO_SPEC = "import_spec"
+#: A Go import path's major-version suffix (``/v5``), not the package's name.
+_VERSION = re.compile(r"^v[0-9]+$")
+#: Marks a group of Go's package names (:func:`go_packages`), never an identifier.
+_GO = "go:"
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _KEYWORDS = frozenset({"import", "from", "as", "type", "typeof"})
 #: What marks a relative import: ``from .`` (Python), a quoted ``./`` or ``../`` (JavaScript).
@@ -43,18 +53,39 @@ RELATIVE = "."
 def import_groups(content: str, language: str) -> Imports:
     """The words of each import statement of ``content`` (a chunk in ``language``): identifiers and
     the parts of a module string, keywords left out, with :data:`RELATIVE` for a relative import;
-    ``()`` for a language without a grammar or without such statements."""
+    for Go, each import spec's package name (:func:`_go_name`) marked :data:`_GO`; ``()`` for a
+    language without a grammar or without such statements."""
     parser = parser_for(language)
     if parser is None or "import" not in content:
         return ()
     tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
     out = []
     for node in iter_named(tree.root_node):
-        if node.type in _STATEMENTS and node.text:
+        if node.type == _GO_SPEC and language == "go":
+            out.append(frozenset({_GO, _go_name(node)}))
+        elif node.type in _STATEMENTS and node.text:
             text = node.text.decode("utf-8", "replace")
             words = set(_WORD.findall(text)) - _KEYWORDS
             out.append(frozenset(words | ({RELATIVE} if _RELATIVE.search(text) else set())))
     return tuple(out)
+
+
+def _go_name(spec: Any) -> str:
+    """The name a Go import spec binds: its alias, else its path's last element that is no major
+    version (``chi`` of ``github.com/go-chi/chi/v5``)."""
+    alias = spec.child_by_field_name("name")
+    if alias is not None and alias.text:
+        return str(alias.text.decode("utf-8", "replace"))
+    path = spec.child_by_field_name("path")
+    parts = (path.text or b"").decode("utf-8", "replace").strip('"`').split("/") if path is not None else [""]
+    while len(parts) > 1 and _VERSION.match(parts[-1]):
+        parts.pop()
+    return parts[-1]
+
+
+def go_packages(imports: Imports) -> frozenset[str]:
+    """The package names Go imports among ``imports`` bind (:func:`import_groups`)."""
+    return frozenset(n for group in imports if _GO in group for n in group if n != _GO)
 
 
 def file_imports(store: Store, hit: Hit, name: str, seen: dict[str, Imports] | None = None) -> Imports:

@@ -24,7 +24,10 @@ http.Handler``, ``pool sync.Pool``: the chain ends), or by a bare name to a meth
 without an implicit ``this`` (:data:`RECEIVED`), through ``self`` to a top-level definition (a
 bare use of a name the chunk binds, a pytest fixture's parameter ``httpbin``, is
 :data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field: chi's ``c.chain``) to a
-top-level function.
+top-level function. Go reaches another package's (folder's) name only through its qualifier (a
+bare ``Handler`` or struct key ``Handler:`` in ``middleware/`` is no use of ``_examples/``' type),
+and the root package, whose folder has no name, through the name its import binds
+(``chi.RouteContext`` after ``import "github.com/go-chi/chi/v5"``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.query.imported import Imports, from_project, import_groups
+from codeask.query.imported import Imports, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -90,11 +93,13 @@ def sureness(
     language: str,
     lines: tuple[int, int] = (1, 1 << 30),
     imports: Imports = (),
+    at: str = "",
 ) -> float:
     """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
     read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
     best over those uses (the rules: the module docstring); ``imports``: the import statements of
-    the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias."""
+    the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias; ``at``: the
+    chunk's path (``""``: unknown), which tells Go's packages (folders) apart."""
     uses = found.of(name, *lines)
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
@@ -107,13 +112,17 @@ def sureness(
     )
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
+    apart = go and bool(at) and _folder(at) != _folder(path)  # another Go package
+    rooted = go_packages(imports) if apart and not _folder(path) else frozenset()  # chi's root package
     best = NONE
     for use in uses:
         r = use.receiver
+        if apart and r == "" and not owner:
+            continue  # Go reaches another package's name only through its qualifier (no Handler: key)
         if r == "" and not owner and name in found.bound:
             best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
             continue
-        module = use.plain and r in modules and r not in found.bound  # data := ..; data.Article: a local
+        module = use.plain and r in modules | rooted and r not in found.bound  # data := ..; data.Article: a local
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
             if not (module and owner and packaged):
                 return SURE
@@ -137,6 +146,11 @@ def sureness(
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def _folder(path: str) -> str:
+    """The folder of ``path`` (``""`` at the root): a Go package."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _member(use: Use, found: Uses) -> bool:

@@ -242,7 +242,7 @@ def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple
     own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
     if path == hit.path and any(u.receiver in own for u in found.of(name, *span)):
         return SURE
-    return sureness(found, name, symbol, path, hit.language, span, imports)
+    return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
 
 
 def own_names(hit: Hit, inner: Definition | None) -> set[str]:
