@@ -4,7 +4,7 @@ Real parts: tree-sitter parsing, LanceDB in a temp dir."""
 
 from __future__ import annotations
 
-from codeask.query.resolve import SURE
+from codeask.query.resolve import NAME_ONLY, SURE, TYPED
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
 
@@ -38,3 +38,68 @@ def test_go_reaches_another_package_only_through_its_qualifier(tmp_path):
     ws.index(embed=False)
     assert _callers(ws, "RouteContext") == {("middleware/get_head.go", "GetHead", SURE)}
     assert _callers(ws, "Handler") == {("_examples/custom/main.go", "main", SURE)}
+
+
+MIXIN = {
+    "web/sessions.py": (
+        "class RedirectMixin:\n    def resolve(self, r):\n        return self.send(r)\n\n\n"
+        "class Session(RedirectMixin):\n    def send(self, r):\n        return r\n\n"
+        "    def request(self, r):\n        return self.send(r)\n"
+    ),
+    "tests/test_redirects.py": (
+        "from web.sessions import RedirectMixin\n\n\nclass RedirectSession(RedirectMixin):\n"
+        "    def send(self, r):\n        return [r]\n"
+    ),
+}
+
+
+def test_a_mixins_self_call_is_no_sure_call_of_its_subclass_method(tmp_path):
+    """requests' ``SessionRedirectMixin.resolve_redirects`` calls ``self.send(..)``, which ``Session`` and a
+    test's ``RedirectSession`` define: the call is typed (0.7), not sure (it was 1.0); ``Session``'s own
+    ``self.send(..)`` stays sure."""
+    ws = Workspace([write_tree(tmp_path / "ws", MIXIN)])
+    ws.index(embed=False)
+    callers = _callers(ws, "Session.send")
+    assert callers == {
+        ("web/sessions.py", "RedirectMixin.resolve", TYPED),
+        ("web/sessions.py", "Session.request", SURE),
+    }
+
+
+PATCH = {
+    "web/api.py": "def patch(url):\n    return url\n\n\ndef dumps(x):\n    return x\n",
+    "web/client.py": (
+        "import json\nfrom unittest import mock\n\n\ndef encode(x):\n    return json.dumps(x)\n\n\n"
+        "def test_patch():\n    with mock.patch('web.api.patch'):\n        return 1\n\n\n"
+        "def guess(thing):\n    return thing.patch(1)\n"
+    ),
+}
+
+
+def test_a_module_imported_from_elsewhere_reaches_no_project_function(tmp_path):
+    """``mock.patch(..)`` after ``from unittest import mock`` and ``json.dumps(..)`` after ``import json``
+    are no callers of the project's ``patch`` and ``dumps`` (they were, by name only); a value's
+    ``thing.patch(..)`` stays a guess."""
+    ws = Workspace([write_tree(tmp_path / "ws", PATCH)])
+    ws.index(embed=False)
+    assert _callers(ws, "patch") == {("web/client.py", "guess", NAME_ONLY)}
+    assert _callers(ws, "dumps") == set()
+
+
+GUESSES = {
+    "web/a.py": "class A:\n    def send(self, r):\n        return r\n",
+    "web/b.py": "class B:\n    def send(self, r):\n        return r\n",
+    "web/c.py": "class C:\n    def send(self, r):\n        return r\n",
+    "web/hooks.py": "def handle_401(conn, r):\n    return conn.send(r)\n",
+}
+
+
+def test_a_guess_by_name_is_listed_once(tmp_path):
+    """``conn.send(r)`` (a value of no known class) is a name-only caller of each of three ``send``
+    methods: ``related . send`` lists it once, linked to none of them (it was listed three times)."""
+    ws = Workspace([write_tree(tmp_path / "ws", GUESSES)])
+    ws.index(embed=False)
+    found = ws.related("send")
+    assert len(found.definitions) == 3
+    assert [(x.symbol, x.sure, x.of) for x in found.callers] == [("handle_401", NAME_ONLY, "")]
+

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Imports", "import_groups", "file_imports", "from_project", "go_packages"]
+__all__ = ["Imports", "import_groups", "file_imports", "from_project", "from_elsewhere", "go_packages"]
 
 #: Each import statement's words (:func:`import_groups`).
 Imports = tuple[frozenset[str], ...]
@@ -107,3 +107,10 @@ def from_project(word: str, imports: Imports, path: str) -> bool:
     of the definition reached: one of its folders or its stem) or is relative."""
     parts = {*path.split("/")[:-1], path.rsplit("/", 1)[-1].split(".", 1)[0]}
     return any(word in group and (RELATIVE in group or bool(group & parts)) for group in imports)
+
+
+def from_elsewhere(word: str, imports: Imports, path: str) -> bool:
+    """Whether an import statement among ``imports`` binds ``word`` and none of them names ``path``'s
+    module (:func:`from_project`): ``mock`` of ``from unittest import mock`` is another package's
+    module, whose ``mock.patch`` is no project's ``patch``."""
+    return any(word in group and _GO not in group for group in imports) and not from_project(word, imports, path)

@@ -54,7 +54,7 @@ class Location:
     of: str = ""
     """For a caller or callee, the definition it links to: that definition's ``path:start_line``
     (two definitions of one name, ``walk::scan`` and ``WorkerState::scan``, each have their own
-    callers and callees); ``""`` for a definition."""
+    callers and callees); ``""`` for a definition, or a caller by name only of several of them."""
 
     @classmethod
     def of_hit(cls, root: str, hit: Hit, name: str, sure: float = SURE, of: Hit | None = None) -> Location:
@@ -318,10 +318,26 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             sites = caller_sites(store, name, [d], chunks)
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
-    out.callers, out.callees = _surest_first(out.callers), _surest_first(out.callees)
+    out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
+    return out
+
+
+def _guessed_once(callers: list[Location]) -> list[Location]:
+    """``callers`` with each name-only caller (:data:`~codeask.query.resolve.NAME_ONLY` or less) of
+    several definitions listed once, as sure as its surest such link and linked to none of them
+    (``of`` ``""``): a guess by the name alone says nothing of which definition it calls
+    (``handle_401`` was listed once per ``send``)."""
+    guesses: dict[tuple[str, str, int, int], list[Location]] = defaultdict(list)
+    for x in callers:
+        if x.sure <= NAME_ONLY:
+            guesses[x.root, x.path, x.start_line, x.end_line].append(x)
+    out = [x for x in callers if x.sure > NAME_ONLY]
+    for same in guesses.values():
+        several = len({x.of for x in same}) > 1
+        out += [replace(max(same, key=lambda x: x.sure), of="")] if several else same
     return out
 
 

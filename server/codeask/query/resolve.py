@@ -13,7 +13,8 @@ declared or constructed with the definition's class (``s = Session()``, ``with S
 type, a value's member (Go's ``hr.Handler(..)``) or another package's type (``http.Handler``
 names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a
 plain lowercase word (not an attribute: ``os.environ.get``) that is no local variable and that
-the file imports from the project (``json.dumps``, ``mock.patch`` are no alias; not in Go or
+the file imports from the project (``json.dumps``, ``mock.patch`` are no alias, nor any link: the
+file imports ``json`` and ``mock`` from elsewhere; not in Go or
 Rust, where a qualifier is a package or module), or through a Rust path from this crate
 (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name``
 as code (a word in a comment or a string), or only through another Go package or Rust module
@@ -36,7 +37,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.query.imported import Imports, from_project, go_packages, import_groups
+from codeask.query.imported import Imports, from_elsewhere, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -136,6 +137,8 @@ def sureness(
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
             continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
+        if not packaged and use.plain and r[:1].islower() and r not in found.bound and from_elsewhere(r, imports, path):
+            continue  # another package's module (mock.patch after from unittest import mock)
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
         if r in SELF or r in {"", "?"} or module:
             continue

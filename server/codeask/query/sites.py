@@ -19,7 +19,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.imported import Imports, import_groups
-from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, definitions_of, scoped, sureness
+from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, TYPED, definitions_of, scoped, sureness
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -236,11 +236,17 @@ def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozens
 def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int], imports: Imports) -> float:
     """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
     sure for a ``self`` use in the target's own file, or a bare one unless the target is a method
-    reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); else
+    reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
+    such use is a ``self`` use in another class of that file (a base's, a mixin's: the class of
+    ``self`` is a subclass, which may define its own); else
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
-    if path == hit.path and any(u.receiver in own for u in found.of(name, *span)):
+    mine = [u for u in found.of(name, *span) if u.receiver in own] if path == hit.path else []
+    owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) not in {owner, ""} for u in mine):
+        return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
+    if mine:
         return SURE
     return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
 
