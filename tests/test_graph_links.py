@@ -103,3 +103,46 @@ def test_a_guess_by_name_is_listed_once(tmp_path):
     assert len(found.definitions) == 3
     assert [(x.symbol, x.sure, x.of) for x in found.callers] == [("handle_401", NAME_ONLY, "")]
 
+
+RUST = {
+    "src/exec/mod.rs": (
+        "pub struct CommandSet {\n    n: usize,\n}\n\nimpl CommandSet {\n"
+        "    pub fn new(n: usize) -> Result<CommandSet, ()> {\n        Ok(CommandSet { n })\n    }\n}\n"
+    ),
+    "src/walk.rs": "pub fn scan(n: usize) -> usize {\n    n\n}\n",
+    "src/tests.rs": (
+        "use crate::exec::CommandSet;\n\n#[test]\nfn builds() {\n"
+        "    assert!(CommandSet::new(1).is_ok());\n    assert_eq!(crate::walk::scan(2), 2);\n"
+        "    let v = Vec::new();\n    assert!(v.is_empty());\n}\n"
+    ),
+}
+
+
+def test_a_call_inside_a_rust_macro_is_a_reference(tmp_path):
+    """fd's ``assert!(CommandSet::new(..))`` and ``assert_eq!(crate::walk::scan(..), ..)`` call
+    ``CommandSet::new`` and ``scan`` (a macro's arguments parse as tokens: they were no callers);
+    ``Vec::new()`` outside a macro stays no call of ``CommandSet::new``."""
+    ws = Workspace([write_tree(tmp_path / "ws", RUST)])
+    ws.index(embed=False)
+    assert _callers(ws, "CommandSet::new") == {("src/tests.rs", "builds", SURE)}
+    assert _callers(ws, "scan") == {("src/tests.rs", "builds", SURE)}
+
+
+TS = {
+    "source/Ky.ts": (
+        "export class Ky {\n\tasync #fetch(): Promise<number> {\n\t\treturn 1;\n\t}\n\n"
+        "\tasync run(): Promise<number> {\n\t\treturn this.#fetch();\n\t}\n}\n"
+    ),
+}
+
+
+def test_a_typescript_private_method_can_be_asked_for(tmp_path):
+    """``related . 'Ky.#fetch'`` (or ``'#fetch'``) lists ``Ky.#fetch``'s definition and its caller
+    ``Ky.run`` (``this.#fetch()``): it was "not a symbol name", and ``#fetch`` was neither defined
+    nor referenced in the graph."""
+    ws = Workspace([write_tree(tmp_path / "ws", TS)])
+    ws.index(embed=False)
+    for asked in ("Ky.#fetch", "#fetch"):
+        found = ws.related(asked)
+        assert [(d.symbol, d.start_line, d.end_line) for d in found.definitions] == [("Ky.#fetch", 2, 4)]
+        assert [(c.symbol, c.sure) for c in found.callers] == [("Ky.run", SURE)]

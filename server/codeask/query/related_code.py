@@ -114,13 +114,14 @@ class RelatedCode:
 
 
 def parse_symbol(symbol: str) -> str:
-    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``).
+    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``); a part may
+    start with ``#`` (JavaScript's private ``Ky.#fetch``).
 
     Raises:
         ValueError: ``symbol`` is not an identifier or dotted name.
     """
     symbol = symbol.strip()
-    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*", symbol):
+    if not re.fullmatch(r"#?[A-Za-z_$][\w$]*(?:(?:\.|::)#?[A-Za-z_$][\w$]*)*", symbol):
         raise ValueError(f"not a symbol name: {symbol[:80]!r} (give a name such as send or Session.send)")
     return symbol.replace("::", ".")
 
