@@ -146,3 +146,26 @@ def test_a_typescript_private_method_can_be_asked_for(tmp_path):
         found = ws.related(asked)
         assert [(d.symbol, d.start_line, d.end_line) for d in found.definitions] == [("Ky.#fetch", 2, 4)]
         assert [(c.symbol, c.sure) for c in found.callers] == [("Ky.run", SURE)]
+
+
+OPTIONS = {
+    "source/core/constants.ts": "export const retry = (n: number): number => n;\n",
+    "source/core/Ky.ts": (
+        "import type {Options} from './options.js';\n\n"
+        "export function make(input: Options) {\n\treturn {retry: String(options.retry), input};\n}\n"
+    ),
+    "source/core/alias.ts": (
+        "import * as constants from './constants.js';\n\n"
+        "export function again(n: number) {\n\treturn constants.retry(n);\n}\n"
+    ),
+}
+
+
+def test_a_word_of_an_imports_module_name_is_no_alias(tmp_path):
+    """ky's ``normalizeRetryOptions(options.retry)`` with ``import type {Options} from '../types/options.js'`` is no import-alias
+    (0.5) use of ``retry``: that statement binds ``Options``, not ``options`` (it was 0.5; now a
+    guess by name); ``import * as constants`` does bind ``constants``, whose ``constants.retry(n)``
+    stays sure (the module's own name)."""
+    ws = Workspace([write_tree(tmp_path / "ws", OPTIONS)])
+    ws.index(embed=False)
+    assert _callers(ws, "retry") == {("source/core/Ky.ts", "make", NAME_ONLY), ("source/core/alias.ts", "again", SURE)}

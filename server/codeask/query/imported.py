@@ -47,12 +47,14 @@ _KEYWORDS = frozenset({"import", "from", "as", "type", "typeof"})
 _RELATIVE = re.compile(r"^from\s+\.|['\"]\.\.?/")
 #: The word a relative import adds to its statement's words.
 RELATIVE = "."
+#: Marks a word of an import's module name (``/options``), which the statement does not bind.
+MODULE = "/"
 
 
 @lru_cache(maxsize=2048)
 def import_groups(content: str, language: str) -> Imports:
-    """The words of each import statement of ``content`` (a chunk in ``language``): identifiers and
-    the parts of a module string, keywords left out, with :data:`RELATIVE` for a relative import;
+    """The words of each import statement of ``content`` (a chunk in ``language``): those it binds
+    and its module's (:func:`_group`), keywords left out, with :data:`RELATIVE` for a relative import;
     for Go, each import spec's package name (:func:`_go_name`) marked :data:`_GO`; ``()`` for a
     language without a grammar or without such statements."""
     parser = parser_for(language)
@@ -64,10 +66,21 @@ def import_groups(content: str, language: str) -> Imports:
         if node.type == _GO_SPEC and language == "go":
             out.append(frozenset({_GO, _go_name(node)}))
         elif node.type in _STATEMENTS and node.text:
-            text = node.text.decode("utf-8", "replace")
-            words = set(_WORD.findall(text)) - _KEYWORDS
-            out.append(frozenset(words | ({RELATIVE} if _RELATIVE.search(text) else set())))
+            out.append(_group(node))
     return tuple(out)
+
+
+def _group(statement: Any) -> frozenset[str]:
+    """The words of one Python or JavaScript import ``statement``: the words it binds (every
+    identifier outside its module's name) and its module's words marked :data:`MODULE` (``/types``,
+    ``/options`` of ``from '../types/options.js'``; ``import a.b`` binds and names ``a`` and ``b``),
+    with :data:`RELATIVE` for a relative import."""
+    text = statement.text.decode("utf-8", "replace")
+    module = statement.child_by_field_name("module_name") or statement.child_by_field_name("source")
+    named = module.text.decode("utf-8", "replace") if module is not None and module.text else ""
+    bound = set(_WORD.findall(text.replace(named, " ", 1) if named else text)) - _KEYWORDS
+    modules = {MODULE + w for w in _WORD.findall(named or text)} - {MODULE + k for k in _KEYWORDS}
+    return frozenset(bound | modules | ({RELATIVE} if _RELATIVE.search(text) else set()))
 
 
 def _go_name(spec: Any) -> str:
@@ -104,8 +117,10 @@ def file_imports(store: Store, hit: Hit, name: str, seen: dict[str, Imports] | N
 
 def from_project(word: str, imports: Imports, path: str) -> bool:
     """Whether an import statement among ``imports`` binds ``word`` and names ``path`` (the module
-    of the definition reached: one of its folders or its stem) or is relative."""
-    parts = {*path.split("/")[:-1], path.rsplit("/", 1)[-1].split(".", 1)[0]}
+    of the definition reached: one of its folders or its stem) or is relative. A word of the
+    module's name is not bound: ``options`` of ``import {type Options} from '../types/options.js'``
+    is a local (ky's ``options.retry``), no alias of that module."""
+    parts = {MODULE + p for p in (*path.split("/")[:-1], path.rsplit("/", 1)[-1].split(".", 1)[0])}
     return any(word in group and (RELATIVE in group or bool(group & parts)) for group in imports)
 
 

@@ -167,7 +167,9 @@ def _macro_use(node: Any) -> tuple[str, str, bool, bool, str]:
     if not (word.type.endswith("identifier") or word.type in {"self", "crate", "super"}):
         return "?", kind, False, False, ""
     root = word
-    while root.prev_sibling is not None and root.prev_sibling.type == "::" and root.prev_sibling.prev_sibling is not None:
+    while (
+        root.prev_sibling is not None and root.prev_sibling.type == "::" and root.prev_sibling.prev_sibling is not None
+    ):
         root = root.prev_sibling.prev_sibling
     path = sep.type == "::"
     return _text(word), kind, path, path and root.type in {"crate", "super", "self"}, ""
