@@ -169,3 +169,27 @@ def test_a_word_of_an_imports_module_name_is_no_alias(tmp_path):
     ws = Workspace([write_tree(tmp_path / "ws", OPTIONS)])
     ws.index(embed=False)
     assert _callers(ws, "retry") == {("source/core/Ky.ts", "make", NAME_ONLY), ("source/core/alias.ts", "again", SURE)}
+
+
+SENDERS = {
+    "src/walk.rs": (
+        "pub struct BatchSender {\n    n: usize,\n}\n\nimpl BatchSender {\n    pub fn new(n: usize) -> BatchSender {\n"
+        "        BatchSender { n }\n    }\n}\n\npub struct WorkerState {\n    n: usize,\n}\n\nimpl WorkerState {\n"
+        "    /// Starts the senders.\n    fn spawn_senders(&self) -> usize {\n"
+        "        let tx = BatchSender::new(self.n);\n        let mut total = tx.n;\n"
+        + "        total += 1;\n" * 150
+        + "        total\n    }\n}\n"
+    ),
+}
+
+
+def test_a_caller_whose_split_head_does_not_parse_is_the_whole_definition(tmp_path):
+    """fd's ``spawn_senders`` calls ``BatchSender::new`` in the first chunk of its split body, whose
+    head (an open brace) parses as no definition: the caller is the whole method, with the lines
+    its definition has (it was the chunk, 442-484 for 443-614)."""
+    ws = Workspace([write_tree(tmp_path / "ws", SENDERS)])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("src/walk.rs")) > 2
+    (definition,) = ws.related("WorkerState::spawn_senders").definitions
+    callers = [(x.symbol, x.start_line, x.end_line) for x in ws.related("BatchSender::new").callers]
+    assert callers == [("WorkerState.spawn_senders", definition.start_line, definition.end_line)]
