@@ -193,3 +193,30 @@ def test_a_caller_whose_split_head_does_not_parse_is_the_whole_definition(tmp_pa
     (definition,) = ws.related("WorkerState::spawn_senders").definitions
     callers = [(x.symbol, x.start_line, x.end_line) for x in ws.related("BatchSender::new").callers]
     assert callers == [("WorkerState.spawn_senders", definition.start_line, definition.end_line)]
+
+
+OVERLOADS = {
+    "src/CodeWriter.java": (
+        "class CodeWriter {\n  CodeWriter emit(String s) {\n    return emit(s, 0);\n  }\n\n"
+        "  CodeWriter emit(String s, Object... args) {\n    return this;\n  }\n\n"
+        "  CodeWriter emit(int n) {\n    return this;\n  }\n}\n"
+    ),
+    "src/TypeSpec.java": (
+        'class TypeSpec {\n  void write(CodeWriter w) {\n    w.emit("a", 1, 2);\n  }\n\n'
+        "  void none(CodeWriter w) {\n    w.emit();\n  }\n}\n"
+    ),
+}
+
+
+def test_each_java_overload_is_a_definition_with_the_calls_its_parameters_take(tmp_path):
+    """javapoet's ``CodeWriter.emit`` has four overloads: ``related`` listed one. Each is a definition,
+    and a caller links to the overloads taking as many arguments as it passes (varargs: any from one
+    less): ``emit(s, 0)`` and ``w.emit("a", 1, 2)`` reach ``emit(String, Object...)``; a call passing
+    none reaches none of them."""
+    ws = Workspace([write_tree(tmp_path / "ws", OVERLOADS)])
+    ws.index(embed=False)
+    found = ws.related("CodeWriter.emit")
+    assert [(d.start_line, d.end_line) for d in found.definitions] == [(2, 4), (6, 8), (10, 12)]
+    callers = {(c.symbol, c.of) for c in found.callers}
+    varargs = "src/CodeWriter.java:6"
+    assert callers == {("CodeWriter.emit", varargs), ("TypeSpec.write", varargs)}

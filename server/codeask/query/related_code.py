@@ -21,6 +21,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.imported import Imports, file_imports
+from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of, scoped
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
 from codeask.query.split import named, whole, widened
@@ -138,16 +139,17 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
-    in the chunk (two classes packed in one chunk each have their ``put``; of a method's overloads,
-    the first; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    in the chunk (two classes packed in one chunk each have their ``put``; a Java or C++ method's
+    overloads each, a Python property's setter none; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
     definition the chunker split over several chunks is one, its chunks joined
     (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out: list[tuple[Linked, Definition | None]] = []
     for row in store.definers([name], LOOKUP_LIMIT):
         found = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
-        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # overloads of one method are one
-        inners: list[Definition | None] = [d for d in found if d in firsts.values()] or [None]
+        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # a Python property's setter is its getter
+        overloads = row.hit.language in OVERLOADING  # Java's four CodeWriter.emit are four
+        inners: list[Definition | None] = [d for d in found if overloads or d in firsts.values()] or [None]
         out += [(row, inner) for inner in inners if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
@@ -317,6 +319,9 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             sites = caller_sites(store, name, [d], chunks)
+            if sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1:
+                arity = parameters(d.content, d.language, name)  # an overload: the calls passing its arguments
+                sites = [s for s in sites if fits(arity, argument_counts(s.hit.content, s.hit.language, name))]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
     out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)
