@@ -220,3 +220,21 @@ def test_each_java_overload_is_a_definition_with_the_calls_its_parameters_take(t
     callers = {(c.symbol, c.of) for c in found.callers}
     varargs = "src/CodeWriter.java:6"
     assert callers == {("CodeWriter.emit", varargs), ("TypeSpec.write", varargs)}
+
+
+KEYS = {
+    "handler.go": "package chi\n\ntype Handler func(int) int\n\nconst KIND_A = 1\n",
+    "server.go": (
+        "package chi\n\ntype Server struct {\n\tHandler Handler\n}\n\n"
+        'func serve(h func(int) int) map[int]string {\n\t_ = Server{Handler: h}\n\treturn map[int]string{KIND_A: "a"}\n}\n'
+    ),
+}
+
+
+def test_a_go_struct_field_key_is_no_use(tmp_path):
+    """The key ``Handler:`` of ``Server{Handler: h}`` names the struct's field, no use of the package's type
+    ``Handler`` (``serve`` was a sure caller of it); a map literal's key ``KIND_A`` is a value, a use."""
+    ws = Workspace([write_tree(tmp_path / "ws", KEYS)])
+    ws.index(embed=False)
+    assert ("server.go", "serve", SURE) not in _callers(ws, "Handler")
+    assert _callers(ws, "KIND_A") == {("server.go", "serve", SURE)}

@@ -126,6 +126,8 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
         return "", "use", False, False, ""
     if parent.type == "token_tree":
         return _macro_use(node)
+    if parent.type == "literal_element" and _field_key(parent):
+        return None  # Go's Server{Handler: h}: a struct's field, no use of a Handler
     outer, receiver, kind, plain, own, through = node, "", "use", False, False, ""
     if parent.type in MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
@@ -149,6 +151,17 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
             return receiver, "import", plain, own, through
         up = up.parent
     return receiver, kind, plain, own, through
+
+
+def _field_key(element: Any) -> bool:
+    """Whether Go's literal ``element`` is the key of a keyed element naming a struct's field: any
+    composite literal's but a map's (``map[Kind]string{KIND_A: ..}`` keys by a value)."""
+    keyed = element.parent
+    if keyed is None or keyed.type != "keyed_element" or keyed.named_children[0] != element:
+        return False
+    literal = keyed.parent.parent if keyed.parent is not None else None
+    typed = literal.child_by_field_name("type") if literal is not None and literal.type == "composite_literal" else None
+    return typed is None or typed.type != "map_type"
 
 
 def _macro_use(node: Any) -> tuple[str, str, bool, bool, str]:
