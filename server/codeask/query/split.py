@@ -9,6 +9,7 @@ everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -114,6 +115,14 @@ def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: st
     return kept
 
 
+def _names(chunk: Hit, name: str) -> bool:
+    """Whether ``chunk``'s first lines (a comment or attribute, then the header) name ``name``: the
+    head of a definition that parses as none (Rust's ``fn spawn_senders(..) {``), not a piece of a
+    class body that only follows a method."""
+    head = "\n".join(split_lines(chunk.content)[:3])
+    return re.search(rf"(?<![\w$#]){re.escape(name)}(?![\w$])", head) is not None
+
+
 def _continued(rows: list[StoredRow], chunk: Hit, symbol: str) -> StoredRow | None:
     """``chunk``'s stored row among ``rows`` (its file's, by start line) when the next chunk continues
     it under ``symbol`` (starting on the line after it ends), else ``None``."""
@@ -143,7 +152,8 @@ def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, li
     row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
     name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
     start = inner if inner is not None or row is None else named(row.hit, name)
-    if row is None or (start is None and (defs or row.hit.id != chunk.id)):
+    unparsed = start is None and not defs and row is not None and row.hit.id == chunk.id and _names(chunk, name)
+    if row is None or (start is None and not unparsed):
         return site  # a piece of a class body the chunker split (ky's Ky), no one definition
     joined, whole_inner = whole(store, row, start, name)
     at = joined.hit.start_line - 1
