@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["named", "whole", "split_head", "split_start", "widened"]
 
+#: How a line that is no code starts: a comment, a doc comment's line, an attribute or decorator.
+_NOT_CODE = ("//", "/*", "*", "#[", "#!", "# ", "@", "--")
+
 
 def named(hit: Hit, name: str) -> Definition | None:
     """The first definition of ``name`` in ``hit``'s content, or ``None``."""
@@ -116,10 +119,11 @@ def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: st
 
 
 def _names(chunk: Hit, name: str) -> bool:
-    """Whether ``chunk``'s first lines (a comment or attribute, then the header) name ``name``: the
-    head of a definition that parses as none (Rust's ``fn spawn_senders(..) {``), not a piece of a
-    class body that only follows a method."""
-    head = "\n".join(split_lines(chunk.content)[:3])
+    """Whether ``chunk``'s first line of code (after comments, doc comments and attributes) names
+    ``name``: the head of a definition that parses as none (Rust's ``fn spawn_senders(..) {``), not a
+    piece of a class body that only follows a method, nor a doc comment that mentions the name."""
+    code = (line for line in split_lines(chunk.content) if line.strip() and not line.lstrip().startswith(_NOT_CODE))
+    head = next(code, "")
     return re.search(rf"(?<![\w$#]){re.escape(name)}(?![\w$])", head) is not None
 
 
