@@ -238,3 +238,25 @@ def test_a_go_struct_field_key_is_no_use(tmp_path):
     ws.index(embed=False)
     assert ("server.go", "serve", SURE) not in _callers(ws, "Handler")
     assert _callers(ws, "KIND_A") == {("server.go", "serve", SURE)}
+
+
+TWICE = {
+    "src/dir_entry.rs": (
+        "pub struct DirEntry {\n    n: usize,\n}\n\nimpl DirEntry {\n    pub fn file_type(&self) -> usize {\n"
+        "        self.n\n    }\n}\n\nfn filler() -> usize {\n"
+        + "    let _ = 1;\n" * 80
+        + "    0\n}\n\nimpl Clone for DirEntry {\n    fn file_type(&self) -> usize {\n        self.n\n    }\n}\n"
+    ),
+    "src/output.rs": "use crate::dir_entry::DirEntry;\n\nfn print(e: &DirEntry) -> usize {\n    e.file_type()\n}\n",
+}
+
+
+def test_two_rust_definitions_of_one_method_are_no_overloads(tmp_path):
+    """fd's two ``DirEntry::file_type`` (an inherent and a trait impl) are no overloads told apart by
+    arguments (``&self`` is none): ``e.file_type()`` stays a caller of both."""
+    ws = Workspace([write_tree(tmp_path / "ws", TWICE)])
+    ws.index(embed=False)
+    found = ws.related("DirEntry::file_type")
+    assert len(found.definitions) == 2
+    of = {f"src/dir_entry.rs:{d.start_line}" for d in found.definitions}
+    assert {(c.symbol, c.of) for c in found.callers} == {("print", n) for n in of}

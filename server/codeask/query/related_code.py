@@ -319,7 +319,8 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             sites = caller_sites(store, name, [d], chunks)
-            if sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1:
+            overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
+            if overloaded and d.language in OVERLOADING:
                 arity = parameters(d.content, d.language, name)  # an overload: the calls passing its arguments
                 sites = [s for s in sites if fits(arity, argument_counts(s.hit.content, s.hit.language, name))]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
