@@ -96,12 +96,13 @@ def sureness(
     imports: Imports = (),
     at: str = "",
 ) -> float:
-    """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
-    read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
-    best over those uses (the rules: the module docstring); ``imports``: the import statements of
-    the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias; ``at``: the
-    chunk's path (``""``: unknown), which tells Go's packages (folders) apart."""
-    uses = found.of(name, *lines)
+    """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was read from:
+    :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the best over those uses
+    (the rules: the module docstring); ``imports``: the import statements of the chunk's file
+    (:mod:`codeask.query.imported`); ``at``: the chunk's path (``""``: unknown; tells Go's packages apart)."""
+    apart, rooted = _go_scope(language, at, path, imports)  # another Go package; the root one's names
+    # Go reaches another package's name only through its qualifier (no Handler: key, no bare Handler)
+    uses = [u for u in found.of(name, *lines) if not (apart and u.receiver == "" and "." not in symbol)]
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
         return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
@@ -113,13 +114,9 @@ def sureness(
     )
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
-    apart = go and bool(at) and _folder(at) != _folder(path)  # another Go package
-    rooted = go_packages(imports) if apart and not _folder(path) else frozenset()  # chi's root package
     best = NONE
     for use in uses:
         r = use.receiver
-        if apart and r == "" and not owner:
-            continue  # Go reaches another package's name only through its qualifier (no Handler: key)
         if r == "" and not owner and name in found.bound:
             best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
             continue
@@ -149,6 +146,14 @@ def sureness(
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def _go_scope(language: str, at: str, path: str, imports: Imports) -> tuple[bool, frozenset[str]]:
+    """Whether a Go chunk at ``at`` is in another package (folder) than ``path``, and the names its
+    ``imports`` bind that reach ``path``'s package when that is the root one, whose folder has no
+    name (``chi`` of ``github.com/go-chi/chi/v5``); ``(False, ∅)`` elsewhere."""
+    apart = language == "go" and bool(at) and _folder(at) != _folder(path)
+    return apart, go_packages(imports) if apart and not _folder(path) else frozenset()
 
 
 def _folder(path: str) -> str:
