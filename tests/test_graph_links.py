@@ -14,7 +14,13 @@ def _callers(ws: Workspace, symbol: str) -> set[tuple[str, str, float]]:
 
 
 GO = {
+    "go.mod": "module github.com/go-chi/chi/v5\n\ngo 1.22\n",
     "context.go": "package chi\n\nfunc RouteContext(x int) int {\n\treturn x\n}\n",
+    "chain.go": "package chi\n\ntype Middlewares []int\n\nfunc (mws Middlewares) HandlerFunc(h int) int {\n\treturn h\n}\n",
+    "middleware/wrap.go": (
+        'package middleware\n\nimport "net/http"\n\n'
+        "func Wrap(h func(http.ResponseWriter, *http.Request)) http.Handler {\n\treturn http.HandlerFunc(h)\n}\n"
+    ),
     "middleware/get_head.go": (
         'package middleware\n\nimport (\n\t"net/http"\n\n\t"github.com/go-chi/chi/v5"\n)\n\n'
         "func GetHead(r int) int {\n\t_ = http.MethodGet\n\treturn chi.RouteContext(r)\n}\n"
@@ -31,13 +37,14 @@ GO = {
 
 def test_go_reaches_another_package_only_through_its_qualifier(tmp_path):
     """``chi.RouteContext`` in ``middleware/`` calls the root package's ``RouteContext`` (the root
-    folder has no name: the import ``github.com/go-chi/chi/v5`` names it; it was no caller at
-    all), and the struct key ``Handler:`` in ``middleware/`` is no use of an example ``package
+    folder has no name: the import of the module path ``go.mod`` declares names it; it was no caller
+    at all; ``http.HandlerFunc`` in ``middleware/`` reaches no root ``HandlerFunc``), and the struct key ``Handler:`` in ``middleware/`` is no use of an example ``package
     main``'s type ``Handler`` (it was a sure caller): a bare name never leaves its package."""
     ws = Workspace([write_tree(tmp_path / "ws", GO)])
     ws.index(embed=False)
     assert _callers(ws, "RouteContext") == {("middleware/get_head.go", "GetHead", SURE)}
     assert _callers(ws, "Handler") == {("_examples/custom/main.go", "main", SURE)}
+    assert _callers(ws, "Middlewares.HandlerFunc") == set()  # http's HandlerFunc: another package's
 
 
 MIXIN = {

@@ -11,7 +11,8 @@ usually in a chunk of their own, so :func:`file_imports` reads the file's chunks
 
 Go has no alias guess (a qualifier is always a package), but which package a qualifier names is
 read from its import too: ``chi.RouteContext`` in chi's ``middleware/`` reaches the root package,
-whose folder has no name, through ``import "github.com/go-chi/chi/v5"`` (:func:`go_packages`).
+whose folder has no name, through ``import "github.com/go-chi/chi/v5"``, the module path its
+``go.mod`` declares (:func:`go_packages`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ _GO_SPEC = "import_spec"
 _VERSION = re.compile(r"^v[0-9]+$")
 #: Marks a group of Go's package names (:func:`go_packages`), never an identifier.
 _GO = "go:"
+#: Marks the group of the Go module path ``go.mod`` declares (``module github.com/go-chi/chi/v5``).
+_GO_MOD = "go.mod:"
+_MODULE_LINE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _KEYWORDS = frozenset({"import", "from", "as", "type", "typeof"})
 #: What marks a relative import: ``from .`` (Python), a quoted ``./`` or ``../`` (JavaScript).
@@ -64,7 +68,9 @@ def import_groups(content: str, language: str) -> Imports:
     out = []
     for node in iter_named(tree.root_node):
         if node.type == _GO_SPEC and language == "go":
-            out.append(frozenset({_GO, _go_name(node)}))
+            path = node.child_by_field_name("path")
+            said = (path.text or b"").decode("utf-8", "replace").strip('"`') if path is not None else ""
+            out.append(frozenset({_GO, _go_name(node), MODULE + said}))
         elif node.type in _STATEMENTS and node.text:
             out.append(_group(node))
     return tuple(out)
@@ -97,8 +103,11 @@ def _go_name(spec: Any) -> str:
 
 
 def go_packages(imports: Imports) -> frozenset[str]:
-    """The package names Go imports among ``imports`` bind (:func:`import_groups`)."""
-    return frozenset(n for group in imports if _GO in group for n in group if n != _GO)
+    """The names Go imports among ``imports`` bind to the project's root package: those importing
+    the module path its ``go.mod`` declares (a group marked :data:`_GO_MOD`, :func:`file_imports`);
+    none without it (``net/http`` or a third-party ``render`` never reach the project's root)."""
+    roots = {w for group in imports if _GO_MOD in group for w in group if w != _GO_MOD}
+    return frozenset(n for g in imports if _GO in g and g & roots for n in g if n != _GO and n[:1] != MODULE)
 
 
 def file_imports(store: Store, hit: Hit, name: str, seen: dict[str, Imports] | None = None) -> Imports:
@@ -112,6 +121,9 @@ def file_imports(store: Store, hit: Hit, name: str, seen: dict[str, Imports] | N
     if hit.path not in seen:
         rows = store.rows_for_path(hit.path)
         seen[hit.path] = tuple(g for row in rows for g in import_groups(row["content"], row["language"]))
+        if hit.language == "go":  # the module path, which tells the project's root package
+            found = (_MODULE_LINE.search(row["content"]) for row in store.rows_for_path("go.mod"))
+            seen[hit.path] += tuple(frozenset({_GO_MOD, MODULE + m.group(1)}) for m in found if m)
     return seen[hit.path]
 
 
