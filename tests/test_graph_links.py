@@ -267,3 +267,22 @@ def test_two_rust_definitions_of_one_method_are_no_overloads(tmp_path):
     assert len(found.definitions) == 2
     of = {f"src/dir_entry.rs:{d.start_line}" for d in found.definitions}
     assert {(c.symbol, c.of) for c in found.callers} == {("print", n) for n in of}
+
+
+INHERITED = {
+    "web/models.py": (
+        "class EncodingMixin:\n    def _encode(self, d):\n        return d\n\n\n"
+        "class Prepared(EncodingMixin):\n    def prepare_body(self, d):\n        return self._encode(d)\n"
+    ),
+}
+
+
+def test_a_subclass_calling_its_bases_method_stays_sure(tmp_path):
+    """requests' ``PreparedRequest.prepare_body`` calls ``self._encode_params(..)``, which its base
+    ``RequestEncodingMixin`` defines: a sure callee and caller (the mixin rule made it typed)."""
+    ws = Workspace([write_tree(tmp_path / "ws", INHERITED)])
+    ws.index(embed=False)
+    assert _callers(ws, "EncodingMixin._encode") == {("web/models.py", "Prepared.prepare_body", SURE)}
+    assert {(c.symbol, c.sure) for c in ws.related("Prepared.prepare_body").callees} == {
+        ("EncodingMixin._encode", SURE)
+    }

@@ -178,7 +178,8 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
     subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
     targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
-    claimed -= {b for owner in owners for b in bases(store, owner)}  # a mixin's self.send() may reach Session.send
+    mixins = frozenset(b for owner in owners for b in bases(store, owner))
+    claimed -= mixins  # a mixin's self.send() may reach Session.send (typed: use_sites)
     seen: dict[str, Imports] = {}
     sites = [
         s
@@ -191,6 +192,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
             field_types(store, hit, name),
             claimed,
             file_imports(store, hit, name, seen),
+            mixins,
         )
     ]
     sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
@@ -286,12 +288,20 @@ def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tu
     symbol = defined_symbol(target.hit, name)
     target_at = [(symbol, target.hit.path)]
     seen: dict[str, Imports] = {}
+    owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    near = owner and any(u.path == target.hit.path for u in users)  # a self call in the target's file
+    mixins = frozenset(bases(store, owner)) if near else frozenset()
     sure = max(
         (
             s.sure
             for u in users
             for s in use_sites(
-                u, name, target_at, fields=field_types(store, u, name), imports=file_imports(store, u, name, seen)
+                u,
+                name,
+                target_at,
+                fields=field_types(store, u, name),
+                imports=file_imports(store, u, name, seen),
+                mixins=mixins,
             )
         ),
         default=0.0,
