@@ -15,7 +15,10 @@ def _callers(ws: Workspace, symbol: str) -> set[tuple[str, str, float]]:
 
 GO = {
     "go.mod": "module github.com/go-chi/chi/v5\n\ngo 1.22\n",
-    "context.go": "package chi\n\nfunc RouteContext(x int) int {\n\treturn x\n}\n",
+    "context.go": (
+        "package chi\n\nfunc RouteContext(x int) int {\n\treturn x\n}\n\ntype Context struct{}\n\n"
+        "func (c *Context) RouteContext(x int) int {\n\treturn x\n}\n"
+    ),
     "chain.go": "package chi\n\ntype Middlewares []int\n\nfunc (mws Middlewares) HandlerFunc(h int) int {\n\treturn h\n}\n",
     "middleware/wrap.go": (
         'package middleware\n\nimport "net/http"\n\n'
@@ -42,7 +45,7 @@ def test_go_reaches_another_package_only_through_its_qualifier(tmp_path):
     main``'s type ``Handler`` (it was a sure caller): a bare name never leaves its package."""
     ws = Workspace([write_tree(tmp_path / "ws", GO)])
     ws.index(embed=False)
-    assert _callers(ws, "RouteContext") == {("middleware/get_head.go", "GetHead", SURE)}
+    assert _callers(ws, "RouteContext") == {("middleware/get_head.go", "GetHead", SURE)}  # not Context's
     assert _callers(ws, "Handler") == {("_examples/custom/main.go", "main", SURE)}
     assert _callers(ws, "Middlewares.HandlerFunc") == set()  # http's HandlerFunc: another package's
 

@@ -121,10 +121,10 @@ def sureness(
             best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
             continue
         module = use.plain and r in modules | rooted and r not in found.bound  # data := ..; data.Article: a local
+        if module and owner and packaged:
+            continue  # a Go package or Rust module path never reaches a method: walk::scan, chi.URLParam
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
-            if not (module and owner and packaged):
-                return SURE
-            continue  # a Go package or Rust module path never reaches a method: walk::scan is a function
+            return SURE
         if (r == "" and owner and language in RECEIVED) or (r in SELF and not owner and not use.own):
             continue  # a bare call is no method here (api.py's request(..)), self.f() no free function
         if packaged and not owner and r and not use.own and (not use.plain or r in found.bound):
