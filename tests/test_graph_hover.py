@@ -30,3 +30,31 @@ def test_hover_marks_which_related_code_the_graph_links(tmp_path):
     words_only = [s for s in got.sources if not s.via]
     assert words_only and all(f"[{s.path}:{s.start_line}-{s.end_line}]" in similar for s in words_only)
     assert not any(f"[{s.path}:" in linked for s in words_only)
+
+
+REDIRECTS = {
+    "web/auth.py": "def rebuild_auth(r):\n    return r\n",
+    "web/sessions.py": (
+        "from web.auth import rebuild_auth\n\n\nclass Mixin:\n    def resolve_redirects(self, resp):\n        total = 0\n"
+        + "        total += 1\n" * 150
+        + "        return rebuild_auth(resp)\n"
+    ),
+}
+
+
+def test_hover_cites_a_split_caller_at_its_whole_definition(tmp_path):
+    """requests' ``resolve_redirects`` calls ``rebuild_auth`` from a later chunk of its split body:
+    hover's related code cites it at the lines ``codeask related`` gives (it cited that chunk,
+    219-261 for 159-281)."""
+    root = write_tree(tmp_path / "ws", REDIRECTS)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    (definition,) = ws.related("resolve_redirects").definitions
+    span = make_span(ws, str(root / "web/auth.py"), 1, 2)
+    got = explain(ws, span, brief=True, no_llm=True)
+    caller = next(s for s in got.sources if s.path == "web/sessions.py")
+    assert (caller.symbol, caller.start_line, caller.end_line) == (
+        "Mixin.resolve_redirects",
+        definition.start_line,
+        definition.end_line,
+    )

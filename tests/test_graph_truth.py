@@ -152,22 +152,26 @@ def test_via_says_how_sure_its_link_is(tmp_path):
 
 
 def test_a_cut_list_keeps_callers_of_every_definition(tmp_path):
-    """Two classes define ``put``; four files call ``x.put()`` on an untyped receiver, a name-only
-    caller of each definition. Cut to four callers, the list holds callers of both definitions
-    (chi's ``related Get``: the 50 listed were 48 name-only callers of one of three definitions)."""
+    """Two classes define ``put``; four files call ``x.put()`` on a receiver typed with one of them, two
+    for each class. Cut to two callers, the list holds callers of both definitions (chi's ``related
+    Get``: the 50 listed were 48 callers of one of three definitions). A name-only caller of both is
+    listed once, linked to neither (test_graph_links)."""
     files = {
         "store/a.py": "class A:\n    def put(self, v):\n        return v\n",
         "store/b.py": "class B:\n    def put(self, v):\n        return v\n",
     }
     for i in range(4):
-        files[f"app/use{i}.py"] = f"def use{i}(box):\n    return box.put({i})\n"
+        cls = "AB"[i % 2]
+        files[f"app/use{i}.py"] = (
+            f"from store.{cls.lower()} import {cls}\n\n\ndef use{i}(box: {cls}):\n    return box.put({i})\n"
+        )
     root = write_tree(tmp_path / "ws", files)
     workspace = Workspace([root])
     workspace.index(embed=False)
     stores = [(str(root), index.store) for index in workspace.indexes.values()]
     whole = related(stores, "put")
-    assert whole.counts["callers"] == 8 and {x.sure for x in whole.callers} == {NAME_ONLY}
-    cut = related(stores, "put", limit=4)
+    assert whole.counts["callers"] == 4 and {x.sure for x in whole.callers} == {TYPED}
+    cut = related(stores, "put", limit=2)
     at = {f"{d.path}:{d.start_line}" for d in cut.definitions}
     assert len(at) == 2 and {x.of for x in cut.callers} == at and cut.truncated
 
@@ -212,4 +216,7 @@ def test_the_mcp_text_says_which_definition_a_caller_links_to(tmp_path):
     found = related_json(root, "scan")
     text = related_lines(RelatedResult.model_validate(found))
     for caller in found["callers"]:
-        assert f"{caller['path']}:{caller['start_line']}-{caller['end_line']} {caller['symbol']} (of {caller['of']})" in text
+        assert (
+            f"{caller['path']}:{caller['start_line']}-{caller['end_line']} {caller['symbol']} (of {caller['of']})"
+            in text
+        )

@@ -118,7 +118,7 @@ def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked
         sure = (
             SURE
             if own and row.hit.path == seed.path
-            else sureness(mine, name, symbol, row.hit.path, seed.language, imports=imports)
+            else sureness(mine, name, symbol, row.hit.path, seed.language, imports=imports, at=seed.path)
         )
         scored.append((row, sure, symbol))
     top = max((x[1] for x in scored), default=NAME_ONLY)

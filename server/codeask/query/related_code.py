@@ -21,6 +21,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
 from codeask.query.imported import Imports, file_imports
+from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of, scoped
 from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
 from codeask.query.split import named, whole, widened
@@ -54,7 +55,7 @@ class Location:
     of: str = ""
     """For a caller or callee, the definition it links to: that definition's ``path:start_line``
     (two definitions of one name, ``walk::scan`` and ``WorkerState::scan``, each have their own
-    callers and callees); ``""`` for a definition."""
+    callers and callees); ``""`` for a definition, or a caller by name only of several of them."""
 
     @classmethod
     def of_hit(cls, root: str, hit: Hit, name: str, sure: float = SURE, of: Hit | None = None) -> Location:
@@ -114,13 +115,14 @@ class RelatedCode:
 
 
 def parse_symbol(symbol: str) -> str:
-    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``).
+    """``symbol`` stripped, ``::`` read as ``.`` (``Config::load`` -> ``Config.load``); a part may
+    start with ``#`` (JavaScript's private ``Ky.#fetch``).
 
     Raises:
         ValueError: ``symbol`` is not an identifier or dotted name.
     """
     symbol = symbol.strip()
-    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*", symbol):
+    if not re.fullmatch(r"#?[A-Za-z_$][\w$]*(?:(?:\.|::)#?[A-Za-z_$][\w$]*)*", symbol):
         raise ValueError(f"not a symbol name: {symbol[:80]!r} (give a name such as send or Session.send)")
     return symbol.replace("::", ".")
 
@@ -137,16 +139,17 @@ def _matches(symbol: str, hit: Hit) -> bool:
 
 def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | None]]:
     """The definitions of ``symbol`` in ``store``: each chunk defining it, with each definition of it
-    in the chunk (two classes packed in one chunk each have their ``put``; of a method's overloads,
-    the first; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
+    in the chunk (two classes packed in one chunk each have their ``put``; a Java or C++ method's
+    overloads each, a Python property's setter none; ``None``: the whole chunk, which only declares it, a C prototype), by path and line. A
     definition the chunker split over several chunks is one, its chunks joined
     (:func:`~codeask.query.split.whole`)."""
     name = symbol.rsplit(".", 1)[-1]
     out: list[tuple[Linked, Definition | None]] = []
     for row in store.definers([name], LOOKUP_LIMIT):
         found = [d for d in definitions_of(row.hit.content, row.hit.language) if d.name == name]
-        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # overloads of one method are one
-        inners: list[Definition | None] = [d for d in found if d in firsts.values()] or [None]
+        firsts = {scoped(row.hit, d): d for d in reversed(found)}  # a Python property's setter is its getter
+        overloads = row.hit.language in OVERLOADING  # Java's four CodeWriter.emit are four
+        inners: list[Definition | None] = [d for d in found if overloads or d in firsts.values()] or [None]
         out += [(row, inner) for inner in inners if _matches(symbol, narrowed(row.hit, inner))]
     bodies: list[tuple[Linked, Definition | None]] = [(row, inner) for row, inner in out if inner is not None]
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
@@ -175,7 +178,8 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
     owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
     subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
     targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
-    claimed -= {b for owner in owners for b in bases(store, owner)}  # a mixin's self.send() may reach Session.send
+    mixins = frozenset(b for owner in owners for b in bases(store, owner))
+    claimed -= mixins  # a mixin's self.send() may reach Session.send (typed: use_sites)
     seen: dict[str, Imports] = {}
     sites = [
         s
@@ -188,6 +192,7 @@ def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[
             field_types(store, hit, name),
             claimed,
             file_imports(store, hit, name, seen),
+            mixins,
         )
     ]
     sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
@@ -283,12 +288,20 @@ def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tu
     symbol = defined_symbol(target.hit, name)
     target_at = [(symbol, target.hit.path)]
     seen: dict[str, Imports] = {}
+    owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    near = owner and any(u.path == target.hit.path for u in users)  # a self call in the target's file
+    mixins = frozenset(bases(store, owner)) if near else frozenset()
     sure = max(
         (
             s.sure
             for u in users
             for s in use_sites(
-                u, name, target_at, fields=field_types(store, u, name), imports=file_imports(store, u, name, seen)
+                u,
+                name,
+                target_at,
+                fields=field_types(store, u, name),
+                imports=file_imports(store, u, name, seen),
+                mixins=mixins,
             )
         ),
         default=0.0,
@@ -316,12 +329,32 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             sites = caller_sites(store, name, [d], chunks)
+            overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
+            if overloaded and d.language in OVERLOADING:
+                arity = parameters(d.content, d.language, name)  # an overload: the calls passing its arguments
+                sites = [s for s in sites if fits(arity, argument_counts(s.hit.content, s.hit.language, name))]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
-    out.callers, out.callees = _surest_first(out.callers), _surest_first(out.callees)
+    out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
+    return out
+
+
+def _guessed_once(callers: list[Location]) -> list[Location]:
+    """``callers`` with each name-only caller (:data:`~codeask.query.resolve.NAME_ONLY` or less) of
+    several definitions listed once, as sure as its surest such link and linked to none of them
+    (``of`` ``""``): a guess by the name alone says nothing of which definition it calls
+    (``handle_401`` was listed once per ``send``)."""
+    guesses: dict[tuple[str, str, int, int], list[Location]] = defaultdict(list)
+    for x in callers:
+        if x.sure <= NAME_ONLY:
+            guesses[x.root, x.path, x.start_line, x.end_line].append(x)
+    out = [x for x in callers if x.sure > NAME_ONLY]
+    for same in guesses.values():
+        several = len({x.of for x in same}) > 1
+        out += [replace(max(same, key=lambda x: x.sure), of="")] if several else same
     return out
 
 

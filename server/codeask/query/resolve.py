@@ -13,7 +13,8 @@ declared or constructed with the definition's class (``s = Session()``, ``with S
 type, a value's member (Go's ``hr.Handler(..)``) or another package's type (``http.Handler``
 names no project ``Handler``); the import-alias guess ``0.5`` for a top-level one reached through a
 plain lowercase word (not an attribute: ``os.environ.get``) that is no local variable and that
-the file imports from the project (``json.dumps``, ``mock.patch`` are no alias; not in Go or
+the file imports from the project (``json.dumps``, ``mock.patch`` are no alias, nor any link: the
+file imports ``json`` and ``mock`` from elsewhere; not in Go or
 Rust, where a qualifier is a package or module), or through a Rust path from this crate
 (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name``
 as code (a word in a comment or a string), or only through another Go package or Rust module
@@ -24,7 +25,10 @@ http.Handler``, ``pool sync.Pool``: the chain ends), or by a bare name to a meth
 without an implicit ``this`` (:data:`RECEIVED`), through ``self`` to a top-level definition (a
 bare use of a name the chunk binds, a pytest fixture's parameter ``httpbin``, is
 :data:`NAME_ONLY`), or in Go or Rust through a value (a local, a field: chi's ``c.chain``) to a
-top-level function.
+top-level function. Go reaches another package's (folder's) name only through its qualifier (a
+bare ``Handler`` or struct key ``Handler:`` in ``middleware/`` is no use of ``_examples/``' type),
+and the root package, whose folder has no name, through the name its import binds
+(``chi.RouteContext`` after ``import "github.com/go-chi/chi/v5"``).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.query.imported import Imports, from_project, import_groups
+from codeask.query.imported import Imports, from_elsewhere, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -90,12 +94,15 @@ def sureness(
     language: str,
     lines: tuple[int, int] = (1, 1 << 30),
     imports: Imports = (),
+    at: str = "",
 ) -> float:
-    """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was
-    read from: :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the
-    best over those uses (the rules: the module docstring); ``imports``: the import statements of
-    the chunk's file (:mod:`codeask.query.imported`), the evidence of an import alias."""
-    uses = found.of(name, *lines)
+    """How sure the uses of ``name`` on ``lines`` (1-based, inclusive, of the chunk ``found`` was read from:
+    :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the best over those uses
+    (the rules: the module docstring); ``imports``: the import statements of the chunk's file
+    (:mod:`codeask.query.imported`); ``at``: the chunk's path (``""``: unknown; tells Go's packages apart)."""
+    apart, rooted = _go_scope(language, at, path, imports)  # another Go package; the root one's names
+    # Go reaches another package's name only through its qualifier (no Handler: key, no bare Handler)
+    uses = [u for u in found.of(name, *lines) if not (apart and u.receiver == "" and "." not in symbol)]
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
         return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
@@ -113,11 +120,11 @@ def sureness(
         if r == "" and not owner and name in found.bound:
             best = max(best, NAME_ONLY)  # a parameter or local of that name (a pytest fixture): by name only
             continue
-        module = use.plain and r in modules and r not in found.bound  # data := ..; data.Article: a local
+        module = use.plain and r in modules | rooted and r not in found.bound  # data := ..; data.Article: a local
+        if module and owner and packaged:
+            continue  # a Go package or Rust module path never reaches a method: walk::scan, chi.URLParam
         if (r == "" and not owner) or (r and r == owner) or (module and (not owner or (r == stem and not go))):
-            if not (module and owner and packaged):
-                return SURE
-            continue  # a Go package or Rust module path never reaches a method: walk::scan is a function
+            return SURE
         if (r == "" and owner and language in RECEIVED) or (r in SELF and not owner and not use.own):
             continue  # a bare call is no method here (api.py's request(..)), self.f() no free function
         if packaged and not owner and r and not use.own and (not use.plain or r in found.bound):
@@ -127,6 +134,8 @@ def sureness(
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
             continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
+        if not packaged and use.plain and r[:1].islower() and r not in found.bound and from_elsewhere(r, imports, path):
+            continue  # another package's module (mock.patch after from unittest import mock)
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
         if r in SELF or r in {"", "?"} or module:
             continue
@@ -137,6 +146,19 @@ def sureness(
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def _go_scope(language: str, at: str, path: str, imports: Imports) -> tuple[bool, frozenset[str]]:
+    """Whether a Go chunk at ``at`` is in another package (folder) than ``path``, and the names its
+    ``imports`` bind that reach ``path``'s package when that is the root one, whose folder has no
+    name (``chi`` of ``github.com/go-chi/chi/v5``); ``(False, ∅)`` elsewhere."""
+    apart = language == "go" and bool(at) and _folder(at) != _folder(path)
+    return apart, go_packages(imports) if apart and not _folder(path) else frozenset()
+
+
+def _folder(path: str) -> str:
+    """The folder of ``path`` (``""`` at the root): a Go package."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _member(use: Use, found: Uses) -> bool:

@@ -19,7 +19,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.imported import Imports, import_groups
-from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, definitions_of, scoped, sureness
+from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, TYPED, definitions_of, scoped, sureness
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ def use_sites(
     fields: tuple[tuple[str, Use], ...] = (),
     claimed: frozenset[str] = frozenset(),
     imports: Imports = (),
+    mixins: frozenset[str] = frozenset(),
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -117,7 +118,8 @@ def use_sites(
     ``name`` themselves; a use through a value of one of them (``self.adapter = HTTPAdapter()``)
     means that class's method, no target of another class. ``imports``: the import statements of
     ``hit``'s file (:func:`~codeask.query.imported.file_imports`; its own are read too), the
-    evidence of an import alias."""
+    evidence of an import alias. ``mixins``: the bases of the targets' classes, whose ``self`` may be
+    a subclass defining its own (:func:`_link`)."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
@@ -137,6 +139,7 @@ def use_sites(
                     hit,
                     span,
                     imports,
+                    mixins,
                 )
                 for t in targets
             ),
@@ -233,16 +236,31 @@ def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozens
     return replace(found, uses=tuple(u for u in found.uses if not other(u)))
 
 
-def _link(found: Uses, name: str, target: tuple[str, str], hit: Hit, span: tuple[int, int], imports: Imports) -> float:
+def _link(
+    found: Uses,
+    name: str,
+    target: tuple[str, str],
+    hit: Hit,
+    span: tuple[int, int],
+    imports: Imports,
+    mixins: frozenset[str] = frozenset(),
+) -> float:
     """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
     sure for a ``self`` use in the target's own file, or a bare one unless the target is a method
-    reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); else
+    reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
+    such use is a ``self`` use in one of ``mixins``, the target class's bases (a mixin's
+    ``self.send()``: ``self`` is a subclass, which may define its own; a subclass calling its base's
+    method stays sure); else
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
-    if path == hit.path and any(u.receiver in own for u in found.of(name, *span)):
+    mine = [u for u in found.of(name, *span) if u.receiver in own] if path == hit.path else []
+    owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) in mixins for u in mine):
+        return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
+    if mine:
         return SURE
-    return sureness(found, name, symbol, path, hit.language, span, imports)
+    return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
 
 
 def own_names(hit: Hit, inner: Definition | None) -> set[str]:

@@ -9,6 +9,7 @@ everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from codeask.index.store import Store
 
 __all__ = ["named", "whole", "split_head", "split_start", "widened"]
+
+#: How a line that is no code starts: a comment, a doc comment's line, an attribute or decorator.
+_NOT_CODE = ("//", "/*", "*", "#[", "#!", "# ", "@", "--")
 
 
 def named(hit: Hit, name: str) -> Definition | None:
@@ -114,6 +118,23 @@ def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: st
     return kept
 
 
+def _names(chunk: Hit, name: str) -> bool:
+    """Whether ``chunk``'s first line of code (after comments, doc comments and attributes) names
+    ``name``: the head of a definition that parses as none (Rust's ``fn spawn_senders(..) {``), not a
+    piece of a class body that only follows a method, nor a doc comment that mentions the name."""
+    code = (line for line in split_lines(chunk.content) if line.strip() and not line.lstrip().startswith(_NOT_CODE))
+    head = next(code, "")
+    return re.search(rf"(?<![\w$#]){re.escape(name)}(?![\w$])", head) is not None
+
+
+def _continued(rows: list[StoredRow], chunk: Hit, symbol: str) -> StoredRow | None:
+    """``chunk``'s stored row among ``rows`` (its file's, by start line) when the next chunk continues
+    it under ``symbol`` (starting on the line after it ends), else ``None``."""
+    at = next((k for k, r in enumerate(rows) if r["id"] == chunk.id), len(rows))
+    after = rows[at + 1] if at + 1 < len(rows) else None
+    return rows[at] if after and after["start_line"] == rows[at]["end_line"] + 1 and after["symbol"] == symbol else None
+
+
 def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]], used: str) -> Site:
     """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it
     (:func:`widened`); ``files`` keeps each file's stored rows, read only for a site that may be."""
@@ -128,20 +149,15 @@ def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, li
     if hit.path not in files:
         files[hit.path] = store.rows_for_path(hit.path)
     rows = files[hit.path]
-    if defs:  # a head: the next chunk continues it under its symbol
-        at = next((k for k, r in enumerate(rows) if r["id"] == chunk.id), len(rows))
-        after = rows[at + 1] if at + 1 < len(rows) else None
-        head = (
-            rows[at]
-            if after and after["start_line"] == rows[at]["end_line"] + 1 and after["symbol"] == hit.symbol
-            else None
-        )
-    else:
-        head = split_head(rows, chunk)
+    # a head (one that parses, or Rust's open brace that does not): the next chunk continues it
+    head = (
+        _continued(rows, chunk, hit.symbol) if defs else split_head(rows, chunk) or _continued(rows, chunk, hit.symbol)
+    )
     row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
     name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
     start = inner if inner is not None or row is None else named(row.hit, name)
-    if row is None or start is None:
+    unparsed = start is None and not defs and row is not None and row.hit.id == chunk.id and _names(chunk, name)
+    if row is None or (start is None and not unparsed):
         return site  # a piece of a class body the chunker split (ky's Ky), no one definition
     joined, whole_inner = whole(store, row, start, name)
     at = joined.hit.start_line - 1

@@ -124,6 +124,10 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
     parent = node.parent
     if parent is None:
         return "", "use", False, False, ""
+    if parent.type == "token_tree":
+        return _macro_use(node)
+    if parent.type == "literal_element" and _field_key(parent):
+        return None  # Go's Server{Handler: h}: a struct's field, no use of a Handler
     outer, receiver, kind, plain, own, through = node, "", "use", False, False, ""
     if parent.type in MEMBER and parent.named_children[0] != node:
         before = node.prev_named_sibling
@@ -147,6 +151,41 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
             return receiver, "import", plain, own, through
         up = up.parent
     return receiver, kind, plain, own, through
+
+
+def _field_key(element: Any) -> bool:
+    """Whether Go's literal ``element`` is the key of a keyed element naming a struct's field: any
+    composite literal's but a map's (``map[Kind]string{KIND_A: ..}`` keys by a value)."""
+    keyed = element.parent
+    if keyed is None or keyed.type != "keyed_element" or keyed.named_children[0] != element:
+        return False
+    literal = keyed.parent.parent if keyed.parent is not None else None
+    typed = literal.child_by_field_name("type") if literal is not None and literal.type == "composite_literal" else None
+    return typed is None or typed.type != "map_type"
+
+
+def _macro_use(node: Any) -> tuple[str, str, bool, bool, str]:
+    """``(receiver, kind, plain, own, through)`` of an identifier inside a Rust macro's token tree
+    (``assert!(CommandSet::new(..))``), which parses as tokens, not expressions: a call when a
+    parenthesised tree follows it, reached through the word before a ``::`` (a path: plain, own
+    when it starts at ``crate``, ``super`` or ``self``) or ``.`` token (``self.run(..)``), ``"?"``
+    after another token (``f(..).is_ok()``)."""
+    after = node.next_sibling
+    called = after is not None and after.type == "token_tree" and (after.text or b"")[:1] == b"("
+    kind = "call" if called else "use"
+    sep = node.prev_sibling
+    word = sep.prev_sibling if sep is not None and sep.type in {"::", "."} else None
+    if sep is None or word is None:
+        return "", kind, False, False, ""
+    if not (word.type.endswith("identifier") or word.type in {"self", "crate", "super"}):
+        return "?", kind, False, False, ""
+    root = word
+    while (
+        root.prev_sibling is not None and root.prev_sibling.type == "::" and root.prev_sibling.prev_sibling is not None
+    ):
+        root = root.prev_sibling.prev_sibling
+    path = sep.type == "::"
+    return _text(word), kind, path, path and root.type in {"crate", "super", "self"}, ""
 
 
 def _path_root(node: Any) -> str:

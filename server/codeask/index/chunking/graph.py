@@ -5,7 +5,9 @@ made, in C; each capture is then assigned to the chunk holding its row. ``@def``
 names of definitions (functions, methods, classes, structs, types, traits, constants, macros);
 ``@ref`` captures are the names a chunk calls or instantiates (``f()``, ``obj.f()``, ``new X``,
 ``X{}``), the method values it passes (Go's ``http.HandlerFunc(mx.routeHTTP)``, Rust's
-``.map(Self::parse)``, JavaScript's ``on(this.handle)``), the types it takes (type identifiers), the constants it reads (``ALL_CAPS`` names) and
+``.map(Self::parse)``, JavaScript's ``on(this.handle)``), a name a Rust macro's tokens call
+(``assert!(CommandSet::new(..))``: a name before a parenthesised token tree; JavaScript's
+``#private`` methods keep their ``#``), the types it takes (type identifiers), the constants it reads (``ALL_CAPS`` names) and
 the names it imports. A chunk's own definitions are not among its references.
 
 Names are stored unresolved (the last part: ``send``, not ``Session.send``): they are a function
@@ -54,10 +56,10 @@ _PYTHON = """
 _JS_COMMON = """
 (function_declaration name: (identifier) @def)
 (generator_function_declaration name: (identifier) @def)
-(method_definition name: (property_identifier) @def)
+(method_definition name: [(property_identifier) (private_property_identifier)] @def)
 (variable_declarator name: (identifier) @def value: [(arrow_function) (function_expression)])
 (call_expression function: (identifier) @ref)
-(call_expression function: (member_expression property: (property_identifier) @ref))
+(call_expression function: (member_expression property: [(property_identifier) (private_property_identifier)] @ref))
 (new_expression constructor: (identifier) @ref)
 (arguments (member_expression property: (property_identifier) @ref))
 (import_specifier name: (identifier) @ref)
@@ -112,6 +114,7 @@ _RUST = """
 (arguments (scoped_identifier name: (identifier) @ref))
 (scoped_identifier path: (identifier) @ref)
 (macro_invocation macro: (identifier) @ref)
+(token_tree (identifier) @ref . (token_tree))
 (type_identifier) @ref
 """
 

@@ -14,7 +14,8 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
   chunks, its own file included: the definitions it calls, reads or takes, and the code calling what it
   defines, an edge counting when its name is in the selection's text), weighted
   :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), each
-  narrowed to the definition the edge links (``Cart.total``, not the ``Cart`` chunk), with the edge
+  narrowed to the definition the edge links (``Cart.total``, not the ``Cart`` chunk; a caller the
+  chunker split, whole), with the edge
   it came along as ``via`` (``caller of apply_discount in pricing.py:6``) and
   ``via_sure``, so hover's related-code links list the callers and callees, marked so, before code
   that only shares words (no ``via``).
@@ -34,6 +35,8 @@ from codeask.index.walk import is_secret
 from codeask.query.graph import Edge, one_hop
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
+from codeask.query.sites import Site
+from codeask.query.split import widened
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
@@ -41,6 +44,7 @@ from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
     from codeask.index.rows import Hit
+    from codeask.index.store import Store
 
 __all__ = ["RelatedRetrieve", "identifiers"]
 
@@ -60,6 +64,22 @@ def identifiers(text: str, limit: int = 8) -> list[str]:
         order.setdefault(word, i)
     ranked = sorted(counts, key=lambda w: (-len(w) * (1 + ("_" in w or any(c.isupper() for c in w[1:]))), order[w]))
     return ranked[:limit]
+
+
+def _whole_callers(store: Store, edges: list[Edge]) -> list[Edge]:
+    """``edges`` with each caller (an edge whose target chunk does not define the name: the calling
+    definition) widened to its whole definition when the chunker split it
+    (:func:`~codeask.query.split.widened`): the lines ``codeask related`` cites, not a later chunk's."""
+    rows = store.linked([e.target.id for e in edges]) if edges else {}
+    out = []
+    for e in edges:
+        row = rows.get(e.target.id)
+        if row is None or e.name in row.defines:
+            out.append(e)
+            continue
+        (site,) = widened(store, [Site(e.target, e.sure)], {row.hit.id: row.hit}, e.name) or [Site(e.target, e.sure)]
+        out.append(replace(e, target=site.hit, symbol=site.hit.symbol or e.symbol))
+    return out
 
 
 class RelatedRetrieve:
@@ -115,6 +135,7 @@ class RelatedRetrieve:
                 rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
             if target.root == span.root and span.own_ids:
                 edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {}, same_file=True)
+                edges = _whole_callers(store, edges)
                 # the selection's own edges: its chunks may hold other definitions (their callers are not its)
                 edges = [e for e in edges if re.search(rf"\b{re.escape(e.name)}\b", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
