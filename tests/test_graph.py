@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeask.index.chunking import chunk_text
+from codeask.index.chunking import graph as chunk_graph
 from codeask.index.engine import RootIndex
 from codeask.query.pipeline import Document, along_chain
 from codeask.settings import load_settings
@@ -145,6 +146,19 @@ def test_a_moved_file_keeps_its_vectors_and_edges(shop):
     assert rows and any("persist_order" in r["refs"] for r in rows)
     assert not [r for r in chunks if r["path"] == "app/handlers.py"]
     assert [x.path for x in Workspace([shop]).related("persist_order").callers] == ["app/checkout.py"]
+
+
+def test_an_index_written_by_other_graph_queries_is_rebuilt_once(shop, monkeypatch):
+    """A release whose queries capture other names (``GRAPH_VERSION``) re-reads every file once,
+    so no unchanged file keeps the old queries' edges; the vectors come back from the machine's
+    store (none embedded again)."""
+    first = Workspace([shop]).index()
+    assert first.files_changed == 3 and first.chunks_embedded > 0
+    monkeypatch.setattr(chunk_graph, "GRAPH_VERSION", chunk_graph.GRAPH_VERSION + "-next")
+    rebuilt = Workspace([shop]).index()
+    assert (rebuilt.files_changed, rebuilt.chunks_embedded) == (3, 0)
+    assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]
+    assert Workspace([shop]).index().files_changed == 0
 
 
 def test_ask_json_sources_say_via_for_expanded_files(shop):

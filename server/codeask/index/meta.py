@@ -1,10 +1,12 @@
 """Which embedding model and schema an index was built for, and starting over when they change.
 
-The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party"}`` (JSON;
-``third_party``: :data:`codeask.index.kinds.EMBED_THIRD_PARTY`, which decides which rows have a vector at all). Opening an index
+The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party", "graph"}``
+(JSON; ``third_party``: :data:`codeask.index.kinds.EMBED_THIRD_PARTY`, which decides which rows have a
+vector at all; ``graph``: :data:`codeask.index.chunking.graph.GRAPH_VERSION`, which names each row's
+``defines`` and ``refs``). Opening an index
 built with the configured model reads the vector dimension from it (no model load, so ``status``
 and keyword search stay fast); a new index, or another model or schema, needs the model's
-dimension, and another model or schema clears the manifest and deletes the LanceDB folder
+dimension, and another model, schema or graph version clears the manifest and deletes the LanceDB folder
 (vectors of two models are not comparable), once, under the write lock.
 """
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from codeask.imports import load
 from codeask.index import kinds
+from codeask.index.chunking import graph
 from codeask.index.folders import IndexReadOnly
 from codeask.index.manifest import Manifest
 from codeask.settings import Settings
@@ -63,7 +66,15 @@ def open_store(
         dim = int(meta["dim"])
     else:
         dim = model_dim()
-    want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION, "third_party": kinds.EMBED_THIRD_PARTY})
+    want = json.dumps(
+        {
+            "model": model,
+            "dim": dim,
+            "schema": SCHEMA_VERSION,
+            "third_party": kinds.EMBED_THIRD_PARTY,
+            "graph": graph.GRAPH_VERSION,
+        }
+    )
     if have != want and manifest.read_only:
         raise IndexReadOnly(
             f"the index {index_dir} is read-only and was built for another embedding model or "

@@ -29,7 +29,14 @@ from typing import Any
 from codeask.imports import IMPORT_LOCK, load
 from codeask.index.chunking.languages import TREE_SITTER_LANGUAGES
 
-__all__ = ["QUERIES", "MAX_REFS", "Names", "chunk_names"]
+__all__ = ["GRAPH_VERSION", "QUERIES", "MAX_REFS", "Names", "chunk_names"]
+
+#: Bumped whenever the queries below capture other names: the index meta records it
+#: (:mod:`codeask.index.meta`), so an index written by older queries is rebuilt once instead of
+#: keeping their edges for every file that does not change (its vectors come back from the
+#: machine's vector store, :mod:`codeask.index.machine`). 2: a Rust macro's calls and
+#: JavaScript's ``#private`` methods.
+GRAPH_VERSION = "2"
 
 #: Most distinct references kept per chunk (first occurrences): a 60-line chunk rarely has more;
 #: the cap bounds a generated chunk's row.
