@@ -39,7 +39,7 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
-from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms
+from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms, shown
 from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
@@ -201,12 +201,21 @@ class SimpleAnswer:
             limit = min(limit, frame + budget.documents)
             most = len(documents)
         docs, prompt, _ = fit_documents(
-            documents, lambda ds: self.prompt(query, ds), self.llm.count_tokens, limit, max_documents=most
-        )
+            documents, lambda ds: self.prompt(query, self.shown(query, ds, budget)), self.llm.count_tokens, limit,
+            max_documents=most,
+        )  # fmt: skip
         chained = along_chain(docs)  # the fitted documents, in call-chain order for the prompt
         if chained != docs:
-            prompt = self.prompt(query, chained)
+            prompt = self.prompt(query, self.shown(query, chained, budget))
         return prompt, chained, budget
+
+    def shown(self, query: Query, documents: list[Document], budget: Budget) -> list[Document]:
+        """``documents`` as the prompt shows them: under a time budget with their quiet runs left out
+        (:func:`~codeask.query.focus.shown`), else as they are."""
+        if budget.documents is None:
+            return documents
+        terms = question_terms(query.asked, *query.search_texts)
+        return [shown(d, terms) for d in documents]
 
     def tight(self, query: Query, documents: list[Document], tokens: int, frame: int, most: int) -> list[Document]:
         """``documents`` under a time budget of ``tokens`` document tokens
@@ -247,7 +256,7 @@ class SimpleAnswer:
         if room < TIGHT_DOCUMENT_TOKENS:
             return done, documents
         more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
-        rendered = render_documents(self.templates, more, first=len(documents) + 1)
+        rendered = render_documents(self.templates, self.shown(query, more, budget), first=len(documents) + 1)
         second = prompt + continuation(done.text, rendered, more)
         part = replace(part, seconds=round(self.settings.llm.answer_seconds - elapsed(query), 1))  # after counting
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
