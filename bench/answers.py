@@ -32,9 +32,14 @@ Per question it records:
 * the share of paragraphs with a model-written ``[n]`` whose citations point at a document holding
   the code the paragraph names (``right_document_share``: those not ``citations_mismatched``, the
   mismatched ones being re-pointed or marked unverified in what the user sees);
+* the second part, when one ran (``second_part``: the documents it was sent and the lines it kept,
+  from the answer JSON; ``second_parts`` in the result counts them);
 * whether the LLM answered at all (``llm_answered``): after an LLM error (a timeout, a context
   overflow) ``ask`` returns the ranked sources with snippets instead, which scores 0 recall and no
   citation (its quoted code is not an answer).
+
+Key-fact recall is also given over the first 12 questions (``key_fact_recall_first_12``: issue 30's goal of
+0.556 was measured there) and over the rest (``key_fact_recall_rest``).
 
 The result also names the load average at the start and the end (the machine is shared).
 

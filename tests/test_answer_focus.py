@@ -221,6 +221,9 @@ def test_the_time_left_after_the_first_part_reads_more_documents_after_the_same_
         range(1, len(sent) + 1)
     )
     assert [s["path"] for s in answer["sources"]] == sent and answer["also_relevant"] == []
+    # the JSON records what the second part was sent and the lines it kept
+    more = [f"{d['path']}:{d['start_line']}-{d['end_line']}" for d in answer["documents"][in_first:]]
+    assert answer["second_part"] == {"sent": more, "lines_kept": 1}
 
 
 def test_the_second_part_is_pointed_at_the_code_the_first_did_not_name():
@@ -273,6 +276,7 @@ def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):
         _retry_workspace(tmp_path, fake_llm).ask("How is the retry policy of failed connections applied?").to_json()
     )
     assert len(fake_llm.requests) == 1 and len(answer["documents"]) < len(FILES)
+    assert "second_part" not in answer
 
 
 def test_the_second_part_streams_whole_new_lines_and_drops_a_cut_one(fake_llm):
