@@ -97,3 +97,15 @@ def test_the_other_documents_are_cut_to_what_the_best_window_calls_not_to_words_
     sent = _fit(fake_llm, tmp_path, "What happens after dispatch?", [best, second], Speed(40.0, 8.0))
     kept = next(d for d in sent if d.path == "helpers.py")
     assert kept.content.splitlines()[0] == "def finalize(request):"  # not other_thing, named only in words
+
+
+def test_tokens_a_document_leaves_unused_go_to_the_next_ones(tmp_path, fake_llm):
+    second = Document("m.py", "/ws", 1, 81, "walk", "python", _function("walk", "    return 1\n", 80), 0.9)
+    tiny = Document("a.py", "/ws", 1, 2, "keep", "python", "def keep(request):\n    return request\n", 1.0)
+    big = Document("a.py", "/ws", 1, 81, "keep", "python", _function("keep", "    return 1\n", 80), 1.0)
+    question, speed = "How are cookies kept?", Speed(60.0, 8.0)
+    after_tiny = _fit(fake_llm, tmp_path, question, [tiny, second], speed)[1]
+    after_big = _fit(fake_llm, tmp_path, question, [big, second], speed)[1]
+    assert after_tiny.path == after_big.path == "m.py"
+    # the best document's share is planned at twice the others'; what the tiny one left is not lost
+    assert after_tiny.end_line > after_big.end_line
