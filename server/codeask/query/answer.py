@@ -39,7 +39,7 @@ from codeask.query.budget import (
     time_budget,
 )
 from codeask.query.digest import digest_question
-from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms
+from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms, shown
 from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
 from codeask.query.pipeline import Document, Query, along_chain, per_file
 from codeask.query.result import Withheld, source_link
@@ -201,12 +201,21 @@ class SimpleAnswer:
             limit = min(limit, frame + budget.documents)
             most = len(documents)
         docs, prompt, _ = fit_documents(
-            documents, lambda ds: self.prompt(query, ds), self.llm.count_tokens, limit, max_documents=most
-        )
+            documents, lambda ds: self.prompt(query, self.shown(query, ds, budget)), self.llm.count_tokens, limit,
+            max_documents=most,
+        )  # fmt: skip
         chained = along_chain(docs)  # the fitted documents, in call-chain order for the prompt
         if chained != docs:
-            prompt = self.prompt(query, chained)
+            prompt = self.prompt(query, self.shown(query, chained, budget))
         return prompt, chained, budget
+
+    def shown(self, query: Query, documents: list[Document], budget: Budget) -> list[Document]:
+        """``documents`` as the prompt shows them: under a time budget with their quiet runs left out
+        (:func:`~codeask.query.focus.shown`), else as they are."""
+        if budget.documents is None:
+            return documents
+        terms = question_terms(query.asked, *query.search_texts)
+        return [shown(d, terms) for d in documents]
 
     def tight(self, query: Query, documents: list[Document], tokens: int, frame: int, most: int) -> list[Document]:
         """``documents`` under a time budget of ``tokens`` document tokens
@@ -225,14 +234,15 @@ class SimpleAnswer:
 
     def second_part(
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
-    ) -> tuple[Completion, list[Document]]:
-        """``(done, documents)`` with a second part (:mod:`codeask.query.more`) when the time left
+    ) -> tuple[Completion, list[Document], dict[str, object] | None]:
+        """``(done, documents, record)`` with a second part (:mod:`codeask.query.more`) when the time left
         after the first part ``done`` (its speed recorded) reads more of the retrieved documents: the
         lines the first part cut from its best documents (:func:`~codeask.query.more.remainders`), then
         the next-ranked ones not sent, trimmed as the first part's (:meth:`tight`), numbered on from ``documents``, appended to
         ``prompt`` after the first part's text, within the model's context and its document cap
         (:func:`~codeask.query.budget.document_cap`). Unchanged when there is no time or room for
-        it, nothing more to send, or the second call failed before any text."""
+        it, nothing more to send, or the second call failed before any text. ``record`` (the answer's
+        ``second_part``, ``None`` when none ran): ``{"sent": ["path:first-last", ...], "lines_kept"}``."""
         speed = self.speeds.record(self.llm, done.speed)
         part = continuation_tokens(budget, speed, done, self.settings.llm.answer_seconds - elapsed(query))
         safe = safe_documents(query.documents, self.settings, query.withheld)
@@ -240,21 +250,22 @@ class SimpleAnswer:
         rest = about(rest, question_terms(query.asked, *query.search_texts))  # something to say on the question
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
-            return done, documents
+            return done, documents, None
         head = prompt + continuation(done.text, "", [])
         system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
         room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
         if room < TIGHT_DOCUMENT_TOKENS:
-            return done, documents
+            return done, documents, None
         more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
-        rendered = render_documents(self.templates, more, first=len(documents) + 1)
+        rendered = render_documents(self.templates, self.shown(query, more, budget), first=len(documents) + 1)
         second = prompt + continuation(done.text, rendered, more)
         part = replace(part, seconds=round(self.settings.llm.answer_seconds - elapsed(query), 1))  # after counting
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
+        record = {"sent": [f"{d.label}:{d.start_line}-{d.end_line}" for d in more], "lines_kept": 0}
         if extra is None:
-            return done, documents
+            return done, documents, record
         self.speeds.record(self.llm, extra.speed)
-        return joined(done, extra), [*documents, *more]
+        return joined(done, extra), [*documents, *more], {**record, "lines_kept": len(extra.text.splitlines())}
 
     def __call__(self, query: Query) -> Query:
         if not query.documents:
@@ -290,8 +301,9 @@ class SimpleAnswer:
                 query.errors.append(str(exc))
                 query.prompt_documents = None
                 return NoLLMAnswer()(query)
+        second = None
         if budget.seconds is not None:
-            done, documents = self.second_part(query, prompt, documents, budget, done)
+            done, documents, second = self.second_part(query, prompt, documents, budget, done)
         query.prompt_documents = documents
         query.finish_reason = done.finish_reason
         query.cut_reason = cut_reason(done, budget, self.settings.llm, elapsed(query))
@@ -310,6 +322,7 @@ class SimpleAnswer:
             retried_with_fewer=retried,
             seconds=round(done.seconds, 2),
             time_budget=budget_json(budget),
+            second_part=second,
         )
         return query
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 from codeask.index.chunking.symbols import definitions
 from codeask.index.rows import IDENT, split_identifier
 from codeask.lines import split_lines
+from codeask.query.elide import MARKER, elided_lines, quiet_runs
 from codeask.query.pipeline import Document
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "code_names",
     "line_score",
     "focus",
+    "shown",
     "labelled",
     "CHARS_PER_TOKEN",
     "DEFINITION_BONUS",
@@ -49,6 +51,9 @@ DEFINITION_BONUS = 2
 #: after the view returns?" was sent the docstring of the ``dispatch_request`` above it, which
 #: names more of its plain words, and not ``full_dispatch_request``'s body.
 NAMED_BONUS = 4
+#: Characters a quiet run's marker line costs in :func:`focus` (:data:`~codeask.query.elide.MARKER`
+#: with six-digit line numbers and a docstring's indentation).
+_MARKER_COST = len(MARKER.format(indent=" " * 8, first=100000, last=100000, what="docstring")) + 1
 #: Characters per token where the endpoint cannot count (the estimate of
 #: :func:`codeask.llm.protocol.estimate_tokens`).
 CHARS_PER_TOKEN = 3.0
@@ -150,13 +155,16 @@ def focus(
     repeating "redirect" must not outrank the docstring naming four of the question's words (a
     newcomer's question on requests' ``should_strip_auth`` was sent ``get_redirect_target``'s
     comment). A run starting at a definition named in ``names`` (:func:`code_names`) counts
-    :data:`NAMED_BONUS` more. ``start_line`` and ``end_line`` follow the lines kept; ``document``
-    itself when all of it fits."""
+    :data:`NAMED_BONUS` more. The quiet runs :func:`shown` leaves out cost only their marker line,
+    so a window past a long docstring reaches the code after it. ``start_line`` and ``end_line``
+    follow the lines kept; ``document`` itself when all of it fits."""
     lines = split_lines(document.content)
     costs = [(len(line) + 1) / chars_per_token for line in lines]
     if sum(costs) <= tokens:
         return document
     hits = [_words(line) & terms for line in lines]
+    for run in quiet_runs(lines, document.language, {i for i, hit in enumerate(hits) if hit}):
+        costs[run.first : run.last + 1] = [_MARKER_COST / chars_per_token] + [0.0] * (run.last - run.first)
     spans = _definitions(lines, document.language) if any(hits) or names else []
     # a definition holding a matched line: the run starting at its first line gets the bonus,
     # one the question (or the best document) names more
@@ -181,6 +189,20 @@ def focus(
         start_line=document.start_line + first,
         end_line=document.start_line + last - 1,
     )
+
+
+def shown(document: Document, terms: frozenset[str]) -> Document:
+    """``document`` as a local model is sent it (:mod:`codeask.query.elide`): each quiet run (a
+    docstring's body; a comment block naming none of the question's ``terms``) replaced by a marker
+    line naming the lines it stands for; its ``start_line``/``end_line`` unchanged, so its source
+    and link keep the lines as indexed. :func:`focus` costs a window so, so that these lines leave
+    room for more code."""
+    lines = split_lines(document.content)
+    hits = {i for i, line in enumerate(lines) if _words(line) & terms}
+    runs = quiet_runs(lines, document.language, hits)
+    if not runs:
+        return document
+    return replace(document, content="\n".join(elided_lines(lines, runs, document.start_line)))
 
 
 def labelled(document: Document) -> Document:

@@ -281,11 +281,14 @@ class Answer:
     question_digest: dict[str, int] | None = None
     """``{"chars_in", "chars_sent"}`` when the question was cut to a digest for the search and the
     model (:mod:`codeask.query.digest`); ``None`` when all of it was used."""
+    second_part: dict[str, Any] | None = None
+    """A local model's second part (:mod:`codeask.query.more`): ``{"sent": ["path:first-last", ...],
+    "lines_kept"}`` (0: it kept no line); left out of the JSON when none ran."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a plain dict (sources as dicts); ``error``, ``cut_reason``, ``citations``,
-        ``citations_attributed``, ``citations_any``, ``citations_mismatched`` and ``question_digest``
-        are left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
+        ``citations_attributed``, ``citations_any``, ``citations_mismatched``, ``question_digest`` and
+        ``second_part`` are left out when ``None``; ``finish_reason`` and ``truncated`` are always there."""
         out = asdict(self)
         out["withheld"] = [w.to_json() for w in self.withheld]
         for key in (
@@ -297,6 +300,7 @@ class Answer:
             "citations_any",
             "citations_mismatched",
             "question_digest",
+            "second_part",
         ):
             if out[key] is None:
                 del out[key]
@@ -345,6 +349,7 @@ class Answer:
             not_reindexed=not_reindexed,
             cut_documents=_cut(query),
             question_digest=query.digest.to_json() if query.digest is not None and query.digest.shortened else None,
+            second_part=next((e.data.get("second_part") for e in query.history if e.step == "answer"), None),
             **cited,
         )
         answer.markdown = body + answer.footer()
