@@ -229,6 +229,32 @@ def test_the_time_left_after_the_first_part_reads_more_documents_after_the_same_
     assert answer["second_part"] == {"sent": more, "lines_kept": 1}
 
 
+def test_a_second_part_records_its_writing_speed_not_its_cached_reading(tmp_path, fake_llm):
+    """The second part's prompt is mostly the first's, cached by the server: llama.cpp reports its
+    few new tokens read fast (100-108 tokens/s where a first prompt reads at ~45 in a33's run), and
+    sizing the next ask's first prompt on that over-filled it. Its writing speed still counts."""
+    _seed_speed(fake_llm, Speed(40.0, 40.0))
+    first = {"prompt_n": 600, "prompt_per_second": 40.0, "predicted_n": 40, "predicted_per_second": 40.0}
+    cached = {"prompt_n": 120, "prompt_per_second": 900.0, "predicted_n": 40, "predicted_per_second": 12.5}
+
+    def reply(request) -> str:
+        second = "## Your answer so far" in str(request)
+        fake_llm.timings = cached if second else first
+        return (
+            "- [3] `retry_backoff` waits 2**attempt seconds."
+            if second
+            else "- [1] `retry_policy` allows three retries."
+        )
+
+    fake_llm.responder = reply
+    answer = _retry_workspace(tmp_path, fake_llm).ask("How is the retry policy of failed connections applied?")
+    assert answer.to_json()["second_part"]["lines_kept"] == 1
+    samples = json.loads((Path(os.environ["CODEASK_CACHE_DIR"]) / CACHE_FILE).read_text())
+    (entry,) = samples.values()
+    assert [rate for rate, _ in entry["prompt"]] == [40.0]  # the cached second part's 900 is not a sample
+    assert [rate for rate, _ in entry["generated"]] == [40.0, 12.5]
+
+
 def test_the_second_part_is_pointed_at_the_code_the_first_did_not_name():
     from codeask.query.more import continuation
 

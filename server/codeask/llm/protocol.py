@@ -98,6 +98,13 @@ class Speed:
             self.generated if self.generated is not None else older.generated,
         )
 
+    def writing(self) -> Speed:
+        """The writing rate alone, for a call whose prompt the server had mostly cached (a second
+        part after the first part's prompt): llama.cpp reads its few new tokens at 100-108
+        tokens/s where a whole first prompt reads at ~45 (a33's issue-30 run), so that reading
+        rate would over-fill the next first prompt."""
+        return Speed(None, self.generated)
+
 
 @dataclass
 class Completion:

@@ -264,7 +264,7 @@ class SimpleAnswer:
         record = {"sent": [f"{d.label}:{d.start_line}-{d.end_line}" for d in more], "lines_kept": 0}
         if extra is None:
             return done, documents, record
-        self.speeds.record(self.llm, extra.speed)
+        self.speeds.record(self.llm, extra.speed.writing() if extra.speed else None)  # its prompt was cached
         return joined(done, extra), [*documents, *more], {**record, "lines_kept": len(extra.text.splitlines())}
 
     def __call__(self, query: Query) -> Query:
