@@ -365,19 +365,7 @@ FINALIZE = '''    def after_view_returns(self, view, request):
 
     def log_timings(self, started):
         """Logs how long each stage took."""
-        self.logger.info('stage 0: %s', started + 0)
-        self.logger.info('stage 1: %s', started + 1)
-        self.logger.info('stage 2: %s', started + 2)
-        self.logger.info('stage 3: %s', started + 3)
-        self.logger.info('stage 4: %s', started + 4)
-        self.logger.info('stage 5: %s', started + 5)
-        self.logger.info('stage 6: %s', started + 6)
-        self.logger.info('stage 7: %s', started + 7)
-        self.logger.info('stage 8: %s', started + 8)
-        self.logger.info('stage 9: %s', started + 9)
-        self.logger.info('stage 10: %s', started + 10)
-        self.logger.info('stage 11: %s', started + 11)
-'''
+''' + "".join(f"        self.logger.info('stage {i}: %s', started + {i})\n" for i in range(12))
 
 
 def test_a_tight_document_starts_at_the_definition_the_question_names_or_the_best_one_calls(tmp_path, fake_llm):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from codeask.query.result import Answer, Source
 from codeask.workspace import Workspace
+from tests.workspaces import write_tree
 
 QUESTION = "how does lease renewal work"
 
@@ -33,29 +34,25 @@ def _entered(answer: Answer, path: str) -> Source:
     return answer.sources[paths.index(path)]
 
 
-def _notes(root: Path, n: int) -> None:
+def _notes(n: int) -> dict[str, str]:
     """``n`` files ``src/note_<i>.py`` that repeat the question's words and link to nothing."""
-    for i in range(n):
-        (root / "src" / f"note_{i}.py").write_text(
-            f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return text\n",
-            encoding="utf-8",
-        )
+    return {
+        f"src/note_{i}.py": f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return text\n"
+        for i in range(n)
+    }
 
 
 def workspace(root: Path) -> Path:
     """``src/lease.py`` renews through ``window_for`` of ``src/window.py`` (one question word);
     ``src/note_*.py`` repeat the question's words and link to nothing."""
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "lease.py").write_text(
-        "from window import window_for\n\n\ndef lease_renewal(lease):\n"
-        "    # lease renewal: extend the lease by its window\n    return lease.extend(window_for(lease))\n",
-        encoding="utf-8",
-    )
-    (root / "src" / "window.py").write_text(
-        "def window_for(record):\n    # how long a lease may run\n    return record.period * 2\n", encoding="utf-8"
-    )
-    _notes(root, 6)
-    return root
+    files = {
+        "src/lease.py": (
+            "from window import window_for\n\n\ndef lease_renewal(lease):\n"
+            "    # lease renewal: extend the lease by its window\n    return lease.extend(window_for(lease))\n"
+        ),
+        "src/window.py": "def window_for(record):\n    # how long a lease may run\n    return record.period * 2\n",
+    }
+    return write_tree(root, files | _notes(6))
 
 
 def test_the_best_files_callee_enters_the_files_kept_and_says_why(tmp_path: Path) -> None:
@@ -89,19 +86,15 @@ def whole_file_workspace(root: Path) -> Path:
     """``src/lease.py``: ``lease_renewal`` (the question's words) and ``settle_ledger`` (none), each
     its own chunk; ``src/billing.py`` calls ``settle_ledger`` and shares no word with the question;
     ``src/other.py`` links to nothing; two notes repeat the question's words."""
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "lease.py").write_text(
-        _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease")
-        + _function("settle_ledger", "close the books"),
-        encoding="utf-8",
-    )
-    (root / "src" / "billing.py").write_text(
-        "def invoice(account):\n    return settle_ledger(account)\n",
-        encoding="utf-8",
-    )
-    (root / "src" / "other.py").write_text("def unrelated(account):\n    return account.id\n", encoding="utf-8")
-    _notes(root, 2)
-    return root
+    files = {
+        "src/lease.py": (
+            _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease")
+            + _function("settle_ledger", "close the books")
+        ),
+        "src/billing.py": "def invoice(account):\n    return settle_ledger(account)\n",
+        "src/other.py": "def unrelated(account):\n    return account.id\n",
+    }
+    return write_tree(root, files | _notes(2))
 
 
 def test_a_module_using_the_best_files_other_definition_enters_and_says_why(tmp_path: Path) -> None:
@@ -124,23 +117,18 @@ def packed_workspace(root: Path) -> Path:
     from ``invoice``, its second definition; ``tests/test_guess.py`` calls a ``settle_ledger`` of a
     fixture (by the name only); two notes repeat the
     question's words."""
-    (root / "src").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "src" / "lease.py").write_text(
-        _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease", 56)
-        + "def tiny(record):\n    return record\n\n\n"
-        + _function("settle_ledger", "close the books", 8),
-        encoding="utf-8",
-    )
-    (root / "src" / "billing.py").write_text(
-        "def header(account):\n    return account.name\n\n\ndef invoice(account):\n    return settle_ledger(account)\n",
-        encoding="utf-8",
-    )
-    (root / "tests" / "test_guess.py").write_text(
-        "def test_close(conn):\n    assert conn.settle_ledger() == 0\n", encoding="utf-8"
-    )
-    _notes(root, 2)
-    return root
+    files = {
+        "src/lease.py": (
+            _function("lease_renewal", "lease renewal: how a lease renewal works, extend the lease", 56)
+            + "def tiny(record):\n    return record\n\n\n"
+            + _function("settle_ledger", "close the books", 8)
+        ),
+        "src/billing.py": (
+            "def header(account):\n    return account.name\n\n\ndef invoice(account):\n    return settle_ledger(account)\n"
+        ),
+        "tests/test_guess.py": "def test_close(conn):\n    assert conn.settle_ledger() == 0\n",
+    }
+    return write_tree(root, files | _notes(2))
 
 
 def test_a_whole_file_link_cites_the_using_definition_and_the_defined_line(tmp_path: Path) -> None:
@@ -179,12 +167,11 @@ def test_the_files_past_the_first_three_score_no_higher_than_the_third(tmp_path:
 
 def test_a_retrieved_span_beside_the_linked_definition_does_not_say_it_is_the_link(tmp_path: Path) -> None:
     root = packed_workspace(tmp_path / "ws")
-    (root / "src" / "billing.py").write_text(  # header: the question's words, its own chunk; invoice: the link
+    billing = (
         _function("header", "lease renewal of a lease", 56)
-        + "def invoice(account):\n    return settle_ledger(account)\n",
-        encoding="utf-8",
+        + "def invoice(account):\n    return settle_ledger(account)\n"
     )
-    _notes(root, 6)
+    write_tree(root, {"src/billing.py": billing} | _notes(6))  # header: the question's words, its own chunk
     sources = [s for s in _asked(root).sources if s.path == "src/billing.py"]
     assert sources and all(s.via == "" for s in sources if s.symbol == "header")  # header calls no settle_ledger
     assert all(s.via.startswith("caller of settle_ledger") for s in sources if s.symbol == "invoice")
