@@ -60,7 +60,9 @@ def test_cli_refuses_what_the_indexer_never_reads_and_sends_nothing(sample_works
 
 def test_a_secret_value_in_the_selection_or_its_related_code_never_reaches_the_llm(sample_workspace, fake_llm):
     pricing = sample_workspace / "src/shop/pricing.py"
-    pricing.write_text(pricing.read_text() + f'\nGATEWAY_KEY = "{AWS_KEY}"\n', encoding="utf-8")
+    rate = "    rate = COUPONS.get(coupon, 0.0)\n"  # the key inside the related definition, which is sent
+    pricing.write_text(pricing.read_text().replace(rate, f'{rate}    gateway_key = "{AWS_KEY}"\n'), encoding="utf-8")
+    assert AWS_KEY in pricing.read_text(encoding="utf-8")
     cart = sample_workspace / "src/shop/cart.py"
     cart.write_text(cart.read_text() + f'\n\nBACKUP_KEY = "{AWS_KEY}"\n', encoding="utf-8")
     n = len(cart.read_text().splitlines())

@@ -58,3 +58,46 @@ def test_hover_cites_a_split_caller_at_its_whole_definition(tmp_path):
         definition.start_line,
         definition.end_line,
     )
+
+
+STORE = {
+    "web/store.py": (
+        "class OrderStore:\n    def __init__(self):\n        self.rows = {}\n\n"
+        "    def put_order(self, key, row):\n        self.rows[key] = row\n\n"
+        "    def load_order(self, key):\n        row = self.rows[key]\n        return row\n\n"
+        "    def drop_order(self, key):\n        del self.rows[key]\n"
+    ),
+    "web/api.py": "def show_order(store, key):\n    return store.load_order(key)\n",
+}
+
+
+def test_hover_cites_a_callee_packed_with_others_at_its_own_lines(tmp_path):
+    """``show_order`` calls ``OrderStore.load_order``, packed in one chunk with its class's other
+    methods: hover's related code cites that method's lines, as ``codeask related`` does (it cited
+    the whole chunk: requests' ``RequestsCookieJar.get`` as 176-233 for 194-204)."""
+    root = write_tree(tmp_path / "ws", STORE)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    (definition,) = ws.related("OrderStore.load_order").definitions
+    span = make_span(ws, str(root / "web/api.py"), 1, 2)
+    got = explain(ws, span, brief=True, no_llm=True)
+    callee = next(s for s in got.sources if s.path == "web/store.py" and s.via)
+    assert (callee.symbol, callee.start_line, callee.end_line) == (
+        "OrderStore.load_order",
+        definition.start_line,
+        definition.end_line,
+    )
+
+
+def test_hover_cites_a_split_caller_once(tmp_path):
+    """The chunk holding the call of a split caller that hover cites whole (keyword search finds it
+    too) is not listed again below it: requests' ``resolve_redirects`` 159-280 was followed by its
+    own chunk 219-261 under "Similar code"."""
+    sessions = REDIRECTS["web/sessions.py"].removeprefix("from web.auth import rebuild_auth\n\n\n")  # no import chunk
+    files = {**REDIRECTS, "web/sessions.py": sessions}
+    root = write_tree(tmp_path / "ws", files)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    got = explain(ws, make_span(ws, str(root / "web/auth.py"), 1, 2), brief=True, no_llm=True)
+    cited = [(s.start_line, s.end_line) for s in got.sources if s.path == "web/sessions.py"]
+    assert len(cited) == 1, cited

@@ -82,6 +82,13 @@ def _whole_callers(store: Store, edges: list[Edge]) -> list[Edge]:
     return out
 
 
+def _definition(edge: Edge) -> Hit:
+    """The definition ``edge`` links (:meth:`~codeask.query.graph.Edge.definition`, not its whole
+    chunk: a method packed with its class's others), named by the edge's symbol."""
+    shown = edge.definition()
+    return replace(shown, symbol=edge.symbol or shown.symbol)
+
+
 class RelatedRetrieve:
     """The explain retriever: pending -> retrieved with the code related to the selection.
 
@@ -169,21 +176,23 @@ class RelatedRetrieve:
     ) -> list[Document]:
         """The first :attr:`limit` documents of ``fused`` (best first), at most :attr:`per_file` of a
         file; a graph neighbour (in ``linked``, by root and chunk id) narrowed to the definition its
-        edge links, with the edge's ``via`` and ``via_sure``."""
+        edge links (:meth:`~codeask.query.graph.Edge.definition`: a method packed with its class's
+        others at its own lines, as ``codeask related`` cites it), with the edge's ``via`` and
+        ``via_sure``; none inside the lines of a document already kept."""
         documents: list[Document] = []
         per_file: dict[tuple[str, str], int] = {}
         for score, _, root, hit in fused:
             key = (root, hit.path)
-            if per_file.get(key, 0) >= self.per_file:
-                continue
-            per_file[key] = per_file.get(key, 0) + 1
             edge = linked.get((root, hit.id))
-            if edge is None:
-                documents.append(Document.from_hit(hit, root, score, labels.get(root, "")))
-            else:
-                shown = edge.labelled()  # the calling definition
-                doc = Document.from_hit(shown, root, score, labels.get(root, ""))
-                documents.append(replace(doc, via=edge.via, via_sure=edge.sure))
+            shown = hit if edge is None else _definition(edge)
+            inside = any(
+                d.key() == key and d.start_line <= shown.start_line <= shown.end_line <= d.end_line for d in documents
+            )
+            if per_file.get(key, 0) >= self.per_file or inside:
+                continue  # a chunk of a split caller already cited whole is that caller again
+            per_file[key] = per_file.get(key, 0) + 1
+            doc = Document.from_hit(shown, root, score, labels.get(root, ""))
+            documents.append(doc if edge is None else replace(doc, via=edge.via, via_sure=edge.sure))
             if len(documents) >= self.limit:
                 break
         return documents
