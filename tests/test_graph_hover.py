@@ -5,7 +5,7 @@ hover over ``apply_discount`` listed ``shipping_cost``, unmarked, beside its rea
 
 from __future__ import annotations
 
-from codeask.query.explain import explain, make_span
+from codeask.query.explain import Explanation, explain, make_span
 from codeask.workspace import Workspace
 from tests.conftest import SAMPLE
 from tests.workspaces import write_tree
@@ -42,16 +42,21 @@ REDIRECTS = {
 }
 
 
+def _hovered(tmp_path, files: dict[str, str], path: str, lines: tuple[int, int]) -> tuple[Workspace, Explanation]:
+    """``files`` indexed keyword-only, then hover's related code (explain, brief, no LLM) of
+    ``path``'s 1-based ``lines``."""
+    root = write_tree(tmp_path / "ws", files)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    return ws, explain(ws, make_span(ws, str(root / path), *lines), brief=True, no_llm=True)
+
+
 def test_hover_cites_a_split_caller_at_its_whole_definition(tmp_path):
     """requests' ``resolve_redirects`` calls ``rebuild_auth`` from a later chunk of its split body:
     hover's related code cites it at the lines ``codeask related`` gives (it cited that chunk,
     219-261 for 159-281)."""
-    root = write_tree(tmp_path / "ws", REDIRECTS)
-    ws = Workspace([root])
-    ws.index(embed=False)
+    ws, got = _hovered(tmp_path, REDIRECTS, "web/auth.py", (1, 2))
     (definition,) = ws.related("resolve_redirects").definitions
-    span = make_span(ws, str(root / "web/auth.py"), 1, 2)
-    got = explain(ws, span, brief=True, no_llm=True)
     caller = next(s for s in got.sources if s.path == "web/sessions.py")
     assert (caller.symbol, caller.start_line, caller.end_line) == (
         "Mixin.resolve_redirects",
@@ -75,12 +80,8 @@ def test_hover_cites_a_callee_packed_with_others_at_its_own_lines(tmp_path):
     """``show_order`` calls ``OrderStore.load_order``, packed in one chunk with its class's other
     methods: hover's related code cites that method's lines, as ``codeask related`` does (it cited
     the whole chunk: requests' ``RequestsCookieJar.get`` as 176-233 for 194-204)."""
-    root = write_tree(tmp_path / "ws", STORE)
-    ws = Workspace([root])
-    ws.index(embed=False)
+    ws, got = _hovered(tmp_path, STORE, "web/api.py", (1, 2))
     (definition,) = ws.related("OrderStore.load_order").definitions
-    span = make_span(ws, str(root / "web/api.py"), 1, 2)
-    got = explain(ws, span, brief=True, no_llm=True)
     callee = next(s for s in got.sources if s.path == "web/store.py" and s.via)
     assert (callee.symbol, callee.start_line, callee.end_line) == (
         "OrderStore.load_order",
@@ -94,10 +95,6 @@ def test_hover_cites_a_split_caller_once(tmp_path):
     too) is not listed again below it: requests' ``resolve_redirects`` 159-280 was followed by its
     own chunk 219-261 under "Similar code"."""
     sessions = REDIRECTS["web/sessions.py"].removeprefix("from web.auth import rebuild_auth\n\n\n")  # no import chunk
-    files = {**REDIRECTS, "web/sessions.py": sessions}
-    root = write_tree(tmp_path / "ws", files)
-    ws = Workspace([root])
-    ws.index(embed=False)
-    got = explain(ws, make_span(ws, str(root / "web/auth.py"), 1, 2), brief=True, no_llm=True)
+    _, got = _hovered(tmp_path, {**REDIRECTS, "web/sessions.py": sessions}, "web/auth.py", (1, 2))
     cited = [(s.start_line, s.end_line) for s in got.sources if s.path == "web/sessions.py"]
     assert len(cited) == 1, cited
