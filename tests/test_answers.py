@@ -298,3 +298,15 @@ def test_a_citation_of_a_document_defining_a_name_it_uses_agrees_when_two_define
     assert check.mismatched == [1] and check.unverified == [{"paragraph": 1, "n": 3}]  # [3] defines neither
     first = check.markdown.splitlines()[0]
     assert first.startswith(f"- [[2]]({rest.uri}) `Session.prepare_request`") and "named here" not in first
+
+
+def test_a_definition_outranks_its_files_path_when_re_pointing():
+    """Two windows of one file: the paragraph names the file's path first, then a method the first
+    window defines, and cites the second (the class head). It is re-pointed to the window defining
+    the method (the path's attribution had taken that window's place, so it was only mismatched)."""
+    docs = [
+        _code("src/flask/app.py", "def send_static_file(self, filename):\n    return send_from_directory(filename)\n"),
+        _code("src/flask/app.py", "class Flask(App):\n    static_folder = None\n"),
+    ]
+    check = check_citations("- [2] In `flask/app.py`, `send_static_file` serves the static files.", docs)
+    assert check.repointed == [{"paragraph": 0, "from": 2, "to": 1, "name": "send_static_file"}]

@@ -244,7 +244,10 @@ def _defines(document: Document, name: str) -> bool:
 
 def attribute(text: str, documents: list[Document], *, paragraph: int = 0) -> list[Attribution]:
     """The citations ``text`` (one paragraph) earns from the names it uses (see the module
-    docstring): at most one per document, in the order the names appear."""
+    docstring): at most one per document, in the order the names appear; a document both named by
+    its path and defining a later name is attributed for the definition (so a model citation of
+    another window of that file is re-pointed to it: "- [2] `send_static_file` in `flask/app.py`",
+    defined in [1], the `Flask` class head in [2])."""
     found: list[Attribution] = []
     seen: set[int] = set()
     for name, is_path in _names(text):
@@ -260,6 +263,11 @@ def attribute(text: str, documents: list[Document], *, paragraph: int = 0) -> li
         if hit is not None and hit[0] not in seen:
             seen.add(hit[0])
             found.append(Attribution(paragraph, hit[0], name, hit[1]))
+        elif hit is not None and hit[1] == "defined":  # a definition outranks the file's path or a mention
+            found = [
+                Attribution(paragraph, a.n, name, "defined") if a.n == hit[0] and a.how != "defined" else a
+                for a in found
+            ]
     return found
 
 
