@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -95,11 +95,12 @@ class Edge:
         it is packed in), or for a caller the definition holding the use (``target`` is cut to it)."""
         return declaration(self.target, self.name) if self.symbol.rsplit(".", 1)[-1] == self.name else self.target
 
-    def followed(self) -> bool:
+    def followed(self, only: Callable[[str], bool] | None = None) -> bool:
         """Whether the graph steps follow the edge: not into a test by the name alone
         (``sock.send()`` in a socket test is no use of ``Session.send``, a ``conn.close()`` no call
-        of a project's ``close``); a test that calls the definition surely still counts."""
-        return self.sure > NAME_ONLY or self.target.kind != "test"
+        of a project's ``close``; a test that calls the definition surely still counts), and only to
+        a path ``only`` accepts when given (``query.options.path_glob``)."""
+        return (self.sure > NAME_ONLY or self.target.kind != "test") and (only is None or only(self.target.path))
 
 
 def _resolved(name: str, seed: Hit, rows: Sequence[Linked]) -> list[tuple[Linked, float, str]]:

@@ -156,7 +156,7 @@ class Expand:
         best: dict[tuple[str, str], tuple[float, str, str, Edge]] = {}
         for root, label, e in found:
             key = (root, e.target.path)
-            if key in have or not e.followed() or (only is not None and not only(e.target.path)):
+            if key in have or not e.followed(only):
                 continue
             source = f"{root}\0{e.source_path}" if e.source_path else _QUESTION
             node = f"{root}\0{e.target.path}"

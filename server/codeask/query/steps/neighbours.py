@@ -155,7 +155,7 @@ class Neighbours:
             seeds = {d.path for d in near[:SEEDS] if (target.root, d.path) in files[:SEEDS]}
             rows = [by_id[d.id] for d in near if d.id in by_id]
             edges, _ = one_hop(store, rows, {d.path: d.label for d in near}, names)
-            for e in (e for e in edges if _followed(e, only)):
+            for e in (e for e in edges if e.followed(only)):
                 link, strength = (
                     links[(target.root, e.target.path)],
                     e.weight * (1 + term_overlap(terms, e.definition())),
@@ -166,7 +166,7 @@ class Neighbours:
             whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
             callees, users = file_links(store, list(whole.values()), {d.path: d.label for d in near})
             for e, user in [(e, False) for e in callees] + [(e, True) for e in users]:
-                if _followed(e, only):
+                if e.followed(only):
                     link = links[(target.root, e.target.path)]
                     names_of = link.users if user else link.callees
                     names_of[e.name] = max(names_of.get(e.name, 0.0), e.sure)
@@ -222,12 +222,6 @@ class Neighbours:
                     d = replace(d, via=edge.via, via_path=edge.source_path, via_sure=edge.sure)
                 out.append(d)
         return out
-
-
-def _followed(edge: Edge, only: Callable[[str], bool] | None) -> bool:
-    """Whether ``edge`` is a link to follow: :meth:`Edge.followed`, its target within
-    ``query.options.path_glob`` (``only``)."""
-    return edge.followed() and (only is None or only(edge.target.path))
 
 
 def _below(
