@@ -19,6 +19,8 @@ __all__ = [
     "CONSTRUCTS",
     "INFERRED",
     "FIELDS",
+    "LITERALS",
+    "CONTAINER_TYPES",
 ]
 
 #: Nodes that reach a name through a receiver or qualifier (``a.b``, ``a->b``, ``a::b``): the
@@ -137,3 +139,14 @@ CONSTRUCTS = frozenset({"composite_literal", "struct_expression", "new_expressio
 INFERRED = frozenset({"var", "auto"})
 #: ``(node, parent)`` types of a field's name whose declaration types it (Go's, C's, TypeScript's class field).
 FIELDS = {("field_identifier", "field_declaration"), ("property_identifier", "public_field_definition")}
+#: Literal values of a builtin type (a dict, list, set, tuple, string or number; Rust's array, Java's array
+#: initializer): a variable bound to one holds no project class. Not JavaScript's ``object``, whose
+#: methods are the project's (``const api = {get() {..}}``).
+LITERALS = frozenset(
+    {"dictionary", "list", "set", "tuple", "string", "concatenated_string", "integer", "float"}
+    | {"list_comprehension", "dictionary_comprehension", "set_comprehension"}
+    | {"array", "template_string", "number", "array_expression", "string_literal", "raw_string_literal"}
+    | {"array_initializer", "interpreted_string_literal", "int_literal", "float_literal"}
+)
+#: Go composite literals' types that are builtins (``map[K]V{}``, ``[]T{}``, ``[n]T{}``).
+CONTAINER_TYPES = frozenset({"map_type", "slice_type", "array_type", "implicit_length_array_type"})

@@ -17,7 +17,8 @@ the file imports from the project (``json.dumps``, ``mock.patch`` are no alias, 
 file imports ``json`` and ``mock`` from elsewhere; not in Go or
 Rust, where a qualifier is a package or module), or through a Rust path from this crate
 (``crate::``, ``super::``); else :data:`NAME_ONLY`. ``0.0`` when those lines never use ``name``
-as code (a word in a comment or a string), or only through another Go package or Rust module
+as code (a word in a comment or a string), or only through a variable holding a builtin literal
+(``kwargs = {..}; kwargs.update(..)``: :meth:`~codeask.query.uses.Uses.builtin`), or only through another Go package or Rust module
 (``http.Handler`` is not the project's ``Handler``), through a package or module path to a method
 (``walk::scan`` is not ``WorkerState::scan``), through a Rust path naming another type
 (``Vec::new()`` is no ``WorkerState::new``), from C to a C++ file's method, or a value of another package's type (``next
@@ -134,6 +135,8 @@ def sureness(
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
             continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
+        if r not in SELF and found.builtin(r, use.line):
+            continue  # kwargs = {..}; kwargs.update(..): a builtin's method, no project's
         if not packaged and use.plain and r[:1].islower() and r not in found.bound and from_elsewhere(r, imports, path):
             continue  # another package's module (mock.patch after from unittest import mock)
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::

@@ -21,10 +21,12 @@ from codeask.query.node_types import (
     BINDS,
     CALLS,
     CONSTRUCTS,
+    CONTAINER_TYPES,
     DEFINES,
     FIELDS,
     IMPORTS,
     INFERRED,
+    LITERALS,
     MEMBER,
     SELF_WORDS,
     TYPE_WRAPS,
@@ -72,6 +74,16 @@ class Uses:
     attributes: tuple[tuple[str, Use], ...] = ()
     """The entries of :attr:`types` set on Python's ``self``: ``("adapter", Use("HTTPAdapter", ...))``
     for ``self.adapter = HTTPAdapter()`` or ``self.adapter: HTTPAdapter`` (read by other methods' chunks)."""
+
+    literals: tuple[tuple[str, int], ...] = ()
+    """``(variable, 1-based line)`` of each binding of a variable (or ``self`` attribute) to a builtin
+    literal (``kwargs = {..}``, ``names = [..]``; :func:`_literal`), in order."""
+
+    def builtin(self, variable: str, line: int = 1 << 30) -> bool:
+        """Whether ``variable`` holds a builtin literal at 1-based ``line``: its last binding on or
+        before that line is one (``jar = {}; jar = CookieJar()`` holds a ``CookieJar``)."""
+        bound = max((at for v, at in self.literals if v == variable and at <= line), default=0)
+        return bound > 0 and not any(v == variable and bound < t.line <= line for v, t in self.types)
 
     def type_of(self, variable: str, line: int = 1 << 30) -> Use | None:
         """The use naming ``variable``'s type at 1-based ``line``: its last typed binding on or before
@@ -216,6 +228,17 @@ def _declared_type(node: Any) -> Any | None:
     its declaration's type (a parameter's, ``var x T``, ``let x: T``, ``T x``, a field's), else the
     type of the value it is bound to when that value is constructed (``x = T()``, ``with T() as x``,
     ``x := &pkg.T{}``, ``new T()``, ``T::new()``); ``None`` when neither says."""
+    chain = _holders(node)
+    for holder in chain:
+        declared = holder.child_by_field_name("type")
+        if declared is not None and _text(declared) not in INFERRED:
+            return _type_name(declared)
+    value = _bound_value(node, chain)
+    return _type_name(_constructed(value)) if value is not None else None
+
+
+def _holders(node: Any) -> list[Any]:
+    """The nodes from ``node`` up to the declaration or assignment binding it (through :data:`WRAPS`)."""
     chain: list[Any] = []
     up = node.parent
     while up is not None and len(chain) < 4:
@@ -223,17 +246,31 @@ def _declared_type(node: Any) -> Any | None:
         if up.type not in WRAPS:
             break
         up = up.parent
-    for holder in chain:
-        declared = holder.child_by_field_name("type")
-        if declared is not None and _text(declared) not in INFERRED:
-            return _type_name(declared)
+    return chain
+
+
+def _bound_value(node: Any, chain: list[Any]) -> Any | None:
+    """The value ``node`` is bound to (an assignment's right side, a declarator's value, ``with v as
+    node``), read from its ``chain`` (:func:`_holders`), or ``None``."""
     for holder in chain:
         value = holder.child_by_field_name("value") or holder.child_by_field_name("right")
         if holder.type == "as_pattern" and holder.named_child_count:
             value = holder.named_children[0]
         if value is not None and not value.start_byte <= node.start_byte < value.end_byte:
-            return _type_name(_constructed(value))
+            return value
     return None
+
+
+def _literal(node: Any) -> bool:
+    """Whether the variable (or ``self`` attribute) ``node`` is bound to a builtin literal
+    (:data:`~codeask.query.node_types.LITERALS`: ``{..}``, ``[..]``, a string; Go's ``map[K]V{}``)."""
+    value = _bound_value(node, _holders(node))
+    while value is not None and value.type in {"expression_list", "parenthesized_expression"}:
+        value = value.named_children[0] if value.named_child_count else None
+    if value is None:
+        return False
+    typed = value.child_by_field_name("type") if value.type == "composite_literal" else None
+    return value.type in LITERALS or (typed is not None and typed.type in CONTAINER_TYPES)
 
 
 def _constructed(value: Any) -> Any | None:
@@ -305,11 +342,14 @@ def uses_in(content: str, language: str) -> Uses:
     ]
     bound = {_text(n) for n in nodes if _binds(n)}
     typed: list[tuple[str, int, bool]] = []  # (variable, the start byte of its type's name, on self)
+    literals: list[tuple[str, int]] = []
     for node in nodes:
         holder = _typed_at(node)
         declared = _declared_type(holder) if holder is not None else None
         if declared is not None:
             typed.append((_text(node), declared.start_byte, holder is not node))
+        elif holder is not None and _literal(holder):
+            literals.append((_text(node), node.start_point.row + 1))
     declares = {at: variable for variable, at, _ in reversed(typed)}
     out, at_byte = [], {}
     for node in nodes:
@@ -322,4 +362,4 @@ def uses_in(content: str, language: str) -> Uses:
             at_byte[node.start_byte] = use
     kept = [(v, at_byte[at], on) for v, at, on in typed if at in at_byte and at_byte[at].receiver not in bound]
     types, attributes = tuple((v, t) for v, t, _ in kept), tuple((v, t) for v, t, on in kept if on)
-    return Uses(tuple(out), frozenset(bound), types, attributes)
+    return Uses(tuple(out), frozenset(bound), types, attributes, tuple(literals))
