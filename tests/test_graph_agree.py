@@ -4,6 +4,7 @@ newcomer's findings on requests): a variable bound to a dict, list or set litera
 
 from __future__ import annotations
 
+from codeask.query.explain import explain, make_span
 from codeask.query.graph import one_hop
 from codeask.query.resolve import NONE, TYPED, sureness
 from codeask.query.uses import uses_in
@@ -42,3 +43,70 @@ def test_a_variable_bound_to_a_literal_calls_no_project_method(tmp_path):
     found = uses_in(literal, "python")
     assert sureness(found, "update_cookies", "CookieJar.update_cookies", "web/cookies.py", "python") == NONE
 
+
+ADAPTERS = {
+    "web/redirects.py": "class SessionRedirectMixin:\n    def should_strip_auth(self, old, new):\n        return old != new\n",
+    "web/sessions.py": (
+        "from web.redirects import SessionRedirectMixin\n\n\nclass Session(SessionRedirectMixin):\n"
+        "    def send_request(self, r):\n        adapter = self.pick_adapter(r)\n        return adapter.send_prepared(r)\n\n"
+        "    def pick_adapter(self, r):\n        return r\n"
+    ),
+    "web/adapters.py": (
+        "class BaseAdapter:\n    def send_prepared(self, r):\n        raise NotImplementedError\n\n\n"
+        "class HTTPAdapter(BaseAdapter):\n    def send_prepared(self, r):\n        return r\n"
+    ),
+    "web/client.py": (
+        "from web import sessions\n\n\ndef check_auth(old, new):\n    s = sessions.Session()\n"
+        "    return s.should_strip_auth(old, new)\n"
+    ),
+}
+
+
+def _callers(ws: Workspace, symbol: str) -> set[tuple[str, str, float]]:
+    """``(caller's symbol, path:line of the definition it calls, sure)`` of ``symbol``'s callers."""
+    return {(x.symbol, x.of, x.sure) for x in ws.related(symbol).callers}
+
+
+def _callees(ws: Workspace, symbol: str) -> set[tuple[str, str, float]]:
+    """``(symbol, path:line of the definition it calls, sure)`` of ``symbol``'s callees."""
+    return {(symbol, f"{x.path}:{x.start_line}", x.sure) for x in ws.related(symbol).callees}
+
+
+def test_a_caller_is_listed_among_its_callers_callees_as_sure(tmp_path):
+    """Each caller ``C`` of a definition ``D`` lists ``D`` among its callees, as sure, and the other way
+    round: ``s = sessions.Session(); s.should_strip_auth(..)`` is a typed caller of the mixin's method
+    (through the subclass) and was a name-only callee; a call on a value of unknown type
+    (``adapter.send_prepared``) of a name two classes define was a name-only caller of each and no callee."""
+    ws = Workspace([write_tree(tmp_path / "ws", ADAPTERS)])
+    ws.index(embed=False)
+    asked = ["should_strip_auth", "HTTPAdapter.send_prepared", "BaseAdapter.send_prepared"]
+    callers = {link for symbol in asked for link in _callers(ws, symbol)}
+    assert ("check_auth", "web/redirects.py:2", TYPED) in callers
+    assert {c for c, _, _ in callers} == {"check_auth", "Session.send_request"}
+    callees = {link for c in ("check_auth", "Session.send_request") for link in _callees(ws, c)}
+    assert callers == {x for x in callees if x[1].split(":")[0] in {"web/redirects.py", "web/adapters.py"}}
+
+
+def test_hover_rates_each_link_as_codeask_related_does(tmp_path):
+    """Hover's related code over ``should_strip_auth`` lists its caller as ``codeask related`` does, as
+    sure (hover rated ``s = sessions.Session(); s.should_strip_auth(..)`` 0.3 where ``related`` said 0.7:
+    two resolvers); over ``Session.send_request``, each callee it lists is one ``related`` lists, as sure
+    (a second method of one chunk, or one in the selection's own chunk, is no second document)."""
+    root = write_tree(tmp_path / "ws", ADAPTERS)
+    ws = Workspace([root])
+    ws.index(embed=False)
+    for path, lines, symbol in [
+        ("web/redirects.py", (2, 3), "should_strip_auth"),
+        ("web/sessions.py", (5, 7), "Session.send_request"),
+    ]:
+        got = explain(ws, make_span(ws, str(root / path), *lines), brief=True, no_llm=True)
+        hovered = {(s.path, s.start_line, s.end_line, s.via_sure) for s in got.sources if s.via}
+        found = ws.related(symbol)
+        listed = {(x.path, x.start_line, x.end_line, x.sure) for x in [*found.callers, *found.callees]}
+        assert hovered and hovered <= listed, symbol
+    assert hovered != listed
+    assert {("web/client.py", 4, 6, TYPED)} == {
+        (s.path, s.start_line, s.end_line, s.via_sure)
+        for s in explain(ws, make_span(ws, str(root / "web/redirects.py"), 2, 3), brief=True, no_llm=True).sources
+        if s.via
+    }

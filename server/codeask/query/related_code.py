@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.query.fields import field_types
-from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, usable
-from codeask.query.imported import Imports, file_imports
+from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind, usable
+from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
-from codeask.query.resolve import NAME_ONLY, NONE, SURE, defined_symbol, definitions_of, scoped
-from codeask.query.sites import Site, declaration, narrowed, own_names, use_sites
-from codeask.query.split import named, whole, widened
+from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
+from codeask.query.sites import Site, declaration, first_use_line, narrowed, own_names
+from codeask.query.split import whole, widened
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "subclasses", "bases", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "span_edges", "parse_symbol"]
 
 #: The kinds of related code, in the order they are listed.
 KINDS = ("definitions", "callers", "callees")
@@ -155,75 +154,34 @@ def definitions(store: Store, symbol: str) -> list[tuple[Linked, Definition | No
     return [whole(store, row, inner, name) for row, inner in bodies or out]  # a C prototype only without a body
 
 
-def caller_sites(store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = ()) -> list[Site]:
+def caller_sites(
+    store: Store, name: str, defs: Sequence[Hit], chunks: Sequence[Hit] = (), links: Links | None = None
+) -> list[Site]:
     """The definitions in ``store`` that use ``name`` as code, each narrowed to its lines and as sure
-    as its surest link to one of ``defs`` (the definitions asked about), surest first, then by path
-    and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are searched
-    too: a chunk's stored references leave out the names it defines, not its other definitions' uses.
-    A bare use in a file with its own top-level ``name`` means that one (resolved in scope first).
-    A method is reached through its class's subclasses too (``Session().should_strip_auth`` calls
-    ``SessionRedirectMixin.should_strip_auth``: :func:`subclasses`) that do not override it, but not
-    through a value of another class defining ``name`` itself (``claimed``: :func:`~codeask.query.sites.use_sites`;
-    a base of the definitions' classes is none: a mixin's ``self.send()`` may reach ``Session.send``). A
-    site in a later part of a definition the chunker split is that definition (:func:`~codeask.query.split.widened`)."""
+    as its surest link to one of ``defs`` (the definitions asked about; :meth:`~codeask.query.links.Links.sites`,
+    the rules a callee is resolved by too: ``links``, made for the call when ``None``), surest first,
+    then by path and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are
+    searched too: a chunk's stored references leave out the names it defines, not its other
+    definitions' uses. A site in a later part of a definition the chunker split is that definition
+    (:func:`~codeask.query.split.widened`). A site linked by the name only is left out when it links
+    surer to another definition of ``name`` (:func:`_surer_elsewhere`)."""
+    links = Links(store) if links is None else links
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
-    found = [*store.referrers([name], LOOKUP_LIMIT), *store.definers([name], LOOKUP_LIMIT)]
+    found = [*store.referrers([name], LOOKUP_LIMIT), *links.definers(name)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
-    shadowing = {r.hit.path for r in found if name in r.defines and "." not in defined_symbol(r.hit, name)}
-    packed = ((r.hit, d) for r in found if name in r.defines for d in definitions_of(r.hit.content, r.hit.language))
-    methods = (scoped(hit, d) for hit, d in packed if d.name == name)  # every class of a packed chunk
-    claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
-    targets = [(d.symbol, d.path) for d in defs]
-    owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
-    subs = ((sub, path) for owner, path in owners.items() for sub in subclasses(store, owner))
-    targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
-    mixins = frozenset(b for owner in owners for b in bases(store, owner))
-    claimed -= mixins  # a mixin's self.send() may reach Session.send (typed: use_sites)
-    seen: dict[str, Imports] = {}
-    sites = [
-        s
-        for hit in rows.values()
-        for s in use_sites(
-            hit,
-            name,
-            targets,
-            hit.path in shadowing,
-            field_types(store, hit, name),
-            claimed,
-            file_imports(store, hit, name, seen),
-            mixins,
-        )
-    ]
+    sites = [s for hit in rows.values() for s in links.sites(hit, name, defs)]
     sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
+    others = [declaration(r.hit, name) for r in links.definers(name)]
+    sites = [s for s in sites if s.sure > NAME_ONLY or not _surer_elsewhere(links, s.hit, name, others)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 
-def subclasses(store: Store, owner: str) -> set[str]:
-    """The classes in ``store`` that name ``owner`` on their header line (``class Session(Base):``,
-    ``class A extends Base``, ``implements``): its direct subclasses, by name."""
-    out = set()
-    for row in store.referrers([owner], LOOKUP_LIMIT):
-        lines = row.hit.content.split("\n")
-        for d in definitions_of(row.hit.content, row.hit.language):
-            header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""
-            is_class = header.lstrip().startswith(("class ", "export class ", "abstract class ", "public class "))
-            names = re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", header.split(d.name, 1)[-1])
-            if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
-                out.add(d.name)
-    return out
-
-
-def bases(store: Store, owner: str) -> set[str]:
-    """The words on class ``owner``'s header line after its name (``class Session(SessionRedirectMixin):``,
-    ``class A extends B implements C``): its direct bases, by name (a keyword among them is harmless)."""
-    out = set()
-    for row in store.definers([owner], LOOKUP_LIMIT):
-        lines = row.hit.content.split("\n")
-        for d in definitions_of(row.hit.content, row.hit.language):
-            if d.name == owner and d.name_line <= len(lines):
-                out |= set(re.findall(r"[A-Za-z_$][\w$]*", lines[d.name_line - 1].split(owner, 1)[-1]))
-    return out - {owner}
+def _surer_elsewhere(links: Links, site: Hit, name: str, others: Sequence[Hit]) -> bool:
+    """Whether ``site`` (a definition using ``name`` by the name only of the one asked about) links
+    surer to one of ``others`` (every definition of ``name``, at most :data:`MAX_DEFINITIONS`): then it
+    is no caller of the one asked about, as it is no callee of it (:func:`_callees`)."""
+    return len(others) <= MAX_DEFINITIONS and any(links.sure([site], name, o) > NAME_ONLY for o in others)
 
 
 def _within(site: Hit, definition: Hit) -> bool:
@@ -252,11 +210,11 @@ def _joined(sites: list[Site]) -> list[Site]:
     return out
 
 
-def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
+def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
-    themselves); name-only ones only for a name defined once."""
+    themselves); name-only ones only when none is surer (as :func:`caller_sites` lists them)."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
     for row, inner in defs:
@@ -264,50 +222,35 @@ def _callees(store: Store, defs: Sequence[tuple[Linked, Definition | None]]) -> 
             if usable(n):  # chunk-mates called too
                 wanted[n].append(narrowed(row.hit, inner))
     found: dict[str, list[Linked]] = defaultdict(list)
-    for row in store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
+    for row in links.store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
         for n in row.defines:
             if n in wanted:
                 found[n].append(row)
     out = []
     for n, found_targets in found.items():
-        bodies = [t for t in found_targets if named(t.hit, n) is not None]
-        targets = bodies or found_targets  # a C function's body, not its prototype in a header
+        bodies: list[tuple[Linked, Definition | None]] = [
+            (t, d) for t in found_targets for d in definitions_of(t.hit.content, t.hit.language) if d.name == n
+        ]
+        targets = bodies or [(t, None) for t in found_targets]  # a C function's body, not its prototype
         if len(targets) > MAX_DEFINITIONS:
             continue
-        scored = [_callee(store, n, t, wanted[n]) for t in targets]
+        scored = [_callee(links, n, t, inner, wanted[n]) for t, inner in targets]  # packed classes' each
         top = max(sure for _, sure in scored)
-        unique = top <= NAME_ONLY and len(scored) == 1
-        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
+        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (top <= NAME_ONLY and sure > NONE)]
         out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
-def _callee(store: Store, name: str, target: Linked, users: Sequence[Hit]) -> tuple[Hit, float]:
-    """``target`` (a chunk defining ``name``) narrowed to that whole definition (:func:`~codeask.query.split.whole`), and
-    how sure the uses by ``users`` (definitions, narrowed) are of it."""
-    symbol = defined_symbol(target.hit, name)
-    target_at = [(symbol, target.hit.path)]
-    seen: dict[str, Imports] = {}
-    owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
-    near = owner and any(u.path == target.hit.path for u in users)  # a self call in the target's file
-    mixins = frozenset(bases(store, owner)) if near else frozenset()
-    sure = max(
-        (
-            s.sure
-            for u in users
-            for s in use_sites(
-                u,
-                name,
-                target_at,
-                fields=field_types(store, u, name),
-                imports=file_imports(store, u, name, seen),
-                mixins=mixins,
-            )
-        ),
-        default=0.0,
-    )
-    joined, _ = whole(store, target, named(target.hit, name), name)
-    return declaration(joined.hit, name), sure
+def _callee(
+    links: Links, name: str, target: Linked, inner: Definition | None, users: Sequence[Hit]
+) -> tuple[Hit, float]:
+    """``target`` (a chunk defining ``name``) narrowed to its definition ``inner`` of it, whole
+    (:func:`~codeask.query.split.whole`; ``None``: the chunk's line naming it), and how sure the uses by
+    ``users`` (definitions, narrowed) are of it (:meth:`~codeask.query.links.Links.sure`: as sure as
+    ``users`` are listed among its callers)."""
+    joined, again = whole(links.store, target, inner, name)
+    definition = narrowed(joined.hit, again) if again is not None else declaration(joined.hit, name)
+    return definition, links.sure(users, name, definition)
 
 
 def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -> RelatedCode:
@@ -323,18 +266,18 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
     name = symbol.rsplit(".", 1)[-1]
     out = RelatedCode(symbol)
     for root, store in stores:
-        defs = definitions(store, symbol)
+        defs, links = definitions(store, symbol), Links(store)
         chunks = [row.hit for row, _ in defs]
         for row, inner in defs:
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
-            sites = caller_sites(store, name, [d], chunks)
+            sites = caller_sites(store, name, [d], chunks, links)
             overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
             if overloaded and d.language in OVERLOADING:
                 arity = parameters(d.content, d.language, name)  # an overload: the calls passing its arguments
                 sites = [s for s in sites if fits(arity, argument_counts(s.hit.content, s.hit.language, name))]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
-            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(store, [(row, inner)])]
+            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(links, [(row, inner)])]
     out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
@@ -368,3 +311,43 @@ def _surest_first(locations: list[Location]) -> list[Location]:
         keyed.append((-x.sure, turn[x.of, x.sure], x))
         turn[x.of, x.sure] += 1
     return [x for *_, x in sorted(keyed, key=lambda k: (k[0], k[1]))]
+
+
+def span_edges(store: Store, rows: Sequence[Linked], lines: tuple[int, int]) -> list[Edge]:
+    """The callers and callees of the definitions a selection covers (hover's related code), as
+    ``codeask related`` lists them (:func:`caller_sites`, :func:`_callees`: one resolver, one sureness):
+    ``rows`` are the selection's chunks, ``lines`` its 1-based file lines; the definitions inside it,
+    else the innermost one holding its first line, else the chunk's code outside definitions. A name
+    defined in more than :data:`MAX_DEFINITIONS` chunks links nothing (hover stays quick). Each
+    :class:`~codeask.query.graph.Edge` weighs ``sure / definitions of the name``; a caller's ``via``
+    cites the line its definition starts on (``caller of send in a.py:10``), a callee's the definition
+    holding the first use (``calls send from a.py:20``)."""
+    links, chunks = Links(store), [r.hit for r in rows]
+    edges = []
+    for row, inner in _covered(rows, lines):
+        d = narrowed(row.hit, inner)
+        if inner is not None and 0 < len(links.definers(inner.name)) <= MAX_DEFINITIONS:
+            many = len(links.definers(inner.name))
+            via = f"caller of {inner.name} in {d.path}:{d.start_line}"
+            for s in caller_sites(store, inner.name, [d], chunks, links):
+                edges.append(Edge(s.hit, inner.name, s.sure / many, via, d.path, s.sure, s.hit.symbol))
+        for hit, n, sure in _callees(links, [(row, inner)]):
+            via = f"{edge_kind(n, d.content)} {n} from {d.path}:{first_use_line(d, n)}"
+            edges.append(Edge(hit, n, sure / len(links.definers(n)), via, d.path, sure, hit.symbol))
+    once = {(e.target.path, e.target.start_line, e.target.end_line, e.name, e.via[:6]): e for e in reversed(edges)}
+    return list(reversed(once.values()))  # a class and its method inside the selection both call it
+
+
+def _covered(rows: Sequence[Linked], lines: tuple[int, int]) -> list[tuple[Linked, Definition | None]]:
+    """The definitions of ``rows`` inside file ``lines`` (1-based, inclusive), else the innermost one
+    holding the first line, else each chunk as a whole (``None``: code outside definitions)."""
+    inside: list[tuple[Linked, Definition | None]] = []
+    holding: list[tuple[Linked, Definition | None]] = []
+    for row in rows:
+        for d in definitions_of(row.hit.content, row.hit.language):
+            first, last = row.hit.start_line + d.start_line - 1, row.hit.start_line + d.end_line - 1
+            if lines[0] <= first and last <= lines[1]:
+                inside.append((row, d))
+            elif first <= lines[0] <= last:
+                holding.append((row, d))
+    return inside or holding[-1:] or [(row, None) for row in rows]

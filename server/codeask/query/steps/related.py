@@ -10,9 +10,10 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
 * places that use it: the selection's symbol name, searched by keyword;
 * similar code: a dense search with the selection's vector (``query.embeddings[0]``, when the index
   has vectors);
-* its neighbours in the symbol graph (:func:`codeask.query.graph.one_hop` from the selection's own
-  chunks, its own file included: the definitions it calls, reads or takes, and the code calling what it
-  defines, an edge counting when its name is in the selection's text), weighted
+* its neighbours in the symbol graph, as ``codeask related`` lists them
+  (:func:`codeask.query.related_code.span_edges` over the definitions the selection covers, its own
+  file included: the definitions it calls, reads or takes, and the code calling what it defines, an
+  edge counting when its name is in the selection's text), weighted
   :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), each
   narrowed to the definition the edge links (``Cart.total``, not the ``Cart`` chunk; a caller the
   chunker split, whole), with the edge
@@ -32,11 +33,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeask.index.walk import is_secret
-from codeask.query.graph import Edge, one_hop
+from codeask.query.graph import Edge
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
-from codeask.query.sites import Site
-from codeask.query.split import widened
+from codeask.query.related_code import span_edges
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
@@ -44,7 +44,6 @@ from codeask.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:
     from codeask.index.rows import Hit
-    from codeask.index.store import Store
 
 __all__ = ["RelatedRetrieve", "identifiers"]
 
@@ -64,22 +63,6 @@ def identifiers(text: str, limit: int = 8) -> list[str]:
         order.setdefault(word, i)
     ranked = sorted(counts, key=lambda w: (-len(w) * (1 + ("_" in w or any(c.isupper() for c in w[1:]))), order[w]))
     return ranked[:limit]
-
-
-def _whole_callers(store: Store, edges: list[Edge]) -> list[Edge]:
-    """``edges`` with each caller (an edge whose target chunk does not define the name: the calling
-    definition) widened to its whole definition when the chunker split it
-    (:func:`~codeask.query.split.widened`): the lines ``codeask related`` cites, not a later chunk's."""
-    rows = store.linked([e.target.id for e in edges]) if edges else {}
-    out = []
-    for e in edges:
-        row = rows.get(e.target.id)
-        if row is None or e.name in row.defines:
-            out.append(e)
-            continue
-        (site,) = widened(store, [Site(e.target, e.sure)], {row.hit.id: row.hit}, e.name) or [Site(e.target, e.sure)]
-        out.append(replace(e, target=site.hit, symbol=site.hit.symbol or e.symbol))
-    return out
 
 
 def _definition(edge: Edge) -> Hit:
@@ -141,8 +124,7 @@ class RelatedRetrieve:
             if vector is not None:
                 rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
             if target.root == span.root and span.own_ids:
-                edges, _ = one_hop(store, list(store.linked(span.own_ids).values()), {}, same_file=True)
-                edges = _whole_callers(store, edges)
+                edges = span_edges(store, list(store.linked(span.own_ids).values()), (span.start_line, span.end_line))
                 # the selection's own edges: its chunks may hold other definitions (their callers are not its)
                 edges = [e for e in edges if re.search(rf"\b{re.escape(e.name)}\b", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))

@@ -1,0 +1,125 @@
+"""One resolver of a symbol-graph link, asked from either end: who uses a definition (its callers) and
+which definitions a use means (a definition's callees) read the same rules, so a caller of ``B`` is
+listed among its caller's callees as sure as it is listed as ``B``'s caller.
+
+The rules (:func:`~codeask.query.sites.use_sites`): a use resolves against the definitions of its name,
+reached through a subclass of their class too when the subclass does not define the name itself
+(``Session().should_strip_auth()`` reaches ``SessionRedirectMixin.should_strip_auth`` through ``Session``);
+a use through a value of another class defining the name itself (``claimed``) means that class's; a bare
+use in a file with its own top-level definition of the name means that one (``shadowing``); a field's
+declared type (:func:`~codeask.query.fields.field_types`) and the file's imports
+(:func:`~codeask.query.imported.file_imports`) are read where the use needs them. Before this module,
+``codeask related``'s callers and callees each had their own subset of these rules (a caller at 0.7 was a
+callee at 0.3, or none).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from codeask.query.fields import field_types
+from codeask.query.graph import LOOKUP_LIMIT
+from codeask.query.imported import Imports, file_imports
+from codeask.query.resolve import NAME_ONLY, defined_symbol, definitions_of, scoped
+from codeask.query.sites import Site, use_sites
+
+if TYPE_CHECKING:
+    from codeask.index.edges import Linked
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
+
+__all__ = ["Links", "subclasses", "bases"]
+
+
+class Links:
+    """The links of names' uses to their definitions in one index (``store``), for one question: the
+    definers of each name, the classes' subclasses and bases and the files' imports are read once
+    and kept for the next use asked about."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._definers: dict[str, tuple[Linked, ...]] = {}
+        self._family: dict[tuple[str, bool], frozenset[str]] = {}
+        self._imports: dict[str, Imports] = {}
+
+    def definers(self, name: str) -> tuple[Linked, ...]:
+        """The chunks defining ``name`` (at most :data:`LOOKUP_LIMIT`), by path and line."""
+        if name not in self._definers:
+            self._definers[name] = tuple(self.store.definers([name], LOOKUP_LIMIT))
+        return self._definers[name]
+
+    def subclasses(self, owner: str) -> frozenset[str]:
+        """:func:`subclasses` of ``owner``, read once."""
+        if (owner, True) not in self._family:
+            self._family[owner, True] = frozenset(subclasses(self.store, owner))
+        return self._family[owner, True]
+
+    def bases(self, owner: str) -> frozenset[str]:
+        """:func:`bases` of ``owner``, read once."""
+        if (owner, False) not in self._family:
+            self._family[owner, False] = frozenset(bases(self.store, owner))
+        return self._family[owner, False]
+
+    def sites(self, hit: Hit, name: str, defs: Sequence[Hit]) -> list[Site]:
+        """Where ``hit`` (a chunk, or one definition cut from it) uses ``name`` as code, one
+        :class:`~codeask.query.sites.Site` per innermost definition holding a use, each as sure as its
+        surest link to one of ``defs`` (definitions of ``name``, narrowed to their own lines), or
+        through a subclass of their class that does not override ``name`` (the module docstring's rules);
+        a use outside tests links to definitions in tests only when surer than by the name (``request.clone()``
+        is no call of a test's ``createRequestLike.clone``)."""
+        rows = self.definers(name)
+        shadowing = {r.hit.path for r in rows if "." not in defined_symbol(r.hit, name)}
+        packed = ((r.hit, d) for r in rows for d in definitions_of(r.hit.content, r.hit.language))
+        methods = (scoped(h, d) for h, d in packed if d.name == name)  # every class of a packed chunk
+        claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)
+        targets = [(d.symbol, d.path) for d in defs]
+        owners = {d.symbol.rsplit(".", 2)[-2]: d.path for d in defs if "." in d.symbol}
+        subs = ((sub, path) for owner, path in owners.items() for sub in self.subclasses(owner))
+        targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
+        mixins = frozenset(b for owner in owners for b in self.bases(owner))
+        sites = use_sites(
+            hit,
+            name,
+            targets,
+            hit.path in shadowing,
+            field_types(self.store, hit, name),
+            claimed - mixins,  # a mixin's self.send() may reach Session.send (typed: use_sites)
+            file_imports(self.store, hit, name, self._imports),
+            mixins,
+        )
+        guess = hit.kind != "test" and all(d.kind == "test" for d in defs)  # code calls no test's helper
+        return [s for s in sites if not guess or s.sure > NAME_ONLY]
+
+    def sure(self, users: Sequence[Hit], name: str, target: Hit) -> float:
+        """How sure the surest use of ``name`` by ``users`` (definitions, narrowed) is of ``target`` (a
+        definition of ``name``, narrowed): :meth:`sites` read from the other end; ``0.0`` for none."""
+        return max((s.sure for u in users for s in self.sites(u, name, [target])), default=0.0)
+
+
+def subclasses(store: Store, owner: str) -> set[str]:
+    """The classes in ``store`` that name ``owner`` on their header line (``class Session(Base):``,
+    ``class A extends Base``, ``implements``): its direct subclasses, by name."""
+    out = set()
+    for row in store.referrers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""
+            is_class = header.lstrip().startswith(("class ", "export class ", "abstract class ", "public class "))
+            names = re.search(rf"(?<![\w$]){re.escape(owner)}(?![\w$])", header.split(d.name, 1)[-1])
+            if d.name != owner and (is_class or " extends " in header or " implements " in header) and names:
+                out.add(d.name)
+    return out
+
+
+def bases(store: Store, owner: str) -> set[str]:
+    """The words on class ``owner``'s header line after its name (``class Session(SessionRedirectMixin):``,
+    ``class A extends B implements C``): its direct bases, by name (a keyword among them is harmless)."""
+    out = set()
+    for row in store.definers([owner], LOOKUP_LIMIT):
+        lines = row.hit.content.split("\n")
+        for d in definitions_of(row.hit.content, row.hit.language):
+            if d.name == owner and d.name_line <= len(lines):
+                out |= set(re.findall(r"[A-Za-z_$][\w$]*", lines[d.name_line - 1].split(owner, 1)[-1]))
+    return out - {owner}
