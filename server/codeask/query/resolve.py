@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
+from codeask.query.fragments import class_body, code_text
 from codeask.query.imported import Imports, from_elsewhere, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
@@ -186,8 +187,10 @@ def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -
 @lru_cache(maxsize=1024)
 def definitions_of(content: str, language: str) -> tuple[Definition, ...]:
     """:func:`~codeask.index.chunking.symbols.definitions` of a chunk's ``content``, remembered (the
-    graph asks about the same chunks for every reference)."""
-    return tuple(definitions(content, language))
+    graph asks about the same chunks for every reference); a piece of a class body's methods
+    (:func:`~codeask.query.fragments.class_body`: TypeScript's ``#fetch`` among its class's others); the
+    lines of a comment the chunk starts inside are no code (:func:`~codeask.query.fragments.code_text`)."""
+    return class_body(content, language) or tuple(definitions(code_text(content, language), language))
 
 
 def scoped(hit: Hit, inner: Definition) -> str:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from codeask.index.chunking.code import iter_named, parser_for
-from codeask.lines import split_lines
+from codeask.query.fragments import CLASS_HEAD, class_body, code_text
 from codeask.query.node_types import (
     BINDS,
     CALLS,
@@ -329,12 +329,16 @@ def uses_in(content: str, language: str) -> Uses:
     """The uses of names in ``content`` (a chunk in ``language``): every identifier outside
     comments and strings that is not a definition's name, each type name that declares a
     variable's or field's type marked so (:attr:`Use.declares`); no uses for a language without a
-    grammar; a local's member (Go's ``hr.Handler(w)``, a method call) types no variable. Lines are
+    grammar; a local's member (Go's ``hr.Handler(w)``, a method call) types no variable; a piece of a
+    class body is read inside its class (:func:`~codeask.query.fragments.class_body`), a comment the
+    chunk starts inside is none (:func:`~codeask.query.fragments.code_text`). Lines are
     :func:`codeask.lines.split_lines` lines, 1-based."""
     parser = parser_for(language)
     if parser is None or not content:
         return Uses((), frozenset())
-    tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
+    body = class_body(content, language) is not None  # parsed inside a class: its methods' names are none
+    text = (CLASS_HEAD if body else "") + code_text(content, language) + ("\n}" if body else "")
+    tree = parser.parse(text.encode("utf-8", "surrogatepass"))
     nodes = [
         n
         for n in iter_named(tree.root_node)
@@ -349,7 +353,7 @@ def uses_in(content: str, language: str) -> Uses:
         if declared is not None:
             typed.append((_text(node), declared.start_byte, holder is not node))
         elif holder is not None and _literal(holder):
-            literals.append((_text(node), node.start_point.row + 1))
+            literals.append((_text(node), node.start_point.row + 1 - body))
     declares = {at: variable for variable, at, _ in reversed(typed)}
     out, at_byte = [], {}
     for node in nodes:
@@ -357,7 +361,8 @@ def uses_in(content: str, language: str) -> Uses:
         if found is not None:
             receiver, kind, plain, own, through = found
             declared = declares.get(node.start_byte, "")
-            use = Use(_text(node), receiver, node.start_point.row + 1, kind, plain, declared, own, through)
+            line = node.start_point.row + 1 - body
+            use = Use(_text(node), receiver, line, kind, plain, declared, own, through)
             out.append(use)
             at_byte[node.start_byte] = use
     kept = [(v, at_byte[at], on) for v, at, on in typed if at in at_byte and at_byte[at].receiver not in bound]

@@ -1,0 +1,83 @@
+"""A definition has one line range wherever the symbol graph cites it (a newcomer's findings on ky): a
+TypeScript class's private methods that the chunker packed into one piece of the class body parse as
+methods (alone the piece parsed as none: ``#fetch`` was one line, the piece a caller of itself and
+``#fetch`` its own callee), a Java method's head chunk ending inside a ``switch`` too; a chunk that
+starts inside a doc comment calls nothing its example calls. Real parts: the chunker, tree-sitter parsing, LanceDB in a temp dir."""
+
+from __future__ import annotations
+
+from codeask.query.resolve import definitions_of
+from codeask.query.uses import uses_in
+from codeask.workspace import Workspace
+from tests.workspaces import write_tree
+
+
+def _method(name: str, lines: int, tail: str = "return 1;") -> str:
+    body = "".join(f"\t\tconst v{i} = this.#options.value + {i};\n" for i in range(lines))
+    return f"\t{name}(): number {{\n{body}\t\t{tail}\n\t}}\n\n"
+
+
+KY = (
+    "export class Ky {\n\tstatic create(): number {\n\t\tconst ky = new Ky();\n\t\treturn ky.#fetch();\n\t}\n\n"
+    "\t#options = {value: 1};\n\n"
+    + _method("#prepare", 30)
+    + _method("#big", 45, "return this.#fetch();")
+    + _method("#small", 2)
+    + _method("#fetch", 40, "return this.#prepare() + this.#small();")
+    + _method("#after", 30)
+    + "}\n"
+)
+
+
+def _at(ws: Workspace, symbol: str, kind: str) -> list[tuple[int, int, str]]:
+    return [(x.start_line, x.end_line, x.symbol) for x in getattr(ws.related(symbol), kind)]
+
+
+def test_private_methods_packed_in_a_piece_of_a_class_body_are_whole_methods(tmp_path):
+    """``#big`` and ``#small`` share one chunk of ``Ky``'s body: each is defined at its own lines, the
+    chunk is no caller of ``#small`` and ``#small`` no callee of itself; ``#big`` calls ``#fetch``."""
+    ws = Workspace([write_tree(tmp_path / "ws", {"source/Ky.ts": KY})])
+    ws.index(embed=False)
+    lines = KY.split("\n")
+    big, small, fetch = (lines.index(f"\t{m}(): number {{") + 1 for m in ("#big", "#small", "#fetch"))
+    chunks = [
+        (r["start_line"], r["end_line"]) for r in next(iter(ws.indexes.values())).store.rows_for_path("source/Ky.ts")
+    ]
+    assert any(s <= big and small <= e for s, e in chunks)  # the two methods share a chunk
+    assert _at(ws, "Ky.#small", "definitions") == [(small, small + 4, "Ky.#small")]
+    assert _at(ws, "Ky.#big", "definitions") == [(big, big + 47, "Ky.#big")]
+    assert _at(ws, "Ky.#small", "callers") == [(fetch, fetch + 42, "Ky.#fetch")]
+    assert _at(ws, "Ky.#small", "callees") == []
+    assert _at(ws, "Ky.#big", "callees") == [(fetch, fetch + 42, "Ky.#fetch")]
+
+
+WRITER = (
+    "class CodeWriter {\n  CodeWriter emit(String s) {\n"
+    + "".join(f"    int u{i} = s.length() + {i};\n" for i in range(40))
+    + "    return this;\n  }\n\n  CodeWriter emit(String s, boolean last) {\n"
+    + '    for (String part : s.split(",")) {\n      switch (part) {\n'
+    + "".join(f'        case "p{i}":\n          last = !last;\n          break;\n' for i in range(45))
+    + "      }\n    }\n    return emit(s);\n  }\n}\n"
+)
+
+
+def test_a_java_method_the_chunker_split_is_one_definition(tmp_path):
+    """``emit(String, boolean)``, split over three chunks (the first ending inside a ``switch``), is a definition of ``CodeWriter.emit`` at its
+    whole range beside the one-argument overload (it was missing: its head chunk parsed as none)."""
+    ws = Workspace([write_tree(tmp_path / "ws", {"src/CodeWriter.java": WRITER})])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("src/CodeWriter.java")) > 1
+    end = len(WRITER.split("\n")) - 2
+    second = WRITER.split("\n").index("  CodeWriter emit(String s, boolean last) {") + 1
+    assert _at(ws, "CodeWriter.emit", "definitions") == [
+        (2, second - 2, "CodeWriter.emit"),
+        (second, end, "CodeWriter.emit"),
+    ]
+
+
+def test_a_chunk_starting_inside_a_doc_comment_calls_nothing_in_it():
+    """A chunk the chunker started inside a JSDoc comment: its example ``await ky.retryLater(1)`` is no
+    call (ky's ``retry`` was cited as called from the comment's line), the code after the comment is."""
+    chunk = "\t * @example\n\t * const x = await ky.retryLater(1);\n\t */\nexport function run(n: number) {\n\treturn api.retryLater(n);\n}\n"
+    assert [(u.receiver, u.line) for u in uses_in(chunk, "typescript").of("retryLater")] == [("api", 5)]
+    assert [d.name for d in definitions_of(chunk, "typescript")] == ["run"]
