@@ -81,3 +81,24 @@ def test_a_chunk_starting_inside_a_doc_comment_calls_nothing_in_it():
     chunk = "\t * @example\n\t * const x = await ky.retryLater(1);\n\t */\nexport function run(n: number) {\n\treturn api.retryLater(n);\n}\n"
     assert [(u.receiver, u.line) for u in uses_in(chunk, "typescript").of("retryLater")] == [("api", 5)]
     assert [d.name for d in definitions_of(chunk, "typescript")] == ["run"]
+
+
+TREE = (
+    "package chi\n\ntype methodTyp uint\n\nconst (\n\tmSTUB methodTyp = 1 << iota\n\tmGET\n)\n\n"
+    'var methodMap = map[string]methodTyp{\n\t"GET": mGET,\n}\n'
+)
+
+
+def test_a_one_line_go_type_is_defined_on_its_line(tmp_path):
+    """``type methodTyp uint`` is one line: cited 3-3, not with the const block and ``methodMap`` after it
+    to its chunk's end (chi's ``methodTyp`` was 18-53)."""
+    ws = Workspace(
+        [
+            write_tree(
+                tmp_path / "ws",
+                {"tree.go": TREE, "mux.go": 'package chi\n\nfunc get() methodTyp {\n\treturn methodMap["GET"]\n}\n'},
+            )
+        ]
+    )
+    ws.index(embed=False)
+    assert _at(ws, "methodTyp", "definitions") == [(3, 3, "methodTyp")]
