@@ -102,3 +102,30 @@ def test_a_one_line_go_type_is_defined_on_its_line(tmp_path):
     )
     ws.index(embed=False)
     assert _at(ws, "methodTyp", "definitions") == [(3, 3, "methodTyp")]
+
+
+def _group(n: int) -> str:
+    routes = "".join(
+        f'\t\tr.Get("/p{n}/{i}", func(w http.ResponseWriter) {{\n\t\t\tw.Write([]byte("{i}"))\n\t\t}})\n'
+        for i in range(30)
+    )
+    return f"\tr.Group(func(r *Mux) {{\n{routes}\t}})\n"
+
+
+BIG = {
+    "mux.go": "package chi\n\ntype Mux struct{}\n\nfunc (mx *Mux) Group(fn func(r *Mux)) {\n\tfn(mx)\n}\n",
+    "mux_test.go": "package chi\n\nfunc bigMux() *Mux {\n\tr := &Mux{}\n"
+    + "".join(_group(n) for n in range(2))
+    + "\treturn r\n}\n",
+}
+
+
+def test_a_closure_in_a_go_function_the_chunker_split_is_that_function(tmp_path):
+    """``bigMux``'s closures call ``r.Group`` in the later chunks of its split body and in its first: one
+    caller ``bigMux`` at its whole range (the first chunk's closures were a ``(top level)`` caller
+    beside it: its head parsed as one line holding none of them)."""
+    ws = Workspace([write_tree(tmp_path / "ws", BIG)])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("mux_test.go")) > 1
+    end = len(BIG["mux_test.go"].split("\n")) - 1
+    assert _at(ws, "Mux.Group", "callers") == [(3, end, "bigMux")]

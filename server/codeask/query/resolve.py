@@ -34,6 +34,7 @@ and the root package, whose folder has no name, through the name its import bind
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,8 @@ _CPP = frozenset({"cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx"})
 #: Languages where a method is only reached through a receiver (``self.f()``, ``mx.f()``), never by
 #: its bare name (Java's and C++'s implicit ``this`` do).
 RECEIVED = frozenset({"python", "go", "rust", "javascript", "typescript", "tsx"})
+#: How a definition's first line ends when the definition goes on after it (``{``, ``(``, ``:``, ``=>``).
+_OPENS = ("{", "(", "[", ",", ":", "=", ">", "\\")
 
 
 def _module_names(path: str) -> set[str]:
@@ -187,10 +190,25 @@ def _foreign(typed: Use | None, modules: set[str], found: Uses, language: str) -
 @lru_cache(maxsize=1024)
 def definitions_of(content: str, language: str) -> tuple[Definition, ...]:
     """:func:`~codeask.index.chunking.symbols.definitions` of a chunk's ``content``, remembered (the
-    graph asks about the same chunks for every reference); a piece of a class body's methods
+    graph asks about the same chunks for every reference), the head of a definition the chunker split
+    running to the chunk's end (:func:`_head`); a piece of a class body's methods
     (:func:`~codeask.query.fragments.class_body`: TypeScript's ``#fetch`` among its class's others); the
     lines of a comment the chunk starts inside are no code (:func:`~codeask.query.fragments.code_text`)."""
-    return class_body(content, language) or tuple(definitions(code_text(content, language), language))
+    text = code_text(content, language)
+    found = class_body(content, language) or tuple(definitions(text, language))
+    lines = text.split("\n")
+    return tuple(_head(d, lines, found) for d in found)
+
+
+def _head(d: Definition, lines: list[str], found: tuple[Definition, ...]) -> Definition:
+    """``d`` run to the chunk's end (``lines``) when it is the head of a definition the chunker split:
+    it parses as one line ending open (``{``, ``(``, ``:``, ``=>``, ...: the body is cut off), no
+    definition of ``found`` starting after it (Go's ``func bigMux() Router {`` holds the chunk's
+    closures); a whole one-line definition (``type methodTyp uint``) stays one line."""
+    head = lines[d.start_line - 1].rstrip() if d.start_line <= len(lines) else ""
+    if d.end_line != d.start_line or any(o.start_line > d.end_line for o in found) or not head.endswith(_OPENS):
+        return d
+    return replace(d, end_line=len(lines))
 
 
 def scoped(hit: Hit, inner: Definition) -> str:

@@ -40,8 +40,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: How a definition's first line ends when the definition goes on after it (``{``, ``(``, ``:``, ``=>``).
-_OPENS = ("{", "(", "[", ",", ":", "=", ">", "\\")
 
 
 @dataclass(frozen=True)
@@ -56,17 +54,12 @@ class Site:
 
 def narrowed(hit: Hit, inner: Definition | None) -> Hit:
     """``hit`` cut to ``inner`` (a definition of its content): lines, content and qualified symbol
-    (:func:`~codeask.query.resolve.scoped`); ``hit`` itself for ``None``. The head of a definition
-    split over several chunks (it parses as one line ending in an opening bracket or the like, nothing
-    after it) runs to the chunk's end; a whole one-line definition (Go's ``type methodTyp uint``) does not."""
+    (:func:`~codeask.query.resolve.scoped`); ``hit`` itself for ``None`` (the head of a definition the
+    chunker split runs to the chunk's end: :func:`~codeask.query.resolve.definitions_of`)."""
     if inner is None:
         return hit
     lines = split_lines(hit.content)
     end = inner.end_line
-    defs = definitions_of(hit.content, hit.language)
-    head = lines[inner.start_line - 1].rstrip() if inner.start_line <= len(lines) else ""
-    if end == inner.start_line and not any(d.start_line > end for d in defs) and head.endswith(_OPENS):
-        end = len(lines)  # a large definition the chunker split: its head parses as one line
     return replace(
         hit,
         start_line=hit.start_line + inner.start_line - 1,
