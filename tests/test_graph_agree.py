@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from codeask.query.explain import explain, make_span
 from codeask.query.graph import one_hop
-from codeask.query.resolve import NONE, TYPED, sureness
+from codeask.query.resolve import NAME_ONLY, NONE, TYPED, sureness
 from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
@@ -73,40 +73,38 @@ def _callees(ws: Workspace, symbol: str) -> set[tuple[str, str, float]]:
 
 
 def test_a_caller_is_listed_among_its_callers_callees_as_sure(tmp_path):
-    """Each caller ``C`` of a definition ``D`` lists ``D`` among its callees, as sure, and the other way
-    round: ``s = sessions.Session(); s.should_strip_auth(..)`` is a typed caller of the mixin's method
-    (through the subclass) and was a name-only callee; a call on a value of unknown type
-    (``adapter.send_prepared``) of a name two classes define was a name-only caller of each and no callee."""
+    """Each caller ``C`` of a definition ``D`` surer than by the name lists ``D`` among its callees, as
+    sure, and the other way round: ``s = sessions.Session(); s.should_strip_auth(..)`` is a typed caller
+    of the mixin's method (through the subclass) and was a name-only callee. A call on a value of
+    unknown type (``adapter.send_prepared``) of a name two classes define is a guess, a name-only caller
+    of each and no callee (the callees listed ``BaseAdapter``'s, the first of the chunk packing both)."""
     ws = Workspace([write_tree(tmp_path / "ws", ADAPTERS)])
     ws.index(embed=False)
     asked = ["should_strip_auth", "HTTPAdapter.send_prepared", "BaseAdapter.send_prepared"]
     callers = {link for symbol in asked for link in _callers(ws, symbol)}
-    assert ("check_auth", "web/redirects.py:2", TYPED) in callers
-    assert {c for c, _, _ in callers} == {"check_auth", "Session.send_request"}
+    guesses = {
+        ("Session.send_request", "web/adapters.py:2", NAME_ONLY),
+        ("Session.send_request", "web/adapters.py:7", NAME_ONLY),
+    }
+    assert callers == {("check_auth", "web/redirects.py:2", TYPED), *guesses}
     callees = {link for c in ("check_auth", "Session.send_request") for link in _callees(ws, c)}
-    assert callers == {x for x in callees if x[1].split(":")[0] in {"web/redirects.py", "web/adapters.py"}}
+    assert callers - guesses == {x for x in callees if x[1].split(":")[0] in {"web/redirects.py", "web/adapters.py"}}
 
 
 def test_hover_rates_each_link_as_codeask_related_does(tmp_path):
-    """Hover's related code over ``should_strip_auth`` lists its caller as ``codeask related`` does, as
-    sure (hover rated ``s = sessions.Session(); s.should_strip_auth(..)`` 0.3 where ``related`` said 0.7:
-    two resolvers); over ``Session.send_request``, each callee it lists is one ``related`` lists, as sure
-    (a second method of one chunk, or one in the selection's own chunk, is no second document)."""
+    """Hover's related code over ``should_strip_auth`` and over its caller ``check_auth`` lists links
+    ``codeask related`` lists, as sure: ``s = sessions.Session(); s.should_strip_auth(..)`` is typed
+    (0.7) from either end (hover rated it 0.3 where ``related`` said 0.7: two resolvers)."""
     root = write_tree(tmp_path / "ws", ADAPTERS)
     ws = Workspace([root])
     ws.index(embed=False)
-    for path, lines, symbol in [
-        ("web/redirects.py", (2, 3), "should_strip_auth"),
-        ("web/sessions.py", (5, 7), "Session.send_request"),
-    ]:
+    spans = [("web/redirects.py", (2, 3), "should_strip_auth"), ("web/client.py", (4, 6), "check_auth")]
+    for path, lines, symbol in spans:
         got = explain(ws, make_span(ws, str(root / path), *lines), brief=True, no_llm=True)
         hovered = {(s.path, s.start_line, s.end_line, s.via_sure) for s in got.sources if s.via}
         found = ws.related(symbol)
         listed = {(x.path, x.start_line, x.end_line, x.sure) for x in [*found.callers, *found.callees]}
         assert hovered and hovered <= listed, symbol
-    assert hovered != listed
-    assert {("web/client.py", 4, 6, TYPED)} == {
-        (s.path, s.start_line, s.end_line, s.via_sure)
-        for s in explain(ws, make_span(ws, str(root / "web/redirects.py"), 2, 3), brief=True, no_llm=True).sources
-        if s.via
-    }
+        assert {s for s in hovered if s[0] in {"web/client.py", "web/redirects.py"}} == (
+            {("web/client.py", 4, 6, TYPED)} if path == "web/redirects.py" else {("web/redirects.py", 2, 3, TYPED)}
+        )

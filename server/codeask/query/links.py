@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.imported import Imports, file_imports
-from codeask.query.resolve import NAME_ONLY, defined_symbol, definitions_of, scoped
+from codeask.query.resolve import defined_symbol, definitions_of, scoped
 from codeask.query.sites import Site, use_sites
 
 if TYPE_CHECKING:
@@ -66,9 +66,7 @@ class Links:
         """Where ``hit`` (a chunk, or one definition cut from it) uses ``name`` as code, one
         :class:`~codeask.query.sites.Site` per innermost definition holding a use, each as sure as its
         surest link to one of ``defs`` (definitions of ``name``, narrowed to their own lines), or
-        through a subclass of their class that does not override ``name`` (the module docstring's rules);
-        a use outside tests links to definitions in tests only when surer than by the name (``request.clone()``
-        is no call of a test's ``createRequestLike.clone``)."""
+        through a subclass of their class that does not override ``name`` (the module docstring's rules)."""
         rows = self.definers(name)
         shadowing = {r.hit.path for r in rows if "." not in defined_symbol(r.hit, name)}
         packed = ((r.hit, d) for r in rows for d in definitions_of(r.hit.content, r.hit.language))
@@ -79,7 +77,7 @@ class Links:
         subs = ((sub, path) for owner, path in owners.items() for sub in self.subclasses(owner))
         targets += [(f"{sub}.{name}", path) for sub, path in subs if sub not in claimed]  # an override is its own
         mixins = frozenset(b for owner in owners for b in self.bases(owner))
-        sites = use_sites(
+        return use_sites(
             hit,
             name,
             targets,
@@ -89,8 +87,6 @@ class Links:
             file_imports(self.store, hit, name, self._imports),
             mixins,
         )
-        guess = hit.kind != "test" and all(d.kind == "test" for d in defs)  # code calls no test's helper
-        return [s for s in sites if not guess or s.sure > NAME_ONLY]
 
     def sure(self, users: Sequence[Hit], name: str, target: Hit) -> float:
         """How sure the surest use of ``name`` by ``users`` (definitions, narrowed) is of ``target`` (a

@@ -163,8 +163,7 @@ def caller_sites(
     then by path and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are
     searched too: a chunk's stored references leave out the names it defines, not its other
     definitions' uses. A site in a later part of a definition the chunker split is that definition
-    (:func:`~codeask.query.split.widened`). A site linked by the name only is left out when it links
-    surer to another definition of ``name`` (:func:`_surer_elsewhere`)."""
+    (:func:`~codeask.query.split.widened`)."""
     links = Links(store) if links is None else links
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
@@ -172,16 +171,7 @@ def caller_sites(
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     sites = [s for hit in rows.values() for s in links.sites(hit, name, defs)]
     sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
-    others = [declaration(r.hit, name) for r in links.definers(name)]
-    sites = [s for s in sites if s.sure > NAME_ONLY or not _surer_elsewhere(links, s.hit, name, others)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
-
-
-def _surer_elsewhere(links: Links, site: Hit, name: str, others: Sequence[Hit]) -> bool:
-    """Whether ``site`` (a definition using ``name`` by the name only of the one asked about) links
-    surer to one of ``others`` (every definition of ``name``, at most :data:`MAX_DEFINITIONS`): then it
-    is no caller of the one asked about, as it is no callee of it (:func:`_callees`)."""
-    return len(others) <= MAX_DEFINITIONS and any(links.sure([site], name, o) > NAME_ONLY for o in others)
 
 
 def _within(site: Hit, definition: Hit) -> bool:
@@ -214,7 +204,8 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
-    themselves); name-only ones only when none is surer (as :func:`caller_sites` lists them)."""
+    themselves); name-only ones only for a name defined once (a guess among several is listed only
+    among the callers, once: :func:`_guessed_once`)."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
     for row, inner in defs:
@@ -236,7 +227,8 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
             continue
         scored = [_callee(links, n, t, inner, wanted[n]) for t, inner in targets]  # packed classes' each
         top = max(sure for _, sure in scored)
-        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (top <= NAME_ONLY and sure > NONE)]
+        unique = top <= NAME_ONLY and len(scored) == 1
+        kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
         out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
