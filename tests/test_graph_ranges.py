@@ -129,3 +129,30 @@ def test_a_closure_in_a_go_function_the_chunker_split_is_that_function(tmp_path)
     assert len(next(iter(ws.indexes.values())).store.rows_for_path("mux_test.go")) > 1
     end = len(BIG["mux_test.go"].split("\n")) - 1
     assert _at(ws, "Mux.Group", "callers") == [(3, end, "bigMux")]
+
+
+def _py_method(name: str, lines: int) -> str:
+    return (
+        f"    def {name}(self, r):\n" + "".join(f"        r = r + {i}\n" for i in range(lines)) + "        return r\n\n"
+    )
+
+
+SESSIONS = {
+    "web/sessions.py": (
+        'class Session:\n    """A session."""\n\n'
+        + "".join(_py_method(f"step_{i}", 40) for i in range(4))
+        + "\ndef session():\n    return Session()\n"
+    ),
+}
+
+
+def test_a_class_stored_as_its_head_and_its_methods_chunks_is_one_definition(tmp_path):
+    """``Session``'s definition is the whole class, not its first chunk (requests' ``Session`` was
+    356-388 of 356-816, javapoet's ``CodeWriter`` 44-230 of 44-547); ``session()`` after it is its caller."""
+    ws = Workspace([write_tree(tmp_path / "ws", SESSIONS)])
+    ws.index(embed=False)
+    assert len(next(iter(ws.indexes.values())).store.rows_for_path("web/sessions.py")) > 2
+    lines = SESSIONS["web/sessions.py"].split("\n")
+    last = lines.index("def session():") - 2  # the class's last line, blank lines after it aside
+    assert _at(ws, "Session", "definitions") == [(1, last, "Session")]
+    assert _at(ws, "Session", "callers") == [(last + 3, last + 4, "session")]

@@ -41,10 +41,11 @@ def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tup
     """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
     whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
     ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
-    (each starting where the last ended, under its symbol, defining no other ``name``: a definition
-    the chunker split), those chunks joined to ``row``: one :class:`Linked` with the whole line
-    range, the joined text and the references of all, and ``inner`` read again from that text
-    (``Session.request``, 557-654 of three chunks)."""
+    (each starting where the last ended, under its symbol or one inside it, defining no other
+    ``name``: a definition the chunker split, a class stored as its head and its methods' chunks),
+    those chunks joined to ``row``: one :class:`Linked` with the whole line range, the joined text and
+    the references of all, and ``inner`` read again from that text (``Session.request``, 557-654 of
+    three chunks; the class ``Session``, 356-831 of its head and methods)."""
     head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
     after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
     if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
@@ -53,7 +54,8 @@ def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tup
     for stored in store.rows_for_path(row.hit.path):
         if stored["start_line"] <= row.hit.start_line:
             continue
-        if stored["start_line"] != end + 1 or stored["symbol"] != symbol:
+        inside = stored["symbol"] == symbol or stored["symbol"].startswith(symbol + ".")  # a class's methods
+        if stored["start_line"] != end + 1 or not inside:
             break
         parts.append(stored["id"])
         end = stored["end_line"]
