@@ -156,3 +156,25 @@ def test_a_class_stored_as_its_head_and_its_methods_chunks_is_one_definition(tmp
     last = lines.index("def session():") - 2  # the class's last line, blank lines after it aside
     assert _at(ws, "Session", "definitions") == [(1, last, "Session")]
     assert _at(ws, "Session", "callers") == [(last + 3, last + 4, "session")]
+
+
+WALK = {
+    "src/exec/mod.rs": (
+        "pub fn run() -> usize {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        "    fn generate_str(input: &str) -> Vec<String> {\n        vec![input.to_string()]\n    }\n\n"
+        '    #[test]\n    fn tokens() {\n        assert_eq!(generate_str("foo"), vec!["foo"]);\n    }\n}\n'
+    ),
+    "src/walk.rs": "pub struct Walk;\n\nimpl Iterator for Walk {\n    type Item = usize;\n    fn next(&mut self) -> Option<usize> {\n        None\n    }\n}\n",
+    "src/output.rs": "pub fn print_all<I: Iterator<Item = String>>(items: I) -> usize {\n    items.count()\n}\n",
+}
+
+
+def test_rust_functions_in_a_module_are_called_bare_and_an_associated_type_binding_is_no_use(tmp_path):
+    """fd's ``generate_str``, a function of ``mod tests`` called bare inside ``assert_eq!``, has its
+    caller (it had none: ``tests.generate_str`` was taken for a method of a type ``tests``); the bound
+    ``Iterator<Item = String>`` names the trait's associated type, no use of ``walk.rs``' ``type Item``
+    (it was a sure link)."""
+    ws = Workspace([write_tree(tmp_path / "ws", WALK)])
+    ws.index(embed=False)
+    assert [s for _, _, s in _at(ws, "generate_str", "callers")] == ["tests.tokens"]
+    assert [x.path for x in ws.related("Item").callers] == []

@@ -104,6 +104,7 @@ DEFINES = {
     "namespace_definition": "name",
     "pair": "key",
     "property_signature": "name",
+    "type_binding": "name",  # Rust's Iterator<Item = S>: the trait's associated type, no project Item
 }
 SELF_WORDS = frozenset({"self", "this", "super", "cls", "Self"})
 #: Nodes between a bound name and the declaration that types it (``*p``, ``p = ...``, ``as p``).

@@ -56,6 +56,7 @@ __all__ = [
     "how_sure",
     "sureness",
     "definitions_of",
+    "free_symbol",
     "scoped",
     "defined_symbol",
     "using_symbol",
@@ -105,6 +106,7 @@ def sureness(
     :func:`~codeask.query.uses.uses_in`) mean the definition ``symbol`` in ``path``, the best over those uses
     (the rules: the module docstring); ``imports``: the import statements of the chunk's file
     (:mod:`codeask.query.imported`); ``at``: the chunk's path (``""``: unknown; tells Go's packages apart)."""
+    symbol = free_symbol(symbol, language)
     apart, rooted = _go_scope(language, at, path, imports)  # another Go package; the root one's names
     # Go reaches another package's name only through its qualifier (no Handler: key, no bare Handler)
     uses = [u for u in found.of(name, *lines) if not (apart and u.receiver == "" and "." not in symbol)]
@@ -153,6 +155,14 @@ def sureness(
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def free_symbol(symbol: str, language: str) -> str:
+    """``symbol`` less the qualifiers that are no class: in Rust, a function in a module (``mod tests``'s
+    ``tests.generate_str``, lowercase: a module) is a free function, called bare; a type's
+    (``WorkerState.scan``, capitalised) stays a method."""
+    parts = symbol.split(".")
+    return parts[-1] if language == "rust" and len(parts) > 1 and parts[-2][:1].islower() else symbol
 
 
 def _go_scope(language: str, at: str, path: str, imports: Imports) -> tuple[bool, frozenset[str]]:

@@ -19,7 +19,7 @@ from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.imported import Imports, import_groups
-from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, TYPED, definitions_of, scoped, sureness
+from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, TYPED, definitions_of, free_symbol, scoped, sureness
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -119,6 +119,7 @@ def use_sites(
     a subclass defining its own (:func:`_link`)."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
+    targets = [(free_symbol(symbol, hit.language), path) for symbol, path in targets]  # Rust's mod tests
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
     imports = import_groups(hit.content, hit.language) + imports
     local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
