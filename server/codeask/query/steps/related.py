@@ -65,13 +65,6 @@ def identifiers(text: str, limit: int = 8) -> list[str]:
     return ranked[:limit]
 
 
-def _definition(edge: Edge) -> Hit:
-    """The definition ``edge`` links (:meth:`~codeask.query.graph.Edge.definition`, not its whole
-    chunk: a method packed with its class's others), named by the edge's symbol."""
-    shown = edge.definition()
-    return replace(shown, symbol=edge.symbol or shown.symbol)
-
-
 class RelatedRetrieve:
     """The explain retriever: pending -> retrieved with the code related to the selection.
 
@@ -128,8 +121,7 @@ class RelatedRetrieve:
                 # the selection's own edges: its chunks may hold other definitions (their callers are not its)
                 edges = [e for e in edges if re.search(rf"\b{re.escape(e.name)}\b", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
-                named = [e.labelled() for e in ranked]
-                rankings.append((self.graph_weight, target.root, named))  # a packed chunk by the definition
+                rankings.append((self.graph_weight, target.root, [e.target for e in ranked]))
                 for e in reversed(ranked):  # the surest edge of each chunk
                     linked[target.root, e.target.id] = e
 
@@ -157,16 +149,16 @@ class RelatedRetrieve:
         self, fused: list[tuple[float, float, str, Hit]], linked: dict[tuple[str, str], Edge], labels: dict[str, str]
     ) -> list[Document]:
         """The first :attr:`limit` documents of ``fused`` (best first), at most :attr:`per_file` of a
-        file; a graph neighbour (in ``linked``, by root and chunk id) narrowed to the definition its
-        edge links (:meth:`~codeask.query.graph.Edge.definition`: a method packed with its class's
-        others at its own lines, as ``codeask related`` cites it), with the edge's ``via`` and
-        ``via_sure``; none inside the lines of a document already kept."""
+        file; a graph neighbour (in ``linked``, by root and chunk id) as the definition its edge links
+        (the edge's target: a method packed with its class's others at its own lines, a split caller
+        whole, as ``codeask related`` cites them), with the edge's ``via`` and ``via_sure``; none inside
+        the lines of a document already kept."""
         documents: list[Document] = []
         per_file: dict[tuple[str, str], int] = {}
         for score, _, root, hit in fused:
             key = (root, hit.path)
             edge = linked.get((root, hit.id))
-            shown = hit if edge is None else _definition(edge)
+            shown = hit if edge is None else edge.target  # span_edges' targets are the definitions linked
             inside = any(
                 d.key() == key and d.start_line <= shown.start_line <= shown.end_line <= d.end_line for d in documents
             )
