@@ -178,3 +178,11 @@ def test_rust_functions_in_a_module_are_called_bare_and_an_associated_type_bindi
     ws.index(embed=False)
     assert [s for _, _, s in _at(ws, "generate_str", "callers")] == ["tests.tokens"]
     assert [x.path for x in ws.related("Item").callers] == []
+
+
+def test_a_piece_of_a_method_body_defines_no_statement():
+    """A later chunk of ky's ``#retryFromError`` (``for (const hook of hooks) {`` ..) defines nothing: read
+    inside a class, tree-sitter's recovery took ``for`` for a method (its callers were cited as
+    ``Ky.#retryFromError.for``, 984-1020, where ``related`` gives the method 950-1026)."""
+    piece = "\t\tfor (const hook of this.#options.hooks) {\n\t\t\tawait hook(this.#getOptions());\n\t\t}\n\n\t\treturn 1;\n\t}\n"
+    assert definitions_of(piece, "typescript") == ()

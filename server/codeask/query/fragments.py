@@ -14,13 +14,16 @@ from functools import lru_cache
 from codeask.index.chunking.symbols import Definition, definitions
 from codeask.lines import split_lines
 
-__all__ = ["CLASS_HEAD", "class_body", "code_text"]
+__all__ = ["CLASS_HEAD", "STATEMENTS", "class_body", "code_text"]
 
 #: What a piece of a class body the chunker cut (TypeScript's ``#fetch() {..}`` among its class's other
 #: methods) is parsed inside: one line before it, so its methods parse as methods (:func:`class_body`).
 CLASS_HEAD = "class _ {\n"
 #: Languages whose class-body pieces parse as no definition on their own.
 _BODIES = frozenset({"javascript", "typescript", "tsx", "java"})
+#: Statement keywords tree-sitter's error recovery may read as a method's name (a piece of a method's
+#: body, ``for (const hook of hooks) {``, inside a class): no definition.
+STATEMENTS = frozenset({"if", "for", "while", "switch", "catch", "try", "do", "else", "return", "with"})
 #: Languages with ``/* .. */`` block comments.
 _C_COMMENTS = _BODIES | {"c", "cpp", "go", "rust", "csharp", "kotlin", "swift", "scala", "php"}
 
@@ -51,6 +54,6 @@ def class_body(content: str, language: str) -> tuple[Definition, ...] | None:
     methods = tuple(
         Definition(d.symbol.removeprefix("_."), d.name, d.start_line - 1, d.end_line - 1, d.name_line - 1)
         for d in inside
-        if d.symbol.startswith("_.")
+        if d.symbol.startswith("_.") and d.name not in STATEMENTS
     )
     return methods or None

@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
-from codeask.query.fragments import class_body, code_text
+from codeask.query.fragments import STATEMENTS, class_body, code_text
 from codeask.query.imported import Imports, from_elsewhere, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
 
@@ -205,7 +205,7 @@ def definitions_of(content: str, language: str) -> tuple[Definition, ...]:
     (:func:`~codeask.query.fragments.class_body`: TypeScript's ``#fetch`` among its class's others); the
     lines of a comment the chunk starts inside are no code (:func:`~codeask.query.fragments.code_text`)."""
     text = code_text(content, language)
-    found = class_body(content, language) or tuple(definitions(text, language))
+    found = class_body(content, language) or tuple(d for d in definitions(text, language) if d.name not in STATEMENTS)
     lines = text.split("\n")
     return tuple(_head(d, lines, found) for d in found)
 
