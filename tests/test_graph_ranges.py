@@ -6,6 +6,7 @@ starts inside a doc comment calls nothing its example calls. Real parts: the chu
 
 from __future__ import annotations
 
+from codeask.query.explain import explain, make_span
 from codeask.query.resolve import definitions_of
 from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
@@ -186,3 +187,14 @@ def test_a_piece_of_a_method_body_defines_no_statement():
     ``Ky.#retryFromError.for``, 984-1020, where ``related`` gives the method 950-1026)."""
     piece = "\t\tfor (const hook of this.#options.hooks) {\n\t\t\tawait hook(this.#getOptions());\n\t\t}\n\n\t\treturn 1;\n\t}\n"
     assert definitions_of(piece, "typescript") == ()
+
+
+def test_hover_over_a_private_method_lists_its_caller(tmp_path):
+    """Hover over ``#small``'s line lists ``Ky.#fetch``, which calls it (hover kept an edge only when its
+    name was a word of the selection, read with ``\\b``, which never matches before ``#``: none)."""
+    root = write_tree(tmp_path / "ws", {"source/Ky.ts": KY})
+    ws = Workspace([root])
+    ws.index(embed=False)
+    small = KY.split("\n").index("\t#small(): number {") + 1
+    got = explain(ws, make_span(ws, str(root / "source/Ky.ts"), small, small), brief=True, no_llm=True)
+    assert [(s.symbol, s.via.split(" in ")[0]) for s in got.sources if s.via] == [("Ky.#fetch", "caller of #small")]
