@@ -118,8 +118,9 @@ class RelatedRetrieve:
                 rankings.append((1.0, target.root, store.vector_search(vector, self.per_search)))
             if target.root == span.root and span.own_ids:
                 edges = span_edges(store, list(store.linked(span.own_ids).values()), (span.start_line, span.end_line))
-                # the selection's own edges: its chunks may hold other definitions (their callers are not its)
-                edges = [e for e in edges if re.search(rf"(?<![\w$#]){re.escape(e.name)}(?![\w$])", span.text)]  # #fetch
+                # the selection's own edges: its chunks may hold other definitions (their callers are not its);
+                # a name between non-word characters (\b never matches before TypeScript's #fetch)
+                edges = [e for e in edges if re.search(rf"(?<![\w$#]){re.escape(e.name)}(?![\w$])", span.text)]
                 ranked = sorted(edges, key=lambda e: (-e.weight, e.target.path, e.target.start_line))
                 rankings.append((self.graph_weight, target.root, [e.target for e in ranked]))
                 for e in reversed(ranked):  # the surest edge of each chunk
