@@ -108,8 +108,7 @@ def sureness(
     (:mod:`codeask.query.imported`); ``at``: the chunk's path (``""``: unknown; tells Go's packages apart)."""
     symbol = free_symbol(symbol, language)
     apart, rooted = _go_scope(language, at, path, imports)  # another Go package; the root one's names
-    # Go reaches another package's name only through its qualifier (no Handler: key, no bare Handler)
-    uses = [u for u in found.of(name, *lines) if not (apart and u.receiver == "" and "." not in symbol)]
+    uses = _code_uses(found, name, lines, apart and "." not in symbol)
     owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in symbol else ""
     if not uses or (language == "c" and owner and path.rsplit(".", 1)[-1] in _CPP):
         return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
@@ -141,8 +140,6 @@ def sureness(
         typed = None if r in SELF or r in {"", "?"} or module else found.type_of(r, use.line)
         if (foreign and not module and not use.own) or _foreign(typed, modules, found, language):
             continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
-        if r not in SELF and found.builtin(r, use.line):
-            continue  # kwargs = {..}; kwargs.update(..): a builtin's method, no project's
         if not packaged and use.plain and r[:1].islower() and r not in found.bound and from_elsewhere(r, imports, path):
             continue  # another package's module (mock.patch after from unittest import mock)
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
@@ -163,6 +160,15 @@ def free_symbol(symbol: str, language: str) -> str:
     (``WorkerState.scan``, capitalised) stays a method."""
     parts = symbol.split(".")
     return parts[-1] if language == "rust" and len(parts) > 1 and parts[-2][:1].islower() else symbol
+
+
+def _code_uses(found: Uses, name: str, lines: tuple[int, int], qualified: bool) -> list[Use]:
+    """The uses of ``name`` on ``lines`` that may reach a project definition: none bare when
+    ``qualified`` (Go reaches another package's name only through its qualifier: no ``Handler:`` key,
+    no bare ``Handler``), none through a variable holding a builtin literal (``kwargs = {..};
+    kwargs.update(..)`` calls a builtin's method: :meth:`~codeask.query.uses.Uses.builtin`)."""
+    uses = [u for u in found.of(name, *lines) if not (qualified and u.receiver == "")]
+    return [u for u in uses if u.receiver in SELF | {"", "?"} or not found.builtin(u.receiver, u.line)]
 
 
 def _go_scope(language: str, at: str, path: str, imports: Imports) -> tuple[bool, frozenset[str]]:
