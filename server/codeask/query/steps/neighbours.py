@@ -12,26 +12,27 @@ or not. Two kinds of link are read (:mod:`codeask.query.graph`):
   files defining the names they use (their callees), and the files using the names they define
   (their tests, the modules built on them), counted in distinct names, each name as sure as its
   surest link (1 sure, .7 typed, .3 by the name only); a user's name counts that over the files
-  using it (:func:`_spread`), as an edge's weight is its sureness over the name's definitions: the
-  fifty checkers calling a utility module's helpers, or the tests calling ``runpytest``, each
-  link by a fiftieth, not as a module built on the best file. Measured offline on bench/multifile's
-  210 rows (each row's links recaptured, the top 10 before ``expand`` recomputed): all@10 .590 -> .610, the 97
-  how-questions .371 -> .392, C, Java and Python up a row or two each, no language lower, MRR
-  unchanged (.796).
+  using it (:func:`_spread`), as an edge's weight is its sureness over the name's definitions: each
+  of the fifty checkers calling a utility module's helpers links by a fiftieth, not as a module
+  built on the best file. Measured offline on bench/multifile's 210 rows (each row's links
+  recaptured on the kept indexes, the top 10 before ``expand`` recomputed): all@10 .590 -> .610,
+  the 97 how-questions .371 -> .392, C, Java and Python up a row or two each, no language lower,
+  MRR unchanged (.796).
 
 No link into a test by the name alone is followed (:meth:`~codeask.query.graph.Edge.followed`).
 
 A file's score is its retrieval score over the best file's, plus :data:`GAIN` for each of four
-links, each capped at one: its edges' summed weight (times ``1 + the share of the question's
-words`` the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from the first
+links, each capped at one: its edges' summed weight (times ``1 + the share of the question's words``
+the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from the first
 :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS` files and the question's names, its
-callee names' sureness over :data:`NAMES`, its user names' (each shared by its users) over :data:`NAMES`. The files past the
-first keep that order, their scores scaled to stay at or under the last first file's (the scores
-descend along the answer). The graph part is scaled by the retriever's down-weighting (tests, docs
-unless the question asks for them) and its prior (vendored, generated, data files). A file not
-retrieved enters with the chunk its strongest link leads to. A file that enters the first
-``max_files`` this way says why (``Document.via``, the link it came along; ``via_path`` the best
-file's). The event records each linked file with its graph gain, its rank and whether it entered.
+callee names' sureness over :data:`NAMES`, its user names' (each shared by its users) over
+:data:`NAMES`. The files past the first keep that order, their scores scaled to stay at or under the
+last first file's (the scores descend along the answer). The graph part is scaled by the retriever's
+down-weighting (tests, docs unless the question asks for them) and its prior (vendored, generated,
+data files). A file not retrieved enters with the chunk its strongest link leads to. A file that
+enters the first ``max_files`` this way says why (``Document.via``, the link it came along;
+``via_path`` the best file's). The event records each linked file with its graph gain, its rank and
+whether it entered.
 
 Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
 adding new ones after the cut) took each other's places (r31's issue-29 report). Measured on
