@@ -31,8 +31,8 @@ last first file's (the scores descend along the answer). The graph part is scale
 down-weighting (tests, docs unless the question asks for them) and its prior (vendored, generated,
 data files). A file not retrieved enters with the chunk its strongest link leads to. A file that
 enters the first ``max_files`` this way says why (``Document.via``, the link it came along;
-``via_path`` the best file's). The event records each linked file with its graph gain, its rank and
-whether it entered.
+``via_path`` the best file's). The event records each linked file with its graph gain, its four
+links before their caps (:meth:`_Links.parts`), its rank and whether it entered.
 
 Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
 adding new ones after the cut) took each other's places (r31's issue-29 report). Measured on
@@ -91,6 +91,16 @@ class _Links:
         whole = min(1.0, sum(self.callees.values()) / NAMES) + min(1.0, sum(self.users.values()) / NAMES)
         return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole)
 
+    def parts(self) -> dict[str, float]:
+        """The four links before their caps (the event records them: bench/multifile_stages.py reads
+        where a needed file sits): ``near``, ``first``, ``callees`` and ``users`` (summed sureness)."""
+        return {
+            "near": round(self.near, 4),
+            "first": round(self.first, 4),
+            "callees": round(sum(self.callees.values()), 4),
+            "users": round(sum(self.users.values()), 4),
+        }
+
     def add(self, edge: Edge, strength: float) -> None:
         if strength > self.strength:
             self.edge, self.strength = edge, strength
@@ -134,7 +144,7 @@ class Neighbours:
         out = self._documents(docs, new, order, _below(firsts, files, order, score, top), entered, links)
         rank = {k: i for i, k in enumerate(order, 1)}
         boosted = [
-            {"path": k[1], "gain": round(gain[k], 6), "rank": rank[k], "entered": k in entered}
+            {"path": k[1], "gain": round(gain[k], 6), "rank": rank[k], "entered": k in entered, **links[k].parts()}
             for k in sorted(gain, key=lambda k: rank.get(k, len(rank) + 1))
             if k in rank
         ]
