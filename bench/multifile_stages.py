@@ -9,7 +9,8 @@ file after each step, and for the needed files missing from the answer's top 10,
 lost them (``retrieve``: never among the retrieved files; ``retrieve>10``: retrieved below the
 top 10 and never moved in; otherwise the step after which it left the top 10). The per-question
 record (``--out FILE``, JSON) holds every step's files and scores and the ``neighbours`` and
-``expand`` events' data.
+``expand`` events' data; then where the needed files that were linked or retrieved but left out of
+the top 10 sit after ``neighbours`` and what took the places above them (:func:`where`).
 
 Usage::
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fake_llm
 
 from tests.fake_llm import FakeLLMServer
 
+from codeask.index.kinds import kind_of_path
 from codeask.query.digest import QUESTION_DIGEST_CHARS, digest_question
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Query
@@ -101,6 +103,40 @@ def report(results: list[dict]) -> None:
     print("needed files missing from the top 10, by the step that lost them:", dict(lost.most_common()))
 
 
+def where(results: list[dict]) -> dict[str, object]:
+    """Where the needed files that were linked or retrieved but left out of the top :data:`FILES`
+    sit after ``neighbours`` (its ``boosted`` records: graph gain and the four links before their
+    caps), and what took the places above them: ``{"missing", "median_rank", "in_first_20", "how",
+    "outranked_by"}``, ``how`` per kind of candidate (``retrieved+linked``, ``retrieved``,
+    ``linked``), ``outranked_by`` the other files of those questions' top 10 per kind of file
+    (:func:`codeask.index.kinds.kind_of_path`) and whether a link or retrieval alone put them there."""
+    ranks: list[int] = []
+    how: Counter[str] = Counter()
+    outranked: Counter[str] = Counter()
+    for r in results:
+        need = set(r["needed_files"])
+        steps = {s["step"]: s for s in r["steps"]}
+        if "neighbours" not in steps:
+            continue
+        order, retrieved = steps["neighbours"]["files"], set(steps["retrieve"]["files"])
+        linked = {b["path"] for b in steps["neighbours"]["data"].get("boosted", []) if b["gain"] > 0}
+        left = [p for p in need if p in order[FILES:]]
+        for path in left:
+            ranks.append(order.index(path) + 1)
+            how["+".join(k for k, on in (("retrieved", path in retrieved), ("linked", path in linked)) if on)] += 1
+        for path in order[:FILES] if left else []:
+            if path not in need:
+                outranked[f"{kind_of_path(path)} {'linked' if path in linked else 'retrieved only'}"] += 1
+    ranks.sort()
+    return {
+        "missing": len(ranks),
+        "median_rank": ranks[len(ranks) // 2] if ranks else None,
+        "in_first_20": sum(1 for x in ranks if x <= 20),
+        "how": dict(how.most_common()),
+        "outranked_by": dict(outranked.most_common()),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trees", type=Path, required=True, help="folder of materialized trees (owner+name)")
@@ -129,6 +165,7 @@ def main() -> int:
                 results.append({**row, "steps": stages(ws, row["question"])})
     args.out.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
     report(results)
+    print("needed files linked or retrieved but outside the top 10, after neighbours:", where(results))
     return 0
 
 

@@ -54,6 +54,10 @@ def write(root: Path, rel: str, text: str = "x = 1\n") -> Path:
         ("pkg/scan_test.go", "package pkg\n", "go", "test"),
         ("tests/test_app.py", "def test(): pass\n", "python", "test"),
         ("src/app.spec.ts", "it('x', () => {})\n", "typescript", "test"),
+        ("test.c", "int main(void) { return 0; }\n", "c", "test"),
+        ("src/tests.rs", "fn it() {}\n", "rust", "test"),
+        ("shop/tests.py", "def test(): pass\n", "python", "test"),
+        ("src/testing.c", "int testing(void);\n", "c", "source"),
         ("docs/guide.md", "# Guide\n", "markdown", "docs"),
         ("README", "Read me\n", "text", "docs"),
         ("LICENSE", "MIT\n", "text", "docs"),
@@ -202,6 +206,21 @@ def test_a_language_the_question_names_ranks_first(tmp_path: Path) -> None:
     assert c_code.sources[0].path == "src/glyphs.c"
     python = ws.ask("in Python, how does the glyph cache render", no_llm=True)
     assert python.sources[0].path == "tools/glyphs.py"
+
+
+def test_a_file_named_test_ranks_below_the_code_unless_the_question_asks_for_tests(tmp_path: Path) -> None:
+    root = tmp_path / "client"
+    write(root, "net.c", "/* connect with a timeout */\nint net_connect_timeout(int fd) { return fd; }\n")
+    write(
+        root,
+        "test.c",
+        "/* connect timeout: test the connect timeout of net_connect_timeout, connect and timeout */\n"
+        "int test_connect_timeout(void) { return net_connect_timeout(3); }\n",
+    )
+    ws = Workspace([root])
+    ws.index(embed=False)
+    assert ws.ask("how does connect handle a timeout", no_llm=True).sources[0].path == "net.c"
+    assert ws.ask("what do the tests check of the connect timeout", no_llm=True).sources[0].path == "test.c"
 
 
 #: 210 made-up words (a hub needs a root of 200 files or more: codeask.index.hubs.MIN_FILES).

@@ -175,3 +175,24 @@ def test_a_retrieved_span_beside_the_linked_definition_does_not_say_it_is_the_li
     sources = [s for s in _asked(root).sources if s.path == "src/billing.py"]
     assert sources and all(s.via == "" for s in sources if s.symbol == "header")  # header calls no settle_ledger
     assert all(s.via.startswith("caller of settle_ledger") for s in sources if s.symbol == "invoice")
+
+
+def utility_workspace(root: Path) -> Path:
+    """``whole_file_workspace``, its ``src/lease.py`` also defining ``log_event`` and ``audit_entry``,
+    which five modules ``src/mod_<i>.py`` call (no word of the question); ``src/billing.py`` alone calls
+    ``settle_ledger``."""
+    write_tree(
+        root, {f"src/mod_{i}.py": f"def step_{i}(x):\n    log_event(x)\n    return audit_entry(x)\n" for i in range(5)}
+    )
+    lease = root / "src" / "lease.py"
+    helpers = "def log_event(x):\n    return x\n\n\ndef audit_entry(x):\n    return x\n"
+    lease.write_text(lease.read_text(encoding="utf-8") + helpers, encoding="utf-8")
+    return root
+
+
+def test_a_file_alone_using_a_best_files_name_outranks_the_many_users_of_its_utilities(tmp_path: Path) -> None:
+    root = whole_file_workspace(tmp_path / "ws")
+    answer = _asked(utility_workspace(root))  # five places: lease.py, two notes, two linked files
+    paths = [s.path for s in answer.sources]
+    # two names each, but each used by five files: they link each of them by a fifth
+    assert paths.index("src/billing.py") == 3, paths

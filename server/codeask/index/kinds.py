@@ -10,7 +10,7 @@ and ``generated.rb`` (the patterns re-expressed here; no code of theirs), first 
                :data:`MARKER_LINES` lines, or code that is mostly a numeric table (:func:`numeric_table`)
 ``data``       translations (``.xlf``, ``.po``, ``.arb``, JSON/YAML catalogs in ``locales/``,
                ``i18n/``...), fonts and SVG, tabular data (``.csv``) (:data:`DATA_PATTERNS`)
-``test``       ``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts`` ... (``DEFAULT_TEST_PATTERNS``)
+``test``       ``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``, ``test.c`` ... (``DEFAULT_TEST_PATTERNS``)
 ``docs``       ``docs/``, ``*.md``, ``*.rst``, README, changelogs, licences (``DEFAULT_DOCS_PATTERNS``)
 ``config``     CI, tool and build configuration (``DEFAULT_CONFIG_PATTERNS``)
 ``source``     everything else

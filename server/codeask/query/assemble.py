@@ -153,7 +153,7 @@ class _StepMaker:
             options = {"max_files": s.retrieval.max_files, **options}
             return Neighbours(self.targets, HybridRetrieve(self.targets, s.retrieval), **options)
         if name == "widen" and builtin:
-            return widen.Widen(**{"spans_per_file": widen.SPANS_PER_FILE, **options})
+            return widen.Widen(**{"spans_per_file": widen.SPANS_PER_FILE, **options, "targets": self.targets})
         if name == "summary" and builtin:
             return Summary(self.llm, self.templates, s) if self.llm is not None else None
         return load_step(name, kind=kind, options=options, **self.context)

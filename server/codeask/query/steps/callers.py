@@ -67,13 +67,17 @@ def callers_first(docs: list[Document], files: dict[tuple[str, str], list[tuple[
 
 def with_sites(doc: Document, sites: list[Document]) -> list[Document]:
     """``doc`` (a retrieved file's span) with that file's caller ``sites``: the sites it holds take
-    its place (the first with its rank and score), the others follow as added spans (``extra``);
-    ``doc`` stays first when it holds none. All keep an empty ``via``: the file was retrieved, and
-    the prompt keeps its spans together."""
+    its place (the first with its rank and score), the others follow as added spans (``extra``).
+    When it holds none, the file's surest caller takes its rank and ``doc`` follows the callers as
+    an added span: it was retrieved for the symbol's name, which a comment or a string may hold
+    (chi's ``Mux.ServeHTTP`` mentions ``RouteContext`` in a comment; ``Mux.Mount`` calls it). All
+    keep an empty ``via``: the file was retrieved, and the prompt keeps its spans together."""
     inside = [s for s in sites if doc.start_line <= s.start_line and s.end_line <= doc.end_line]
     rest = [replace(s, extra=True, via="", via_path="", via_sure=0.0) for s in sites if s not in inside]
+    if not inside and rest:
+        return [replace(rest[0], score=doc.score, extra=doc.extra), *rest[1:], replace(doc, extra=True)]
     if not inside:
-        return [doc, *rest]
+        return [doc]
     lead = replace(inside[0], score=doc.score, via="", via_path="", via_sure=0.0, extra=doc.extra)
     return [
         lead,

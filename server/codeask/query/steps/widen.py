@@ -5,7 +5,10 @@ often split over two or three definitions of that file (``Session.request`` and 
 ``Session.send`` it calls). This step, after ``one_per_file`` (and rerank, if on), adds to each
 kept document the file's next-best chunks among those retrieved (``query.retrieved_documents``),
 up to :data:`SPANS_PER_FILE` spans per file, never a boilerplate chunk
-(:mod:`codeask.query.boilerplate`). Spans that touch or overlap are merged into one span.
+(:mod:`codeask.query.boilerplate`). Built with the roots searched (``targets``), it adds first the
+definition of that file the best span calls holding most of the question's words
+(:mod:`codeask.query.steps.callee_spans`: ``Session.get_adapter`` after ``Session.send`` for "how
+does Session.send pick an adapter?"). Spans that touch or overlap are merged into one span.
 
 The output keeps one document per span, grouped by file in the kept files' order: the file's
 best span first (still the first document of its path, as ``one_per_file`` left it), then the
@@ -17,11 +20,14 @@ before any file's best span.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.steps.callee_spans import callee_spans
 from codeask.query.steps.expand import question_terms, relabelled
+from codeask.query.steps.retrieve import SearchTarget
 
 __all__ = ["SPANS_PER_FILE", "Widen", "merge_spans", "overlaps"]
 
@@ -60,7 +66,8 @@ def merge_spans(first: Document, second: Document) -> Document:
 
 
 class Widen:
-    """Adds each kept file's other top-scoring retrieved spans, up to ``spans_per_file`` per file.
+    """Adds each kept file's other top-scoring retrieved spans, up to ``spans_per_file`` per file,
+    the best span's own callee first when ``targets`` (the roots searched) are given.
 
     ``query.options.spans_per_file`` overrides ``spans_per_file``; 1 leaves the documents as
     they are. A summary-replaced ``current`` is left alone (the step only touches documents).
@@ -68,8 +75,9 @@ class Widen:
 
     name = "widen"
 
-    def __init__(self, spans_per_file: int = SPANS_PER_FILE):
+    def __init__(self, spans_per_file: int = SPANS_PER_FILE, targets: Callable[[], list[SearchTarget]] | None = None):
         self.spans_per_file = spans_per_file
+        self.targets = targets
 
     def __call__(self, query: Query) -> Query:
         limit = query.options.spans_per_file or self.spans_per_file
@@ -80,18 +88,23 @@ class Widen:
         for d in query.retrieved_documents:
             pool.setdefault(d.key(), []).append(d)
         terms = question_terms(query.original)
+        groups = per_file(query.documents)
+        leads = [g[0] for g in groups]
+        callees = callee_spans(self.targets, leads, terms) if self.targets is not None else {}
         out: list[Document] = []
         added = 0
-        for group in per_file(query.documents):  # a file's spans an earlier step cited stay its own
+        for group in groups:  # a file's spans an earlier step cited stay its own
             spans = list(group)
-            for candidate in pool.get(group[0].key(), []):  # retrieval order: best first
+            callee = callees.get(group[0].key())
+            called = [callee] if callee is not None else []
+            for candidate in called + pool.get(group[0].key(), []):  # the callee, then retrieval order
                 if len(spans) >= max(limit, len(group)):
                     break
                 if any(overlaps(candidate, s) for s in spans):
                     continue
                 if is_boilerplate(candidate.content, candidate.language, candidate.symbol):
                     continue
-                spans.append(replace(relabelled(candidate, terms), extra=True))
+                spans.append(candidate if candidate is callee else replace(relabelled(candidate, terms), extra=True))
             added += len(spans) - len(group)
             out.extend(_merged(spans))
         query.reordered(self.name, out, spans_per_file=limit, added=added)

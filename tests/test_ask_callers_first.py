@@ -1,0 +1,46 @@
+"""A caller question's retrieved file is cited at its caller, not at the span that only names the symbol.
+
+Retrieval ranks a file by its words; for "who calls route_context" the span with the most of them
+may hold the name only in a comment (chi's ``Mux.ServeHTTP``: "Fetch a RouteContext object from the
+sync pool"), while the call is in another definition of that file (``Mux.Mount``). The file keeps
+its rank; its first cited span is the calling definition, the retrieved span an added one after
+it (:func:`codeask.query.steps.callers.with_sites`). Real parts: the engine indexing a temp workspace
+keyword-only into LanceDB (the ``isolated_env`` cache) with its symbol graph, asked through the
+real pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeask.workspace import Workspace
+from tests.workspaces import write_tree
+
+
+def _function(name: str, lines: list[str], filler: int = 40) -> str:
+    """A Python function ``name`` holding ``lines``, padded to about ``filler`` lines (its own chunk)."""
+    body = "".join(f"    total = total + {i}\n" for i in range(filler))
+    return (
+        f"def {name}(request):\n"
+        + "".join(f"    {line}\n" for line in lines)
+        + f"    total = 0\n{body}    return total\n\n\n"
+    )
+
+
+def test_a_retrieved_file_is_cited_first_at_the_definition_calling_the_symbol(tmp_path: Path) -> None:
+    serve = _function("serve", ["# who calls route_context? serve takes a route_context from the pool:"] * 3)
+    mount = _function("mount", ["ctx = route_context(request)"])
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "src/ctx.py": "def route_context(request):\n    return request.ctx\n",
+            "src/mux.py": serve + mount,
+        },
+    )
+    ws = Workspace([root])
+    ws.index(embed=False)
+    answer = ws.ask("who calls route_context", no_llm=True, max_files=5)
+    mux = next((s for s in answer.sources if s.path == "src/mux.py"), None)
+    assert mux is not None, [s.path for s in answer.sources]
+    spans = [x["symbol"] for x in mux.spans]
+    assert spans[0] == "mount", spans  # the file's first citation: its caller, not serve's comment
