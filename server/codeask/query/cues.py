@@ -62,7 +62,7 @@ def _label_names(document: Document) -> list[str]:
 def _line_names(document: Document, terms: frozenset[str]) -> list[tuple[int, str]]:
     """``(score, name)`` for the code-like identifiers on ``document``'s lines naming ``terms``
     (:func:`~codeask.query.focus.line_score` of their line)."""
-    out = []
+    out: list[tuple[int, str]] = []
     for line in split_lines(document.content):
         score = line_score(line, terms)
         if score:
