@@ -17,7 +17,7 @@ QUESTION = "What happens to the Authorization header when a redirect goes to ano
 
 REBUILD = '''def rebuild_auth(self, prepared_request, response):
     """When being redirected we may want to strip authentication."""
-    headers = prepared_request.headers
+    headers: structures.CaseInsensitiveDict = prepared_request.headers
     url = prepared_request.url
     if "Authorization" in headers and self.should_strip_auth(response.request.url, url):
         # If we get redirected to a new host, strip the header.
@@ -47,6 +47,7 @@ def test_cues_are_the_definitions_then_the_code_named_on_lines_about_the_questio
     assert cues[:2] == [(1, "rebuild_auth"), (2, "should_strip_auth")]
     names = [name for _, name in cues]
     assert "hostname" not in names  # an attribute without an inner underscore or capital reads as a word
+    assert "CaseInsensitiveDict" not in names  # a type in an annotation (on a line about headers) is no call
     assert "RedirectHostChanged" in names and "DEFAULT_PORTS" in names  # a class raised, a constant
     assert names.count("should_strip_auth") == 1  # at its first document only, though line 5 of [1] calls it
     # local variables and parameters (old_parsed, prepared_request, new_url) are not code to look up,

@@ -25,9 +25,9 @@ from codeask.query.pipeline import Document
 
 __all__ = ["code_cues", "cue_line", "wants_code", "MAX_CUES"]
 
-#: The most names listed: the answer template asks for at most six points, and a longer list reads
-#: as a list to walk through.
-MAX_CUES = 8
+#: The most names listed: the answer template asks for at most six points. With 8, Qwen2.5-Coder-1.5B
+#: wrote a point per name, up to 11 (a35's run, bench/results/answers-a35.md).
+MAX_CUES = 6
 _WANTS_CODE = re.compile(
     r"\b(example|snippet|sample|show me|write|implement|code for|how (do|can|would|should) i (use|call|write))\b",
     re.IGNORECASE,
@@ -40,7 +40,7 @@ def _code_like(line: str, match: re.Match[str]) -> bool:
     (``REQUESTS_CA_BUNDLE``), an attribute or a call with an inner underscore or capital
     (``req.url_rule``, ``self.from_pyfile(..)``, ``iterContent(..)``), or a capitalized call (a class
     built or raised: ``Retry(..)``, ``HTTPError(..)``). A local variable (``app_ctx``) or a type in
-    an annotation is left out."""
+    an annotation (``-> ft.ResponseReturnValue``: a capitalized name not called) is left out."""
     name = match.group()
     bare = name.strip("_")
     if len(bare) < 4 or name.startswith("__"):
@@ -49,8 +49,9 @@ def _code_like(line: str, match: re.Match[str]) -> bool:
         return True
     attribute = line[: match.start()].rstrip().endswith(".")
     called = line[match.end() :].lstrip().startswith("(")
-    inner = "_" in bare or any(c.isupper() for c in bare[1:])
-    return ((attribute or called) and inner) or (called and bare[0].isupper())
+    if bare[0].isupper():
+        return called
+    return (attribute or called) and ("_" in bare or any(c.isupper() for c in bare[1:]))
 
 
 def _label_names(document: Document) -> list[str]:
