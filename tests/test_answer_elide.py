@@ -109,3 +109,32 @@ def test_tokens_a_document_leaves_unused_go_to_the_next_ones(tmp_path, fake_llm)
     assert after_tiny.path == after_big.path == "m.py"
     # the best document's share is planned at twice the others'; what the tiny one left is not lost
     assert after_tiny.end_line > after_big.end_line
+
+
+def test_a_document_is_parsed_once_however_often_its_quiet_runs_are_read(monkeypatch):
+    """The read-back of issue 30's elision: ``focus`` costs a window by its quiet runs, ``tighten`` and
+    every try of the prompt's fitting loop show the document again; each was one tree-sitter parse."""
+    from codeask.query import elide
+    from codeask.query.focus import focus, question_terms, shown
+
+    parses: list[bytes] = []
+    real = elide.parser_for
+
+    class Counting:
+        def __init__(self, parser):
+            self.parser = parser
+
+        def parse(self, data: bytes):
+            parses.append(data)
+            return self.parser.parse(data)
+
+    monkeypatch.setattr(elide, "parser_for", lambda language: Counting(real(language)))
+    text = MODULE + "# read by test_a_document_is_parsed_once only\n"  # text no other test parses
+    doc = Document("net.py", "/ws", 1, len(text.splitlines()), "retry_policy", "python", text, 1.0)
+    terms = question_terms("How is the retry policy applied?")
+    first = shown(doc, terms)
+    assert "left out (docstring)" in first.content
+    assert all(shown(doc, terms) == first for _ in range(3))
+    kept = focus(doc, terms, tokens=60)
+    assert "apply_backoff_limit" in kept.content
+    assert len(parses) == 1

@@ -95,6 +95,11 @@ def test_a_cut_packed_document_is_labelled_by_the_definitions_it_keeps():
     assert kept.symbol == "open_session"  # not the three definitions it no longer holds
     one = replace(_chunk_document(), symbol="Net")  # one name (a class around them): kept as it is
     assert focus(one, question_terms("When is a session opened?"), tokens=60).symbol == "Net"
+    # one name whose definition the document holds outside the run: the run's own definition (the
+    # requests chunk labelled rebuild_auth, cut to the rebuild_proxies after it, was sent as rebuild_auth)
+    first = replace(_chunk_document(), symbol="Client.load_config")
+    assert focus(first, question_terms("When is a session opened?"), tokens=60).symbol == "Client.open_session"
+    assert focus(first, question_terms("How is the config loaded?"), tokens=60).symbol == "Client.load_config"
 
 
 def test_a_method_out_of_its_class_is_still_found_by_its_definition():

@@ -56,7 +56,11 @@ def _add_index_and_ask(sub) -> None:
     p = sub.add_parser("index", help="index (or catch up with) a workspace folder")
     p.add_argument("path", nargs="+", type=folder_arg, help="workspace folder(s)")
     p.add_argument("--json", action="store_true", help="print the stats as one JSON object")
-    p.add_argument("--no-embed", action="store_true", help="phase 1 only: keyword-searchable, vectors pending")
+    p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="phase 1 only: keyword-searchable, vectors pending until the next index or ask",
+    )
     p.add_argument(
         "--no-wait", action="store_true", help="fail instead of waiting when another process writes the index"
     )

@@ -14,7 +14,6 @@ caller gets in :mod:`codeask.query.result`.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -38,6 +37,7 @@ from codeask.query.budget import (
     tighten,
     time_budget,
 )
+from codeask.query.cues import code_cues, cue_line, wants_code
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms, shown
 from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
@@ -51,7 +51,6 @@ __all__ = [
     "NoLLMAnswer",
     "safe_documents",
     "scrub",
-    "wants_code",
     "local_speed",
     "speed_cache",
     "NOTHING_FOUND",
@@ -159,17 +158,21 @@ class SimpleAnswer:
     def prompt(self, query: Query, documents: list[Document] | None = None) -> str:
         """The ``answer`` template rendered for ``query``: ``documents`` (default: the query's, secret
         files dropped) numbered and rendered, or ``query.current`` once a response transformer
-        replaced it. ``wants_code`` tells the template whether the question asks for code.
+        replaced it. ``wants_code`` tells the template whether the question asks for code, ``names``
+        lists the code the documents show on the question (:mod:`codeask.query.cues`; ``""`` without
+        documents or after a response transformer).
 
         Raises:
             TemplateError: the template reads a missing key.
         """
+        names = ""
         if query.response_transformed:
             rendered = query.current
         else:
             if documents is None:
                 documents = safe_documents(query.documents, self.settings, query.withheld)
             rendered = render_documents(self.templates, documents)
+            names = cue_line(code_cues(documents, question_terms(query.asked, *query.search_texts)))
         return self.templates.render(
             "answer",
             question=query.asked,
@@ -177,6 +180,7 @@ class SimpleAnswer:
             current=query.current,
             documents=rendered,
             wants_code=wants_code(query.asked),
+            names=names,
         )
 
     def fit(self, query: Query, documents: list[Document] | None = None) -> tuple[str, list[Document], Budget]:
@@ -346,12 +350,6 @@ def local_speed(llm: LLM, settings: Settings) -> Speed | None:
     return speed_cache(settings).record(llm, llm.speed())
 
 
-_WANTS_CODE = re.compile(
-    r"\b(example|snippet|sample|show me|write|implement|code for|how (do|can|would|should) i (use|call|write))\b",
-    re.IGNORECASE,
-)
-
-
 def fit_question(query: Query, count: Callable[[str], int], limit: int) -> None:
     """Cut ``query``'s question to a digest of at most ``limit`` tokens (``count`` counts them) when it
     is longer: a long report must leave the prompt room for the code. Sets ``query.digest``."""
@@ -361,11 +359,6 @@ def fit_question(query: Query, count: Callable[[str], int], limit: int) -> None:
         return
     chars = max(200, len(asked) * limit // tokens)
     query.digest = digest_question(query.original, min(chars, len(asked) - 1))
-
-
-def wants_code(question: str) -> bool:
-    """Whether the question asks for code (an example, a snippet, how to call or write something)."""
-    return bool(_WANTS_CODE.search(question))
 
 
 class NoLLMAnswer:

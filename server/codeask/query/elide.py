@@ -25,6 +25,7 @@ import textwrap
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from codeask.index.chunking.code import iter_named, parser_for
@@ -77,20 +78,33 @@ def _docstring_rows(nodes: Iterable[Any]) -> set[int]:
     return rows
 
 
+@lru_cache(maxsize=1024)
+def _kinds(text: str, language: str) -> dict[int, str]:
+    """The rows of ``text`` (a document's lines joined) that hold only a comment (``comments``) or a
+    docstring's inner lines (``docstring``); ``{}`` without a grammar. Cached by text: one tight
+    document is read by :func:`codeask.query.focus.focus`, again to count what it takes, and on every
+    try of the prompt's fitting loop (one tree-sitter parse each before)."""
+    parser = parser_for(language)
+    if parser is None or not text:
+        return {}
+    lines = text.split("\n")
+    dedented = textwrap.dedent(text)
+    shown = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    offset = len(lines[shown]) - len(dedented.split("\n")[shown])
+    nodes = list(iter_named(parser.parse(dedented.encode("utf-8", "surrogatepass")).root_node))
+    kinds = {row: "comments" for row in _comment_lines(nodes, lines, offset)}
+    kinds.update({row: "docstring" for row in _docstring_rows(nodes)})
+    return kinds
+
+
 def quiet_runs(lines: list[str], language: str, keep: AbstractSet[int] = frozenset()) -> list[Quiet]:
     """The quiet runs of ``lines`` (a document in ``language``; ``[]`` without a grammar), in order:
     each of :data:`MIN_RUN` lines or more, a comment run holding none of the rows in ``keep``. Blank lines between
     two quiet lines of one kind join their run. The text is dedented first, so a method out of its
-    class still parses."""
-    parser = parser_for(language)
-    if parser is None or not lines:
+    class still parses; the parse is cached by text (:func:`_kinds`)."""
+    if not lines:
         return []
-    text = textwrap.dedent("\n".join(lines))
-    shown = next((i for i, line in enumerate(lines) if line.strip()), 0)
-    offset = len(lines[shown]) - len(text.split("\n")[shown])
-    nodes = list(iter_named(parser.parse(text.encode("utf-8", "surrogatepass")).root_node))
-    kinds = {row: "comments" for row in _comment_lines(nodes, lines, offset)}
-    kinds.update({row: "docstring" for row in _docstring_rows(nodes)})
+    kinds = _kinds("\n".join(lines), language)
     runs: list[Quiet] = []
     row = 0
     while row < len(lines):

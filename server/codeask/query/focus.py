@@ -126,12 +126,15 @@ def _label(symbol: str, spans: list[tuple[int, int, str]], first: int, last: int
     holds only ``rebuild_auth`` is labelled so. When the run holds none of the label's names but
     starts definitions of its own, those, under the label's qualifier: flask's chunk labelled
     ``Flask.log_exception, Flask.dispatch_request`` cut to ``full_dispatch_request`` is labelled
-    ``Flask.full_dispatch_request``, not after code the model is not sent. ``symbol`` when it names
-    one definition or none is kept."""
+    ``Flask.full_dispatch_request``, not after code the model is not sent; so is a one-name label
+    whose definition the document holds outside the run (requests' chunk ``rebuild_auth`` cut to the
+    ``rebuild_proxies`` after it was sent as ``rebuild_auth``). A one-name label whose definition
+    starts before the document (a class around a body's methods) or none is kept."""
     names = [part.strip() for part in symbol.split(",") if part.strip()]
     inside = {name for start, end, name in spans if start < last and end >= first}
     kept = [name for name in names if name.rsplit(".", 1)[-1] in inside]
-    if len(names) <= 1:
+    parsed = {name for _, _, name in spans}
+    if len(names) == 0 or (len(names) == 1 and (kept or names[0].rsplit(".", 1)[-1] not in parsed)):
         return symbol
     if kept:
         return ", ".join(kept)
