@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from codeask.query.explain import explain, make_span
 from codeask.query.resolve import definitions_of
+from codeask.query.span import symbol_span
 from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
@@ -198,3 +199,17 @@ def test_hover_over_a_private_method_lists_its_caller(tmp_path):
     small = KY.split("\n").index("\t#small(): number {") + 1
     got = explain(ws, make_span(ws, str(root / "source/Ky.ts"), small, small), brief=True, no_llm=True)
     assert [(s.symbol, s.via.split(" in ")[0]) for s in got.sources if s.via] == [("Ky.#fetch", "caller of #small")]
+
+
+def test_hover_on_a_private_name_explains_that_private_method(tmp_path):
+    """The editor's word under the cursor stops at ``#`` (``fetch`` of ``ky.#fetch()``): hover explains
+    ``Ky.#fetch``, at its name and at a call, not a test's ``fetch()`` elsewhere (it explained
+    ``test/retry.ts``'s object method)."""
+    test = "const stub = {\n\tasync fetch() {\n\t\treturn 2;\n\t},\n};\nexport default stub;\n"
+    root = write_tree(tmp_path / "ws", {"source/Ky.ts": KY, "test/retry.ts": test})
+    ws = Workspace([root])
+    ws.index(embed=False)
+    lines = KY.split("\n")
+    for line in (lines.index("\t#fetch(): number {") + 1, lines.index("\t\treturn ky.#fetch();") + 1):
+        span = symbol_span(ws, str(root / "source/Ky.ts"), line, "fetch")
+        assert span is not None and (span.path, span.symbol) == ("source/Ky.ts", "Ky.#fetch")

@@ -296,6 +296,13 @@ def _indexed_definition(workspace, name: str) -> Span | None:
     return None
 
 
+def _named(defs: list[Definition], word: str) -> list[Definition]:
+    """The definitions named ``word``; when none is, those named ``#word``: an editor's word stops at a
+    JavaScript/TypeScript private name's ``#`` (``this.#fetch()``), which is part of the name."""
+    exact = [d for d in defs if d.name == word]
+    return exact or [d for d in defs if d.name == f"#{word}"]
+
+
 def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | None = None) -> Span | None:
     """What a hover on ``word`` at 1-based ``line`` of ``abs_path`` explains (``text``: the editor's
     buffer, else the file on disk), the first that exists of:
@@ -316,11 +323,11 @@ def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | N
     abs_path = os.path.abspath(abs_path)
     source = explain_source(workspace, abs_path, text=text)
     defs = definitions(source, language_for(abs_path))
-    on_name = [d for d in defs if d.name_line == line and d.name == word]
+    named = _named(defs, word)
+    on_name = [d for d in named if d.name_line == line]
     if on_name:
         return _definition_span(workspace, abs_path, on_name[-1], source)
     around = [d for d in defs if d.contains(line)]
-    named = [d for d in defs if d.name == word]
     if named:
         scope = around[-1].symbol.split(".") if around else []
 
