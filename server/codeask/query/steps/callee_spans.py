@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from codeask.index.rows import Hit
 from codeask.query.graph import Edge, one_hop
 from codeask.query.pipeline import Document
 from codeask.query.resolve import NAME_ONLY
@@ -40,26 +41,30 @@ def callee_spans(
         rows = list(store.linked(list(mine)).values())
         edges, _ = one_hop(store, rows, {}, same_file=True)
         by_path = {d.path: d for d in mine.values()}
-        best: dict[str, tuple[float, Edge]] = {}
+        best: dict[str, tuple[float, Edge, Hit]] = {}
         for e in edges:
             lead = by_path.get(e.source_path)
             if lead is None or not _own_callee(e, lead):
                 continue
-            words = term_overlap(terms, replace(e.definition(), path=""))
-            if words > 0 and words > best.get(lead.path, (0.0, e))[0]:
-                best[lead.path] = (words, e)
-        for path, (_, e) in best.items():
+            definition = e.definition()
+            if not _outside(definition, lead):
+                continue
+            words = term_overlap(terms, replace(definition, path=""))
+            if words > 0 and words > best.get(lead.path, (0.0, e, definition))[0]:
+                best[lead.path] = (words, e, definition)
+        for path, (_, e, definition) in best.items():
             lead = by_path[path]
-            span = Document.from_hit(e.definition(), target.root, lead.score, target.label)
+            span = Document.from_hit(definition, target.root, lead.score, target.label)
             out[lead.key()] = replace(span, symbol=e.symbol or span.symbol, extra=True)
     return out
 
 
 def _own_callee(edge: Edge, lead: Document) -> bool:
-    """Whether ``edge`` leads from ``lead`` to a definition of its own file outside ``lead``'s lines
-    that ``lead`` calls surely or typed (a callee, not a caller: the target defines the name)."""
-    target = edge.target
-    if target.path != lead.path or edge.sure <= NAME_ONLY or edge.symbol.rsplit(".", 1)[-1] != edge.name:
-        return False
-    definition = edge.definition()
+    """Whether ``edge`` leads from ``lead`` to a definition of its own file that ``lead`` calls surely
+    or typed (a callee, not a caller: the target defines the name)."""
+    return edge.target.path == lead.path and edge.sure > NAME_ONLY and edge.symbol.rsplit(".", 1)[-1] == edge.name
+
+
+def _outside(definition: Hit, lead: Document) -> bool:
+    """Whether ``definition`` lies outside ``lead``'s lines."""
     return definition.end_line < lead.start_line or definition.start_line > lead.end_line
