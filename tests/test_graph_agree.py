@@ -108,3 +108,49 @@ def test_hover_rates_each_link_as_codeask_related_does(tmp_path):
         assert {s for s in hovered if s[0] in {"web/client.py", "web/redirects.py"}} == (
             {("web/client.py", 4, 6, TYPED)} if path == "web/redirects.py" else {("web/redirects.py", 2, 3, TYPED)}
         )
+
+
+MANY = {
+    **{f"app/kind{i}.py": f"class Kind{i}:\n    def render(self, out):\n        return out\n" for i in range(9)},
+    "app/page.py": (
+        "from app.kind0 import Kind0\n\n\nclass Page:\n    def show(self, out):\n        k = Kind0()\n"
+        "        return k.render(out)\n"
+    ),
+}
+
+
+def test_a_name_with_many_definitions_links_both_ways_alike(tmp_path):
+    """``render`` has nine definitions (more than ``MAX_DEFINITIONS``): ``k = Kind0(); k.render(..)`` is a
+    typed caller of ``Kind0.render``, and ``Page.show`` lists it among its callees as sure (callees of a
+    name with more than eight definitions were dropped; callers kept them)."""
+    ws = Workspace([write_tree(tmp_path / "ws", MANY)])
+    ws.index(embed=False)
+    assert [(x.symbol, x.sure) for x in ws.related("Kind0.render").callers] == [("Page.show", TYPED)]
+    assert [(x.symbol, x.sure) for x in ws.related("Page.show").callees] == [("Kind0", 1.0), ("Kind0.render", TYPED)]
+
+
+JAVA = {
+    "src/TypeName.java": (
+        "class TypeName {\n  CodeWriter emitAnnotations(CodeWriter out) {\n    return out;\n  }\n}\n"
+    ),
+    "src/ArrayTypeName.java": (
+        "class ArrayTypeName extends TypeName {\n  void emitBrackets(CodeWriter out) {\n    emitAnnotations(out);\n  }\n}\n"
+    ),
+    "src/CodeWriter.java": (
+        "class CodeWriter {\n  void emitAnnotations(List<String> annotations, boolean inline) {\n"
+        "    annotations.clear();\n  }\n}\n"
+    ),
+}
+
+
+def test_a_bare_java_call_reaches_the_inherited_method_taking_its_arguments(tmp_path):
+    """``emitAnnotations(out)`` in ``ArrayTypeName extends TypeName`` calls the inherited
+    ``TypeName.emitAnnotations(CodeWriter)`` (sure: Java's implicit ``this``), never
+    ``CodeWriter.emitAnnotations(List, boolean)``, which takes two arguments (it was a 0.3 caller of both)."""
+    ws = Workspace([write_tree(tmp_path / "ws", JAVA)])
+    ws.index(embed=False)
+    callers = [(x.symbol, x.sure, x.of.split(":")[0]) for x in ws.related("emitAnnotations").callers]
+    assert callers == [("ArrayTypeName.emitBrackets", 1.0, "src/TypeName.java")]
+    callees = [(x.symbol, x.sure) for x in ws.related("ArrayTypeName.emitBrackets").callees]
+    assert ("TypeName.emitAnnotations", 1.0) in callees and ("CodeWriter.emitAnnotations", NAME_ONLY) not in callees
+    assert all(x[0] != "CodeWriter.emitAnnotations" for x in callees)

@@ -7,7 +7,7 @@ starts inside a doc comment calls nothing its example calls. Real parts: the chu
 from __future__ import annotations
 
 from codeask.query.explain import explain, make_span
-from codeask.query.resolve import definitions_of
+from codeask.query.resolve import TYPED, definitions_of
 from codeask.query.span import symbol_span
 from codeask.query.uses import uses_in
 from codeask.workspace import Workspace
@@ -213,3 +213,73 @@ def test_hover_on_a_private_name_explains_that_private_method(tmp_path):
     for line in (lines.index("\t#fetch(): number {") + 1, lines.index("\t\treturn ky.#fetch();") + 1):
         span = symbol_span(ws, str(root / "source/Ky.ts"), line, "fetch")
         assert span is not None and (span.path, span.symbol) == ("source/Ky.ts", "Ky.#fetch")
+
+
+def _lines(n: int, indent: str) -> str:
+    return "".join(f"{indent}const v{i} = input.length + {i};\n" for i in range(n))
+
+
+KY_SPLIT = (
+    "export class Ky {\n\tstatic create(input: string): number {\n\t\tconst ky = new Ky();\n"
+    + _lines(8, "\t\t")
+    + "\t\tconst function_ = async () => {\n"
+    + _lines(60, "\t\t\t")
+    + "\t\t\treturn ky.#fetch();\n\t\t};\n\n\t\tconst result = (async () => {\n"
+    + _lines(30, "\t\t\t")
+    + "\t\t\treturn function_();\n\t\t})();\n\t\treturn 1;\n\t}\n\n\t#fetch(): number {\n"
+    + _lines(5, "\t\t")
+    + "\t\treturn 1;\n\t}\n}\n"
+)
+
+
+def test_a_class_head_stored_under_its_first_method_and_a_closure_split_from_its_function(tmp_path):
+    """ky's ``export class Ky {`` is stored in the chunk of its first method (``Ky.create``): the class is
+    defined at its whole range (it was its head line alone, 151-151). ``create``'s closure ``function_`` is
+    split over two chunks; its call ``ky.#fetch()`` in the second is one caller at the closure's range, as
+    sure (typed by ``const ky = new Ky()`` in ``create``'s first chunk) as ``create``'s callee is (it was
+    the second chunk's lines at 0.3)."""
+    ws = Workspace([write_tree(tmp_path / "ws", {"source/Ky.ts": KY_SPLIT})])
+    ws.index(embed=False)
+    rows = next(iter(ws.indexes.values())).store.rows_for_path("source/Ky.ts")
+    assert [r["symbol"] for r in rows[:2]] == ["Ky.create", "Ky.create.function_"]  # the shape under test
+    lines = KY_SPLIT.split("\n")
+    closure, end = lines.index("\t\tconst function_ = async () => {") + 1, len(lines) - 1
+    assert _at(ws, "Ky", "definitions") == [(1, end, "Ky")]
+    callers = ws.related("Ky.#fetch").callers
+    assert [(x.start_line, x.end_line, x.symbol, x.sure) for x in callers] == [
+        (closure, closure + 62, "Ky.create.function_", TYPED)
+    ]
+    assert [(x.symbol, x.sure) for x in ws.related("Ky.create").callees] == [("Ky.#fetch", TYPED)]
+
+
+EMITTER = (
+    "class TypeSpec {\n  int size(String s) {\n"
+    + "".join(f"    int k{i} = s.length() + {i};\n" for i in range(40))
+    + "    return 1;\n  }\n\n  void emit(CodeWriter codeWriter, String s) {\n    try {\n      if (s != null) {\n"
+    + "".join(f"    int u{i} = s.length() + {i};\n" for i in range(14))
+    + '      }\n    for (String part : s.split(",")) {\n      switch (part) {\n'
+    + "".join(f'        case "p{i}":\n          s = s + part;\n          break;\n' for i in range(25))
+    + "      }\n    codeWriter.popType();\n    }\n"
+    + "".join(f"    int w{i} = s.length() + {i};\n" for i in range(60))
+    + "    } finally {\n      s = null;\n    }\n  }\n}\n"
+)
+POPPER = "class CodeWriter {\n  CodeWriter popType() {\n    return this;\n  }\n}\n"
+
+
+def test_a_caller_the_chunker_split_is_cited_whole_as_sure_as_its_head_makes_it(tmp_path):
+    """javapoet's ``TypeSpec.emit`` (its head chunk parses as no definition) calls ``codeWriter.popType()``
+    in its last chunk; ``codeWriter`` is its parameter, declared in the head: one caller at the method's
+    whole range, typed (it was the last chunk's lines, 0.3 by the name alone)."""
+    ws = Workspace([write_tree(tmp_path / "ws", {"src/TypeSpec.java": EMITTER, "src/CodeWriter.java": POPPER})])
+    ws.index(embed=False)
+    rows = next(iter(ws.indexes.values())).store.rows_for_path("src/TypeSpec.java")
+    lines = EMITTER.split("\n")
+    head, use, end = (
+        lines.index("  void emit(CodeWriter codeWriter, String s) {") + 1,
+        lines.index("    codeWriter.popType();") + 1,
+        len(lines) - 2,
+    )
+    assert [(r["start_line"], r["symbol"]) for r in rows][1] == (head, "TypeSpec.emit")  # the head chunk
+    assert not any(r["start_line"] <= head and use <= r["end_line"] for r in rows)  # the use in a later chunk
+    callers = ws.related("CodeWriter.popType").callers
+    assert [(x.start_line, x.end_line, x.symbol, x.sure) for x in callers] == [(head, end, "TypeSpec.emit", TYPED)]

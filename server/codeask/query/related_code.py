@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "span_edges", "parse_symbol"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "span_edges", "parse_symbol", "takes"]
 
 #: The kinds of related code, in the order they are listed.
 KINDS = ("definitions", "callers", "callees")
@@ -170,7 +170,11 @@ def caller_sites(
     found = [*store.referrers([name], LOOKUP_LIMIT), *links.definers(name)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     sites = [s for hit in rows.values() for s in links.sites(hit, name, defs)]
-    sites = [s for s in widened(store, sites, rows, name) if not any(_within(s.hit, d) for d in defs)]
+    sites = [
+        s
+        for s in widened(store, sites, rows, name, lambda h: links.sites(h, name, defs))
+        if not any(_within(s.hit, d) for d in defs)
+    ]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 
@@ -205,7 +209,8 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
     themselves); name-only ones only for a name defined once (a guess among several is listed only
-    among the callers, once: :func:`_guessed_once`)."""
+    among the callers, once: :func:`_guessed_once`). A name with many definitions (``emit``, ``new``)
+    keeps its links surer than a name-only guess, as its callers list them."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
     for row, inner in defs:
@@ -223,14 +228,25 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
             (t, d) for t in found_targets for d in definitions_of(t.hit.content, t.hit.language) if d.name == n
         ]
         targets = bodies or [(t, None) for t in found_targets]  # a C function's body, not its prototype
-        if len(targets) > MAX_DEFINITIONS:
-            continue
         scored = [_callee(links, n, t, inner, wanted[n]) for t, inner in targets]  # packed classes' each
-        top = max(sure for _, sure in scored)
+        overloaded = len({(hit.path, hit.symbol) for hit, _ in scored}) < len(scored)
+        scored = [(hit, sure) for hit, sure in scored if takes(hit, wanted[n], n, overloaded)]
+        top = max((sure for _, sure in scored), default=NONE)
         unique = top <= NAME_ONLY and len(scored) == 1
         kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
         out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
+
+
+def takes(definition: Hit, users: Sequence[Hit], name: str, overloaded: bool = True) -> bool:
+    """Whether ``definition`` (of ``name``, narrowed) takes as many arguments as one of ``users``'
+    calls of ``name`` passes (:func:`~codeask.query.overloads.fits`): asked in Java always (no default
+    arguments: ``emitAnnotations(out)`` is no call of ``emitAnnotations(List, boolean)``), in C++ only
+    among ``overloaded`` definitions of one symbol (a default argument takes fewer); else ``True``."""
+    if definition.language != "java" and not (overloaded and definition.language in OVERLOADING):
+        return True
+    counts = frozenset(c for u in users for c in argument_counts(u.content, u.language, name))
+    return fits(parameters(definition.content, definition.language, name), counts)
 
 
 def _callee(
@@ -263,11 +279,8 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
         for row, inner in defs:
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
-            sites = caller_sites(store, name, [d], chunks, links)
             overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
-            if overloaded and d.language in OVERLOADING:
-                arity = parameters(d.content, d.language, name)  # an overload: the calls passing its arguments
-                sites = [s for s in sites if fits(arity, argument_counts(s.hit.content, s.hit.language, name))]
+            sites = [s for s in caller_sites(store, name, [d], chunks, links) if takes(d, [s.hit], name, overloaded)]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(links, [(row, inner)])]
     out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)

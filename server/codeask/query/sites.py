@@ -82,8 +82,10 @@ def declaration(hit: Hit, name: str) -> Hit:
     at = next((i for i, line in enumerate(lines) if word.search(line)), None)
     if at is None:
         return hit
-    if hit.symbol.rsplit(".", 1)[-1] == name:  # the head of a definition the chunker split
-        return replace(hit, start_line=hit.start_line + at, content="\n".join(lines[at:]))
+    scope = hit.symbol.split(".")
+    if name in scope:  # the head of a definition the chunker split (a class's, under its first method: ky's Ky)
+        symbol = ".".join(scope[: len(scope) - scope[::-1].index(name)])
+        return replace(hit, start_line=hit.start_line + at, content="\n".join(lines[at:]), symbol=symbol)
     return replace(hit, start_line=hit.start_line + at, end_line=hit.start_line + at, content=lines[at], symbol=name)
 
 
@@ -244,7 +246,7 @@ def _link(
     mixins: frozenset[str] = frozenset(),
 ) -> float:
     """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
-    sure for a ``self`` use in the target's own file, or a bare one unless the target is a method
+    sure for a ``self`` use in the target's own file or class (:func:`_inside`), or a bare one unless the target is a method
     reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
     such use is a ``self`` use in one of ``mixins``, the target class's bases (a mixin's
     ``self.send()``: ``self`` is a subclass, which may define its own; a subclass calling its base's
@@ -252,13 +254,20 @@ def _link(
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
-    mine = [u for u in found.of(name, *span) if u.receiver in own] if path == hit.path else []
     owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    mine = [u for u in found.of(name, *span) if u.receiver in own and _inside(hit, u, path, owner)]
     if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) in mixins for u in mine):
         return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
     if mine:
         return SURE
     return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
+
+
+def _inside(hit: Hit, use: Use, path: str, owner: str) -> bool:
+    """Whether ``use`` (a bare or ``self`` use in ``hit``) is made inside the target's own code: in its
+    file (``path``), or in a method of the class ``owner`` the target is reached as (a subclass
+    inheriting it: javapoet's bare ``emitAnnotations(out)`` in ``ArrayTypeName extends TypeName``)."""
+    return path == hit.path or (bool(owner) and enclosing_class(hit, use.line) == owner)
 
 
 def own_names(hit: Hit, inner: Definition | None) -> set[str]:

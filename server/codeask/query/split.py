@@ -10,7 +10,7 @@ everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -48,9 +48,11 @@ def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tup
     three chunks; the class ``Session``, 356-831 of its head and methods)."""
     head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
     after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
-    if any(line.strip() for line in after) or head.symbol.rsplit(".", 1)[-1] != name:
+    scope = head.symbol.split(".")
+    if any(line.strip() for line in after) or name not in scope or (inner is not None and scope[-1] != name):
         return row, inner
-    symbol, end, parts = head.symbol, row.hit.end_line, []
+    # a class head stored under its first method's symbol (ky's `export class Ky {` in chunk Ky.create): the class
+    symbol, end, parts = ".".join(scope[: len(scope) - scope[::-1].index(name)]), row.hit.end_line, []
     for stored in store.rows_for_path(row.hit.path):
         if stored["start_line"] <= row.hit.start_line:
             continue
@@ -64,9 +66,8 @@ def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tup
     rest = rest[: next((k for k, r in enumerate(rest) if name in r.defines), len(rest))]
     if not rest:
         return row, inner
-    hit = replace(
-        row.hit, end_line=rest[-1].hit.end_line, content="\n".join([row.hit.content, *(r.hit.content for r in rest)])
-    )
+    text = "\n".join([row.hit.content, *(r.hit.content for r in rest)])
+    hit = replace(row.hit, end_line=rest[-1].hit.end_line, content=text, symbol=symbol)
     refs = tuple(dict.fromkeys([*row.refs, *(n for r in rest for n in r.refs)]))
     return replace(row, hit=hit, refs=refs), named(hit, name) or inner
 
@@ -100,16 +101,20 @@ def split_start(store: Store, hit: Hit) -> int | None:
     return head["start_line"] + inner.start_line - 1 if inner else None  # None: a piece of a class body
 
 
-def widened(store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: str) -> list[Site]:
+def widened(
+    store: Store, sites: list[Site], chunks: Mapping[str, Hit], name: str, rescore: Callable[[Hit], list[Site]]
+) -> list[Site]:
     """``sites`` of uses of ``name`` (narrowed from ``chunks``, by chunk id) each widened to the
     whole definition when it is part of one the chunker split: found in a later part
     (:func:`split_head`), or a definition running to its chunk's end that the next chunk continues;
     that definition's chunks joined (:func:`whole`), the site is the innermost definition holding
-    its first use there (a method of a class body split into pieces, not the whole class); as sure
-    as before. A site inside another of the same path and symbol (a part of one widened) is
+    its first use there (a method of a class body split into pieces, not the whole class), as sure as
+    ``rescore`` (the sites of a chunk) finds it in the joined text: a variable's type declared in an
+    earlier part counts (``codeWriter`` is a parameter of ``TypeSpec.emit``'s head; ky's ``const ky = new
+    Ky(..)`` is in ``Ky.create``'s first chunk, its closure's use in the next). A site inside another of the same path and symbol (a part of one widened) is
     folded into it, as sure as the surer."""
     files: dict[str, list[StoredRow]] = {}
-    out = [_whole_site(store, s, chunks.get(s.hit.id), files, name) for s in sites]
+    out = [_whole_site(store, s, chunks.get(s.hit.id), files, name, rescore) for s in sites]
     kept: list[Site] = []
     for site in sorted(out, key=lambda s: (s.hit.path, s.hit.start_line, -s.hit.end_line, -s.sure)):
         last = kept[-1].hit if kept else None
@@ -137,9 +142,39 @@ def _continued(rows: list[StoredRow], chunk: Hit, symbol: str) -> StoredRow | No
     return rows[at] if after and after["start_line"] == rows[at]["end_line"] + 1 and after["symbol"] == symbol else None
 
 
-def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, list[StoredRow]], used: str) -> Site:
-    """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it
-    (:func:`widened`); ``files`` keeps each file's stored rows, read only for a site that may be."""
+def _outermost(store: Store, rows: list[StoredRow], joined: Linked) -> Linked | None:
+    """The definition the chunker split that holds ``joined`` (a split definition, whole: ky's closure
+    ``Ky.create.function_``) in its later parts, whole (``Ky.create``, whose first chunk declares ``const ky =
+    new Ky(..)``): the chunks before ``joined``'s, each ending where the next starts, under a symbol that
+    qualifies ``joined``'s, the first naming that definition; ``None`` when there is none. ``rows``: the file's stored rows, by start line."""
+    at = next((k for k, r in enumerate(rows) if r["id"] == joined.hit.id), 0)
+    k = at
+    while (
+        k
+        and rows[k - 1]["end_line"] + 1 == rows[k]["start_line"]
+        and joined.hit.symbol.startswith(rows[k - 1]["symbol"] + ".")
+    ):
+        k -= 1
+    head = store.linked([rows[k]["id"]]).get(rows[k]["id"]) if k != at else None
+    name = head.hit.symbol.rsplit(".", 1)[-1] if head is not None else ""
+    inner = named(head.hit, name) if head is not None else None
+    if head is None or inner is None:
+        return None  # a piece of a class body (javapoet's TypeSpec before its split emit): no one definition
+    around = whole(store, head, inner, name)[0]
+    return around if around.hit.end_line >= joined.hit.end_line else None
+
+
+def _whole_site(
+    store: Store,
+    site: Site,
+    chunk: Hit | None,
+    files: dict[str, list[StoredRow]],
+    used: str,
+    rescore: Callable[[Hit], list[Site]],
+) -> Site:
+    """``site`` (narrowed from ``chunk``) as its whole definition when the chunker split it, as sure as
+    ``rescore`` finds it there (:func:`widened`); ``files`` keeps each file's stored rows, read only for a
+    site that may be."""
     hit = site.hit
     if chunk is None:
         return site
@@ -158,12 +193,13 @@ def _whole_site(store: Store, site: Site, chunk: Hit | None, files: dict[str, li
     row = store.linked([head["id"]]).get(head["id"]) if head is not None else None
     name = inner.name if inner is not None else hit.symbol.rsplit(".", 1)[-1]
     start = inner if inner is not None or row is None else named(row.hit, name)
-    unparsed = start is None and not defs and row is not None and row.hit.id == chunk.id and _names(chunk, name)
+    unparsed = start is None and not defs and row is not None and _names(row.hit, name)  # Java's void emit(..) {
     if row is None or (start is None and not unparsed):
         return site  # a piece of a class body the chunker split (ky's Ky), no one definition
     joined, whole_inner = whole(store, row, start, name)
     at = joined.hit.start_line - 1
     lines = [n for n in code_lines(uses_in(joined.hit.content, joined.hit.language), used) if n + at >= hit.start_line]
-    return Site(
-        narrowed(joined.hit, (inner_definition(joined.hit, lines[0]) if lines else None) or whole_inner), site.sure
-    )
+    widest = narrowed(joined.hit, (inner_definition(joined.hit, lines[0]) if lines else None) or whole_inner)
+    around = _outermost(store, rows, joined) or joined
+    again = [s.sure for s in rescore(around.hit) if widest.start_line <= s.hit.start_line <= widest.end_line]
+    return Site(widest, max(again, default=site.sure))
