@@ -154,3 +154,22 @@ def test_a_bare_java_call_reaches_the_inherited_method_taking_its_arguments(tmp_
     callees = [(x.symbol, x.sure) for x in ws.related("ArrayTypeName.emitBrackets").callees]
     assert ("TypeName.emitAnnotations", 1.0) in callees and ("CodeWriter.emitAnnotations", NAME_ONLY) not in callees
     assert all(x[0] != "CodeWriter.emitAnnotations" for x in callees)
+
+
+GO = {
+    "mux.go": (
+        "package chi\n\ntype Mux struct {\n\tname string\n}\n\nfunc (mx *Mux) Get(p string) {\n\tmx.handle(p)\n}\n\n"
+        "func (mx *Mux) handle(p string) {\n\tmx.name = p\n}\n"
+    ),
+    "tree.go": "package chi\n\ntype node struct {\n\tmx *Mux\n}\n\nfunc (n *node) add(p string) {\n\tn.mx.handle(p)\n}\n",
+}
+
+
+def test_a_go_method_calling_through_its_own_receiver_is_sure(tmp_path):
+    """``mx.handle(..)`` inside ``func (mx *Mux) Get`` is ``Mux.handle`` as surely as Python's
+    ``self.handle(..)`` (it was 0.7, typed); a field of that type (``n.mx.handle``) stays typed."""
+    ws = Workspace([write_tree(tmp_path / "ws", GO)])
+    ws.index(embed=False)
+    callers = [(x.symbol, x.sure) for x in ws.related("Mux.handle").callers]
+    assert callers == [("Mux.Get", 1.0), ("node.add", TYPED)]
+    assert ("Mux.handle", 1.0) in [(x.symbol, x.sure) for x in ws.related("Mux.Get").callees]

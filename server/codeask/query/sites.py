@@ -246,21 +246,40 @@ def _link(
     mixins: frozenset[str] = frozenset(),
 ) -> float:
     """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
-    sure for a ``self`` use in the target's own file or class (:func:`_inside`), or a bare one unless the target is a method
+    sure for a ``self`` use in the target's own file or class (:func:`_inside`; a Go method's receiver is
+    its ``self``: :func:`_go_receiver`), or a bare one unless the target is a method
     reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
     such use is a ``self`` use in one of ``mixins``, the target class's bases (a mixin's
     ``self.send()``: ``self`` is a subclass, which may define its own; a subclass calling its base's
     method stays sure); else
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
-    own = SELF if "." in symbol and hit.language in RECEIVED else {"", *SELF}
     owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
-    mine = [u for u in found.of(name, *span) if u.receiver in own and _inside(hit, u, path, owner)]
+    its = _go_receiver(hit, span, owner, path)  # mx of func (mx *Mux): Go's self
+    own = SELF | its if "." in symbol and hit.language in RECEIVED else {"", *SELF}
+    mine = [
+        u for u in found.of(name, *span) if u.receiver in own and (u.receiver in its or _inside(hit, u, path, owner))
+    ]
     if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) in mixins for u in mine):
         return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
     if mine:
         return SURE
     return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
+
+
+#: A Go method's head: ``func (mx *Mux) Get(``, its receiver's name and type.
+_GO_METHOD = re.compile(r"\s*func\s*\(\s*(\w+)\s+\*?\s*(\w+)")
+
+
+def _go_receiver(hit: Hit, span: tuple[int, int], owner: str, path: str) -> frozenset[str]:
+    """The receiver's name of the Go method on ``span`` (1-based lines of ``hit``) when its type is
+    ``owner`` in ``path``'s package (folder): chi's ``mx`` in ``func (mx *Mux) Get(..)``, through which
+    ``mx.handle(..)`` is ``Mux.handle`` as surely as Python's ``self.handle(..)``; else empty."""
+    if hit.language != "go" or not owner or hit.path.rpartition("/")[0] != path.rpartition("/")[0]:
+        return frozenset()
+    lines = split_lines(hit.content)
+    found = _GO_METHOD.match(lines[span[0] - 1]) if 0 < span[0] <= len(lines) else None
+    return frozenset({found.group(1)}) if found and found.group(2) == owner else frozenset()
 
 
 def _inside(hit: Hit, use: Use, path: str, owner: str) -> bool:
