@@ -173,3 +173,30 @@ def test_a_go_method_calling_through_its_own_receiver_is_sure(tmp_path):
     callers = [(x.symbol, x.sure) for x in ws.related("Mux.handle").callers]
     assert callers == [("Mux.Get", 1.0), ("node.add", TYPED)]
     assert ("Mux.handle", 1.0) in [(x.symbol, x.sure) for x in ws.related("Mux.Get").callees]
+
+
+OUTSIDE = {
+    "web/cookies.py": "class CookieJar:\n    def update(self, other):\n        return other\n",
+    "web/structures.py": (
+        "from collections.abc import MutableMapping\n\n\nclass CaseInsensitiveDict(MutableMapping):\n"
+        "    def __init__(self, data):\n        self.update(data)\n"
+    ),
+    "web/env.py": "import os\n\n\ndef override(name):\n    os.environ.update({name: '1'})\n",
+    "web/state.py": "class State:\n    def __setstate__(self, st):\n        self.__dict__.update(st)\n",
+    "web/build.py": (
+        "from collections import OrderedDict\n\nfrom web.structures import CaseInsensitiveDict\n\n\n"
+        "def build(data):\n    cid = CaseInsensitiveDict(data)\n    cid.update(data)\n    return cid\n\n\n"
+        "def ordered(data):\n    d = OrderedDict()\n    d.update(data)\n    return d\n"
+    ),
+    "web/fill.py": "from web.cookies import CookieJar\n\n\ndef fill(x):\n    jar = CookieJar()\n    jar.update(x)\n",
+}
+
+
+def test_a_receiver_of_a_class_outside_the_project_calls_no_project_method(tmp_path):
+    """``self.update(..)`` in ``CaseInsensitiveDict(MutableMapping)`` (its kin has no ``CookieJar``), a
+    variable of that class or of ``OrderedDict``, ``os.environ.update`` (a stdlib module's value) and
+    ``self.__dict__.update`` are no callers of ``CookieJar.update`` (each was a 0.3 caller, by the name);
+    ``jar = CookieJar(); jar.update(..)`` stays a typed one."""
+    ws = Workspace([write_tree(tmp_path / "ws", OUTSIDE)])
+    ws.index(embed=False)
+    assert [(x.symbol, x.sure) for x in ws.related("CookieJar.update").callers] == [("fill", TYPED)]

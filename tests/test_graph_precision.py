@@ -172,7 +172,7 @@ def _callers(ws: Workspace, symbol: str) -> list[tuple[str, str, float]]:
 def test_go_rust_c_typescript_and_java_callers(polyglot):
     ws = Workspace([polyglot])
     assert _callers(ws, "Server.Serve") == [("cmd/main.go", "main", TYPED)]
-    assert _callers(ws, "Server.handle") == [("srv/server.go", "Server.Serve", TYPED)]
+    assert _callers(ws, "Server.handle") == [("srv/server.go", "Server.Serve", SURE)]  # s of func (s *Server): its self
     assert _callers(ws, "Handle") == []  # http.Handle is another package's
     assert _callers(ws, "DirEntry.stripped_path") == [("src/exec/job.rs", "job", TYPED)]  # not its module
     assert [x.name for x in ws.related("walk").callees] == []  # ignore::DirEntry is another crate's

@@ -236,13 +236,14 @@ JAVA = {
 def test_a_java_field_reached_by_its_bare_name_types_its_calls(tmp_path):
     """javapoet's ``className.emitAnnotations(out)`` on the field ``ClassName className`` (declared in
     the class's chunk, the call in a method stored apart) calls ``TypeName.emitAnnotations`` through
-    its subclass ``ClassName``, typed (it was by name only, as sure as ``CodeWriter.emitAnnotations``,
-    which it calls by name only: the newcomer saw both at 0.7 where the chunk named both classes)."""
+    its subclass ``ClassName``, typed (it was by name only, as sure as ``CodeWriter.emitAnnotations``:
+    the newcomer saw both at 0.7 where the chunk named both classes); a ``ClassName`` reaches no method of
+    ``CodeWriter``, outside its kin (it was a name-only caller)."""
     ws = Workspace([write_tree(tmp_path / "ws", JAVA)])
     ws.index(embed=False)
     assert len(next(iter(ws.indexes.values())).store.rows_for_path("src/TypeSpec.java")) > 1
     assert _callers(ws, "TypeName.emitAnnotations") == {("TypeSpec.emit", TYPED)}
-    assert _callers(ws, "CodeWriter.emitAnnotations") == {("TypeSpec.emit", NAME_ONLY)}
+    assert _callers(ws, "CodeWriter.emitAnnotations") == set()
 
 
 def test_a_caller_in_a_piece_of_a_split_class_body_is_its_method(tmp_path):

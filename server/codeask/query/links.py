@@ -16,7 +16,7 @@ callee at 0.3, or none).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from codeask.query.fields import field_types
@@ -43,6 +43,7 @@ class Links:
         self._definers: dict[str, tuple[Linked, ...]] = {}
         self._family: dict[tuple[str, bool], frozenset[str]] = {}
         self._imports: dict[str, Imports] = {}
+        self._kin: dict[str, frozenset[str]] = {}
 
     def definers(self, name: str) -> tuple[Linked, ...]:
         """The chunks defining ``name`` (at most :data:`LOOKUP_LIMIT`), by path and line."""
@@ -61,6 +62,14 @@ class Links:
         if (owner, False) not in self._family:
             self._family[owner, False] = frozenset(bases(self.store, owner))
         return self._family[owner, False]
+
+    def kin(self, cls: str) -> frozenset[str]:
+        """``cls`` with its ancestors and descendants in the project (:func:`bases`, :func:`subclasses`,
+        followed to at most :data:`_KIN` classes), read once: the classes whose methods a ``self`` in
+        ``cls``, or a value of it, may reach."""
+        if cls not in self._kin:
+            self._kin[cls] = _closure(cls, self.bases) | _closure(cls, self.subclasses)
+        return self._kin[cls]
 
     def sites(self, hit: Hit, name: str, defs: Sequence[Hit]) -> list[Site]:
         """Where ``hit`` (a chunk, or one definition cut from it) uses ``name`` as code, one
@@ -86,6 +95,7 @@ class Links:
             claimed - mixins,  # a mixin's self.send() may reach Session.send (typed: use_sites)
             file_imports(self.store, hit, name, self._imports),
             mixins,
+            self.kin,
         )
 
     def sure(self, users: Sequence[Hit], name: str, target: Hit) -> float:
@@ -94,11 +104,27 @@ class Links:
         return max((s.sure for u in users for s in self.sites(u, name, [target])), default=0.0)
 
 
+#: Most classes followed up or down a class's hierarchy (:meth:`Links.kin`): a bound on the lookups, far
+#: above the depth of real hierarchies (requests' deepest is 3, javapoet's 2).
+_KIN = 64
+
+
+def _closure(cls: str, step: Callable[[str], frozenset[str]]) -> frozenset[str]:
+    """``cls`` and the classes ``step`` reaches from it, again and again (at most :data:`_KIN`)."""
+    seen, todo = {cls}, [cls]
+    while todo and len(seen) < _KIN:
+        for found in step(todo.pop()) - seen:
+            seen.add(found)
+            todo.append(found)
+    return frozenset(seen)
+
+
 def subclasses(store: Store, owner: str) -> set[str]:
     """The classes in ``store`` that name ``owner`` on their header line (``class Session(Base):``,
     ``class A extends Base``, ``implements``): its direct subclasses, by name."""
     out = set()
-    for row in store.referrers([owner], LOOKUP_LIMIT):
+    rows = {r.hit.id: r for r in [*store.referrers([owner], LOOKUP_LIMIT), *store.definers([owner], LOOKUP_LIMIT)]}
+    for row in rows.values():  # a chunk's references leave out the names it defines: a subclass beside its base
         lines = row.hit.content.split("\n")
         for d in definitions_of(row.hit.content, row.hit.language):
             header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""

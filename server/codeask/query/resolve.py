@@ -142,6 +142,8 @@ def sureness(
             continue  # another package's name (Go's http.Handler, Rust's ignore::DirEntry), type or value
         if not packaged and use.plain and r[:1].islower() and r not in found.bound and from_elsewhere(r, imports, path):
             continue  # another package's module (mock.patch after from unittest import mock)
+        if _outside_value(use, found, imports, path, packaged):
+            continue  # a builtin attribute (self.__dict__.update), another package's module's value (os.environ.update)
         best = max(best, _ALIAS if use.own and not owner else NAME_ONLY)  # crate::, super::, self::
         if r in SELF or r in {"", "?"} or module:
             continue
@@ -152,6 +154,17 @@ def sureness(
         elif not owner and use.plain and r[:1].islower() and r not in found.bound and not packaged:
             best = max(best, _ALIAS if from_project(r, imports, path) else NAME_ONLY)  # a module's alias?
     return best
+
+
+def _outside_value(use: Use, found: Uses, imports: Imports, path: str, packaged: bool) -> bool:
+    """Whether ``use`` reaches its name through a value no project class holds: a dunder attribute
+    (``self.__dict__.update``: a builtin ``dict``), or an attribute of another package's module
+    (``os.environ.update`` after ``import os``: :func:`~codeask.query.imported.from_elsewhere`); not in Go
+    or Rust (``packaged``), where a qualifier is a package the import rules read."""
+    r, through = use.receiver, use.through
+    dunder = len(r) > 4 and r.startswith("__") and r.endswith("__")
+    module = bool(through) and through[:1].islower() and through not in found.bound | SELF
+    return not packaged and (dunder or (module and from_elsewhere(through, imports, path)))
 
 
 def free_symbol(symbol: str, language: str) -> str:

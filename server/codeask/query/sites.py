@@ -12,6 +12,7 @@ chunk-mate ``get_redirect_target`` calls).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,7 @@ def use_sites(
     claimed: frozenset[str] = frozenset(),
     imports: Imports = (),
     mixins: frozenset[str] = frozenset(),
+    kin: Callable[[str], frozenset[str]] | None = None,
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -118,7 +120,9 @@ def use_sites(
     means that class's method, no target of another class. ``imports``: the import statements of
     ``hit``'s file (:func:`~codeask.query.imported.file_imports`; its own are read too), the
     evidence of an import alias. ``mixins``: the bases of the targets' classes, whose ``self`` may be
-    a subclass defining its own (:func:`_link`)."""
+    a subclass defining its own (:func:`_link`). ``kin``: a class's ancestors and descendants in the
+    project, itself included (:meth:`~codeask.query.links.Links.kin`); a use through ``self`` or a value
+    of a known class reaches only their methods (:func:`_unrelated`)."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     targets = [(free_symbol(symbol, hit.language), path) for symbol, path in targets]  # Rust's mod tests
@@ -133,7 +137,9 @@ def use_sites(
         sure = max(
             (
                 _link(
-                    _unclaimed(unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit),
+                    _unrelated(
+                        _unclaimed(unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit), t, hit, kin
+                    ),
                     name,
                     t,
                     hit,
@@ -232,6 +238,31 @@ def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozens
     def other(use: Use) -> bool:
         known = _receiver_class(found, use, hit) if use.name == name else ""
         return known in claimed and known != owner
+
+    return replace(found, uses=tuple(u for u in found.uses if not other(u)))
+
+
+#: Languages whose class headers name their bases (``class A(B)``, ``extends``): a class's kin is known.
+_INHERITING = frozenset({"python", "java", "javascript", "typescript", "tsx"})
+
+
+def _unrelated(found: Uses, target: tuple[str, str], hit: Hit, kin: Callable[[str], frozenset[str]] | None) -> Uses:
+    """``found`` less the uses of a method ``target`` through ``self`` in a class, or through a value of
+    a known class (a typed variable or field), whose ``kin`` (ancestors and descendants in the project)
+    leaves out the target's class: ``self.update(..)`` in ``CaseInsensitiveDict(MutableMapping)``, or
+    ``d = OrderedDict(); d.items()``, calls a method of a class outside the project, no
+    ``RequestsCookieJar.update``. Only where class headers name their bases (:data:`_INHERITING`)."""
+    owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
+    if kin is None or not owner or hit.language not in _INHERITING:
+        return found
+
+    def other(use: Use) -> bool:
+        if use.receiver in SELF - {"super"}:
+            known = enclosing_class(hit, use.line)
+        else:
+            typed = found.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
+            known = typed.name if typed is not None else ""
+        return bool(known) and owner not in kin(known)
 
     return replace(found, uses=tuple(u for u in found.uses if not other(u)))
 
