@@ -190,6 +190,16 @@ def test_related_says_when_it_cut_the_callers(tmp_path):
     assert related_json(root, "caller_3")["truncated"] is False
 
 
+def test_related_on_a_keyword_only_index_says_what_it_lacks(tmp_path):
+    """``related --json`` on an index with no vectors yet says so in ``index.note`` (it was ``null``): the
+    graph is whole, only similar code waits for the vectors."""
+    root = write_tree(tmp_path / "many", CALLERS)
+    Workspace([root]).index(embed=False)
+    index = related_json(root, "target")["index"]
+    assert index["state"] == "keyword-only" and index["vectors_pending"] > 0
+    assert index["note"].startswith(f"{index['vectors_pending']} chunks have no vectors yet") and "graph" in index["note"]
+
+
 def test_an_unknown_symbol_is_an_error_at_the_mcp_door(tmp_path):
     """MCP ``related_code`` on a symbol the index does not know is a tool error naming it, as the
     CLI exits 1 (and the LSP command answers InvalidParams: tests/test_lsp.py)."""

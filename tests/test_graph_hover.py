@@ -98,3 +98,18 @@ def test_hover_cites_a_split_caller_once(tmp_path):
     _, got = _hovered(tmp_path, {**REDIRECTS, "web/sessions.py": sessions}, "web/auth.py", (1, 2))
     cited = [(s.start_line, s.end_line) for s in got.sources if s.path == "web/sessions.py"]
     assert len(cited) == 1, cited
+
+
+def test_every_similar_code_item_is_named():
+    """A "Similar code" entry whose chunk has no symbol (module-level code, or a chunk packing a few
+    definitions stored under none) names what its lines hold, or says ``(top level)`` (it had no label)."""
+    from types import SimpleNamespace
+
+    from codeask.query.pipeline import Document
+    from codeask.query.steps.explain_answer import related_markdown
+
+    span = SimpleNamespace(symbol="f", label="f", display_path="a.py", start_line=1, end_line=2, abs_path="/w/a.py")
+    loose = Document("b.py", "/w", 1, 2, "", "python", "x = 1\nprint(x)\n")
+    packed = Document("c.py", "/w", 1, 5, "", "python", "def g():\n    pass\n\n\ndef h():\n    pass\n")
+    items = related_markdown(span, [loose, packed]).split("Similar code (shares words; no symbol-graph link):")[1]
+    assert [line.split(") ", 1)[1] for line in items.strip().splitlines()] == ["(top level)", "`g, h`"]

@@ -14,7 +14,7 @@ from codeask.index.records import IndexReadiness, WorkspaceStatus
 from codeask.scheduler import IndexActivity, IndexPhase, IndexScheduler
 from codeask.workspace import Workspace
 
-__all__ = ["ServiceStatus", "Refresh", "readiness", "service_status"]
+__all__ = ["ServiceStatus", "Refresh", "readiness", "service_status", "keyword_note"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,18 @@ def readiness(
         return ("building" if indexing else "not-indexed"), note
     if building:
         return "building", note
-    return ("keyword-only" if counts["vectors_pending"] else "ready"), note
+    if counts["vectors_pending"]:
+        return "keyword-only", note or keyword_note(counts["vectors_pending"])
+    return "ready", note
+
+
+def keyword_note(pending: int) -> str:
+    """The note of a ``keyword-only`` index with ``pending`` chunks waiting for vectors: what it means for
+    the results (search matches words only; the symbol graph, written with the chunks, is whole)."""
+    return (
+        f"{pending} chunks have no vectors yet: search matches their words only (no similar code) until "
+        "'codeask index' embeds them; the symbol graph (callers, callees) is complete"
+    )
 
 
 def service_status(workspace: Workspace, scheduler: IndexScheduler) -> ServiceStatus:

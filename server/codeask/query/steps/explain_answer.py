@@ -26,6 +26,7 @@ from codeask.llm import LLM, Completion, ContextLengthError, LLMError
 from codeask.query.answer import safe_documents
 from codeask.query.budget import Budget, budget_for, document_cap, fit_documents, shorten
 from codeask.query.pipeline import Document, Query
+from codeask.query.resolve import definitions_of
 from codeask.query.result import Withheld, source_link
 from codeask.query.templates import Templates, fence, render_documents
 from codeask.settings import Settings
@@ -88,12 +89,20 @@ def related_markdown(span: Any, documents: list[Document]) -> str:
 def _item(i: int, d: Document) -> str:
     """Entry ``i`` of :func:`related_markdown`: ``d``'s link and symbol, and for a graph neighbour how
     it is linked (``calls `apply_discount```, ``called by it``; ``, by name only`` for a guess)."""
-    entry = f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)}" + (f" `{d.symbol}`" if d.symbol else "")
+    entry = f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)} {_named(d)}"
     if not d.via:
         return entry
     words = d.via.split()  # "caller of NAME in PATH:LINE" or "calls NAME from PATH:LINE"
     how = f"calls `{words[2]}`" if words[0] == "caller" else f"{_DONE.get(words[0], words[0])} by it"
     return f"{entry}: {how}{via_label(d.via_sure)}"
+
+
+def _named(d: Document) -> str:
+    """What entry ``d`` is, for a reader: its symbol, else the definitions its lines hold (a chunk of
+    module-level code packing a few), else ``(top level)`` (code outside every definition), as
+    ``codeask related`` names a caller."""
+    names = d.symbol or ", ".join(x.symbol for x in definitions_of(d.content, d.language)[:3])
+    return f"`{names}`" if names else "(top level)"
 
 
 #: How a graph edge's kind (:func:`codeask.query.graph.edge_kind`) reads from the callee's side.
