@@ -197,7 +197,9 @@ def test_related_on_a_keyword_only_index_says_what_it_lacks(tmp_path):
     Workspace([root]).index(embed=False)
     index = related_json(root, "target")["index"]
     assert index["state"] == "keyword-only" and index["vectors_pending"] > 0
-    assert index["note"].startswith(f"{index['vectors_pending']} chunks have no vectors yet") and "graph" in index["note"]
+    assert (
+        index["note"].startswith(f"{index['vectors_pending']} chunks have no vectors yet") and "graph" in index["note"]
+    )
 
 
 def test_an_unknown_symbol_is_an_error_at_the_mcp_door(tmp_path):

@@ -85,6 +85,18 @@ def test_a_chunk_starting_inside_a_doc_comment_calls_nothing_in_it():
     assert [d.name for d in definitions_of(chunk, "typescript")] == ["run"]
 
 
+def test_a_chunk_starting_inside_a_doc_comments_code_example_calls_nothing_in_it():
+    """ky's ``retry`` doc comment holds a fenced example; the chunker cut inside it, so the chunk starts
+    with the example's code (``return ky.retry({..})``, no ``*``): no call (``via`` cited it as a caller
+    at that line, constants.ts:221); the ``*/`` on a line of its own ends the comment. A glob string
+    holding ``*/`` in code is no comment."""
+    chunk = "\t\treturn ky.retry({\n\t\t\tcode: 'X'\n\t\t});\n```\n*/\nexport const retry = (o?: number) => make(o);\n"
+    assert uses_in(chunk, "typescript").of("retry")[0].line == 6
+    assert [u.line for u in uses_in(chunk, "typescript").of("make")] == [6]
+    glob = "const files = glob('src/**/*.ts');\nfiles.retry();\n"
+    assert [u.line for u in uses_in(glob, "typescript").of("retry")] == [2]
+
+
 TREE = (
     "package chi\n\ntype methodTyp uint\n\nconst (\n\tmSTUB methodTyp = 1 << iota\n\tmGET\n)\n\n"
     'var methodMap = map[string]methodTyp{\n\t"GET": mGET,\n}\n'

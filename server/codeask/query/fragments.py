@@ -24,19 +24,25 @@ _BODIES = frozenset({"javascript", "typescript", "tsx", "java"})
 #: Statement keywords tree-sitter's error recovery may read as a method's name (a piece of a method's
 #: body, ``for (const hook of hooks) {``, inside a class): no definition.
 STATEMENTS = frozenset({"if", "for", "while", "switch", "catch", "try", "do", "else", "return", "with"})
+#: A block comment's ``*/`` on a line of its own (after blanks): how a doc comment holding a code example ends.
+_CLOSING = re.compile(r"^[ \t]*\*/", re.MULTILINE)
 #: Languages with ``/* .. */`` block comments.
 _C_COMMENTS = _BODIES | {"c", "cpp", "go", "rust", "csharp", "kotlin", "swift", "scala", "php"}
 
 
 def code_text(content: str, language: str) -> str:
     """``content`` as :func:`codeask.lines.split_lines` lines joined by ``\\n``, the lines of a block comment
-    the chunk starts inside blanked (its first line a ``* ...`` continuation, up to the ``*/`` closing it:
-    a JSDoc example ``ky.retry(..)`` is no call), line numbers kept."""
+    the chunk starts inside blanked (its first line a ``* ...`` continuation, or a ``*/`` on a line of its
+    own closing it before any ``/*`` opens: the code of a JSDoc example, ky's ``return ky.retry({..})``, is
+    no call), line numbers kept."""
     text = "\n".join(split_lines(content))
-    if language not in _C_COMMENTS or not text.lstrip().startswith("*") or text.lstrip().startswith("*/"):
+    if language not in _C_COMMENTS or text.lstrip().startswith("*/"):
         return text
     end = text.find("*/")
     if end < 0 or 0 <= text.find("/*") < end:
+        return text
+    closing = _CLOSING.search(text)  # an example's code in a doc comment: its `*/` closes a line of its own
+    if not text.lstrip().startswith("*") and (closing is None or closing.start() > end):
         return text
     return re.sub(r"[^\n]", " ", text[: end + 2]) + text[end + 2 :]
 
