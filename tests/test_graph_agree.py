@@ -200,3 +200,22 @@ def test_a_receiver_of_a_class_outside_the_project_calls_no_project_method(tmp_p
     ws = Workspace([write_tree(tmp_path / "ws", OUTSIDE)])
     ws.index(embed=False)
     assert [(x.symbol, x.sure) for x in ws.related("CookieJar.update").callers] == [("fill", TYPED)]
+
+
+STATIC = {
+    "src/com/x/Util.java": "package com.x;\n\nfinal class Util {\n  static <T> T checkNotNull(T ref) {\n    return ref;\n  }\n}\n",
+    "src/com/x/Spec.java": (
+        "package com.x;\n\nimport static com.x.Util.checkNotNull;\n\nclass Spec {\n  Spec(String s) {\n"
+        "    checkNotNull(s);\n  }\n}\n"
+    ),
+    "src/com/x/Other.java": "package com.x;\n\nclass Other {\n  void run(String s) {\n    checkNotNull(s);\n  }\n}\n",
+}
+
+
+def test_a_java_static_import_makes_its_bare_call_sure(tmp_path):
+    """``import static com.x.Util.checkNotNull;`` then ``checkNotNull(s)``: a sure caller of
+    ``Util.checkNotNull`` (it was a 0.3 guess by the name); a file without the import stays a guess."""
+    ws = Workspace([write_tree(tmp_path / "ws", STATIC)])
+    ws.index(embed=False)
+    callers = [(x.symbol, x.sure) for x in ws.related("Util.checkNotNull").callers]
+    assert callers == [("Spec.Spec", 1.0), ("Other.run", NAME_ONLY)]

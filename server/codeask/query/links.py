@@ -44,6 +44,7 @@ class Links:
         self._family: dict[tuple[str, bool], frozenset[str]] = {}
         self._imports: dict[str, Imports] = {}
         self._kin: dict[str, frozenset[str]] = {}
+        self._statics: dict[str, frozenset[str]] = {}
 
     def definers(self, name: str) -> tuple[Linked, ...]:
         """The chunks defining ``name`` (at most :data:`LOOKUP_LIMIT`), by path and line."""
@@ -62,6 +63,15 @@ class Links:
         if (owner, False) not in self._family:
             self._family[owner, False] = frozenset(bases(self.store, owner))
         return self._family[owner, False]
+
+    def statics(self, hit: Hit) -> frozenset[str]:
+        """``Class.name`` (or ``Class.*``) of each Java ``import static`` of ``hit``'s file
+        (``import static com.squareup.javapoet.Util.checkNotNull;``), its chunks read once."""
+        if hit.path not in self._statics:
+            rows = self.store.rows_for_path(hit.path)
+            found = (m for row in rows for m in _STATIC.finditer(row["content"]) if "static" in row["content"])
+            self._statics[hit.path] = frozenset(f"{m.group(1)}.{m.group(2)}" for m in found)
+        return self._statics[hit.path]
 
     def kin(self, cls: str) -> frozenset[str]:
         """``cls`` with its ancestors and descendants in the project (:func:`bases`, :func:`subclasses`,
@@ -96,6 +106,7 @@ class Links:
             file_imports(self.store, hit, name, self._imports),
             mixins,
             self.kin,
+            self.statics(hit) if hit.language == "java" else frozenset(),
         )
 
     def sure(self, users: Sequence[Hit], name: str, target: Hit) -> float:
@@ -104,6 +115,8 @@ class Links:
         return max((s.sure for u in users for s in self.sites(u, name, [target])), default=0.0)
 
 
+#: A Java static import: ``import static a.b.Util.checkNotNull;`` (class ``Util``, member ``checkNotNull`` or ``*``).
+_STATIC = re.compile(r"^\s*import\s+static\s+(?:[\w$]+\.)*([\w$]+)\.([\w$]+|\*)\s*;", re.MULTILINE)
 #: Most classes followed up or down a class's hierarchy (:meth:`Links.kin`): a bound on the lookups, far
 #: above the depth of real hierarchies (requests' deepest is 3, javapoet's 2).
 _KIN = 64

@@ -105,6 +105,7 @@ def use_sites(
     imports: Imports = (),
     mixins: frozenset[str] = frozenset(),
     kin: Callable[[str], frozenset[str]] | None = None,
+    statics: frozenset[str] = frozenset(),
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -122,7 +123,8 @@ def use_sites(
     evidence of an import alias. ``mixins``: the bases of the targets' classes, whose ``self`` may be
     a subclass defining its own (:func:`_link`). ``kin``: a class's ancestors and descendants in the
     project, itself included (:meth:`~codeask.query.links.Links.kin`); a use through ``self`` or a value
-    of a known class reaches only their methods (:func:`_unrelated`)."""
+    of a known class reaches only their methods (:func:`_unrelated`). ``statics``: ``Class.name`` of each
+    Java ``import static`` of ``hit``'s file (``Util.checkNotNull``, ``Util.*``), whose bare use is sure."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     targets = [(free_symbol(symbol, hit.language), path) for symbol, path in targets]  # Rust's mod tests
@@ -146,6 +148,7 @@ def use_sites(
                     span,
                     imports,
                     mixins,
+                    statics,
                 )
                 for t in targets
             ),
@@ -275,6 +278,7 @@ def _link(
     span: tuple[int, int],
     imports: Imports,
     mixins: frozenset[str] = frozenset(),
+    statics: frozenset[str] = frozenset(),
 ) -> float:
     """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
     sure for a ``self`` use in the target's own file or class (:func:`_inside`; a Go method's receiver is
@@ -282,7 +286,7 @@ def _link(
     reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
     such use is a ``self`` use in one of ``mixins``, the target class's bases (a mixin's
     ``self.send()``: ``self`` is a subclass, which may define its own; a subclass calling its base's
-    method stays sure); else
+    method stays sure); a bare use of a name the file imports statically (``statics``) is sure; else
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
@@ -291,6 +295,7 @@ def _link(
     mine = [
         u for u in found.of(name, *span) if u.receiver in own and (u.receiver in its or _inside(hit, u, path, owner))
     ]
+    mine += [u for u in found.of(name, *span) if u.receiver == "" and {f"{owner}.{name}", f"{owner}.*"} & statics]
     if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) in mixins for u in mine):
         return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
     if mine:
