@@ -219,3 +219,28 @@ def test_a_java_static_import_makes_its_bare_call_sure(tmp_path):
     ws.index(embed=False)
     callers = [(x.symbol, x.sure) for x in ws.related("Util.checkNotNull").callers]
     assert callers == [("Spec.Spec", 1.0), ("Other.run", NAME_ONLY)]
+
+
+BUILT = {
+    "src/Writer.java": (
+        "class Writer {\n  private final String out;\n\n  Writer(String out) {\n    this(out, 2);\n  }\n\n"
+        "  Writer(String out, int indent) {\n    this.out = out;\n  }\n}\n"
+    ),
+    "src/Spec.java": (
+        'class Spec {\n  String render() {\n    Writer w = new Writer("x");\n    return w.toString();\n  }\n\n'
+        "  void emit(Writer w) {\n    w.hashCode();\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_constructor_call_is_a_caller_of_that_constructor_once(tmp_path):
+    """``new Writer("x")`` is a sure caller of the one-argument constructor ``Writer(String)`` (it was
+    linked to the class only, and again at 0.3 to the constructors by name); ``emit(Writer w)`` only
+    names the type: a caller of the class. Each caller is listed once."""
+    ws = Workspace([write_tree(tmp_path / "ws", BUILT)])
+    ws.index(embed=False)
+    found = ws.related("Writer")
+    lines = BUILT["src/Writer.java"].split("\n")
+    one = lines.index("  Writer(String out) {") + 1
+    callers = [(x.symbol, x.sure, x.of) for x in found.callers]
+    assert sorted(callers) == [("Spec.emit", 1.0, "src/Writer.java:1"), ("Spec.render", 1.0, f"src/Writer.java:{one}")]

@@ -14,6 +14,7 @@ from typing import Any
 
 from codeask.index.chunking.code import iter_named, parser_for
 from codeask.lines import split_lines
+from codeask.query.fragments import CLASS_HEAD
 
 __all__ = ["OVERLOADING", "Arity", "parameters", "argument_counts", "fits"]
 
@@ -21,8 +22,8 @@ __all__ = ["OVERLOADING", "Arity", "parameters", "argument_counts", "fits"]
 OVERLOADING = frozenset({"java", "cpp"})
 #: Parameter nodes that take any number of arguments (Java's ``Object... args``, C++'s ``...``).
 _VARIADIC = frozenset({"spread_parameter", "variadic_parameter", "variadic_parameter_declaration"})
-#: Call nodes and the field naming what they call.
-_CALLED = {"method_invocation": "name", "call_expression": "function"}
+#: Call nodes and the field naming what they call (Java's ``new CodeWriter(out)`` calls a constructor).
+_CALLED = {"method_invocation": "name", "call_expression": "function", "object_creation_expression": "type"}
 
 #: How many arguments a definition takes: ``(parameters, whether the last is variadic)``.
 Arity = tuple[int, bool]
@@ -35,9 +36,10 @@ def _tree(content: str, language: str) -> Any | None:
 
 @lru_cache(maxsize=1024)
 def parameters(content: str, language: str, name: str) -> Arity | None:
-    """The :data:`Arity` of the first definition of ``name`` in ``content`` (a definition's text),
-    or ``None`` when no parameter list of it parses."""
-    tree = _tree(content, language)
+    """The :data:`Arity` of the first definition of ``name`` in ``content`` (a definition's text; a Java
+    one read inside a stand-in class, where a constructor parses as one), or ``None`` when no parameter
+    list of it parses."""
+    tree = _tree(CLASS_HEAD + content + "\n}" if language == "java" else content, language)
     for node in iter_named(tree.root_node) if tree is not None else ():
         declared = node.child_by_field_name("parameters")
         named = node.child_by_field_name("name") or node.child_by_field_name("declarator")
@@ -51,7 +53,7 @@ def parameters(content: str, language: str, name: str) -> Arity | None:
 @lru_cache(maxsize=2048)
 def argument_counts(content: str, language: str, name: str) -> frozenset[int]:
     """How many arguments each call of ``name`` in ``content`` passes (``emit(s)``, ``this.emit(s, 1)``,
-    ``w.emit(..)``): one count per distinct call shape."""
+    ``w.emit(..)``, Java's ``new CodeWriter(out)``): one count per distinct call shape."""
     tree = _tree(content, language)
     out = set()
     for node in iter_named(tree.root_node) if tree is not None else ():

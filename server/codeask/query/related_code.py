@@ -230,7 +230,8 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
         targets = bodies or [(t, None) for t in found_targets]  # a C function's body, not its prototype
         scored = [_callee(links, n, t, inner, wanted[n]) for t, inner in targets]  # packed classes' each
         overloaded = len({(hit.path, hit.symbol) for hit, _ in scored}) < len(scored)
-        scored = [(hit, sure) for hit, sure in scored if takes(hit, wanted[n], n, overloaded)]
+        built = any(constructor(hit, n) for hit, _ in scored)
+        scored = [(hit, sure) for hit, sure in scored if takes(hit, wanted[n], n, overloaded, built)]
         top = max((sure for _, sure in scored), default=NONE)
         unique = top <= NAME_ONLY and len(scored) == 1
         kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
@@ -238,15 +239,28 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
-def takes(definition: Hit, users: Sequence[Hit], name: str, overloaded: bool = True) -> bool:
+def takes(definition: Hit, users: Sequence[Hit], name: str, overloaded: bool = True, built: bool = False) -> bool:
     """Whether ``definition`` (of ``name``, narrowed) takes as many arguments as one of ``users``'
     calls of ``name`` passes (:func:`~codeask.query.overloads.fits`): asked in Java always (no default
     arguments: ``emitAnnotations(out)`` is no call of ``emitAnnotations(List, boolean)``), in C++ only
-    among ``overloaded`` definitions of one symbol (a default argument takes fewer); else ``True``."""
+    among ``overloaded`` definitions of one symbol (a default argument takes fewer); else ``True``. A Java
+    constructor is called only by a ``new``; a class with constructors (``built``) is used by the others
+    (``new CodeWriter(out)`` is a caller of the constructor, ``CodeWriter out`` of the class: each once)."""
     if definition.language != "java" and not (overloaded and definition.language in OVERLOADING):
         return True
     counts = frozenset(c for u in users for c in argument_counts(u.content, u.language, name))
+    if constructor(definition, name) or (built and definition.symbol.rsplit(".", 1)[-1] == name):
+        return bool(counts) == constructor(definition, name) and (not counts or _fits(definition, counts, name))
+    return _fits(definition, counts, name)
+
+
+def _fits(definition: Hit, counts: frozenset[int], name: str) -> bool:
     return fits(parameters(definition.content, definition.language, name), counts)
+
+
+def constructor(definition: Hit, name: str) -> bool:
+    """Whether ``definition`` (of ``name``, narrowed) is a constructor: its symbol ``CodeWriter.CodeWriter``."""
+    return definition.symbol.split(".")[-2:] == [name, name]
 
 
 def _callee(
@@ -280,7 +294,9 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
             overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
-            sites = [s for s in caller_sites(store, name, [d], chunks, links) if takes(d, [s.hit], name, overloaded)]
+            built = any(constructor(narrowed(r.hit, i), name) for r, i in defs if i is not None)
+            sites = caller_sites(store, name, [d], chunks, links)
+            sites = [s for s in sites if takes(d, [s.hit], name, overloaded, built)]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(links, [(row, inner)])]
     out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)

@@ -290,6 +290,8 @@ def _link(
     :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
     symbol, path = target
     owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
+    if owner == name:  # a constructor (CodeWriter.CodeWriter) is reached as its class is: new CodeWriter(out)
+        return _link(found, name, (symbol.rsplit(".", 1)[0], path), hit, span, imports, mixins, statics)
     its = _go_receiver(hit, span, owner, path)  # mx of func (mx *Mux): Go's self
     own = SELF | its if "." in symbol and hit.language in RECEIVED else {"", *SELF}
     mine = [
