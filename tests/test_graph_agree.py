@@ -244,3 +244,20 @@ def test_a_java_constructor_call_is_a_caller_of_that_constructor_once(tmp_path):
     one = lines.index("  Writer(String out) {") + 1
     callers = [(x.symbol, x.sure, x.of) for x in found.callers]
     assert sorted(callers) == [("Spec.emit", 1.0, "src/Writer.java:1"), ("Spec.render", 1.0, f"src/Writer.java:{one}")]
+
+
+FIELD = {
+    "src/Writer.java": (
+        "class Writer {\n  private final Map<String, String> importedTypes;\n\n  Writer(Map<String, String> m) {\n"
+        "    this.importedTypes = m;\n  }\n\n  Map<String, String> importedTypes() {\n    return importedTypes;\n  }\n\n"
+        "  int size() {\n    return importedTypes().size();\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_field_write_is_no_call_of_the_method_named_so(tmp_path):
+    """``this.importedTypes = m`` writes the field: the constructor is no caller of the method
+    ``importedTypes()`` (it was a sure one); ``importedTypes().size()`` in ``size`` is."""
+    ws = Workspace([write_tree(tmp_path / "ws", FIELD)])
+    ws.index(embed=False)
+    assert [x.symbol for x in ws.related("Writer.importedTypes").callers] == ["Writer.size"]

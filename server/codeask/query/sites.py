@@ -131,7 +131,7 @@ def use_sites(
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
     imports = import_groups(hit.content, hit.language) + imports
     local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
-    lines = code_lines(found, name, values=not (methods or local))
+    lines = code_lines(found, name, values=not (methods or local), fields=methods and hit.language == "java")
     inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
     out = []
     for inner in inners:
@@ -159,10 +159,13 @@ def use_sites(
     return out
 
 
-def code_lines(found: Uses, name: str, values: bool = True) -> list[int]:
-    """The 1-based chunk lines where ``found`` uses ``name`` as code, in order: imports left out, and
-    a bare value (neither called nor reached through a receiver) too unless ``values``."""
-    return sorted({u.line for u in found.of(name) if u.kind != "import" and (values or not _bare_value(u))})
+def code_lines(found: Uses, name: str, values: bool = True, fields: bool = False) -> list[int]:
+    """The 1-based chunk lines where ``found`` uses ``name`` as code, in order: imports left out, a
+    bare value (neither called nor reached through a receiver) too unless ``values``, and with
+    ``fields`` any use not called (Java has no bound methods: ``this.importedTypes = ..`` writes a
+    field, no use of the method ``importedTypes()``)."""
+    kept = (u for u in found.of(name) if u.kind != "import" and (values or not _bare_value(u)))
+    return sorted({u.line for u in kept if not (fields and u.kind == "use")})
 
 
 def first_use_line(hit: Hit, name: str, start: int | None = None) -> int:
