@@ -261,3 +261,18 @@ def test_a_java_field_write_is_no_call_of_the_method_named_so(tmp_path):
     ws = Workspace([write_tree(tmp_path / "ws", FIELD)])
     ws.index(embed=False)
     assert [x.symbol for x in ws.related("Writer.importedTypes").callers] == ["Writer.size"]
+
+
+RUST = {
+    "src/exec.rs": "pub struct CommandSet;\n\nimpl CommandSet {\n    pub fn new(n: u32) -> CommandSet {\n        CommandSet\n    }\n}\n",
+    "src/cli.rs": "use crate::exec::CommandSet;\n\nfn from_args(n: u32) -> CommandSet {\n    CommandSet::new(n)\n}\n",
+}
+
+
+def test_a_common_name_is_a_callee_as_it_is_a_caller(tmp_path):
+    """``CommandSet::new(n)`` in ``from_args``: a sure caller of ``CommandSet.new``, and ``from_args``
+    lists it among its callees (a common name, ``new``, was left out of callees only)."""
+    ws = Workspace([write_tree(tmp_path / "ws", RUST)])
+    ws.index(embed=False)
+    assert [(x.symbol, x.sure) for x in ws.related("CommandSet.new").callers] == [("from_args", 1.0)]
+    assert ("CommandSet.new", 1.0) in [(x.symbol, x.sure) for x in ws.related("from_args").callees]

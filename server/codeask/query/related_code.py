@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind, usable
+from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
@@ -208,22 +208,20 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
-    themselves); name-only ones only for a name defined once (a guess among several is listed only
+    themselves nor a definition holding them); name-only ones only for a name defined once (a guess among several is listed only
     among the callers, once: :func:`_guessed_once`). A name with many definitions (``emit``, ``new``)
     keeps its links surer than a name-only guess, as its callers list them."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
-    selves = {(h.path, h.start_line) for h in (narrowed(row.hit, inner) for row, inner in defs)}
+    selves = [narrowed(row.hit, inner) for row, inner in defs]
     for row, inner in defs:
         for n in own_names(row.hit, inner) & {*row.refs, *row.defines, inner.name if inner else ""}:
-            if usable(n):  # chunk-mates called too
+            if n and not n.startswith("__"):  # chunk-mates called too; a common name (new, get) as its callers have it
                 wanted[n].append(narrowed(row.hit, inner))
-    found: dict[str, list[Linked]] = defaultdict(list)
-    for row in links.store.definers(sorted(wanted), LOOKUP_LIMIT) if wanted else []:
-        for n in row.defines:
-            if n in wanted:
-                found[n].append(row)
     out = []
-    for n, found_targets in found.items():
+    for n in sorted(wanted):
+        found_targets = links.definers(n)  # each name's own lookup: a common one does not crowd out the others'
+        if not found_targets:
+            continue
         bodies: list[tuple[Linked, Definition | None]] = [
             (t, d) for t in found_targets for d in definitions_of(t.hit.content, t.hit.language) if d.name == n
         ]
@@ -235,7 +233,7 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
         top = max((sure for _, sure in scored), default=NONE)
         unique = top <= NAME_ONLY and len(scored) == 1
         kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
-        out += [x for x in kept if (x[0].path, x[0].start_line) not in selves]
+        out += [x for x in kept if not any(_around(x[0], d) for d in selves)]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
@@ -261,6 +259,13 @@ def _fits(definition: Hit, counts: frozenset[int], name: str) -> bool:
 def constructor(definition: Hit, name: str) -> bool:
     """Whether ``definition`` (of ``name``, narrowed) is a constructor: its symbol ``CodeWriter.CodeWriter``."""
     return definition.symbol.split(".")[-2:] == [name, name]
+
+
+def _around(target: Hit, definition: Hit) -> bool:
+    """Whether ``target`` is ``definition`` or holds it (its class: ``new Ky()`` in ``Ky.create`` is no
+    callee, as ``Ky.create`` is no caller of ``Ky``: :func:`_within`)."""
+    same = target.path == definition.path
+    return same and target.start_line <= definition.start_line and definition.end_line <= target.end_line
 
 
 def _callee(
