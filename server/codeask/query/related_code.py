@@ -204,13 +204,16 @@ def _joined(sites: list[Site]) -> list[Site]:
     return out
 
 
-def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> list[tuple[Hit, str, float]]:
+def _callees(
+    links: Links, defs: Sequence[tuple[Linked, Definition | None]], most: int = LOOKUP_LIMIT
+) -> list[tuple[Hit, str, float]]:
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
     themselves nor a definition holding them); name-only ones only for a name defined once (a guess among several is listed only
     among the callers, once: :func:`_guessed_once`). A name with many definitions (``emit``, ``new``)
-    keeps its links surer than a name-only guess, as its callers list them."""
+    keeps its links surer than a name-only guess, as its callers list them; one defined in more than
+    ``most`` chunks links nothing (hover's rule, both ways: :func:`span_edges`)."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     selves = [narrowed(row.hit, inner) for row, inner in defs]
     for row, inner in defs:
@@ -220,7 +223,7 @@ def _callees(links: Links, defs: Sequence[tuple[Linked, Definition | None]]) -> 
     out = []
     for n in sorted(wanted):
         found_targets = links.definers(n)  # each name's own lookup: a common one does not crowd out the others'
-        if not found_targets:
+        if not 0 < len(found_targets) <= most:
             continue
         bodies: list[tuple[Linked, Definition | None]] = [
             (t, d) for t in found_targets for d in definitions_of(t.hit.content, t.hit.language) if d.name == n
@@ -344,7 +347,8 @@ def span_edges(store: Store, rows: Sequence[Linked], lines: tuple[int, int]) -> 
     ``codeask related`` lists them (:func:`caller_sites`, :func:`_callees`: one resolver, one sureness):
     ``rows`` are the selection's chunks, ``lines`` its 1-based file lines; the definitions inside it,
     else the innermost one holding its first line, else the chunk's code outside definitions. A name
-    defined in more than :data:`MAX_DEFINITIONS` chunks links nothing (hover stays quick). Each
+    defined in more than :data:`MAX_DEFINITIONS` chunks links nothing, as a caller or as a callee (hover
+    stays quick: ``codeask related`` lists their sure links, seconds on a large class). Each
     :class:`~codeask.query.graph.Edge` weighs ``sure / definitions of the name``; a caller's ``via``
     cites the line its definition starts on (``caller of send in a.py:10``), a callee's the definition
     holding the first use (``calls send from a.py:20``)."""
@@ -357,7 +361,7 @@ def span_edges(store: Store, rows: Sequence[Linked], lines: tuple[int, int]) -> 
             via = f"caller of {inner.name} in {d.path}:{d.start_line}"
             for s in caller_sites(store, inner.name, [d], chunks, links):
                 edges.append(Edge(s.hit, inner.name, s.sure / many, via, d.path, s.sure, s.hit.symbol))
-        for hit, n, sure in _callees(links, [(row, inner)]):
+        for hit, n, sure in _callees(links, [(row, inner)], MAX_DEFINITIONS):
             via = f"{edge_kind(n, d.content)} {n} from {d.path}:{first_use_line(d, n)}"
             edges.append(Edge(hit, n, sure / len(links.definers(n)), via, d.path, sure, hit.symbol))
     once = {(e.target.path, e.target.start_line, e.target.end_line, e.name, e.via[:6]): e for e in reversed(edges)}
