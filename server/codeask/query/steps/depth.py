@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the store module imports LanceDB; only hits' paths are read here
     from codeask.index.rows import Hit
 
-__all__ = ["MAX_CANDIDATES", "keep_files", "per_file"]
+__all__ = ["MAX_CANDIDATES", "POOL", "keep_files", "per_file"]
+
+#: Files each ranking gathers (:func:`per_file`) and retrieval keeps for the next steps
+#: (:func:`keep_files`), per file the answer keeps: 30 candidates for ``--max-files 10``, of which
+#: the ``neighbours`` step ranks the first 10. Was 2. Measured on bench/multifile's kept indexes
+#: (12 trees, 175 rows, offline with the searches cached): the share of rows whose needed files are
+#: all among the files ``neighbours`` ranks rose .967 -> .980 on the 9 smaller trees (pylint's 13
+#: how-questions .538 -> .692), all@10 after ``neighbours`` .728 -> .735, MRR .849 -> .853; at 4,
+#: .993 and .748 but recall@10 after ``expand`` .893 -> .881 (3: .891).
+POOL = 3
 
 
 #: Most chunks one ranking fetches while it gathers enough files (:func:`per_file`).
