@@ -18,11 +18,11 @@ __all__ = ["MAX_CANDIDATES", "POOL", "keep_files", "per_file"]
 
 #: Files each ranking gathers (:func:`per_file`) and retrieval keeps for the next steps
 #: (:func:`keep_files`), per file the answer keeps: 30 candidates for ``--max-files 10``, of which
-#: the ``neighbours`` step ranks the first 10. Was 2. Measured on bench/multifile's kept indexes
-#: (12 trees, 175 rows, offline with the searches cached): the share of rows whose needed files are
-#: all among the files ``neighbours`` ranks rose .967 -> .980 on the 9 smaller trees (pylint's 13
-#: how-questions .538 -> .692), all@10 after ``neighbours`` .728 -> .735, MRR .849 -> .853; at 4,
-#: .993 and .748 but recall@10 after ``expand`` .893 -> .881 (3: .891).
+#: the ``neighbours`` step ranks the first 10. Was 2. On bench/multifile's 12 trees with kept
+#: indexes (175 rows; offline, searches cached), the rows with every needed file among the files
+#: ``neighbours`` ranks rose .920 -> .943 (how-questions .823 -> .855, pylint's .538 -> .692), all@10
+#: .657 -> .657 (how .403 -> .419), MRR .826 -> .830 (``bench/multifile.py``, the same numbers);
+#: at 4 the 9 smaller trees' candidates held more (.993 vs .980) but recall@10 fell (.881 vs .891).
 POOL = 3
 
 
