@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from codeask.query.options import RetrievalOptions
+from codeask.query.pipeline import Query
+from codeask.query.report import parse_question
+from codeask.query.steps.depth import POOL
 from codeask.query.steps.fusion import file_ranking
 from codeask.workspace import Workspace
 
@@ -65,3 +69,17 @@ def test_a_file_whose_matches_spread_over_many_chunks_is_among_max_files(tmp_pat
     assert len(paths) == 8
     assert "src/ledger.py" in paths  # last of ten matching files by its best chunk, in by its six
     assert not any(p.startswith("src/other_") for p in paths)
+
+
+def test_retrieval_keeps_three_candidate_files_per_file_the_answer_keeps(tmp_path: Path) -> None:
+    """The ``neighbours`` step ranks what retrieval keeps: ``POOL * max_files`` files where as many
+    match (the needed files of bench/multifile's questions sat past the first 20 of 30)."""
+    ws = Workspace([spread_workspace(tmp_path / "ws", notes=20)])
+    ws.index(embed=False)
+    query = Query(QUESTION, options=RetrievalOptions(top_k=4, max_files=4), parts=parse_question(QUESTION))
+    pipeline = ws.build_pipeline(llm=None)
+    for step in pipeline.query_transformers:
+        query = step(query)
+    retrieved = pipeline.retriever(query).history[-1]
+    assert retrieved.step == "retrieve" and retrieved.documents is not None
+    assert len({d.path for d in retrieved.documents}) == POOL * 4 == 12  # 21 files match; 8 before (2 per file)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the store module imports LanceDB; only hits' paths are read here
     from codeask.index.rows import Hit
 
-__all__ = ["MAX_CANDIDATES", "keep_files", "per_file"]
+__all__ = ["MAX_CANDIDATES", "POOL", "keep_files", "per_file"]
+
+#: Files each ranking gathers (:func:`per_file`) and retrieval keeps for the next steps
+#: (:func:`keep_files`), per file the answer keeps: 30 candidates for ``--max-files 10``, of which
+#: the ``neighbours`` step ranks the first 10. Was 2. On bench/multifile's 12 trees with kept
+#: indexes (175 rows; offline, searches cached), the rows with every needed file among the files
+#: ``neighbours`` ranks rose .920 -> .943 (how-questions .823 -> .855, pylint's .538 -> .692), all@10
+#: .657 -> .657 (how .403 -> .419), MRR .826 -> .830 (``bench/multifile.py``, the same numbers);
+#: at 4 the 9 smaller trees' candidates held more (.993 vs .980) but recall@10 fell (.881 vs .891).
+POOL = 3
 
 
 #: Most chunks one ranking fetches while it gathers enough files (:func:`per_file`).

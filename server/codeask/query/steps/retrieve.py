@@ -20,7 +20,7 @@ matching ``retrieval.downweight_patterns`` (tests, docs, changelogs, examples, t
 tool configs) are multiplied by :data:`DOWNWEIGHT_FACTOR`, unless the question names the file
 or asks for that kind ("the tests"); each file is then scaled by its prior (vendored, generated and
 data files lower; files in languages other than the ones the question names lower:
-:mod:`codeask.query.steps.priors`). Each ranking is fetched deep enough to hold ``2 * max_files``
+:mod:`codeask.query.steps.priors`). Each ranking is fetched deep enough to hold ``POOL * max_files`` (:data:`~codeask.query.steps.depth.POOL`)
 files where as many match, and the fused list keeps ``max_files`` files even past ``top_k`` chunks. Chunks within a file are ordered by their own chunk-level RRF
 score relative to the file's best chunk (:func:`codeask.query.steps.fusion.fuse`), so the first chunk of each file is its best
 one and files come in file-score order; a file's boilerplate chunks (import blocks, module headers)
@@ -47,7 +47,7 @@ from codeask.index.hubs import load_hubs
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
-from codeask.query.steps.depth import keep_files, per_file
+from codeask.query.steps.depth import POOL, keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.fusion import file_ranking, fuse
 from codeask.query.steps.parse import question_parts, searched_text
@@ -200,13 +200,13 @@ class _Question:
 
 class HybridRetrieve:
     """The retriever step: pending -> retrieved with ``top_k`` documents, more when those hold
-    fewer than ``2 * max_files`` files and more files match (:func:`keep_files`): the files just
+    fewer than ``POOL * max_files`` (:data:`~codeask.query.steps.depth.POOL`) files and more files match (:func:`keep_files`): the files just
     past ``max_files`` are the candidates the ``neighbours`` step may move up
     (:mod:`codeask.query.steps.neighbours`); ``one_per_file`` keeps ``max_files``.
 
     ``query.options.top_k`` overrides ``settings.top_k``, ``query.options.max_files``
     ``settings.max_files``; ``query.options.path_glob`` keeps only files matching a glob
-    (:func:`path_filter`). Each ranking gathers at least ``2 * max_files`` files where as many
+    (:func:`path_filter`). Each ranking gathers at least ``POOL * max_files`` (:data:`~codeask.query.steps.depth.POOL`) files where as many
     match (:func:`per_file`). ``min_top_k`` is the least ``top_k`` a later step needs (the
     reranker's candidates: ``2 * rerank.top_k``), set when the pipeline is built.
     """
@@ -266,7 +266,7 @@ class HybridRetrieve:
         question = _Question(query, parts, only, candidates, self.downweighted_for(query.asked, intent))
         targets = self.targets()
         stores = [target.store() for target in targets]
-        found = self._search(query, stores, candidates, 2 * files)  # per ranking: fusion picks from every one
+        found = self._search(query, stores, candidates, POOL * files)  # per ranking: fusion picks from every one
         rankings: list[tuple[float, str, list[Hit]]] = []
         evidence = {"frame_hits": 0, "literal_hits": 0}
         for target, store, per_text in zip(targets, stores, found):
@@ -281,7 +281,7 @@ class HybridRetrieve:
         labels = {t.root: t.label for t in targets}
         documents = [
             Document.from_hit(hit, root, score, labels.get(root, ""))
-            for score, _, root, hit in keep_files(fused, top_k, 2 * files)
+            for score, _, root, hit in keep_files(fused, top_k, POOL * files)
         ]
         query.retrieved(self.name, documents, rankings=len(rankings), dense=bool(query.embeddings), **evidence)
         return query
