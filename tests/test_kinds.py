@@ -185,27 +185,35 @@ def test_near_duplicate_translations_fold_into_one_source(tmp_path: Path) -> Non
     assert any(s["similar"] for s in answer.to_json()["sources"])
 
 
-def test_a_language_the_question_names_ranks_first(tmp_path: Path) -> None:
-    python = (
-        '"""Glyph cache render options: the glyph cache, glyph render sizes, cache render."""\n'
-        "def glyph_cache_render(glyph):\n    return glyph  # glyph cache render\n"
-    )
-    c_code = "/* glyph cache */\nint glyph_cache_render(int g) { return g; }\n"
-    ws = indexed(tmp_path / "term", {"src/glyphs.c": c_code, "tools/glyphs.py": python})
-    assert first_path(ws, "how does the glyph cache render") == "tools/glyphs.py"  # no language: Python leads
-    assert first_path(ws, "how does the C code render the glyph cache") == "src/glyphs.c"
-    assert first_path(ws, "in Python, how does the glyph cache render") == "tools/glyphs.py"
+#: ``{case: (files, [(question, the path of its first source)])}``: what the question names leads.
+LEADS = {
+    "a language the question names ranks first": (
+        {
+            "src/glyphs.c": "/* glyph cache */\nint glyph_cache_render(int g) { return g; }\n",
+            "tools/glyphs.py": '"""Glyph cache render options: the glyph cache, glyph render sizes, cache render."""\n'
+            "def glyph_cache_render(glyph):\n    return glyph  # glyph cache render\n",
+        },
+        [
+            ("how does the glyph cache render", "tools/glyphs.py"),  # no language: the Python file leads
+            ("how does the C code render the glyph cache", "src/glyphs.c"),
+            ("in Python, how does the glyph cache render", "tools/glyphs.py"),
+        ],
+    ),
+    "a file named test ranks below the code unless the question asks for tests": (
+        {
+            "net.c": "/* connect with a timeout */\nint net_connect_timeout(int fd) { return fd; }\n",
+            "test.c": "/* connect timeout: test the connect timeout of net_connect_timeout, connect and timeout */\n"
+            "int test_connect_timeout(void) { return net_connect_timeout(3); }\n",
+        },
+        [("how does connect handle a timeout", "net.c"), ("what do the tests check of the connect timeout", "test.c")],
+    ),
+}
 
 
-def test_a_file_named_test_ranks_below_the_code_unless_the_question_asks_for_tests(tmp_path: Path) -> None:
-    test = (
-        "/* connect timeout: test the connect timeout of net_connect_timeout, connect and timeout */\n"
-        "int test_connect_timeout(void) { return net_connect_timeout(3); }\n"
-    )
-    net = "/* connect with a timeout */\nint net_connect_timeout(int fd) { return fd; }\n"
-    ws = indexed(tmp_path / "client", {"net.c": net, "test.c": test})
-    assert first_path(ws, "how does connect handle a timeout") == "net.c"
-    assert first_path(ws, "what do the tests check of the connect timeout") == "test.c"
+@pytest.mark.parametrize(("files", "leads"), LEADS.values(), ids=list(LEADS))
+def test_what_the_question_names_leads(tmp_path: Path, files: dict[str, str], leads: list[tuple[str, str]]) -> None:
+    ws = indexed(tmp_path / "ws", files)
+    assert [first_path(ws, question) for question, _ in leads] == [path for _, path in leads]
 
 
 #: 210 made-up words (a hub needs a root of 200 files or more: codeask.index.hubs.MIN_FILES).
