@@ -259,9 +259,9 @@ def _cut_to(
     counts a cut of it in the prompt: a cut measured over ``most`` (its share and its part of the
     plan's margin) is cut again, at the density measured, up to :data:`CUT_TRIES` cuts in all; the
     last one when none fits. Focus costs lines at ``chars_per_token``, the documents' average, and
-    a docstring left out only when it is whole: issue 30's flask question on ``before_request`` had
-    a window ending above a docstring's closing quotes, 167 tokens for a share of 149, and 297 once
-    cut shorter, so the fit dropped a whole document."""
+    a docstring left out only when it is whole: bench/answers.py's flask question on
+    ``before_request`` (Qwen2.5's tokenizer) had a window ending above a docstring's closing quotes,
+    167 tokens for a share of 149, and 297 once cut shorter, so the fit dropped a whole document."""
     tokens = share
     for _ in range(CUT_TRIES):
         cut = focus(document, terms, tokens, chars_per_token, names)
