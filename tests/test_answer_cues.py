@@ -5,13 +5,10 @@ Through ``SimpleAnswer.prompt`` with the project's fake server and the real ``op
 
 from __future__ import annotations
 
-from codeask.llm import make_llm
-from codeask.query.answer import SimpleAnswer
 from codeask.query.cues import MAX_CUES, code_cues, cue_line
 from codeask.query.focus import question_terms
 from codeask.query.pipeline import Document, Query
-from codeask.query.templates import Templates
-from codeask.settings import LLMSettings, ResolvedLLM, load_settings
+from tests.answering import answer_step
 
 QUESTION = "What happens to the Authorization header when a redirect goes to another host?"
 
@@ -70,11 +67,7 @@ def test_cues_stop_at_their_limit_in_document_order():
 
 
 def test_the_answer_prompt_lists_the_cues_after_the_format(tmp_path, fake_llm):
-    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-    )
-    step = SimpleAnswer(llm, Templates(settings), settings)
+    step = answer_step(fake_llm, tmp_path)
     query = Query(QUESTION)
     query.retrieved("retrieve", _documents())
     ask = step.prompt(query, _documents()).rsplit("## Answer", 1)[1]

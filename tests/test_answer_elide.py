@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeask.llm import Speed, make_llm
-from codeask.query.answer import SimpleAnswer
+from codeask.llm import Speed
 from codeask.query.pipeline import Document, Query
-from codeask.query.templates import Templates
-from codeask.settings import LLMSettings, ResolvedLLM, load_settings
 from codeask.workspace import Workspace
+from tests.answering import answer_step
 from tests.test_answer_focus import _seed_speed
 
 #: A function whose 40-line docstring names none of the question's words, then the call that answers it.
@@ -49,10 +47,7 @@ def test_a_long_docstring_is_left_out_of_a_tight_document_so_its_code_is_sent(tm
 
 def _fit(fake_llm, tmp_path: Path, question: str, documents: list[Document], speed: Speed) -> list[Document]:
     """The documents :meth:`SimpleAnswer.fit` sends for ``question`` at the endpoint's ``speed``."""
-    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
-    resolved = ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url)
-    step = SimpleAnswer(make_llm(resolved, LLMSettings(context_tokens=8192)), Templates(settings), settings)
-    step.speeds.record(step.llm, speed)
+    step = answer_step(fake_llm, tmp_path, speed=speed, context_tokens=8192)
     query = Query(question)
     query.retrieved("retrieve", documents)
     return step.fit(query)[1]

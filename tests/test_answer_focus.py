@@ -12,15 +12,13 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from codeask.llm import Speed, make_llm
+from codeask.llm import Speed
 from codeask.llm.speed import CACHE_FILE
-from codeask.query.answer import SimpleAnswer
 from codeask.query.budget import TIGHT_DOCUMENT_TOKENS, tighten
 from codeask.query.focus import focus, question_terms
 from codeask.query.pipeline import Document, Query
-from codeask.query.templates import Templates
-from codeask.settings import LLMSettings, ResolvedLLM, load_settings
 from codeask.workspace import Workspace
+from tests.answering import answer_step, fake_model
 
 NAMES = ["load_config", "parse_header", "open_session", "retry_policy", "close_all"]
 
@@ -109,11 +107,16 @@ def test_a_method_out_of_its_class_is_still_found_by_its_definition():
     assert kept.content.splitlines()[0] == "    def open_session(value):" and kept.start_line == 101 + 26
 
 
+def _headed(documents: list[Document]) -> int:
+    """What ``documents`` add to a prompt, 3 characters a token and 30 tokens of header each."""
+    return sum(len(d.content) // 3 + 30 for d in documents)
+
+
 def test_more_documents_fit_the_same_token_budget():
     docs = [replace(_chunk_document(), path=f"m{i}.py") for i in range(10)]
     # what 63 prompt tokens/s reads in 85% of 20 s, less a 250-token frame (issue 30's idle speed)
     tokens = int(63 * 0.85 * 20) - 250
-    tight = tighten(docs, tokens, most=10, terms=question_terms("retry policy"), header=30)
+    tight = tighten(docs, tokens, 10, _headed, question_terms("retry policy"))
     assert len(tight) == tokens // TIGHT_DOCUMENT_TOKENS >= 4  # 300 tokens a document sent 2-3
     assert all(d.start_line <= 40 and d.end_line >= 50 for d in tight)  # all of retry_policy (40-50)
     assert all(d.end_line - d.start_line + 1 < 52 for d in tight[:-1])
@@ -123,17 +126,29 @@ def test_more_documents_fit_the_same_token_budget():
     # what a document leaves of its share goes to the next ones (retry_policy's window ends with the
     # chunk: the last document gets the rest, here all of it), within the plan
     assert sum(len(d.content) / 3 + 30 for d in tight) <= plan and tight[-1].end_line - tight[-1].start_line + 1 == 52
-    plain = tighten(docs[:3], 3 * TIGHT_DOCUMENT_TOKENS, most=3, header=30)  # no word matched: first lines
+    plain = tighten(docs[:3], 3 * TIGHT_DOCUMENT_TOKENS, 3, _headed)  # no word matched: first lines
     first, *rest = [d.end_line - d.start_line + 1 for d in plain]
     assert all(first >= 2 * n - 1 for n in rest)  # the best-ranked document's window is twice as large
 
 
+def test_a_cut_denser_than_the_documents_average_is_cut_again_within_the_tokens():
+    """``focus`` costs lines at the documents' average characters per token; the prompt counts each
+    document's own. The third document, three times denser than its estimate, is cut again, so what
+    the documents add stays within the tokens and the fit drops none (cut once: 752 of 600)."""
+    body = "".join(f"    policy_{i} = retry_policy(value, {i})\n" for i in range(58))
+    text = f"def apply_retry_policy(value):\n{body}    return value\n"
+    docs = [Document(f"m{i}.py", "/ws", 1, 60, "apply_retry_policy", "python", text, 1.0) for i in range(3)]
+
+    def measure(documents: list[Document]) -> int:  # m2.py: a token a character, where focus expects three
+        return sum(len(d.content) // (1 if d.path == "m2.py" else 3) + 30 for d in documents)
+
+    tight = tighten(docs, 600, 3, measure, question_terms("retry policy"))
+    assert [d.path for d in tight] == ["m0.py", "m1.py", "m2.py"] and measure(tight) <= 600
+    assert tight[2].end_line < tight[1].end_line  # the dense one cut shorter than its one-share neighbour
+
+
 def test_the_answer_template_asks_for_the_number_first(tmp_path, fake_llm):
-    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-    )
-    step = SimpleAnswer(llm, Templates(settings), settings)
+    step = answer_step(fake_llm, tmp_path)
     query = Query("How is the retry policy applied?")
     prompt = step.prompt(query, [_chunk_document()])
     ask = prompt.rsplit("## Answer", 1)[1]
@@ -316,9 +331,7 @@ def test_no_second_part_without_the_time_for_it(tmp_path, fake_llm):
 def test_the_second_part_streams_whole_new_lines_and_drops_a_cut_one(fake_llm):
     from codeask.query.more import Part, run_second_part
 
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-    )
+    llm = fake_model(fake_llm)
     said = "- [1] `retry_policy` allows three retries."
     fake_llm.reply_with(f"{said}\n- [3] `retry_backoff` waits 2**attempt seconds.\n- [4] `send_with_retry` calls")
     fake_llm.stream_script = {"end": "length"}  # cut at max_tokens, mid-point
@@ -374,13 +387,8 @@ FINALIZE = '''    def after_view_returns(self, view, request):
 
 
 def test_a_tight_document_starts_at_the_definition_the_question_names_or_the_best_one_calls(tmp_path, fake_llm):
-    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-    )
     fake_llm.reply_with("- [1] `full_dispatch_request` calls `finalize_request`.")
-    step = SimpleAnswer(llm, Templates(settings), settings)
-    step.speeds.record(step.llm, Speed(40.0, 8.0))  # 19 s read ~720 tokens: two tight documents
+    step = answer_step(fake_llm, tmp_path, speed=Speed(40.0, 8.0))  # 19 s read ~720 tokens: two tight documents
     best = Document("app.py", "/ws", 864, 882, "App.log_exception, App.dispatch_request", "python", DISPATCH, 1.0)
     later = Document("app.py", "/ws", 960, 986, "App.after_view_returns, App.finalize_request", "python", FINALIZE, 0.5)
     query = Query("What does full_dispatch_request do after the view returns?")
@@ -398,9 +406,7 @@ def test_a_tight_document_starts_at_the_definition_the_question_names_or_the_bes
 def test_a_second_part_that_restates_the_answer_is_stopped_and_keeps_nothing_after(fake_llm):
     from codeask.query.more import Part, run_second_part
 
-    llm = make_llm(
-        ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-    )
+    llm = fake_model(fake_llm)
     said = "- [1] `retry_policy` allows three retries.\n- [2] `retry_backoff` waits 2**attempt seconds."
     restating = "- [3] The `retry_policy` allows three retries.\n- [4] It waits as `retry_backoff` says.\n"
     fake_llm.reply_with(restating + "- [4] `send_with_retry` sends the request again.\n")
@@ -417,17 +423,13 @@ def test_a_second_part_that_restates_the_answer_is_stopped_and_keeps_nothing_aft
 def test_no_second_part_over_snippets_naming_nothing_the_question_asks(tmp_path, fake_llm):
     from codeask.llm.speed import SpeedCache
 
-    settings = load_settings(None, env={}, user_config=tmp_path / "none.toml")
     texts = [*FILES.values(), "def colour_table():\n    return {'red': 1, 'green': 2, 'blue': 3}\n"]
     docs = [Document(f"m{i}.py", "/ws", 1, 3, "", "python", text, 1.0 - i / 10) for i, text in enumerate(texts)]
     calls = []
     for case, third in enumerate((docs[4], docs[2])):
         fake_llm.reset()
         fake_llm.reply_with("- [1] `retry_policy` allows three retries.")
-        llm = make_llm(
-            ResolvedLLM(provider="openai", model="m", api_key="k", base_url=fake_llm.openai_base_url), LLMSettings()
-        )
-        step = SimpleAnswer(llm, Templates(settings), settings)
+        step = answer_step(fake_llm, tmp_path)
         step.speeds = SpeedCache(tmp_path / str(case) / CACHE_FILE)
         step.speeds.record(step.llm, Speed(40.0, 40.0))  # two documents first, and the time for more after
         query = Query("How is the retry policy of failed connections applied?")

@@ -18,13 +18,11 @@ from codeask.query.steps import priors
 from codeask.settings import IndexSettings
 from codeask.workspace import Workspace
 from tests.tables import tables
+from tests.workspaces import first_path, indexed, write_tree
 
 
 def write(root: Path, rel: str, text: str = "x = 1\n") -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_tree(root, {rel: text}) / rel
 
 
 @pytest.mark.parametrize(
@@ -165,8 +163,7 @@ def test_max_files_returns_that_many_files_when_long_files_match_everywhere(tmp_
         write(root, f"src/{name}.py", funcs)
     for i in range(12):
         write(root, f"src/small_{i:02}.py", f"def helper_{i}(value):\n    return frobnicate(value)\n")
-    ws = Workspace([root])
-    ws.index(embed=False)
+    ws = indexed(root)
     answer = ws.ask("frobnicate value", no_llm=True, max_files=10)
     paths = [s.path for s in answer.sources]
     assert len(paths) == len(set(paths)) == 10
@@ -179,8 +176,7 @@ def test_near_duplicate_translations_fold_into_one_source(tmp_path: Path) -> Non
     for locale, word in (("de", "Gesamtsumme"), ("fr", "Total commande"), ("es", "Total del pedido")):
         write(root, f"src/locale/messages.{locale}.xlf", unit.format(word) * 3)
     write(root, "src/checkout.ts", "export function orderTotal(items: number[]) { return items.length; }\n")
-    ws = Workspace([root])
-    ws.index(embed=False)
+    ws = indexed(root)
     answer = ws.ask("checkout.total order total trans-unit", no_llm=True, max_files=5)
     xlf = [s for s in answer.sources if s.path.endswith(".xlf")]
     assert len(xlf) == 1 and len(xlf[0].similar) == 2
@@ -189,38 +185,35 @@ def test_near_duplicate_translations_fold_into_one_source(tmp_path: Path) -> Non
     assert any(s["similar"] for s in answer.to_json()["sources"])
 
 
-def test_a_language_the_question_names_ranks_first(tmp_path: Path) -> None:
-    root = tmp_path / "term"
-    write(root, "src/glyphs.c", "/* glyph cache */\nint glyph_cache_render(int g) { return g; }\n")
-    write(
-        root,
-        "tools/glyphs.py",
-        '"""Glyph cache render options: the glyph cache, glyph render sizes, cache render."""\n'
-        "def glyph_cache_render(glyph):\n    return glyph  # glyph cache render\n",
-    )
-    ws = Workspace([root])
-    ws.index(embed=False)
-    plain = ws.ask("how does the glyph cache render", no_llm=True)
-    assert plain.sources[0].path == "tools/glyphs.py"  # without a language, the Python file leads
-    c_code = ws.ask("how does the C code render the glyph cache", no_llm=True)
-    assert c_code.sources[0].path == "src/glyphs.c"
-    python = ws.ask("in Python, how does the glyph cache render", no_llm=True)
-    assert python.sources[0].path == "tools/glyphs.py"
+#: ``{case: (files, [(question, the path of its first source)])}``: what the question names leads.
+LEADS = {
+    "a language the question names ranks first": (
+        {
+            "src/glyphs.c": "/* glyph cache */\nint glyph_cache_render(int g) { return g; }\n",
+            "tools/glyphs.py": '"""Glyph cache render options: the glyph cache, glyph render sizes, cache render."""\n'
+            "def glyph_cache_render(glyph):\n    return glyph  # glyph cache render\n",
+        },
+        [
+            ("how does the glyph cache render", "tools/glyphs.py"),  # no language: the Python file leads
+            ("how does the C code render the glyph cache", "src/glyphs.c"),
+            ("in Python, how does the glyph cache render", "tools/glyphs.py"),
+        ],
+    ),
+    "a file named test ranks below the code unless the question asks for tests": (
+        {
+            "net.c": "/* connect with a timeout */\nint net_connect_timeout(int fd) { return fd; }\n",
+            "test.c": "/* connect timeout: test the connect timeout of net_connect_timeout, connect and timeout */\n"
+            "int test_connect_timeout(void) { return net_connect_timeout(3); }\n",
+        },
+        [("how does connect handle a timeout", "net.c"), ("what do the tests check of the connect timeout", "test.c")],
+    ),
+}
 
 
-def test_a_file_named_test_ranks_below_the_code_unless_the_question_asks_for_tests(tmp_path: Path) -> None:
-    root = tmp_path / "client"
-    write(root, "net.c", "/* connect with a timeout */\nint net_connect_timeout(int fd) { return fd; }\n")
-    write(
-        root,
-        "test.c",
-        "/* connect timeout: test the connect timeout of net_connect_timeout, connect and timeout */\n"
-        "int test_connect_timeout(void) { return net_connect_timeout(3); }\n",
-    )
-    ws = Workspace([root])
-    ws.index(embed=False)
-    assert ws.ask("how does connect handle a timeout", no_llm=True).sources[0].path == "net.c"
-    assert ws.ask("what do the tests check of the connect timeout", no_llm=True).sources[0].path == "test.c"
+@pytest.mark.parametrize(("files", "leads"), LEADS.values(), ids=list(LEADS))
+def test_what_the_question_names_leads(tmp_path: Path, files: dict[str, str], leads: list[tuple[str, str]]) -> None:
+    ws = indexed(tmp_path / "ws", files)
+    assert [first_path(ws, question) for question, _ in leads] == [path for _, path in leads]
 
 
 #: 210 made-up words (a hub needs a root of 200 files or more: codeask.index.hubs.MIN_FILES).
@@ -263,15 +256,13 @@ def test_a_hub_file_is_measured_and_damped_unless_named(tmp_path: Path, monkeypa
             f"OPTION_{topic.upper()} = Option('{topic}vel', '{topic}mar {topic}sor')\n"
         )
     write(root, "src/options.py", "".join(options))
-    ws = Workspace([root])
-    ws.index(embed=False)
+    ws = indexed(root)
     index_dir = next(iter(ws.indexes.values())).index_dir
     assert set(load_hubs(index_dir)) == {"src/options.py"}  # in the top files of most pseudo-questions
     question = "how does the modanvel refresh change"
     monkeypatch.setattr(priors, "HUB_DAMPING", False)
-    undamped = Workspace([root]).ask(question, no_llm=True)
+    undamped = first_path(Workspace([root]), question)
     monkeypatch.setattr(priors, "HUB_DAMPING", True)
-    assert undamped.sources[0].path == "src/options.py"  # the hub wins without damping
-    assert ws.ask(question, no_llm=True).sources[0].path == "src/modan.py"
-    named = ws.ask("what does options.py say about the modanvel refresh", no_llm=True)
-    assert named.sources[0].path == "src/options.py"
+    assert undamped == "src/options.py"  # the hub wins without damping
+    assert first_path(ws, question) == "src/modan.py"
+    assert first_path(ws, "what does options.py say about the modanvel refresh") == "src/options.py"

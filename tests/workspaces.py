@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from codeask.workspace import Workspace
 from tests.test_cli import codeask
 
-__all__ = ["write_tree", "related_json", "caller_spans"]
+__all__ = ["write_tree", "indexed", "first_path", "related_json", "caller_spans"]
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -18,6 +19,19 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def indexed(root: Path, files: dict[str, str] | None = None) -> Workspace:
+    """The workspace of ``root`` with ``files`` written first (:func:`write_tree`), indexed keyword-only
+    (no vectors: the embedding model is not loaded)."""
+    ws = Workspace([write_tree(root, files or {})])
+    ws.index(embed=False)
+    return ws
+
+
+def first_path(ws: Workspace, question: str) -> str:
+    """The path of the first source ``ws`` answers ``question`` with, without an LLM."""
+    return ws.ask(question, no_llm=True).sources[0].path
 
 
 def related_json(root: Path, symbol: str) -> dict[str, Any]:

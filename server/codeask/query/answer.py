@@ -200,18 +200,23 @@ class SimpleAnswer:
         budget = self.timed(budget, frame, spent, asked)
         limit = budget.prompt - (self.llm.count_tokens(self.templates.system) if self.templates.system else 0)
         most = document_cap(budget.prompt)
+        sent = self.sent(query, budget)
         if budget.documents is not None:  # a local model's time budget: tight documents, fewer tokens
-            documents = self.tight(query, documents, budget.documents, frame, most)
+            measure = lambda ds: self.llm.count_tokens(sent(ds)) - frame  # noqa: E731
+            documents = self.tight(query, documents, budget.documents, measure, most)
             limit = min(limit, frame + budget.documents)
             most = len(documents)
-        docs, prompt, _ = fit_documents(
-            documents, lambda ds: self.prompt(query, self.shown(query, ds, budget)), self.llm.count_tokens, limit,
-            max_documents=most,
-        )  # fmt: skip
+        docs, prompt, _ = fit_documents(documents, sent, self.llm.count_tokens, limit, max_documents=most)
         chained = along_chain(docs)  # the fitted documents, in call-chain order for the prompt
         if chained != docs:
-            prompt = self.prompt(query, self.shown(query, chained, budget))
+            prompt = sent(chained)
         return prompt, chained, budget
+
+    def sent(self, query: Query, budget: Budget) -> Callable[[list[Document]], str]:
+        """The answer prompt that will be sent for ``query`` with a list of documents under ``budget``
+        (:meth:`prompt` over :meth:`shown`): what the time budget's plan (:meth:`tight`) and the fit
+        (:func:`~codeask.query.budget.fit_documents`) both count, so they agree on what fits."""
+        return lambda documents: self.prompt(query, self.shown(query, documents, budget))
 
     def shown(self, query: Query, documents: list[Document], budget: Budget) -> list[Document]:
         """``documents`` as the prompt shows them: under a time budget with their quiet runs left out
@@ -221,20 +226,21 @@ class SimpleAnswer:
         terms = question_terms(query.asked, *query.search_texts)
         return [shown(d, terms) for d in documents]
 
-    def tight(self, query: Query, documents: list[Document], tokens: int, frame: int, most: int) -> list[Document]:
+    def tight(
+        self, query: Query, documents: list[Document], tokens: int, measure: Callable[[list[Document]], int], most: int
+    ) -> list[Document]:
         """``documents`` under a time budget of ``tokens`` document tokens
-        (:func:`~codeask.query.budget.tighten`): each trimmed to the definition around the lines naming
-        the question's words (the question and its search queries), with the characters per token
-        of these documents as the endpoint counts them, and the tokens the document template adds
-        around one document (the prompt with one empty document, less the ``frame`` without any)."""
+        (:func:`~codeask.query.budget.tighten`, ``measure`` counting what a list of documents adds
+        to the prompt sent): each trimmed to the definition around the lines naming the question's
+        words (the question and its search queries), with the characters per token of these
+        documents as the endpoint counts them."""
         if not documents:
             return documents
         text = "\n".join(d.content for d in documents[:most])
         chars_per_token = len(text) / max(1, self.llm.count_tokens(text)) if text.strip() else CHARS_PER_TOKEN
-        header = self.llm.count_tokens(self.prompt(query, [replace(documents[0], content="")])) - frame
         terms = question_terms(query.asked, *query.search_texts)
         names = code_names(query.asked, *query.search_texts)
-        return tighten(documents, tokens, most, terms, chars_per_token, max(0, header), names)
+        return tighten(documents, tokens, most, measure, terms, chars_per_token, names)
 
     def second_part(
         self, query: Query, prompt: str, documents: list[Document], budget: Budget, done: Completion
@@ -255,14 +261,18 @@ class SimpleAnswer:
         most = document_cap(budget.prompt) - len(documents)
         if part is None or not rest or most < 1:
             return done, documents, None
-        head = prompt + continuation(done.text, "", [])
         system = self.llm.count_tokens(self.templates.system) if self.templates.system else 0
-        room = min(part.documents, budget.prompt - system - self.llm.count_tokens(head))  # within the context
+        head = self.llm.count_tokens(prompt + continuation(done.text, "", []))
+        room = min(part.documents, budget.prompt - system - head)  # within the context
         if room < TIGHT_DOCUMENT_TOKENS:
             return done, documents, None
-        more = self.tight(query, rest, room, self.llm.count_tokens(self.prompt(query, [])), most)
-        rendered = render_documents(self.templates, self.shown(query, more, budget), first=len(documents) + 1)
-        second = prompt + continuation(done.text, rendered, more)
+
+        def sent(ds: list[Document]) -> str:  # the second part's prompt with documents ds
+            rendered = render_documents(self.templates, self.shown(query, ds, budget), first=len(documents) + 1)
+            return prompt + continuation(done.text, rendered, ds)
+
+        more = self.tight(query, rest, room, lambda ds: self.llm.count_tokens(sent(ds)) - head, most)
+        second = sent(more)
         part = replace(part, seconds=round(self.settings.llm.answer_seconds - elapsed(query), 1))  # after counting
         extra = run_second_part(self.llm, second, self.templates.system, part, self.stream, query.cancel, done.text)
         record = {"sent": [f"{d.label}:{d.start_line}-{d.end_line}" for d in more], "lines_kept": 0}

@@ -31,9 +31,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from codeask.llm.protocol import Completion, Speed
-from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus, shown
+from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus
 from codeask.query.pipeline import Document
 from codeask.query.uses import uses_in
 from codeask.settings import LLMSettings
@@ -89,6 +90,8 @@ PLAN_SHARE = 0.9
 #: and 0.736 -> 0.806 at 1,100 with 2 shares (1.5 for the second as well: 0.750 and 0.806; 3 for
 #: the first: 0.736 and 0.764).
 FIRST_SHARES = 2.0
+#: Cuts of one document :func:`tighten` tries before it keeps one over its share and margin (:func:`_cut_to`).
+CUT_TRIES = 3
 #: The least reply a time budget leaves, tokens (a few sentences).
 MIN_REPLY_TOKENS = 64
 #: The share of the first token's seconds left that the documents are planned to fill: the rest is
@@ -191,9 +194,9 @@ def tighten(
     documents: list[Document],
     tokens: int,
     most: int,
+    measure: Callable[[list[Document]], int],
     terms: frozenset[str] = frozenset(),
     chars_per_token: float = CHARS_PER_TOKEN,
-    header: int = 0,
     names: frozenset[str] = frozenset(),
 ) -> list[Document]:
     """The best-ranked ``most`` and ``tokens // TIGHT_DOCUMENT_TOKENS`` documents (at least one), a
@@ -201,29 +204,72 @@ def tighten(
     first, and issue 30's key facts sat in them: ``prepare_request`` after ``Session``'s first
     chunk, ``merge_environment_settings``; offline, on a32's retrieved documents of the 20 bench
     questions at its idle speed, the key facts in the first prompt went from 0.692 to 0.742 of all),
-    each cut to the lines that fit its share of what is left of
-    :data:`PLAN_SHARE` of ``tokens`` (the first, best-ranked document :data:`FIRST_SHARES` shares,
-    the others one each), less its ``header`` (the tokens the document template adds around a document's text;
-    a document that takes less than its share, once :func:`~codeask.query.focus.shown` left out its
-    quiet runs, leaves the rest to the next ones: offline on main's retrieved documents of the 24
-    bench questions at Qwen2.5-Coder-1.5B's idle speed, key facts in the first prompt 0.681 -> 0.733,
-    median prompt tokens 945 -> 1,089):
-    the definition around the lines naming the question's ``terms`` (:func:`codeask.query.focus.focus`,
-    ``chars_per_token`` characters a token; at least five lines), one named in ``names`` (the
-    question's code names, :func:`codeask.query.focus.code_names`) first; for the other documents
-    also one the first document's window calls (:func:`called`)."""
+    each cut to the lines that fit its share of what is left of :data:`PLAN_SHARE` of ``tokens``
+    (the first, best-ranked document :data:`FIRST_SHARES` shares, the others one each).
+
+    What is left is measured, never estimated: ``measure(docs)`` is the tokens ``docs`` add to the
+    prompt as it will be sent (their headers, their text as :func:`~codeask.query.focus.shown`, the
+    cue line naming their code), the count :func:`fit_documents` then checks. A document's share
+    (its header included) is taken from the plan less the measure of the documents cut so far; its
+    header is the measure with it empty, so the cue line's sentence is counted once, with the first
+    document. A document that takes less than its share (its quiet runs left out, or short) leaves
+    the rest to the next ones (offline on main's retrieved documents of the 24 bench questions at
+    Qwen2.5-Coder-1.5B's idle speed, key facts in the first prompt 0.681 -> 0.733, median prompt
+    tokens 945 -> 1,089), one that takes more leaves them less; a cut over its share and its part
+    of the margin (``tokens`` less the plan) is cut again (:func:`_cut_to`), so the prompt stays
+    within ``tokens`` and the fit drops no document.
+
+    Each is cut to the definition around the lines naming the question's ``terms``
+    (:func:`codeask.query.focus.focus`, ``chars_per_token`` characters a token; at least five lines),
+    one named in ``names`` (the question's code names, :func:`codeask.query.focus.code_names`) first;
+    for the other documents also one the first document's window calls (:func:`called`)."""
     docs = list(documents)
     del docs[max(1, min(most, tokens // TIGHT_DOCUMENT_TOKENS)) :]  # the lowest-ranked, spans or not
     weights = [FIRST_SHARES if i == 0 and len(docs) > 1 else 1.0 for i in range(len(docs))]
-    left, weight = float(int(tokens * PLAN_SHARE)), sum(weights)
+    plan, weight = int(tokens * PLAN_SHARE), sum(weights)
     out: list[Document] = []
     for d, w in zip(docs, weights):
-        out.append(focus(d, terms, int(left * w / weight) - header, chars_per_token, names))
-        left -= header + len(shown(out[-1], terms).content) / chars_per_token  # what it takes, elided
+        spent, base = measure(out), measure([*out, replace(d, content="")])  # base: with d's header
+        share = int((plan - spent) * w / weight) - (base - spent)
+        most_tokens = share + int((tokens - plan) * w / weight)  # its part of the margin
+        taken = partial(_taken, measure, list(out), base)
+        out.append(_cut_to(d, share, most_tokens, taken, terms, chars_per_token, names))
         weight -= w
         if len(out) == 1:
             names = names | called(out[0].content, out[0].language)
     return out
+
+
+def _taken(measure: Callable[[list[Document]], int], before: list[Document], base: int, cut: Document) -> int:
+    """The tokens ``cut``'s lines add to the prompt after the documents ``before``: ``measure`` of
+    them all less ``base``, their measure with ``cut`` empty."""
+    return measure([*before, cut]) - base
+
+
+def _cut_to(
+    document: Document,
+    share: int,
+    most: int,
+    measure: Callable[[Document], int],
+    terms: frozenset[str],
+    chars_per_token: float,
+    names: frozenset[str],
+) -> Document:
+    """``document`` cut by :func:`~codeask.query.focus.focus` to ``share`` tokens, as ``measure``
+    counts a cut of it in the prompt: a cut measured over ``most`` (its share and its part of the
+    plan's margin) is cut again, at the density measured, up to :data:`CUT_TRIES` cuts in all; the
+    last one when none fits. Focus costs lines at ``chars_per_token``, the documents' average, and
+    a docstring left out only when it is whole: bench/answers.py's flask question on
+    ``before_request`` (Qwen2.5's tokenizer) had a window ending above a docstring's closing quotes,
+    167 tokens for a share of 149, and 297 once cut shorter, so the fit dropped a whole document."""
+    tokens = share
+    for _ in range(CUT_TRIES):
+        cut = focus(document, terms, tokens, chars_per_token, names)
+        used = measure(cut)
+        if used <= most or tokens <= 0:
+            break
+        tokens = int(tokens * share / used)
+    return cut
 
 
 def called(code: str, language: str) -> frozenset[str]:

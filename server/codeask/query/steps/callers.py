@@ -17,7 +17,7 @@ from codeask.query.related_code import caller_sites, definitions
 from codeask.query.sites import narrowed
 from codeask.query.steps.retrieve import SearchTarget
 
-__all__ = ["MAX_CALLERS", "caller_documents", "callers_first", "with_sites"]
+__all__ = ["MAX_CALLERS", "caller_documents", "callers_first", "callers_ahead", "with_sites"]
 
 #: Calling definitions cited per symbol asked about, surest first: a page of a "who calls" answer.
 MAX_CALLERS = 20
@@ -63,6 +63,16 @@ def callers_first(docs: list[Document], files: dict[tuple[str, str], list[tuple[
         else:
             held += with_sites(d, [doc for doc, _ in sites])
     return held + rest
+
+
+def callers_ahead(docs: list[Document], callers: set[tuple[str, str]]) -> list[Document]:
+    """``docs`` (a caller question's documents, a file's spans together) with the files in ``callers``
+    (their :meth:`~codeask.query.pipeline.Document.key`: the files holding callers of the symbol
+    asked about, retrieved or added) first, each part in its order. The ``expand`` step keeps the
+    retrieved files before the files it adds, so with ``--max-files 3`` requests' "who calls
+    should_strip_auth" listed ``auth.py`` (no caller, retrieved for its words) before
+    ``tests/test_requests.py`` (five callers)."""
+    return [d for d in docs if d.key() in callers] + [d for d in docs if d.key() not in callers]
 
 
 def with_sites(doc: Document, sites: list[Document]) -> list[Document]:

@@ -39,7 +39,7 @@ from codeask.query.graph import Edge, one_hop, pagerank
 from codeask.query.intent import Intent, caller_symbols, question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.sites import matched_symbol
-from codeask.query.steps.callers import caller_documents, callers_first
+from codeask.query.steps.callers import caller_documents, callers_ahead, callers_first
 from codeask.query.steps.retrieve import SearchTarget, code_identifiers, path_filter
 
 __all__ = ["Expand", "question_terms", "relabelled", "term_overlap"]
@@ -97,7 +97,7 @@ class Expand:
         if self.files <= 0 or not (docs or names):
             query.reordered(self.name, docs, added=[])
             return query
-        docs, callers = self._callers(query, docs)
+        docs, callers, holding = self._callers(query, docs)
         seeds = docs[: self.seeds]
         found: list[tuple[str, str, Edge]] = []  # (root, label, edge)
         for target in self.targets():
@@ -110,7 +110,7 @@ class Expand:
         taken = {group[0].key() for group, _ in callers}
         picked = [(g, sure) for g, sure in self._pick(query, docs, seeds, found) if g[0].key() not in taken]
         groups = callers + picked[: max(0, self.files - len(callers))]
-        out = self._place(query, docs, [g for g, _ in groups], len(callers))
+        out = callers_ahead(self._place(query, docs, [g for g, _ in groups], len(callers)), holding)
         sure = {g[0].key(): e_sure for g, e_sure in groups}
         added = [
             {"path": d.label, "via": d.via, "score": round(d.score, 6), "sure": sure.get(d.key(), 1.0)}
@@ -120,14 +120,17 @@ class Expand:
         query.reordered(self.name, out, added=added, edges=len(found), callers=len(callers))
         return query
 
-    def _callers(self, query: Query, docs: list[Document]) -> tuple[list[Document], list[tuple[list[Document], float]]]:
+    def _callers(
+        self, query: Query, docs: list[Document]
+    ) -> tuple[list[Document], list[tuple[list[Document], float]], set[tuple[str, str]]]:
         """For a question asking for the callers of symbols (:func:`~codeask.query.intent.caller_symbols`):
         ``docs`` with each retrieved file's caller definitions cited (replacing a span that holds
-        them), and the caller files not retrieved, one group of documents each (the surest caller
-        first, the others as added spans), with how sure their link is. Tests are callers too."""
+        them), the caller files not retrieved, one group of documents each (the surest caller
+        first, the others as added spans), with how sure their link is, and the keys of all the
+        files holding callers. Tests are callers too."""
         symbols = caller_symbols(query.original)
         if not symbols:
-            return docs, []
+            return docs, [], set()
         only = path_filter(query.options.path_glob)
         floor = min((d.score for d in docs), default=1.0)
         files: dict[tuple[str, str], list[tuple[Document, float]]] = {}
@@ -135,9 +138,10 @@ class Expand:
             for doc, sure in caller_documents(target, symbols, floor):
                 if only is None or only(doc.path):
                     files.setdefault(doc.key(), []).append((doc, sure))
+        holding = set(files)
         out = callers_first(docs, files)
         new = [([replace(doc, extra=i > 0) for i, (doc, _) in enumerate(s)], s[0][1]) for s in files.values()]
-        return out, sorted(new, key=lambda g: -g[1])
+        return out, sorted(new, key=lambda g: -g[1]), holding
 
     def _pick(
         self, query: Query, docs: list[Document], seeds: list[Document], found: list[tuple[str, str, Edge]]
