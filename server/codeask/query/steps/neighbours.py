@@ -50,10 +50,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from codeask.index.rows import Hit
-from codeask.query.graph import Edge, file_links, one_hop
+from codeask.query.graph import Edge, file_links, one_hop, pagerank
 from codeask.query.intent import question_intent
 from codeask.query.pipeline import Document, Query
-from codeask.query.steps.expand import question_terms, term_overlap
+from codeask.query.question_words import question_terms, relabelled, term_overlap
+from codeask.query.steps.callers import with_callers
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
 
@@ -67,6 +68,8 @@ EDGE_SEEDS = 5
 GAIN = 0.2
 #: Distinct names that make a whole-file link full.
 NAMES = 4
+#: The node of the names the question spells in the PageRank graph.
+_QUESTION = "\0question"
 
 
 def _file_hit(d: Document) -> Hit:
@@ -77,12 +80,18 @@ def _file_hit(d: Document) -> Hit:
 @dataclass
 class _Links:
     """One candidate file's links: edge strength from the first :data:`EDGE_SEEDS` files and from the
-    first :data:`SEEDS` files (and the question's names), its callee and user names, and its strongest edge."""
+    first :data:`SEEDS` files (and the question's names), its callee and user names, the files
+    linking to it, its PageRank, and its strongest edge."""
 
     near: float = 0.0
     first: float = 0.0
     callees: dict[str, float] = field(default_factory=dict)
     users: dict[str, float] = field(default_factory=dict)
+    sources: set[str] = field(default_factory=set)
+    up: float = 0.0
+    overlap: float = 0.0
+    rank: float = 0.0
+    factor: float = 1.0
     edge: Edge | None = None
     strength: float = -1.0
 
@@ -92,16 +101,25 @@ class _Links:
         return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole)
 
     def parts(self) -> dict[str, float]:
-        """The four links before their caps (the event records them: bench/multifile_stages.py reads
-        where a needed file sits): ``near``, ``first``, ``callees`` and ``users`` (summed sureness)."""
+        """The links before their caps (the event records them: bench/multifile_stages.py reads
+        where a needed file sits): ``near``, ``first``, ``callees`` and ``users`` (summed sureness),
+        ``sources`` (files linking to it, the question's names one), ``up`` (the part of ``near``
+        from its callers' edges), ``overlap`` (the question's words its linked definitions hold at
+        most), ``rank`` (its personalised PageRank) and ``factor`` (its down-weighting times its prior)."""
         return {
             "near": round(self.near, 4),
             "first": round(self.first, 4),
             "callees": round(sum(self.callees.values()), 4),
             "users": round(sum(self.users.values()), 4),
+            "sources": len(self.sources),
+            "up": round(self.up, 4),
+            "overlap": round(self.overlap, 4),
+            "rank": round(self.rank, 6),
+            "factor": round(self.factor, 4),
         }
 
     def add(self, edge: Edge, strength: float) -> None:
+        self.sources.add(edge.source_path)
         if strength > self.strength:
             self.edge, self.strength = edge, strength
 
@@ -113,21 +131,36 @@ class Neighbours:
         targets: the roots searched (:class:`~codeask.query.steps.retrieve.SearchTarget`).
         ranker: the retriever, whose down-weighting and priors a graph gain is scaled by.
         max_files: files the answer keeps (``retrieval.max_files``; ``query.options.max_files`` wins).
+        files: files at most that a link moves into the first ``max_files`` (``retrieval.expand_files``);
+            0 leaves the retrieval order (the callers a question asks for still enter).
     """
 
     name = "neighbours"
 
-    def __init__(self, targets: Callable[[], list[SearchTarget]], ranker: HybridRetrieve, *, max_files: int = 8):
-        self.targets, self.ranker, self.max_files = targets, ranker, max_files
+    def __init__(
+        self, targets: Callable[[], list[SearchTarget]], ranker: HybridRetrieve, *, max_files: int = 8, files: int = 10
+    ):
+        self.targets, self.ranker, self.max_files, self.files = targets, ranker, max_files, files
 
     def __call__(self, query: Query) -> Query:
-        docs = query.documents
+        terms = question_terms(query.original)
+        docs = [relabelled(d, terms) for d in query.documents]
+        limit = query.options.max_files or self.max_files
+        docs, data = self._ranked(query, docs, terms, limit)
+        docs, callers = with_callers(self.targets(), query.original, query.options.path_glob, docs, limit)
+        query.reordered(self.name, docs, callers=callers, **data)
+        return query
+
+    def _ranked(
+        self, query: Query, docs: list[Document], terms: set[str], limit: int
+    ) -> tuple[list[Document], dict[str, object]]:
+        """``docs`` with the linked files ranked among them (module docstring), and the event's
+        ``boosted`` (each linked file: gain, rank, entered, :meth:`_Links.parts`) and ``edges``."""
         files = list(dict.fromkeys(d.key() for d in docs))
-        links, labels = self._links(query, docs, files)
+        links, labels = self._links(query, docs, files, terms) if self.files > 0 else ({}, {})
         links = {key: link for key, link in links.items() if key not in files[:SEEDS]}
         if not links:  # no neighbour: the retrieval order stands
-            query.reordered(self.name, docs, boosted=[])
-            return query
+            return docs, {"boosted": [], "edges": 0}
         gain = self._gains(query, docs, links)
         firsts = {d.key(): d for d in reversed(docs)}
         top = max((firsts[key].score for key in files), default=1.0) or 1.0
@@ -138,8 +171,8 @@ class Neighbours:
         }
         firsts.update(new)
         score = {key: firsts[key].score / top + gain.get(key, 0.0) for key in firsts}
-        order = files[:SEEDS] + sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
-        limit = query.options.max_files or self.max_files
+        rest = sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
+        order = _capped(files, rest, limit, self.files)
         entered = {k for k in order[:limit] if k not in files[:limit] and links.get(k) and links[k].edge}
         out = self._documents(docs, new, order, _below(firsts, files, order, score, top), entered, links)
         rank = {k: i for i, k in enumerate(order, 1)}
@@ -148,20 +181,19 @@ class Neighbours:
             for k in sorted(gain, key=lambda k: rank.get(k, len(rank) + 1))
             if k in rank
         ]
-        query.reordered(self.name, out, boosted=boosted, edges=sum(1 for link in links.values() if link.edge))
-        return query
+        return out, {"boosted": boosted, "edges": sum(1 for link in links.values() if link.edge)}
 
     def _links(
-        self, query: Query, docs: list[Document], files: list[tuple[str, str]]
+        self, query: Query, docs: list[Document], files: list[tuple[str, str]], terms: set[str]
     ) -> tuple[dict[tuple[str, str], _Links], dict[str, str]]:
         """``({(root, path): links}, {root: label})`` of every file the first files link to (within
-        ``query.options.path_glob``)."""
+        ``query.options.path_glob``), each with its PageRank over the one-hop edges (:func:`_ranks`)."""
         only = path_filter(query.options.path_glob)
-        terms = question_terms(query.original)
         names = [i.rsplit(".", 1)[-1] for i in code_identifiers(query.original)]
         firsts = {d.key(): d for d in reversed(docs)}
         links: dict[tuple[str, str], _Links] = defaultdict(_Links)
         labels = {}
+        graph: dict[tuple[str, str], float] = defaultdict(float)
         for target in self.targets():
             labels[target.root] = target.label
             near = [firsts[k] for k in files[:EDGE_SEEDS] if k[0] == target.root]
@@ -173,13 +205,15 @@ class Neighbours:
             rows = [by_id[d.id] for d in near if d.id in by_id]
             edges, _ = one_hop(store, rows, {d.path: d.label for d in near}, names)
             for e in (e for e in edges if e.followed(only)):
-                link, strength = (
-                    links[(target.root, e.target.path)],
-                    e.weight * (1 + term_overlap(terms, e.definition())),
-                )
+                overlap = term_overlap(terms, e.definition())
+                link, strength = links[(target.root, e.target.path)], e.weight * (1 + overlap)
                 link.near += strength
+                link.up += strength if e.via.startswith("caller of") else 0.0
                 link.first += strength if e.source_path in seeds or not e.source_path else 0.0
+                link.overlap = max(link.overlap, overlap)
                 link.add(e, strength)
+                source = f"{target.root}\0{e.source_path}" if e.source_path else _QUESTION
+                graph[(source, f"{target.root}\0{e.target.path}")] += e.weight
             whole = store.linked([r["id"] for path in sorted(seeds) for r in store.rows_for_path(path)])
             callees, users = file_links(store, list(whole.values()), {d.path: d.label for d in near})
             users = [e for e in users if e.followed(only)]
@@ -188,7 +222,12 @@ class Neighbours:
                 link = links[(target.root, e.target.path)]
                 names_of, sure = (link.users, e.sure / spread[e.name]) if user else (link.callees, e.sure)
                 names_of[e.name] = max(names_of.get(e.name, 0.0), sure)
-                link.add(e, e.weight * term_overlap(terms, e.definition()))
+                overlap = term_overlap(terms, e.definition())
+                link.overlap = max(link.overlap, overlap)
+                link.add(e, e.weight * overlap)
+        ranks = _ranks(graph, [firsts[k] for k in files[:EDGE_SEEDS]])
+        for (root, path), link in links.items():
+            link.rank = ranks.get(f"{root}\0{path}", 0.0)
         return dict(links), labels
 
     def _gains(
@@ -206,8 +245,8 @@ class Neighbours:
             hit = hits.get(key) or (link.edge.target if link.edge is not None else None)
             if hit is None:
                 continue
-            factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
-            gains[key] = factor * link.gain()
+            link.factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
+            gains[key] = link.factor * link.gain()
         return gains
 
     @staticmethod
@@ -240,6 +279,33 @@ class Neighbours:
                     d = replace(d, via=edge.via, via_path=edge.source_path, via_sure=edge.sure)
                 out.append(d)
         return out
+
+
+def _ranks(graph: dict[tuple[str, str], float], seeds: list[Document]) -> dict[str, float]:
+    """Personalised PageRank (:func:`~codeask.query.graph.pagerank`) over the one-hop edges
+    ``graph`` (``{(from node, to node): summed weight}``, a node ``root\\0path``), restarting at the
+    ``seeds`` in proportion to their retrieval scores and at the question's names as at the best
+    seed, as Aider's repo map ranks tags."""
+    personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
+    personal[_QUESTION] = max(personal.values(), default=1.0)
+    return pagerank(graph, personal) if graph else {}
+
+
+def _capped(files: list[tuple[str, str]], rest: list[tuple[str, str]], limit: int, most: int) -> list[tuple[str, str]]:
+    """The first :data:`SEEDS` of ``files`` (retrieval's order), then ``rest`` (the others, best
+    score first), of which at most ``most`` files that retrieval had past ``limit`` move into the
+    first ``limit`` (``retrieval.expand_files``); the others follow in ``rest``'s order."""
+    inside, order, moved = set(files[:limit]), files[:SEEDS], 0
+    for key in rest:
+        if len(order) >= limit:
+            break
+        if key not in inside:
+            if moved >= most:
+                continue
+            moved += 1
+        order.append(key)
+    placed = set(order)
+    return order + [k for k in rest if k not in placed]
 
 
 def _below(
