@@ -169,10 +169,10 @@ class Neighbours:
             for key, link in links.items()
             if key not in firsts and (edge := link.edge) is not None and gain.get(key, 0.0) > 0
         }
+        score = {key: d.score / top + gain.get(key, 0.0) for key, d in (firsts | new).items()}
+        new = {key: new[key] for key in sorted(new, key=lambda k: -score[k])[: self.files]}
         firsts.update(new)
-        score = {key: firsts[key].score / top + gain.get(key, 0.0) for key in firsts}
-        rest = sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
-        order = _capped(files, rest, limit, self.files)
+        order = files[:SEEDS] + sorted((k for k in firsts if k not in files[:SEEDS]), key=lambda k: -score[k])
         entered = {k for k in order[:limit] if k not in files[:limit] and links.get(k) and links[k].edge}
         out = self._documents(docs, new, order, _below(firsts, files, order, score, top), entered, links)
         rank = {k: i for i, k in enumerate(order, 1)}
@@ -289,23 +289,6 @@ def _ranks(graph: dict[tuple[str, str], float], seeds: list[Document]) -> dict[s
     personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
     personal[_QUESTION] = max(personal.values(), default=1.0)
     return pagerank(graph, personal) if graph else {}
-
-
-def _capped(files: list[tuple[str, str]], rest: list[tuple[str, str]], limit: int, most: int) -> list[tuple[str, str]]:
-    """The first :data:`SEEDS` of ``files`` (retrieval's order), then ``rest`` (the others, best
-    score first), of which at most ``most`` files that retrieval had past ``limit`` move into the
-    first ``limit`` (``retrieval.expand_files``); the others follow in ``rest``'s order."""
-    inside, order, moved = set(files[:limit]), files[:SEEDS], 0
-    for key in rest:
-        if len(order) >= limit:
-            break
-        if key not in inside:
-            if moved >= most:
-                continue
-            moved += 1
-        order.append(key)
-    placed = set(order)
-    return order + [k for k in rest if k not in placed]
 
 
 def _below(
