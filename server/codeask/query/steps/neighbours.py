@@ -1,23 +1,22 @@
 """Response transformer: the retrieved files and the graph neighbours of the best ones, ranked by one score.
 
-Runs right after retrieval, before ``one_per_file`` cuts the fused list to ``max_files`` files. The
-first :data:`SEEDS` files keep their places (where most needed files rank). Every other file is a
-candidate: the retrieved ones, and the files the symbol graph reaches from the best files, retrieved
-or not. Two kinds of link are read (:mod:`codeask.query.graph`):
+Runs right after retrieval, before ``one_per_file`` cuts the fused list to ``max_files`` files: the
+one step that ranks by the symbol graph (no later step adds a file). The first :data:`SEEDS` files
+keep their places (where most needed files rank). Every other file is a candidate: the retrieved
+ones, and the files the symbol graph reaches from the best files, retrieved or not. Two kinds of
+link are read (:mod:`codeask.query.graph`):
 
 * one hop from the best chunk of each of the first :data:`EDGE_SEEDS` files, and to the definitions
   of the names the question spells (:func:`~codeask.query.graph.one_hop`: resolved, each edge
-  weighted by how sure it is over the name's definitions);
+  weighted by how sure it is over the name's definitions); over these edges each linked file's
+  PageRank personalised to the first files (:func:`_ranks`) is recorded;
 * from the whole of the first :data:`SEEDS` files (:func:`~codeask.query.graph.file_links`): the
   files defining the names they use (their callees), and the files using the names they define
   (their tests, the modules built on them), counted in distinct names, each name as sure as its
   surest link (1 sure, .7 typed, .3 by the name only); a user's name counts that over the files
   using it (:func:`_spread`), as an edge's weight is its sureness over the name's definitions: each
   of the fifty checkers calling a utility module's helpers links by a fiftieth, not as a module
-  built on the best file. Measured offline on bench/multifile's 210 rows (each row's links
-  recaptured on the kept indexes, the top 10 before ``expand`` recomputed): all@10 .590 -> .610,
-  the 97 how-questions .371 -> .392, C, Java and Python up a row or two each, no language lower,
-  MRR unchanged (.796).
+  built on the best file.
 
 No link into a test by the name alone is followed (:meth:`~codeask.query.graph.Edge.followed`).
 
@@ -29,18 +28,20 @@ callee names' sureness over :data:`NAMES`, its user names' (each shared by its u
 :data:`NAMES`. The files past the first keep that order, their scores scaled to stay at or under the
 last first file's (the scores descend along the answer). The graph part is scaled by the retriever's
 down-weighting (tests, docs unless the question asks for them) and its prior (vendored, generated,
-data files). A file not retrieved enters with the chunk its strongest link leads to. A file that
-enters the first ``max_files`` this way says why (``Document.via``, the link it came along;
-``via_path`` the best file's). The event records each linked file with its graph gain, its four
-links before their caps (:meth:`_Links.parts`), its rank and whether it entered.
+data files). A file not retrieved enters with the chunk its strongest link leads to, at most
+``files`` of them (``retrieval.expand_files``, the best by score). A file that enters the first
+``max_files`` this way says why (``Document.via``, the link it came along; ``via_path`` the best
+file's). The event records each linked file with its graph gain, its links before their caps
+(:meth:`_Links.parts`), its rank and whether it entered. Every document is named by the definition
+in it that matches the question best (:func:`~codeask.query.question_words.relabelled`), and a
+question asking for a symbol's callers gets them (:func:`~codeask.query.steps.callers.with_callers`).
 
 Why one step and one score: two graph steps (this one moving retrieved neighbours up, ``expand``
-adding new ones after the cut) took each other's places (r31's issue-29 report). Measured on
-bench/multifile (210 rows, the kept indexes, ``expand`` adding one file after this step): all@10
-.571 -> .600, the 97 how-questions .412 -> .423, MRR .794 -> .795; with ``expand`` adding three,
-.552. Offline (each row's retrieval, edges and whole-file links captured, the top 10 recomputed),
-:data:`GAIN` .2-.3 and :data:`NAMES` 3-5 gave within a row of that on the how-questions, and the
-retrieval order alone .567 (how .371).
+adding one file by PageRank after the cut) took each other's places (r31's and r35's issue-29
+reports: on bench/multifile's recaptured records this step alone raised all@10 .590 -> .610, the
+97 how-questions .371 -> .392, and ``expand`` then pushed a needed tenth file out in three rows).
+Offline (each row's retrieval, edges and whole-file links captured, the top 10 recomputed),
+:data:`GAIN` .2-.3 and :data:`NAMES` 3-5 gave within a row of each other on the how-questions.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class Neighbours:
         targets: the roots searched (:class:`~codeask.query.steps.retrieve.SearchTarget`).
         ranker: the retriever, whose down-weighting and priors a graph gain is scaled by.
         max_files: files the answer keeps (``retrieval.max_files``; ``query.options.max_files`` wins).
-        files: files at most that a link moves into the first ``max_files`` (``retrieval.expand_files``);
+        files: files at most that a link brings in that retrieval did not find (``retrieval.expand_files``);
             0 leaves the retrieval order (the callers a question asks for still enter).
     """
 
@@ -301,7 +302,7 @@ def _below(
     """The new scores of the files past the first :data:`SEEDS` (``order[SEEDS:]``): their combined
     ``score`` (units of the best file's, ``top``) in retrieval units, scaled alike so that the best
     of them is no higher than the last of the first files' (which keep theirs): the scores descend
-    along the answer, as ``expand``'s PageRank restart and ``one_per_file`` read them."""
+    along the answer, as ``one_per_file`` and the prompt read them."""
     rest = {k: score[k] * top for k in order[SEEDS:]}
     last = firsts[files[min(SEEDS, len(files)) - 1]].score if files else 0.0
     high = max(rest.values(), default=0.0)
