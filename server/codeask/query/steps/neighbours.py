@@ -59,7 +59,7 @@ from codeask.query.steps.callers import with_callers
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
 
-__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES"]
+__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN"]
 
 #: Files that keep their places, and whose whole content is linked from.
 SEEDS = 3
@@ -69,6 +69,11 @@ EDGE_SEEDS = 5
 GAIN = 0.2
 #: Distinct names that make a whole-file link full.
 NAMES = 4
+#: Score a linked file's PageRank beyond its own restart adds at most (the question's most reached
+#: file gets it all): chosen leave-one-repository-out on bench/multifile (module docstring).
+RANK_GAIN = 0.2
+#: PageRank's damping (:func:`~codeask.query.graph.pagerank`'s, as Aider's repo map and networkx).
+DAMPING = 0.85
 #: The node of the names the question spells in the PageRank graph.
 _QUESTION = "\0question"
 
@@ -96,17 +101,19 @@ class _Links:
     edge: Edge | None = None
     strength: float = -1.0
 
-    def gain(self) -> float:
-        """The four links' sum, each capped at one (module docstring), times :data:`GAIN`."""
+    def gain(self, most: float) -> float:
+        """The four links' sum, each capped at one (module docstring), times :data:`GAIN`, plus
+        :data:`RANK_GAIN` times its PageRank over ``most`` (the highest of the question's linked files)."""
         whole = min(1.0, sum(self.callees.values()) / NAMES) + min(1.0, sum(self.users.values()) / NAMES)
-        return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole)
+        reach = RANK_GAIN * self.rank / most if most > 0 else 0.0
+        return GAIN * (min(1.0, self.near) + min(1.0, self.first) + whole) + reach
 
     def parts(self) -> dict[str, float]:
         """The links before their caps (the event records them: bench/multifile_stages.py reads
         where a needed file sits): ``near``, ``first``, ``callees`` and ``users`` (summed sureness),
         ``sources`` (files linking to it, the question's names one), ``up`` (the part of ``near``
         from its callers' edges), ``overlap`` (the question's words its linked definitions hold at
-        most), ``rank`` (its personalised PageRank) and ``factor`` (its down-weighting times its prior)."""
+        most), ``rank`` (its personalised PageRank beyond its own restart: :func:`_ranks`) and ``factor`` (its down-weighting times its prior)."""
         return {
             "near": round(self.near, 4),
             "first": round(self.first, 4),
@@ -242,12 +249,13 @@ class Neighbours:
         prior = self.ranker.prior_for(query.asked, intent, targets, [t.store() for t in targets])
         hits = {d.key(): _file_hit(d) for d in reversed(docs)}
         gains = {}
+        most = max((link.rank for link in links.values()), default=0.0)
         for key, link in links.items():
             hit = hits.get(key) or (link.edge.target if link.edge is not None else None)
             if hit is None:
                 continue
             link.factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
-            gains[key] = link.factor * link.gain()
+            gains[key] = link.factor * link.gain(most)
         return gains
 
     @staticmethod
@@ -286,10 +294,13 @@ def _ranks(graph: dict[tuple[str, str], float], seeds: list[Document]) -> dict[s
     """Personalised PageRank (:func:`~codeask.query.graph.pagerank`) over the one-hop edges
     ``graph`` (``{(from node, to node): summed weight}``, a node ``root\\0path``), restarting at the
     ``seeds`` in proportion to their retrieval scores and at the question's names as at the best
-    seed, as Aider's repo map ranks tags."""
+    seed, as Aider's repo map ranks tags; each node's rank less its own restart (``1 - DAMPING``
+    times its share: a seed's retrieval score is in its score already), at least 0."""
     personal = {f"{d.root}\0{d.path}": max(d.score, 1e-9) for d in seeds}
     personal[_QUESTION] = max(personal.values(), default=1.0)
-    return pagerank(graph, personal) if graph else {}
+    total = sum(personal.values())
+    ranks = pagerank(graph, personal, DAMPING) if graph else {}
+    return {n: max(0.0, r - (1 - DAMPING) * personal.get(n, 0.0) / total) for n, r in ranks.items()}
 
 
 def _below(
