@@ -244,3 +244,24 @@ def test_no_later_step_brings_a_file_in_over_the_files_the_one_score_ranks_first
     answer = ws.ask(QUESTION, no_llm=True, max_files=6)
     paths = [s.path for s in answer.sources]
     assert paths[0] == "src/lease.py" and "src/audit.py" not in paths and len(paths) == 6, paths
+
+
+def test_of_files_linked_alike_the_one_the_best_files_reach_most_enters(tmp_path: Path) -> None:
+    """``src/lease.py`` calls four helpers, one file each; the three notes (the question's words)
+    each call ``window_for``. Each of the five files is linked alike by the first files (a sure call,
+    capped), but the walks from the best files reach ``src/window.py`` most (personalised PageRank:
+    three notes lead only there, the best file's walk splits four ways): it takes the one free place."""
+    helpers = {f"src/helper_{i}.py": f"def helper_{i}(record):\n    return record.period + {i}\n" for i in range(4)}
+    notes = {
+        f"src/note_{i}.py": (
+            f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return window_for(text)\n"
+        )
+        for i in range(3)
+    }
+    calls = " + ".join(f"helper_{i}(lease)" for i in range(4))
+    lease = f"def lease_renewal(lease):\n    # lease renewal: extend the lease\n    return lease.extend({calls})\n"
+    window = "def window_for(record):\n    return record.period * 2\n"
+    root = write_tree(tmp_path / "ws", {"src/lease.py": lease, "src/window.py": window} | helpers | notes)
+    paths = [s.path for s in _asked(root).sources]
+    assert paths[0] == "src/lease.py" and len(paths) == 5, paths
+    assert paths[4] == "src/window.py", paths
