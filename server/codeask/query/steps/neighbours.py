@@ -118,7 +118,7 @@ class _Links:
         where a needed file sits): ``near``, ``first``, ``callees`` and ``users`` (summed sureness),
         ``sources`` (files linking to it, the question's names one), ``up`` (the part of ``near``
         from its callers' edges), ``overlap`` (the question's words its linked definitions hold at
-        most), ``rank`` (its personalised PageRank beyond its own restart: :func:`_ranks`) and ``factor`` (its down-weighting times its prior)."""
+        most), ``pagerank`` (its personalised PageRank beyond its own restart: :func:`_ranks`) and ``factor`` (its down-weighting times its prior)."""
         return {
             "near": round(self.near, 4),
             "first": round(self.first, 4),
@@ -127,7 +127,7 @@ class _Links:
             "sources": len(self.sources),
             "up": round(self.up, 4),
             "overlap": round(self.overlap, 4),
-            "rank": round(self.rank, 6),
+            "pagerank": round(self.rank, 6),
             "factor": round(self.factor, 4),
         }
 
