@@ -8,13 +8,14 @@ its order with each file's best score. Printed: all@10, recall@10 and MRR of the
 file after each step, and for the needed files missing from the answer's top 10, the step that
 lost them (``retrieve``: never among the retrieved files; ``retrieve>10``: retrieved below the
 top 10 and never moved in; otherwise the step after which it left the top 10). The per-question
-record (``--out FILE``, JSON) holds every step's files and scores and the ``neighbours`` and
-``expand`` events' data; then where the needed files that were linked or retrieved but left out of
+record (``--out FILE``, JSON) holds every step's files and scores and the ``neighbours`` event's
+data (each linked file's links: :meth:`codeask.query.steps.neighbours._Links.parts`); then where the needed files that were linked or retrieved but left out of
 the top 10 sit after ``neighbours`` and what took the places above them (:func:`where`).
 
 Usage::
 
-    python bench/multifile_stages.py --trees TREES --keep-index DIR [--how | --ids FILE] [--repo NAME] --out FILE
+    python bench/multifile_stages.py --trees TREES --keep-index DIR [--how | --ids FILE] [--repo NAME] \
+        [--flag retrieval.expand_files=10] --out FILE
 
 Where the numbers come from: the 97 how-questions at main 99760f1 gave all@10 .371 after
 ``retrieve``, ``neighbours`` and ``one_per_file``, .412 after ``expand``; of the 109 needed files
@@ -43,7 +44,7 @@ from codeask.workspace import Workspace
 from multifile import SET, load_rows, workspace
 
 FILES = 10
-EVENT_DATA = ("neighbours", "expand")
+EVENT_DATA = ("neighbours",)
 
 
 def stages(ws: Workspace, question: str) -> list[dict]:
@@ -145,11 +146,13 @@ def main() -> int:
     parser.add_argument("--ids", type=Path, help="a JSON list of the row ids to ask")
     parser.add_argument("--repo", help="only the trees whose owner+name contains this")
     parser.add_argument("--out", type=Path, required=True, help="per-question records (JSON)")
+    parser.add_argument("--flag", action="append", default=[], help="a setting, NAME=JSON (repeatable)")
     args = parser.parse_args()
     rows = load_rows(SET, None, None, how=args.how)
     if args.ids is not None:
         wanted = set(json.loads(args.ids.read_text(encoding="utf-8")))
         rows = [r for r in rows if r["id"] in wanted]
+    extra = {k: json.loads(v) for k, v in (f.split("=", 1) for f in args.flag)}
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_repo[row["repo"]].append(row)
@@ -159,7 +162,7 @@ def main() -> int:
             name = repo.replace("/", "+")
             if args.repo and args.repo not in name:
                 continue
-            ws = workspace(args.trees / name, args.keep_index / name, llm, 8000)
+            ws = workspace(args.trees / name, args.keep_index / name, llm, 8000, extra)
             ws.index()
             for row in repo_rows:
                 results.append({**row, "steps": stages(ws, row["question"])})

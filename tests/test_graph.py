@@ -1,5 +1,5 @@
 """The symbol graph: names per chunk in each language, kept with the chunk rows through edits,
-deletions and moves, followed by the ``expand`` step (``via`` in ``ask --json``) and by
+deletions and moves, followed by the ``neighbours`` step (``via`` in ``ask --json``) and by
 ``Workspace.related``."""
 
 from __future__ import annotations

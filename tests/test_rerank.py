@@ -210,7 +210,7 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=None)
-    names = ["neighbours", "one_per_file", "rerank", "expand", "widen"]
+    names = ["neighbours", "one_per_file", "rerank", "widen"]
     assert [s.name for s in pipeline.response_transformers] == names
     q = pipeline.run(Query("cart total price shipping cost coupon discount"))
     steps = [e.step for e in q.history]
@@ -227,7 +227,7 @@ def test_pipeline_retrieve_one_per_file_rerank_order(sample_workspace, model_dir
     assert len(reranked) == 2
     assert reranked[0].score >= reranked[1].score
     # widening after rerank keeps the reranked files, in their order, each leading with its reranked span
-    # the reranked files lead; files the expand step added along the symbol graph follow them
+    # the reranked files lead; widen adds spans to them, no file
     assert list(dict.fromkeys(d.key() for d in q.documents))[: len(reranked)] == [d.key() for d in reranked]
     # the retrieve event still holds the documents as retrieved, in fused order
     assert [d.score for d in retrieved] == sorted((d.score for d in retrieved), reverse=True)

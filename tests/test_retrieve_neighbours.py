@@ -196,3 +196,72 @@ def test_a_file_alone_using_a_best_files_name_outranks_the_many_users_of_its_uti
     paths = [s.path for s in answer.sources]
     # two names each, but each used by five files: they link each of them by a fifth
     assert paths.index("src/billing.py") == 3, paths
+
+
+def two_callees_workspace(root: Path) -> Path:
+    """``src/lease.py`` (the question's words) calls ``window_for`` and ``grace_for``, each defined
+    alone in a file that shares no word with the question; one note repeats the question's words."""
+    files = {
+        "src/lease.py": (
+            "def lease_renewal(lease):\n    # lease renewal: extend the lease by its window and grace\n"
+            "    return lease.extend(window_for(lease) + grace_for(lease))\n"
+        ),
+        "src/window.py": "def window_for(record):\n    return record.period * 2\n",
+        "src/grace.py": "def grace_for(record):\n    return record.period // 3\n",
+    }
+    return write_tree(root, files | _notes(1))
+
+
+def test_expand_files_caps_the_files_a_link_brings_in(tmp_path: Path) -> None:
+    root = two_callees_workspace(tmp_path / "ws")
+    linked = {"src/window.py", "src/grace.py"}
+    for cap, entering in ((2, 2), (1, 1), (0, 0)):
+        ws = Workspace([root], flags={"retrieval.expand_files": cap})
+        ws.index(embed=False)
+        sources = ws.ask(QUESTION, no_llm=True, max_files=5).sources
+        came = [s for s in sources if s.path in linked]
+        assert len(came) == entering, (cap, [s.path for s in sources])
+        assert all(s.via.startswith("calls ") for s in came)
+
+
+def test_no_later_step_brings_a_file_in_over_the_files_the_one_score_ranks_first(tmp_path: Path) -> None:
+    """``lease.audit_trail()`` is a use by the name only (the receiver's type is unknown): the weakest
+    link. It ranks below the notes that hold the question's words, and stays out of six places;
+    ``expand``, a second graph step after the cut, added it in the sixth file's place."""
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "src/lease.py": (
+                "def lease_renewal(lease):\n    # lease renewal: extend the lease by its window\n"
+                "    lease.audit_trail()\n    return lease.extend(2)\n"
+            ),
+            "src/audit.py": "class Ledger:\n    def audit_trail(self):\n        return self.rows\n",
+        }
+        | _notes(6),
+    )
+    ws = Workspace([root])
+    ws.index(embed=False)
+    answer = ws.ask(QUESTION, no_llm=True, max_files=6)
+    paths = [s.path for s in answer.sources]
+    assert paths[0] == "src/lease.py" and "src/audit.py" not in paths and len(paths) == 6, paths
+
+
+def test_of_files_linked_alike_the_one_the_best_files_reach_most_enters(tmp_path: Path) -> None:
+    """``src/lease.py`` calls four helpers, one file each; the three notes (the question's words)
+    each call ``window_for``. Each of the five files is linked alike by the first files (a sure call,
+    capped), but the walks from the best files reach ``src/window.py`` most (personalised PageRank:
+    three notes lead only there, the best file's walk splits four ways): it takes the one free place."""
+    helpers = {f"src/helper_{i}.py": f"def helper_{i}(record):\n    return record.period + {i}\n" for i in range(4)}
+    notes = {
+        f"src/note_{i}.py": (
+            f"def note_{i}(text):\n    # lease renewal notes, part {i}: renewal of a lease\n    return window_for(text)\n"
+        )
+        for i in range(3)
+    }
+    calls = " + ".join(f"helper_{i}(lease)" for i in range(4))
+    lease = f"def lease_renewal(lease):\n    # lease renewal: extend the lease\n    return lease.extend({calls})\n"
+    window = "def window_for(record):\n    return record.period * 2\n"
+    root = write_tree(tmp_path / "ws", {"src/lease.py": lease, "src/window.py": window} | helpers | notes)
+    paths = [s.path for s in _asked(root).sources]
+    assert paths[0] == "src/lease.py" and len(paths) == 5, paths
+    assert paths[4] == "src/window.py", paths

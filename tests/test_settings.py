@@ -89,7 +89,7 @@ def test_a_bad_workspace_value_is_dropped_with_one_warning(tmp_path, line, key):
     s = load_settings(tmp_path, env={}, flags={"retrieval.max_files": 5})
     [warning] = s.warnings
     assert f"`{key}" in warning and ".codeask.toml" in warning
-    assert s.retrieval.top_k == 20 and s.retrieval.expand_files == 1 and s.retrieval.max_files == 5
+    assert s.retrieval.top_k == 20 and s.retrieval.expand_files == 10 and s.retrieval.max_files == 5
     assert s.hover.llm is True
 
 

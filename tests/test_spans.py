@@ -243,7 +243,7 @@ def test_ask_sends_the_definition_not_the_import_block(tmp_path):
 def test_widening_is_on_by_default_and_off_at_one_span_per_file(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
     on = Workspace([tmp_path], env={}).build_pipeline(llm=None)
-    assert [s.name for s in on.response_transformers] == ["neighbours", "one_per_file", "expand", "widen"]
+    assert [s.name for s in on.response_transformers] == ["neighbours", "one_per_file", "widen"]
     monkeypatch.setattr(widen, "SPANS_PER_FILE", 1)
     off = Workspace([tmp_path], env={}).build_pipeline(llm=None)
-    assert [s.name for s in off.response_transformers] == ["neighbours", "one_per_file", "expand"]
+    assert [s.name for s in off.response_transformers] == ["neighbours", "one_per_file"]

@@ -63,7 +63,7 @@ def test_summary_step_history(sample_workspace, fake_llm):
     )
     ws.index(embed=False)
     pipeline = ws.build_pipeline(llm=ws.llm())
-    names = ["neighbours", "one_per_file", "expand", "widen", "summary"]
+    names = ["neighbours", "one_per_file", "widen", "summary"]
     assert [s.name for s in pipeline.response_transformers] == names
     q = pipeline.run(Query("How is shipping priced?"))
     steps = [e.step for e in q.history]
@@ -80,7 +80,7 @@ def test_summary_skipped_without_llm(sample_workspace):
 
     ws = Workspace([sample_workspace], flags={"summary.enabled": True})
     pipeline = ws.build_pipeline(llm=None)
-    assert [s.name for s in pipeline.response_transformers] == ["neighbours", "one_per_file", "expand", "widen"]
+    assert [s.name for s in pipeline.response_transformers] == ["neighbours", "one_per_file", "widen"]
 
 
 def test_summary_without_documents_makes_no_call(fake_llm):

@@ -185,8 +185,8 @@ class SimpleAnswer:
 
     def fit(self, query: Query, documents: list[Document] | None = None) -> tuple[str, list[Document], Budget]:
         """The prompt fitted to the model's context (:mod:`codeask.query.budget`), the documents it
-        holds (numbered ``[1]..[n]`` in this order: the ranked documents that fit, those the
-        ``expand`` step added moved after the file they were reached from, :func:`along_chain`)
+        holds (numbered ``[1]..[n]`` in this order: the ranked documents that fit, those a graph
+        link brought in moved after the file they were reached from, :func:`along_chain`)
         and the budget (a time budget counts the seconds of the steps before, ``query.history``)."""
         budget = budget_for(self.llm.context_tokens(), self.settings.llm.max_tokens)
         spent = elapsed(query)

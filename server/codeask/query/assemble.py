@@ -1,6 +1,5 @@
 """How the ask pipeline is assembled from the settings: subquestions -> parse_question -> embed ->
-retrieve -> neighbours -> one_per_file -> [rerank] -> [expand] -> [widen] -> [summary] -> answer (``expand``
-while ``retrieval.expand_files`` > 0, ``widen`` while :data:`codeask.query.steps.widen.SPANS_PER_FILE` > 1), with the ``[pipeline]`` custom steps
+retrieve -> neighbours -> one_per_file -> [rerank] -> [widen] -> [summary] -> answer (``widen`` while :data:`codeask.query.steps.widen.SPANS_PER_FILE` > 1), with the ``[pipeline]`` custom steps
 (entry-point group ``codeask.steps``, see docs/pipeline.md) in their places.
 """
 
@@ -24,9 +23,7 @@ from codeask.query.steps import (
     evidence,
     widen,
 )
-from codeask.query.steps.expand import Expand
 from codeask.query.steps.neighbours import Neighbours
-from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.rerank import Rerank
 from codeask.query.steps.retrieve import SearchTarget
 from codeask.query.steps.summary import Summary
@@ -145,12 +142,8 @@ class _StepMaker:
             return OnePerFile(**{"max_files": s.retrieval.max_files, **options})
         if name == "rerank" and builtin:
             return Rerank(templates=self.templates, settings=s, **{"max_files": s.retrieval.max_files, **options})
-        if name == "expand" and builtin:
-            options = {"files": s.retrieval.expand_files, "max_files": s.retrieval.max_files, **options}
-            ranker = HybridRetrieve(self.targets, s.retrieval)
-            return Expand(self.targets, ranker.downweighted_for, DOWNWEIGHT_FACTOR, **options)
         if name == "neighbours" and builtin:
-            options = {"max_files": s.retrieval.max_files, **options}
+            options = {"max_files": s.retrieval.max_files, "files": s.retrieval.expand_files, **options}
             return Neighbours(self.targets, HybridRetrieve(self.targets, s.retrieval), **options)
         if name == "widen" and builtin:
             return widen.Widen(**{"spans_per_file": widen.SPANS_PER_FILE, **options, "targets": self.targets})
@@ -184,12 +177,11 @@ def _query_transformers(
 
 def _response_transformers(s: Settings, steps: _StepMaker) -> list[Step]:
     """The ``[pipeline] response_transformers``, or by default neighbours -> one_per_file -> [rerank]
-    -> [expand] -> [widen]; then [summary]. Steps that are off (``summary`` without an LLM) are left out."""
+    -> [widen]; then [summary]. Steps that are off (``summary`` without an LLM) are left out."""
     if s.pipeline.response_transformers:
         names = list(s.pipeline.response_transformers)
     else:
         names = ["neighbours", "one_per_file"] + (["rerank"] if s.rerank.enabled else [])
-        names += ["expand"] if s.retrieval.expand_files > 0 else []
         names += ["widen"] if widen.SPANS_PER_FILE > 1 else []
     if s.summary.enabled and "summary" not in names:
         names.append("summary")

@@ -90,7 +90,7 @@ class Document:
     """A span the ``widen`` step added to its file's best span (:mod:`codeask.query.steps.widen`);
     the token budget drops these first."""
     via: str = ""
-    """Why the ``expand`` step added this document: the graph edge it came along (``"calls send from
+    """Why the ``neighbours`` step brought this document in: the graph edge it came along (``"calls send from
     a.py:560"``), ``""`` when retrieved; ``via_sure``: how sure it is (:mod:`codeask.query.resolve`)."""
     via_path: str = ""
     """The file (same root) the ``via`` edge came from; ``""`` when retrieved or for a name in the
@@ -165,7 +165,7 @@ def per_file(documents: Sequence[Document]) -> list[list[Document]]:
 
 
 def along_chain(documents: Sequence[Document]) -> list[Document]:
-    """``documents`` with each one the ``expand`` step added moved right after the documents of the
+    """``documents`` with each one a graph link brought in (``via_path``) moved right after the documents of the
     file its edge came from (and those added there before it), so a prompt reads along the call
     chain; the others keep their order. Only the prompt is reordered: sources stay ranked."""
     out = [d for d in documents if not d.via_path]

@@ -1,7 +1,7 @@
 """A symbol's neighbourhood in the symbol graph: where it is defined, who calls it, what it calls.
 
 What ``codeask related``, the MCP tool ``related_code``, the LSP command ``codeask.related`` and a
-caller question of ``codeask ask`` (:mod:`codeask.query.steps.expand`) answer from. Callers and
+caller question of ``codeask ask`` (:mod:`codeask.query.steps.callers`) answer from. Callers and
 callees belong to a definition's own lines (:mod:`codeask.query.sites`): a chunk packing several
 definitions gives each its own callers and callees. Each link says how sure it is
 (:func:`codeask.query.resolve.sureness`); a callee reached only by its name (``d.get()`` on a dict)

@@ -35,7 +35,7 @@ def source_link(label: str, start_line: int, end_line: int, uri: str, title: str
 def source_list(sources: Sequence[Source]) -> str:
     """``1. [label:start-end](uri)`` lines, one per source (file), in order (``""`` for none); a
     file's further spans follow its link as ``[start-end](...#Lstart-Lend)``, and its folded
-    near-duplicates as `` and N similar files``, a file the ``expand`` step added with `` (added: VIA)``."""
+    near-duplicates as `` and N similar files``, a file a graph link brought in (``neighbours``) with `` (added: VIA)``."""
 
     return "\n".join(f"{i}. {line}" for i, line in enumerate(source_lines(sources), 1))
 
@@ -109,7 +109,7 @@ class Source:
     "anchor"}`` (1-based inclusive lines, each with its own link; ``anchor`` is ``{"symbol",
     "hash"}`` (:func:`codeask.query.anchors.anchor`), what re-finds the span after an edit)."""
     via: str = ""
-    """Why the ``expand`` step added this file, along which edge of the symbol graph
+    """Why the ``neighbours`` step brought this file in, along which edge of the symbol graph
     (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
     kind: str = "source"
     """The file's kind: ``source``, ``test``, ``docs``, ``config``, ``data``, ``generated`` or

@@ -184,13 +184,15 @@ class RetrievalSettings(_Section):
     """Paths ranked below implementation files (gitignore syntax): by default the test, docs and
     config kinds' own patterns (:mod:`codeask.index.kinds`) plus examples and benchmarks; ``[]``
     ranks every file alike."""
-    expand_files: int = Field(default=1, ge=0, le=20)
-    """Files the ``expand`` step may add along the symbol graph (definitions the best hits call,
-    instantiate, read or take, and their callers), each saying ``via`` which edge; they take the
-    places of the weakest retrieved files within ``max_files``. 0 turns expansion off. One by
-    default: ``neighbours`` already ranks the best files' graph neighbours with the retrieved
-    files, and each file ``expand`` adds takes one of those places (bench/multifile, 210 rows:
-    all@10 .600 with one added after it, .605 with none, .552 with three)."""
+    expand_files: int = Field(default=10, ge=0, le=20)
+    """Files at most that the symbol graph brings into the answer without retrieval having found
+    them (definitions the best files call, instantiate, read or take, their callers and tests, the
+    definitions of names the question spells), the best first; they are ranked with the retrieved
+    files by one score (the ``neighbours`` step, docs/pipeline.md) and each says ``via`` which
+    link. 0 ranks the retrieved files alone (a question asking for a symbol's callers still gets
+    them). Ten by default, more than a default answer's ``max_files`` leaves them: the score
+    decides. Until 2026-12 this counted the files a second step (``expand``) added after the cut
+    (default 1), which took back places the score had given (bench/multifile, r35's records)."""
     max_question_chars: int = Field(default=200_000, gt=0, le=1_000_000)
     """Longest question accepted, characters: a pasted bug report with its logs (the longest of 79
     real reports was 24,770 characters) fits; a longer one is refused with one line. Report reading

@@ -18,8 +18,8 @@ from dataclasses import replace
 from codeask.index.rows import Hit
 from codeask.query.graph import Edge, one_hop
 from codeask.query.pipeline import Document
+from codeask.query.question_words import term_overlap
 from codeask.query.resolve import NAME_ONLY
-from codeask.query.steps.expand import term_overlap
 from codeask.query.steps.retrieve import SearchTarget
 
 __all__ = ["callee_spans"]
@@ -29,7 +29,7 @@ def callee_spans(
     targets: Callable[[], list[SearchTarget]], leads: list[Document], terms: set[str]
 ) -> dict[tuple[str, str], Document]:
     """``{(root, path): span}``: for each of ``leads`` (each kept file's best span) the definition of
-    its own file it calls that holds most of ``terms`` (:func:`~codeask.query.steps.expand.question_terms`),
+    its own file it calls that holds most of ``terms`` (:func:`~codeask.query.question_words.question_terms`),
     as an added span (``extra``) scored as the lead; files with no such callee are left out (module
     docstring). One graph lookup per root."""
     out: dict[tuple[str, str], Document] = {}

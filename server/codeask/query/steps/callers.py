@@ -1,23 +1,26 @@
 """The callers a question asks for ("callers of `should_strip_auth`", "who calls Session.send"), as
-documents of the ``expand`` step (:mod:`codeask.query.steps.expand`).
+documents of the ``neighbours`` step (:mod:`codeask.query.steps.neighbours`), before ``one_per_file``.
 
 Retrieval ranks chunks by their words; a question about callers wants the definitions that call
 a symbol, which the symbol graph knows (:func:`codeask.query.related_code.caller_sites`: each
-calling definition, tests included, narrowed to its own lines, surest first). A file retrieval
-found keeps its rank and gets its callers cited (a retrieved span holding callers is replaced by
-them); a caller file retrieval missed is added, its surest caller first.
+calling definition, tests included, narrowed to its own lines, surest first). Of the files the
+answer keeps, those holding callers come first and get their callers cited (a retrieved span
+holding callers is replaced by them, the others follow as added spans, ``Document.extra``); a
+caller file outside them enters after the best file, its surest caller first
+(:func:`with_callers`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from codeask.query.intent import caller_symbols
 from codeask.query.pipeline import Document
 from codeask.query.related_code import caller_sites, definitions
 from codeask.query.sites import narrowed
-from codeask.query.steps.retrieve import SearchTarget
+from codeask.query.steps.retrieve import SearchTarget, path_filter
 
-__all__ = ["MAX_CALLERS", "caller_documents", "callers_first", "callers_ahead", "with_sites"]
+__all__ = ["MAX_CALLERS", "caller_documents", "callers_ahead", "callers_first", "with_callers", "with_sites"]
 
 #: Calling definitions cited per symbol asked about, surest first: a page of a "who calls" answer.
 MAX_CALLERS = 20
@@ -48,6 +51,38 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
     return out
 
 
+def with_callers(
+    targets: list[SearchTarget], question: str, path_glob: str | None, docs: list[Document], limit: int
+) -> tuple[list[Document], int]:
+    """``docs`` (ranked, every file's documents together) for a ``question`` that asks for the
+    callers of symbols (:func:`~codeask.query.intent.caller_symbols`; else ``docs`` unchanged):
+    of the first ``limit`` files, those holding callers first, cited at them (:func:`callers_first`);
+    then, after at least the best file (at file ``max(1, limit - n)``), the ``n`` caller files
+    outside them, surest first, one group each (its surest caller, the others as added spans);
+    then the rest. Returns the documents and ``n``. Each caller is scored the lowest score of the
+    first ``limit`` files times how sure its link is; only paths ``path_glob`` accepts."""
+    symbols = caller_symbols(question)
+    if not symbols:
+        return docs, 0
+    keys = list(dict.fromkeys(d.key() for d in docs))
+    head = set(keys[:limit])
+    floor = min((d.score for d in docs if d.key() in head), default=1.0)
+    only = path_filter(path_glob)
+    files: dict[tuple[str, str], list[tuple[Document, float]]] = {}
+    for target in targets:
+        for doc, sure in caller_documents(target, symbols, floor):
+            if only is None or only(doc.path):
+                files.setdefault(doc.key(), []).append((doc, sure))
+    holding = set(files)
+    held = callers_first([d for d in docs if d.key() in head], files)
+    groups = sorted(files.values(), key=lambda s: -s[0][1])
+    new = [replace(doc, extra=i > 0) for s in groups for i, (doc, _) in enumerate(s)]
+    ahead = set(list(dict.fromkeys(d.key() for d in held))[: max(1, limit - len(groups))])
+    rest = [d for d in docs if d.key() not in head and d.key() not in files]
+    ordered = [d for d in held if d.key() in ahead] + new + [d for d in held if d.key() not in ahead] + rest
+    return callers_ahead(ordered, holding), len(groups)
+
+
 def callers_first(docs: list[Document], files: dict[tuple[str, str], list[tuple[Document, float]]]) -> list[Document]:
     """``docs`` (retrieved, best first) with each file's caller sites cited (:func:`with_sites`;
     ``files``: ``{document key: [(caller document, sure)]}``, the files used are popped), the files
@@ -68,10 +103,10 @@ def callers_first(docs: list[Document], files: dict[tuple[str, str], list[tuple[
 def callers_ahead(docs: list[Document], callers: set[tuple[str, str]]) -> list[Document]:
     """``docs`` (a caller question's documents, a file's spans together) with the files in ``callers``
     (their :meth:`~codeask.query.pipeline.Document.key`: the files holding callers of the symbol
-    asked about, retrieved or added) first, each part in its order. The ``expand`` step keeps the
-    retrieved files before the files it adds, so with ``--max-files 3`` requests' "who calls
-    should_strip_auth" listed ``auth.py`` (no caller, retrieved for its words) before
-    ``tests/test_requests.py`` (five callers)."""
+    asked about, retrieved or added) first, each part in its order. :func:`with_callers` keeps the
+    best retrieved files before the caller files it adds, so without this, with ``--max-files 3``,
+    requests' "who calls should_strip_auth" listed ``auth.py`` (no caller, retrieved for its words)
+    before ``tests/test_requests.py`` (five callers)."""
     return [d for d in docs if d.key() in callers] + [d for d in docs if d.key() not in callers]
 
 

@@ -124,7 +124,9 @@ def near_duplicate_key(path: str) -> str:
 
 
 class OnePerFile:
-    """Keeps the first document per ``(root, path)`` in rank order and caps the list at ``max_files``.
+    """Keeps the first document per ``(root, path)`` in rank order and caps the list at ``max_files``
+    files; a kept file's added spans right after it (``Document.extra``: the callers a question asks
+    for, :mod:`codeask.query.steps.callers`) stay with it.
 
     Like the seed's ``OnePerFile``: documents keep their order, ``current`` is untouched, so the answer
     still renders each document. ``query.options.max_files`` overrides ``max_files``. Near-duplicate
@@ -146,7 +148,11 @@ class OnePerFile:
         folded = 0
         for d in query.documents:
             if d.key() in seen:
+                if d.extra and kept and kept[-1].key() == d.key():  # a caller's added span (steps/callers.py)
+                    kept.append(d)
                 continue
+            if len(seen) - folded >= limit:
+                break
             seen.add(d.key())
             near = (d.root, near_duplicate_key(d.path)) if d.kind in FOLDED_KINDS else None
             if near is not None and near in folded_into:
@@ -157,7 +163,5 @@ class OnePerFile:
             if near is not None:
                 folded_into[near] = len(kept)
             kept.append(d)
-            if len(kept) >= limit:
-                break
         query.reordered(self.name, kept, max_files=limit, folded=folded)
         return query

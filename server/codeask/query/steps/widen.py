@@ -25,8 +25,8 @@ from dataclasses import replace
 
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.question_words import question_terms, relabelled
 from codeask.query.steps.callee_spans import callee_spans
-from codeask.query.steps.expand import question_terms, relabelled
 from codeask.query.steps.retrieve import SearchTarget
 
 __all__ = ["SPANS_PER_FILE", "Widen", "merge_spans", "overlaps"]
