@@ -4,6 +4,7 @@ Real parts: tree-sitter parsing, LanceDB in a temp dir."""
 
 from __future__ import annotations
 
+from codeask.query.related_code import related
 from codeask.query.resolve import NAME_ONLY, SURE, TYPED
 from codeask.workspace import Workspace
 from tests.workspaces import write_tree
@@ -289,3 +290,41 @@ def test_a_subclass_calling_its_bases_method_stays_sure(tmp_path):
     assert {(c.symbol, c.sure) for c in ws.related("Prepared.prepare_body").callees} == {
         ("EncodingMixin._encode", SURE)
     }
+
+
+class _Counted:
+    """A store whose ``definers`` lookups are counted (every other attribute is the store's)."""
+
+    def __init__(self, store):
+        self.store, self.lookups = store, 0
+
+    def definers(self, names, limit=200):
+        self.lookups += 1
+        return self.store.definers(names, limit)
+
+    def __getattr__(self, attribute):
+        return getattr(self.store, attribute)
+
+
+def _class_calling(helpers: int) -> dict[str, str]:
+    """A class whose method calls ``helpers`` functions, each defined once in another file."""
+    calls = "".join(f"        helper{i}(x)\n" for i in range(helpers))
+    defs = "".join(f"def helper{i}(x):\n    return x\n\n\n" for i in range(helpers))
+    head = "from app.helpers import *\n\n\n"
+    return {"app/helpers.py": defs, "app/big.py": f"{head}class Big:\n    def run(self, x):\n{calls}        return x\n"}
+
+
+def test_a_class_s_callees_read_their_definers_in_lookups_that_do_not_grow_with_its_names(tmp_path):
+    """``related Big`` lists each helper its method calls, and reads their definers in as many store
+    lookups for 40 helpers as for 4 (they were one lookup per name: javapoet's ``MethodSpec``, some
+    150 names, took seconds in the editor); counted through a wrapper of the real store."""
+    lookups = []
+    for helpers in (4, 40):
+        ws = Workspace([write_tree(tmp_path / str(helpers), _class_calling(helpers))])
+        ws.index(embed=False)
+        index = next(iter(ws.indexes.values()))
+        store = _Counted(index.store)
+        found = related([(str(index.root), store)], "Big")
+        assert {x.symbol for x in found.callees} == {f"helper{i}" for i in range(helpers)}
+        lookups.append(store.lookups)
+    assert lookups[0] == lookups[1]

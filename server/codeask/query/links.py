@@ -16,9 +16,10 @@ callee at 0.3, or none).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from codeask.index.rows import batches
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.imported import Imports, file_imports
@@ -51,6 +52,24 @@ class Links:
         if name not in self._definers:
             self._definers[name] = tuple(self.store.definers([name], LOOKUP_LIMIT))
         return self._definers[name]
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read the definers of ``names`` not read yet in one lookup per :data:`~codeask.index.rows.IN_BATCH`
+        of them (a large class's callees: some 150 names, each a lookup before), kept as :meth:`definers`
+        answers each: all of a name's chunks, by path and line. A name found in :data:`LOOKUP_LIMIT`
+        chunks or more is left to its own lookup (which keeps the limit's), as is every name of a
+        lookup that reached its own limit (some chunks may be missing)."""
+        todo = sorted({n for n in names if n not in self._definers})
+        for part in batches(todo):
+            limit = LOOKUP_LIMIT * len(part)
+            rows = self.store.definers(part, limit)
+            if len(rows) >= limit:
+                continue
+            found: dict[str, list[Linked]] = {n: [] for n in part}
+            for row in rows:
+                for n in set(row.defines) & found.keys():
+                    found[n].append(row)
+            self._definers |= {n: tuple(chunks) for n, chunks in found.items() if len(chunks) < LOOKUP_LIMIT}
 
     def subclasses(self, owner: str) -> frozenset[str]:
         """:func:`subclasses` of ``owner``, read once."""

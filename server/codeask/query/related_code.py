@@ -221,8 +221,9 @@ def _callees(
             if n and not n.startswith("__"):  # chunk-mates called too; a common name (new, get) as its callers have it
                 wanted[n].append(narrowed(row.hit, inner))
     out = []
+    links.prefetch(wanted)
     for n in sorted(wanted):
-        found_targets = links.definers(n)  # each name's own lookup: a common one does not crowd out the others'
+        found_targets = links.definers(n)  # each name its own chunks: a common one does not crowd out the others
         if not 0 < len(found_targets) <= most:
             continue
         bodies: list[tuple[Linked, Definition | None]] = [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition
@@ -245,7 +246,9 @@ def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozens
         known = _receiver_class(found, use, hit) if use.name == name else ""
         return known in claimed and known != owner
 
-    return replace(found, uses=tuple(u for u in found.uses if not other(u)))
+    if not any(other(u) for u in found.uses if u.name == name):
+        return found  # most calls drop nothing: a large class's 800 uses are not copied per name and target
+    return replace(found, uses=tuple(u for u in found.uses if u.name != name or not other(u)))
 
 
 #: Languages whose class headers name their bases (``class A(B)``, ``extends``): a class's kin is known.
@@ -261,16 +264,29 @@ def _unrelated(found: Uses, target: tuple[str, str], hit: Hit, kin: Callable[[st
     owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
     if kin is None or not owner or hit.language not in _INHERITING:
         return found
+    classes = _receiver_classes(hit, found.types)
+    foreign = {known for known in set(classes.values()) if known and owner not in kin(known)}
+    if not foreign:
+        return found
+    return replace(found, uses=tuple(u for u in found.uses if classes[u.receiver, u.line] not in foreign))
 
-    def other(use: Use) -> bool:
+
+@lru_cache(maxsize=256)
+def _receiver_classes(hit: Hit, types: tuple[tuple[str, Use], ...]) -> dict[tuple[str, int], str]:
+    """``{(receiver, 1-based line): class}`` of each use in ``hit`` with the declared ``types``
+    (:attr:`~codeask.query.uses.Uses.types`, a struct's fields among them): the enclosing class for
+    ``self`` (not ``super``), a typed variable's class, else ``""``. Read once per chunk and types:
+    :func:`_unrelated` asks it per name and target of a large class's callees (javapoet's
+    ``MethodSpec``: some 800 uses, asked about a thousand times)."""
+    typed = Uses((), frozenset(), types)
+    out = {}
+    for use in uses_in(hit.content, hit.language).uses:
         if use.receiver in SELF - {"super"}:
-            known = enclosing_class(hit, use.line)
+            out[use.receiver, use.line] = enclosing_class(hit, use.line)
         else:
-            typed = found.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
-            known = typed.name if typed is not None else ""
-        return bool(known) and owner not in kin(known)
-
-    return replace(found, uses=tuple(u for u in found.uses if not other(u)))
+            found = typed.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
+            out[use.receiver, use.line] = found.name if found is not None else ""
+    return out
 
 
 def _link(
