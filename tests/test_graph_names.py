@@ -52,3 +52,35 @@ def test_via_names_the_definition_each_caller_links_to(tmp_path):
         ("A.goA", "caller of emitAll in src/A.java:2", "src/A.java"),
         ("B.goB", "caller of emitAll in src/B.java:2", "src/B.java"),
     }
+
+
+OVERLOADS = {
+    "src/Writer.java": (
+        "class Writer {\n"
+        "  Writer emit(String s) {\n    return this;\n  }\n\n"
+        "  Writer emit(String s, boolean nl) {\n    return this;\n  }\n\n"
+        "  Writer emit(String f, Object... args) {\n    return this;\n  }\n\n"
+        "  Writer indent() {\n    return this;\n  }\n\n"
+        "  void emitAll(java.util.List<Spec> specs) {\n"
+        '    for (Spec spec : specs) {\n      spec.emit(this, true);\n      emit("x");\n    }\n  }\n'
+        "}\n"
+    ),
+    "src/Spec.java": "class Spec {\n  void emit(Writer w, boolean inline) {\n  }\n}\n",
+    "src/Page.java": "class Page {\n  void emit(Writer w, String a, String b) {\n  }\n}\n",
+    "src/Method.java": (
+        'class Method {\n  void emit(Writer w) {\n    w.emit("$T $L", 1, 2);\n    w.indent().emit("b");\n  }\n}\n'
+    ),
+}
+
+
+def test_an_overload_is_matched_on_the_calls_through_its_own_class(tmp_path):
+    """A call through a value of another class is no call of the overload asked about: javapoet's
+    ``CodeWriter.emitAnnotations`` (``annotationSpec.emit(this, inline)``, then a bare ``emit(s)``) was a
+    sure caller of ``CodeWriter.emit(CodeBlock, boolean)``, and ``MethodSpec.emit`` (``codeWriter.emit(..)``
+    with three arguments) a caller of ``TypeSpec.emit(CodeWriter, String, Set)``."""
+    ws = Workspace([write_tree(tmp_path / "ws", OVERLOADS)])
+    ws.index(embed=False)
+    callees = {(x.path, x.start_line) for x in ws.related("Writer.emitAll").callees}
+    assert ("src/Writer.java", 2) in callees and ("src/Spec.java", 2) in callees
+    assert ("src/Writer.java", 6) not in callees, callees
+    assert [x.symbol for x in ws.related("Page.emit").callers] == []
