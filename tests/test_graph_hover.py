@@ -113,3 +113,19 @@ def test_every_similar_code_item_is_named():
     packed = Document("c.py", "/w", 1, 5, "", "python", "def g():\n    pass\n\n\ndef h():\n    pass\n")
     items = related_markdown(span, [loose, packed]).split("Similar code (shares words; no symbol-graph link):")[1]
     assert [line.split(") ", 1)[1] for line in items.strip().splitlines()] == ["(top level)", "`g, h`"]
+
+
+def test_hover_keeps_a_caller_when_callees_fill_its_page(tmp_path):
+    """A method calling more definitions than hover lists still shows its one caller (ky's ``#fetch``:
+    six callees listed, its caller ``Ky.create`` left out; the docs say hover shows "its callers and
+    the definitions it calls first")."""
+    steps = {
+        f"src/step{i}.ts": f"export function step{i}(x: number): number {{\n  return x + {i};\n}}\n" for i in range(8)
+    }
+    imports = "".join(f'import {{step{i}}} from "./step{i}";\n' for i in range(8))
+    calls = "".join(f"    n = step{i}(n);\n" for i in range(8))
+    ky = f"{imports}\nexport class Ky {{\n  run(n: number): number {{\n{calls}    return n;\n  }}\n}}\n"
+    client = 'import {Ky} from "./ky";\n\nexport function go(k: Ky): number {\n  return k.run(1);\n}\n'
+    _, got = _hovered(tmp_path, {**steps, "src/ky.ts": ky, "src/client.ts": client}, "src/ky.ts", (11, 20))
+    vias = [s.via for s in got.sources if s.via]
+    assert len(vias) == 6 and vias[0] == "caller of run in src/ky.ts:11", vias

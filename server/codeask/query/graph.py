@@ -64,7 +64,8 @@ def edge_kind(name: str, content: str) -> str:
     ``ALL_CAPS`` constant) or ``uses`` (a type, an import, anything else)."""
     if name.isupper():
         return "reads"
-    if re.search(rf"(?:\bnew\s+{re.escape(name)}\b|\b{re.escape(name)}\s*(?:\(|!|::<))", content):
+    word = rf"(?<![\w$#]){re.escape(name)}(?![\w$])"  # not \b: it never matches before `#x` or `$x`
+    if re.search(rf"(?:\bnew\s+{word}|{word}\s*(?:\(|!|::<))", content):
         return "calls"
     return "uses"
 

@@ -77,7 +77,8 @@ def question_intent(question: str) -> Intent:
     return Intent(frozenset(languages), frozenset(kinds))
 
 
-_NAME = r"`?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`?(?:\(\))?"
+#: A symbol: dotted or ``::`` parts, each may start with ``#`` (a TypeScript private name, ``Ky.#retry``).
+_NAME = r"`?(#?[A-Za-z_$][\w$]*(?:(?:\.|::)#?[A-Za-z_$][\w$]*)*)`?(?:\(\))?"
 _WHAT = r"(?:the\s+)?(?:(?:function|method|class|macro|constant|type|struct|constructor)\s+)?"
 #: Phrases that ask who calls or uses a symbol, the symbol in group 1.
 _CALLERS = [

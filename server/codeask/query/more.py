@@ -66,7 +66,7 @@ def continuation(answer: str, rendered: str, documents: list[Document]) -> str:
     for document in documents:
         for part in document.symbol.split(","):
             name = part.strip().rsplit(".", 1)[-1]
-            if name and name not in names and not re.search(rf"\b{re.escape(name)}\b", answer):
+            if name and name not in names and not re.search(rf"(?<![\w$#]){re.escape(name)}(?![\w$])", answer):
                 names.append(name)
     shown = ", ".join(f"`{name}`" for name in names[:MAX_NAMES])
     return CONTINUE.format(

@@ -15,6 +15,7 @@ from typing import Any
 from codeask.index.chunking.code import iter_named, parser_for
 from codeask.lines import split_lines
 from codeask.query.fragments import CLASS_HEAD
+from codeask.query.uses import Uses, uses_in
 
 __all__ = ["OVERLOADING", "Arity", "parameters", "argument_counts", "fits"]
 
@@ -24,6 +25,8 @@ OVERLOADING = frozenset({"java", "cpp"})
 _VARIADIC = frozenset({"spread_parameter", "variadic_parameter", "variadic_parameter_declaration"})
 #: Call nodes and the field naming what they call (Java's ``new CodeWriter(out)`` calls a constructor).
 _CALLED = {"method_invocation": "name", "call_expression": "function", "object_creation_expression": "type"}
+#: Receiver nodes that are one word (``w`` of ``w.emit(..)``, ``this``), read as a :func:`_calls` receiver.
+_WORDS = frozenset({"identifier", "this", "super", "field_identifier"})
 
 #: How many arguments a definition takes: ``(parameters, whether the last is variadic)``.
 Arity = tuple[int, bool]
@@ -51,19 +54,44 @@ def parameters(content: str, language: str, name: str) -> Arity | None:
 
 
 @lru_cache(maxsize=2048)
-def argument_counts(content: str, language: str, name: str) -> frozenset[int]:
+def argument_counts(content: str, language: str, name: str, owner: str = "") -> frozenset[int]:
     """How many arguments each call of ``name`` in ``content`` passes (``emit(s)``, ``this.emit(s, 1)``,
-    ``w.emit(..)``, Java's ``new CodeWriter(out)``): one count per distinct call shape."""
+    ``w.emit(..)``, Java's ``new CodeWriter(out)``): one count per distinct call shape. With ``owner``
+    (the class of the definition asked about), a call through a value of another known class
+    (:func:`_receiver_type`: ``annotationSpec.emit(this, inline)`` with ``AnnotationSpec annotationSpec``)
+    is no call of it and left out, unless every call is one (the value may be of a subclass)."""
+    calls = _calls(content, language, name)
+    found = uses_in(content, language) if owner else None
+    kept = [n for n, receiver, line in calls if found is None or _receiver_type(found, receiver, line) in ("", owner)]
+    return frozenset(kept or (n for n, _, _ in calls))
+
+
+def _calls(content: str, language: str, name: str) -> list[tuple[int, str, int]]:
+    """``(arguments, receiver, 1-based line)`` of each call of ``name`` in ``content``: the receiver is
+    the word the call is made through (``w`` of ``w.emit(..)``, ``this``), ``""`` for a bare call, ``"?"``
+    for another expression (``w.indent().emit(..)``)."""
     tree = _tree(content, language)
-    out = set()
+    out = []
     for node in iter_named(tree.root_node) if tree is not None else ():
         callee = node.child_by_field_name(_CALLED[node.type]) if node.type in _CALLED else None
+        held = node.child_by_field_name("object") or (callee.child_by_field_name("argument") if callee else None)
         while callee is not None and callee.named_child_count:  # a.b.emit, A::emit: its last part
             callee = callee.child_by_field_name("name") or callee.child_by_field_name("field") or None
         arguments = node.child_by_field_name("arguments")
         if callee is not None and arguments is not None and (callee.text or b"").decode("utf-8", "replace") == name:
-            out.add(sum("comment" not in c.type for c in arguments.named_children))
-    return frozenset(out)
+            receiver = "" if held is None else (held.text or b"").decode() if held.type in _WORDS else "?"
+            count = sum("comment" not in c.type for c in arguments.named_children)
+            out.append((count, receiver, node.start_point[0] + 1))
+    return out
+
+
+def _receiver_type(found: Uses, receiver: str, line: int) -> str:
+    """The class a call's ``receiver`` (:func:`_calls`) is known to hold at ``line``: a typed variable's
+    type, a capitalised word itself (``TypeName.emit``); ``""`` when unknown (bare, ``this``, ``?``)."""
+    if receiver in {"", "?", "this", "super"}:
+        return ""
+    typed = found.type_of(receiver, line)
+    return typed.name if typed is not None else (receiver if receiver[:1].isupper() else "")
 
 
 def fits(arity: Arity | None, counts: frozenset[int]) -> bool:

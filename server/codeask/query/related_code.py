@@ -250,7 +250,8 @@ def takes(definition: Hit, users: Sequence[Hit], name: str, overloaded: bool = T
     (``new CodeWriter(out)`` is a caller of the constructor, ``CodeWriter out`` of the class: each once)."""
     if definition.language != "java" and not (overloaded and definition.language in OVERLOADING):
         return True
-    counts = frozenset(c for u in users for c in argument_counts(u.content, u.language, name))
+    owner = definition.symbol.rsplit(".", 2)[-2] if definition.symbol.count(".") else ""
+    counts = frozenset(c for u in users for c in argument_counts(u.content, u.language, name, owner))
     if constructor(definition, name) or (built and definition.symbol.rsplit(".", 1)[-1] == name):
         return bool(counts) == constructor(definition, name) and (not counts or _fits(definition, counts, name))
     return _fits(definition, counts, name)

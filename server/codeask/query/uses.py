@@ -218,6 +218,8 @@ def _binds(node: Any) -> bool:
         return True
     if "parameter" in parent.type or parent.type.endswith("pattern"):  # (**kwargs, a, b = ...)
         return True
+    if parent.type == "enhanced_for_statement":  # Java: for (AnnotationSpec a : annotations)
+        return parent.child_by_field_name("name") == node
     if parent.type == "expression_list" and parent.parent is not None:  # Go: a, err := f()
         parent, node = parent.parent, parent
     return parent.type in BINDS and parent.named_child_count > 0 and parent.named_children[0] == node

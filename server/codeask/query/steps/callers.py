@@ -13,12 +13,18 @@ caller file outside them enters after the best file, its surest caller first
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from codeask.query.intent import caller_symbols
+from codeask.query.links import Links
 from codeask.query.pipeline import Document
 from codeask.query.related_code import caller_sites, definitions
-from codeask.query.sites import narrowed
+from codeask.query.sites import Site, narrowed
 from codeask.query.steps.retrieve import SearchTarget, path_filter
+
+if TYPE_CHECKING:
+    from codeask.index.rows import Hit
+    from codeask.index.store import Store
 
 __all__ = ["MAX_CALLERS", "caller_documents", "callers_ahead", "callers_first", "with_callers", "with_sites"]
 
@@ -29,26 +35,38 @@ MAX_CALLERS = 20
 def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> list[tuple[Document, float]]:
     """``(document, sure)`` of each definition of ``target``'s index that calls one of ``symbols``
     (at most :data:`MAX_CALLERS` per symbol, surest first), scored ``score`` times how sure the
-    link is, ``via`` naming the definition called (``caller of should_strip_auth in
+    link is, ``via`` naming the definition the call links to most surely, the first of them on a
+    tie, as ``codeask related`` pairs them (``caller of should_strip_auth in
     src/requests/sessions.py:154``) and ``via_path`` its file."""
     store = target.store()
     out = []
     seen: set[tuple[str, int]] = set()
     for symbol in symbols:
         name = symbol.rsplit(".", 1)[-1]
-        found = definitions(store, symbol)
-        defs = [narrowed(row.hit, inner) for row, inner in found]
-        if not defs:
-            continue
-        where = f"{target.label + '/' if target.label else ''}{defs[0].path}:{defs[0].start_line}"
-        for site in caller_sites(store, name, defs, [row.hit for row, _ in found])[:MAX_CALLERS]:
+        for site, called in _linked_sites(store, symbol)[:MAX_CALLERS]:
             if (site.hit.path, site.hit.start_line) in seen:
                 continue
             seen.add((site.hit.path, site.hit.start_line))
             doc = Document.from_hit(site.hit, target.root, score * site.sure, target.label)
-            via = f"caller of {name} in {where}"
-            out.append((replace(doc, via=via, via_path=defs[0].path, via_sure=site.sure), site.sure))
+            via = f"caller of {name} in {target.label + '/' if target.label else ''}{called.path}:{called.start_line}"
+            out.append((replace(doc, via=via, via_path=called.path, via_sure=site.sure), site.sure))
     return out
+
+
+def _linked_sites(store: Store, symbol: str) -> list[tuple[Site, Hit]]:
+    """The caller sites of ``symbol``'s definitions in ``store`` (:func:`caller_sites`), each with the
+    definition (narrowed) it links to most surely, the first on a tie; surest first, then by path and line."""
+    name = symbol.rsplit(".", 1)[-1]
+    found = definitions(store, symbol)
+    defs = [narrowed(row.hit, inner) for row, inner in found]
+    chunks, links = [row.hit for row, _ in found], Links(store)
+    best: dict[tuple[str, int], tuple[Site, Hit]] = {}
+    for d in defs:
+        for site in caller_sites(store, name, [d], chunks, links):
+            key = (site.hit.path, site.hit.start_line)
+            if key not in best or site.sure > best[key][0].sure:
+                best[key] = (site, d)
+    return sorted(best.values(), key=lambda p: (-p[0].sure, p[0].hit.path, p[0].hit.start_line))
 
 
 def with_callers(

@@ -142,7 +142,12 @@ class RelatedRetrieve:
             factor=DOWNWEIGHT_FACTOR,
         )
         fused = sorted(fused, key=lambda f: (f[2], f[3].id) not in linked)  # callers and callees first
-        documents = self._kept(fused, linked, {t.root: t.label for t in targets})
+        labels = {t.root: t.label for t in targets}
+        documents = self._kept(fused, linked, labels)
+        caller = next((f for f in fused if _calls_it(linked.get((f[2], f[3].id)))), None)
+        if caller is not None and not any(d.via.startswith("caller of") for d in documents):
+            # callees filled the page: its surest caller first (ky's #fetch: six callees hid its one caller)
+            documents = self._kept([caller, *(f for f in fused if f is not caller)], linked, labels)
         query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
         return query
 
@@ -171,3 +176,8 @@ class RelatedRetrieve:
             if len(documents) >= self.limit:
                 break
         return documents
+
+
+def _calls_it(edge: Edge | None) -> bool:
+    """Whether ``edge`` leads to a caller of the selection (``caller of send in a.py:10``)."""
+    return edge is not None and edge.via.startswith("caller of")
