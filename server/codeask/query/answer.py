@@ -213,14 +213,12 @@ class SimpleAnswer:
         return prompt, chained, budget
 
     def sent(self, query: Query, budget: Budget) -> Callable[[list[Document]], str]:
-        """The answer prompt that will be sent for ``query`` with a list of documents under ``budget``
-        (:meth:`prompt` over :meth:`shown`): what the time budget's plan (:meth:`tight`) and the fit
-        (:func:`~codeask.query.budget.fit_documents`) both count, so they agree on what fits."""
+        """The prompt sent for ``query`` with a list of documents under ``budget`` (:meth:`prompt` over :meth:`shown`):
+        what the time budget's plan (:meth:`tight`) and the fit (:func:`~codeask.query.budget.fit_documents`) count."""
         return lambda documents: self.prompt(query, self.shown(query, documents, budget))
 
     def shown(self, query: Query, documents: list[Document], budget: Budget) -> list[Document]:
-        """``documents`` as the prompt shows them: under a time budget with their quiet runs left out
-        (:func:`~codeask.query.focus.shown`), else as they are."""
+        """``documents`` as the prompt shows them: under a time budget without their quiet runs (:func:`shown`)."""
         if budget.documents is None:
             return documents
         terms = question_terms(query.asked, *query.search_texts)
@@ -229,11 +227,10 @@ class SimpleAnswer:
     def tight(
         self, query: Query, documents: list[Document], tokens: int, measure: Callable[[list[Document]], int], most: int
     ) -> list[Document]:
-        """``documents`` under a time budget of ``tokens`` document tokens
-        (:func:`~codeask.query.budget.tighten`, ``measure`` counting what a list of documents adds
-        to the prompt sent): each trimmed to the definition around the lines naming the question's
-        words (the question and its search queries), with the characters per token of these
-        documents as the endpoint counts them."""
+        """``documents`` under a time budget of ``tokens`` document tokens (:func:`~codeask.query.budget.tighten`,
+        ``measure`` counting what a list of documents adds to the prompt sent): each trimmed to the definition
+        around the lines naming the question's words (the question and its search queries), with the characters per
+        token of these documents as the endpoint counts them."""
         if not documents:
             return documents
         text = "\n".join(d.content for d in documents[:most])

@@ -92,6 +92,15 @@ def how_sure(name: str, content: str, symbol: str, path: str, language: str) -> 
     return sureness(uses_in(content, language), name, symbol, path, language, imports=import_groups(content, language))
 
 
+def _named(found: Uses, owner: str, lines: tuple[int, int], modules: set[str], language: str) -> bool:
+    """Whether the class ``owner`` is named on ``lines`` of the chunk ``found`` was read from, other than where it
+    is declared, as another name's member or as another package's (a value of that class may be in reach)."""
+    return any(
+        not u.declares and not _member(u, found) and not _foreign(u, modules, found, language)
+        for u in found.of(owner, *lines)
+    )
+
+
 def sureness(
     found: Uses,
     name: str,
@@ -114,10 +123,7 @@ def sureness(
         return NONE  # C calls no C++ method (hiredis' c->funcs->write is no Client::write)
     modules = _module_names(path)
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    named = any(
-        not u.declares and not _member(u, found) and not _foreign(u, modules, found, language)
-        for u in found.of(owner, *lines)
-    )
+    named = _named(found, owner, lines, modules, language)
     go = language == "go"
     packaged = language in {"go", "rust"}  # a qualifier is a package or module, never an alias
     best = NONE

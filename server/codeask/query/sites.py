@@ -96,6 +96,25 @@ def inner_definition(hit: Hit, line: int) -> Definition | None:
     return next((d for d in reversed(definitions_of(hit.content, hit.language)) if d.contains(line)), None)
 
 
+def _target_sure(
+    found: Uses,
+    name: str,
+    target: tuple[str, str],
+    hit: Hit,
+    span: tuple[int, int],
+    shadowed: bool,
+    claimed: frozenset[str],
+    kin: Callable[[str], frozenset[str]] | None,
+    imports: Imports,
+    mixins: frozenset[str],
+    statics: frozenset[str],
+) -> float:
+    """How sure the uses of ``name`` in ``span`` of ``hit`` are of ``target`` (:func:`use_sites`' arguments): the
+    uses a definition in scope, a class's own method or an unrelated class's value does not take, linked."""
+    kept = _unclaimed(unshadowed(found, name, target, hit, shadowed), name, target, claimed, hit)
+    return _link(_unrelated(kept, target, hit, kin), name, target, hit, span, imports, mixins, statics)
+
+
 def use_sites(
     hit: Hit,
     name: str,
@@ -139,18 +158,7 @@ def use_sites(
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
         sure = max(
             (
-                _link(
-                    _unrelated(
-                        _unclaimed(unshadowed(found, name, t, hit, shadowed), name, t, claimed, hit), t, hit, kin
-                    ),
-                    name,
-                    t,
-                    hit,
-                    span,
-                    imports,
-                    mixins,
-                    statics,
-                )
+                _target_sure(found, name, t, hit, span, shadowed, claimed, kin, imports, mixins, statics)
                 for t in targets
             ),
             default=NONE,
