@@ -221,7 +221,7 @@ def _callees(
             if n and not n.startswith("__"):  # chunk-mates called too; a common name (new, get) as its callers have it
                 wanted[n].append(narrowed(row.hit, inner))
     out = []
-    links.prefetch(wanted)
+    links.prefetch(wanted, owners=True)
     for n in sorted(wanted):
         found_targets = links.definers(n)  # each name its own chunks: a common one does not crowd out the others
         if not 0 < len(found_targets) <= most:
@@ -280,7 +280,7 @@ def _callee(
     (:func:`~codeask.query.split.whole`; ``None``: the chunk's line naming it), and how sure the uses by
     ``users`` (definitions, narrowed) are of it (:meth:`~codeask.query.links.Links.sure`: as sure as
     ``users`` are listed among its callers)."""
-    joined, again = whole(links.store, target, inner, name)
+    joined, again = whole(links, target, inner, name)
     definition = narrowed(joined.hit, again) if again is not None else declaration(joined.hit, name)
     return definition, links.sure(users, name, definition)
 

@@ -260,7 +260,7 @@ def _unclaimed(found: Uses, name: str, target: tuple[str, str], claimed: frozens
 
 
 #: Languages whose class headers name their bases (``class A(B)``, ``extends``): a class's kin is known.
-_INHERITING = frozenset({"python", "java", "javascript", "typescript", "tsx"})
+INHERITING = frozenset({"python", "java", "javascript", "typescript", "tsx"})
 
 
 def _unrelated(found: Uses, target: tuple[str, str], hit: Hit, kin: Callable[[str], frozenset[str]] | None) -> Uses:
@@ -268,9 +268,9 @@ def _unrelated(found: Uses, target: tuple[str, str], hit: Hit, kin: Callable[[st
     a known class (a typed variable or field), whose ``kin`` (ancestors and descendants in the project)
     leaves out the target's class: ``self.update(..)`` in ``CaseInsensitiveDict(MutableMapping)``, or
     ``d = OrderedDict(); d.items()``, calls a method of a class outside the project, no
-    ``RequestsCookieJar.update``. Only where class headers name their bases (:data:`_INHERITING`)."""
+    ``RequestsCookieJar.update``. Only where class headers name their bases (:data:`INHERITING`)."""
     owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
-    if kin is None or not owner or hit.language not in _INHERITING:
+    if kin is None or not owner or hit.language not in INHERITING:
         return found
     classes = _receiver_classes(hit, found.types)
     foreign = {known for known in set(classes.values()) if known and owner not in kin(known)}

@@ -10,9 +10,9 @@ everywhere: as a definition, a callee, and a caller (it was listed as 219-261).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
@@ -28,6 +28,18 @@ if TYPE_CHECKING:
 
 __all__ = ["named", "whole", "split_head", "split_start", "widened"]
 
+
+class Chunks(Protocol):
+    """What :func:`whole` reads of an index: a :class:`~codeask.index.store.Store`, or a
+    :class:`~codeask.query.links.Links` keeping each file's rows for the next definition asked about."""
+
+    def rows_for_path(self, path: str) -> list[StoredRow]:
+        """All stored rows of one file, by start line."""
+
+    def linked(self, ids: Iterable[str]) -> dict[str, Linked]:
+        """The chunks of ``ids`` with their graph names, by id."""
+
+
 #: How a line that is no code starts: a comment, a doc comment's line, an attribute or decorator.
 _NOT_CODE = ("//", "/*", "*", "#[", "#!", "# ", "@", "--")
 
@@ -37,7 +49,7 @@ def named(hit: Hit, name: str) -> Definition | None:
     return next((d for d in definitions_of(hit.content, hit.language) if d.name == name), None)
 
 
-def whole(store: Store, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
+def whole(store: Chunks, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
     """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
     whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
     ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
