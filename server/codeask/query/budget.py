@@ -228,12 +228,15 @@ def tighten(
     weights = [FIRST_SHARES if i == 0 and len(docs) > 1 else 1.0 for i in range(len(docs))]
     plan, weight = int(tokens * PLAN_SHARE), sum(weights)
     out: list[Document] = []
+    spent = measure(out)  # then what the last cut took: each list of documents is measured once
     for d, w in zip(docs, weights):
-        spent, base = measure(out), measure([*out, replace(d, content="")])  # base: with d's header
+        base = measure([*out, replace(d, content="")])  # with d's header
         share = int((plan - spent) * w / weight) - (base - spent)
         most_tokens = share + int((tokens - plan) * w / weight)  # its part of the margin
         taken = partial(_taken, measure, list(out), base)
-        out.append(_cut_to(d, share, most_tokens, taken, terms, chars_per_token, names))
+        cut, used = _cut_to(d, share, most_tokens, taken, terms, chars_per_token, names)
+        out.append(cut)
+        spent = base + used
         weight -= w
         if len(out) == 1:
             names = names | called(out[0].content, out[0].language)
@@ -254,9 +257,9 @@ def _cut_to(
     terms: frozenset[str],
     chars_per_token: float,
     names: frozenset[str],
-) -> Document:
-    """``document`` cut by :func:`~codeask.query.focus.focus` to ``share`` tokens, as ``measure``
-    counts a cut of it in the prompt: a cut measured over ``most`` (its share and its part of the
+) -> tuple[Document, int]:
+    """``(cut, tokens it takes)``: ``document`` cut by :func:`~codeask.query.focus.focus` to ``share``
+    tokens, as ``measure`` counts a cut of it in the prompt: a cut measured over ``most`` (its share and its part of the
     plan's margin) is cut again, at the density measured, up to :data:`CUT_TRIES` cuts in all; the
     last one when none fits. Focus costs lines at ``chars_per_token``, the documents' average, and
     a docstring left out only when it is whole: bench/answers.py's flask question on
@@ -269,7 +272,7 @@ def _cut_to(
         if used <= most or tokens <= 0:
             break
         tokens = int(tokens * share / used)
-    return cut
+    return cut, used
 
 
 def called(code: str, language: str) -> frozenset[str]:
