@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from answers import QUESTIONS, pin_speeds, pinned_speed, start_server  # noqa: E402
-from answers_score import key_fact_recall, sent_text, uptime  # noqa: E402
+from answers_score import facts_found, uptime  # noqa: E402
 from common import fetch_sdist, write_result  # noqa: E402
 
 #: The seconds the steps before the answer call are taken to have used.
@@ -73,10 +73,7 @@ def row(number: int, question: str, facts: list[str], prompt: str, tokens: int, 
     snippets = prompt.split("## Snippets", 1)[-1].split("## Question", 1)[0]
     return {
         "number": number,
-        "question": question,
-        "key_facts": facts,
-        "facts_in_prompt": round(key_fact_recall(snippets, facts), 3),
-        "facts_in_sent": round(key_fact_recall(sent_text(out), facts), 3),
+        **facts_found(question, facts, snippets, out, ("facts_in_prompt", "facts_in_sent")),
         "prompt_tokens": tokens,
         "documents": len(re.findall(r"(?m)^\[\d+\] ", snippets)),
         "time_budget": out.get("time_budget"),

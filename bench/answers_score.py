@@ -31,6 +31,19 @@ def sent_text(out: dict) -> str:
     return "\n".join(f"{sp.get('symbol') or ''}\n{sp.get('content') or ''}" for sp in spans)
 
 
+def facts_found(question: str, facts: list[str], text: str, out: dict, keys: tuple[str, str]) -> dict:
+    """The key-fact part of a row both answer benches write: ``question``, ``key_facts`` and, under
+    ``keys``, the share of ``facts`` that ``text`` names (the answer, or the prompt's snippets) and
+    that the documents sent name (:func:`sent_text` of ``out``, the ``ask --json`` object)."""
+    recall, sent = keys
+    return {
+        "question": question,
+        "key_facts": facts,
+        recall: round(key_fact_recall(text, facts), 3),
+        sent: round(key_fact_recall(sent_text(out), facts), 3),
+    }
+
+
 def has_model_citation(out: dict) -> bool:
     """Whether the model itself wrote at least one valid ``[n]`` (a number of a document it was given)."""
     if "citations" not in out:
@@ -66,10 +79,7 @@ def score_row(pin: str, question: str, facts: list[str], out: dict) -> dict:
     text = (out.get("answer") or "") if answered else ""
     return {
         "sdist": pin,
-        "question": question,
-        "key_facts": facts,
-        "key_fact_recall": round(key_fact_recall(text, facts), 3),
-        "key_facts_sent": round(key_fact_recall(sent_text(out), facts), 3),
+        **facts_found(question, facts, text, out, ("key_fact_recall", "key_facts_sent")),
         "model_citation": answered and has_model_citation(out),
         "model_citation_paragraph_share": out.get("citations") if answered else 0.0,
         "model_citation_mismatched_share": (out.get("citations_mismatched") or 0.0) if answered else 0.0,
