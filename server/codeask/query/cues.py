@@ -17,6 +17,7 @@ digits, underscores) in backticks: no sentence of a file reaches the instruction
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from codeask.index.rows import IDENT
 from codeask.lines import split_lines
@@ -60,15 +61,17 @@ def _label_names(document: Document) -> list[str]:
     return [name for name in names if IDENT.fullmatch(name) and not name.startswith("__")]
 
 
-def _line_names(document: Document, terms: frozenset[str]) -> list[tuple[int, str]]:
-    """``(score, name)`` for the code-like identifiers on ``document``'s lines naming ``terms``
-    (:func:`~codeask.query.focus.line_score` of their line)."""
+@lru_cache(maxsize=1024)
+def _line_names(content: str, terms: frozenset[str]) -> tuple[tuple[int, str], ...]:
+    """``(score, name)`` for the code-like identifiers on a document's ``content`` lines naming ``terms``
+    (:func:`~codeask.query.focus.line_score` of their line), kept for the next time the prompt is
+    rendered with it (a time budget's plan renders it once per cut of each later document)."""
     out: list[tuple[int, str]] = []
-    for line in split_lines(document.content):
+    for line in split_lines(content):
         score = line_score(line, terms)
         if score:
             out.extend((score, m.group()) for m in IDENT.finditer(line) if _code_like(line, m))
-    return out
+    return tuple(out)
 
 
 def code_cues(documents: list[Document], terms: frozenset[str], most: int = MAX_CUES) -> list[tuple[int, str]]:
@@ -87,7 +90,7 @@ def code_cues(documents: list[Document], terms: frozenset[str], most: int = MAX_
     for n, document in enumerate(documents, 1):
         for name in _label_names(document):
             add(n, name)
-    scored = [(-score, n, name) for n, d in enumerate(documents, 1) for score, name in _line_names(d, terms)]
+    scored = [(-score, n, name) for n, d in enumerate(documents, 1) for score, name in _line_names(d.content, terms)]
     for _, n, name in sorted(scored):
         add(n, name)
     return cues

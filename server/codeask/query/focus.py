@@ -209,12 +209,18 @@ def shown(document: Document, terms: frozenset[str]) -> Document:
     line naming the lines it stands for; its ``start_line``/``end_line`` unchanged, so its source
     and link keep the lines as indexed. :func:`focus` costs a window so, so that these lines leave
     room for more code."""
-    lines = split_lines(document.content)
+    content = _elided(document.content, document.language, document.start_line, terms)
+    return document if content is None else replace(document, content=content)
+
+
+@lru_cache(maxsize=1024)
+def _elided(content: str, language: str, start_line: int, terms: frozenset[str]) -> str | None:
+    """:func:`shown`'s text of a document (``None``: nothing elided), kept for the next time the
+    prompt is measured with it (a time budget's plan measures it once per cut of each later document)."""
+    lines = split_lines(content)
     hits = {i for i, line in enumerate(lines) if line_words(line) & terms}
-    runs = quiet_runs(lines, document.language, hits)
-    if not runs:
-        return document
-    return replace(document, content="\n".join(elided_lines(lines, runs, document.start_line)))
+    runs = quiet_runs(lines, language, hits)
+    return "\n".join(elided_lines(lines, runs, start_line)) if runs else None
 
 
 def labelled(document: Document) -> Document:
