@@ -64,7 +64,7 @@ from codeask.query.steps.callers import with_callers
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
 
-__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN"]
+__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN", "OVERLAP_POWER"]
 
 #: Files that keep their places, and whose whole content is linked from.
 SEEDS = 3
@@ -77,6 +77,11 @@ NAMES = 4
 #: Score a linked file's PageRank beyond its own restart adds at most (the question's most reached
 #: file gets it all): chosen leave-one-repository-out on bench/multifile (module docstring).
 RANK_GAIN = 0.2
+#: How a linked file's graph gain follows the question's words: it is multiplied by the share of
+#: the question's words its linked definitions hold over the most any linked file's hold, to this
+#: power (:meth:`Neighbours._gains`); 0 leaves the links alone. Chosen leave-one-repository-out on
+#: bench/multifile stage records (module docstring).
+OVERLAP_POWER = 1.0
 #: PageRank's damping (:func:`~codeask.query.graph.pagerank`'s, as Aider's repo map and networkx).
 DAMPING = 0.85
 #: The node of the names the question spells in the PageRank graph.
@@ -247,7 +252,9 @@ class Neighbours:
         self, query: Query, docs: list[Document], links: dict[tuple[str, str], _Links]
     ) -> dict[tuple[str, str], float]:
         """Each linked file's graph gain (:meth:`_Links.gain`), scaled as the retriever scales a
-        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior."""
+        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior;
+        and by the question's words it holds (:data:`OVERLAP_POWER`: its ``overlap`` over the
+        highest of the linked files'; 1 when none holds any)."""
         intent = question_intent(query.asked)
         down = self.ranker.downweighted_for(query.asked, intent)
         targets = [t for t in self.targets() if any(key[0] == t.root for key in links)]
@@ -255,12 +262,14 @@ class Neighbours:
         hits = {d.key(): _file_hit(d) for d in reversed(docs)}
         gains = {}
         most = max((link.rank for link in links.values()), default=0.0)
+        words = max((link.overlap for link in links.values()), default=0.0)
         for key, link in links.items():
             hit = hits.get(key) or (link.edge.target if link.edge is not None else None)
             if hit is None:
                 continue
             link.factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
-            gains[key] = link.factor * link.gain(most)
+            share = (link.overlap / words) ** OVERLAP_POWER if words > 0 else 1.0
+            gains[key] = link.factor * link.gain(most) * share
         return gains
 
     @staticmethod
