@@ -26,7 +26,9 @@ the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from 
 :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS` files and the question's names, its
 callee names' sureness over :data:`NAMES`, its user names' (each shared by its users) over
 :data:`NAMES`; and :data:`RANK_GAIN` times its PageRank over the question's most reached linked
-file's (:func:`_ranks`). The files past the first keep that order, their scores scaled to stay at or under the
+file's (:func:`_ranks`); the whole gain times the share of the question's words its linked
+definitions hold over the most any linked file's hold (``overlap``, to :data:`OVERLAP_POWER`): a
+neighbour holding none of them gains nothing. The files past the first keep that order, their scores scaled to stay at or under the
 last first file's (the scores descend along the answer). The graph part is scaled by the retriever's
 down-weighting (tests, docs unless the question asks for them) and its prior (vendored, generated,
 data files). A file not retrieved enters with the chunk its strongest link leads to, at most
@@ -46,7 +48,12 @@ Offline (each row's retrieval, edges and whole-file links captured, the top 10 r
 ``expand``'s PageRank is now a part of the one score (:data:`RANK_GAIN`), chosen leave-one-repository-out
 on r36's records (175 rows of 12 trees: 0, .1, .2, .4 tried, .2 chosen in 12 of 12 folds): against
 the coordinator's run of main fa4c6f7 on those rows, all@10 .657 -> .669 (without it .651), MRR
-.826 -> .826, the 62 how-questions .403 -> .403 (docs/pipeline.md).
+.826 -> .826, the 62 how-questions .403 -> .403 (docs/pipeline.md). :data:`OVERLAP_POWER` (the
+evidence a needed neighbour has over the others is the question's words: r36 found the links alone
+do not separate them) was chosen leave-one-repository-out on this step's records of the 8 trees
+indexed then (139 rows of bench/multifile, ``bench/neighbours_overlap.py``: 0, .5, 1, 1.5, 2 tried,
+.5 chosen in 8 of 8 folds): all@10 .770 -> .799 (107 -> 111 rows; at 1, 110), the 26 how-questions
+19 of 26 (18), MRR .849 -> .850; the pipeline run again gave the recomputed rows.
 """
 
 from __future__ import annotations
@@ -81,7 +88,7 @@ RANK_GAIN = 0.2
 #: the question's words its linked definitions hold over the most any linked file's hold, to this
 #: power (:meth:`Neighbours._gains`); 0 leaves the links alone. Chosen leave-one-repository-out on
 #: bench/multifile stage records (module docstring).
-OVERLAP_POWER = 1.0
+OVERLAP_POWER = 0.5
 #: PageRank's damping (:func:`~codeask.query.graph.pagerank`'s, as Aider's repo map and networkx).
 DAMPING = 0.85
 #: The node of the names the question spells in the PageRank graph.
