@@ -265,3 +265,22 @@ def test_of_files_linked_alike_the_one_the_best_files_reach_most_enters(tmp_path
     paths = [s.path for s in _asked(root).sources]
     assert paths[0] == "src/lease.py" and len(paths) == 5, paths
     assert paths[4] == "src/window.py", paths
+
+
+def test_a_linked_file_holding_none_of_the_questions_words_takes_no_place(tmp_path: Path) -> None:
+    """``src/lease.py`` calls three helpers of ``src/clock.py`` (no word of the question) and
+    ``window_for`` of ``src/window.py`` ("how long a lease may run"); two notes hold the question's
+    words. Counted in links alone the clock is the stronger neighbour and took the free place; a
+    linked file's gain follows the share of the question's words it holds over the most any linked
+    file holds (``OVERLAP_POWER``), so the window keeps its place and the clock takes none."""
+    clock = "".join(f"def {name}(record):\n    return record.period + 1\n\n\n" for name in ("tick", "tock", "tack"))
+    lease = (
+        "from window import window_for\nfrom clock import tick, tock, tack\n\n\ndef lease_renewal(lease):\n"
+        "    # lease renewal: extend the lease by its window\n"
+        "    return lease.extend(window_for(lease) + tick(lease) + tock(lease) + tack(lease))\n"
+    )
+    window = "def window_for(record):\n    # how long a lease may run\n    return record.period * 2\n"
+    files = {"src/lease.py": lease, "src/window.py": window, "src/clock.py": clock}
+    paths = [s.path for s in _asked(write_tree(tmp_path / "ws", files | _notes(2))).sources]
+    assert paths[0] == "src/lease.py" and "src/window.py" in paths, paths
+    assert "src/clock.py" not in paths, paths

@@ -26,7 +26,9 @@ the linked definition holds: :meth:`~codeask.query.graph.Edge.definition`) from 
 :data:`EDGE_SEEDS` files, the same from the first :data:`SEEDS` files and the question's names, its
 callee names' sureness over :data:`NAMES`, its user names' (each shared by its users) over
 :data:`NAMES`; and :data:`RANK_GAIN` times its PageRank over the question's most reached linked
-file's (:func:`_ranks`). The files past the first keep that order, their scores scaled to stay at or under the
+file's (:func:`_ranks`); the whole gain times the share of the question's words its linked
+definitions hold over the most any linked file's hold (``overlap``, to :data:`OVERLAP_POWER`): a
+neighbour holding none of them gains nothing. The files past the first keep that order, their scores scaled to stay at or under the
 last first file's (the scores descend along the answer). The graph part is scaled by the retriever's
 down-weighting (tests, docs unless the question asks for them) and its prior (vendored, generated,
 data files). A file not retrieved enters with the chunk its strongest link leads to, at most
@@ -46,7 +48,12 @@ Offline (each row's retrieval, edges and whole-file links captured, the top 10 r
 ``expand``'s PageRank is now a part of the one score (:data:`RANK_GAIN`), chosen leave-one-repository-out
 on r36's records (175 rows of 12 trees: 0, .1, .2, .4 tried, .2 chosen in 12 of 12 folds): against
 the coordinator's run of main fa4c6f7 on those rows, all@10 .657 -> .669 (without it .651), MRR
-.826 -> .826, the 62 how-questions .403 -> .403 (docs/pipeline.md).
+.826 -> .826, the 62 how-questions .403 -> .403 (docs/pipeline.md). :data:`OVERLAP_POWER` (the
+evidence a needed neighbour has over the others is the question's words: r36 found the links alone
+do not separate them) was chosen leave-one-repository-out on this step's records of the 9 trees
+indexed then (151 rows of bench/multifile, ``bench/neighbours_overlap.py``: 0, .5, 1, 1.5, 2 tried,
+.5 chosen in 9 of 9 folds): all@10 .728 -> .755 (110 -> 114 rows; at 1, 113), the 38 how-questions
+21 -> 22, MRR .851 -> .852; the pipeline run again at .5 gave the same rows.
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ from codeask.query.steps.callers import with_callers
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
 
-__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN"]
+__all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN", "OVERLAP_POWER"]
 
 #: Files that keep their places, and whose whole content is linked from.
 SEEDS = 3
@@ -77,6 +84,11 @@ NAMES = 4
 #: Score a linked file's PageRank beyond its own restart adds at most (the question's most reached
 #: file gets it all): chosen leave-one-repository-out on bench/multifile (module docstring).
 RANK_GAIN = 0.2
+#: How a linked file's graph gain follows the question's words: it is multiplied by the share of
+#: the question's words its linked definitions hold over the most any linked file's hold, to this
+#: power (:meth:`Neighbours._gains`); 0 leaves the links alone. Chosen leave-one-repository-out on
+#: bench/multifile stage records (module docstring).
+OVERLAP_POWER = 0.5
 #: PageRank's damping (:func:`~codeask.query.graph.pagerank`'s, as Aider's repo map and networkx).
 DAMPING = 0.85
 #: The node of the names the question spells in the PageRank graph.
@@ -247,7 +259,9 @@ class Neighbours:
         self, query: Query, docs: list[Document], links: dict[tuple[str, str], _Links]
     ) -> dict[tuple[str, str], float]:
         """Each linked file's graph gain (:meth:`_Links.gain`), scaled as the retriever scales a
-        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior."""
+        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior;
+        and by the question's words it holds (:data:`OVERLAP_POWER`: its ``overlap`` over the
+        highest of the linked files'; 1 when none holds any)."""
         intent = question_intent(query.asked)
         down = self.ranker.downweighted_for(query.asked, intent)
         targets = [t for t in self.targets() if any(key[0] == t.root for key in links)]
@@ -255,12 +269,14 @@ class Neighbours:
         hits = {d.key(): _file_hit(d) for d in reversed(docs)}
         gains = {}
         most = max((link.rank for link in links.values()), default=0.0)
+        words = max((link.overlap for link in links.values()), default=0.0)
         for key, link in links.items():
             hit = hits.get(key) or (link.edge.target if link.edge is not None else None)
             if hit is None:
                 continue
             link.factor = (DOWNWEIGHT_FACTOR if down(key[1]) else 1.0) * prior(key[0], hit)
-            gains[key] = link.factor * link.gain(most)
+            share = (link.overlap / words) ** OVERLAP_POWER if words > 0 else 1.0
+            gains[key] = link.factor * link.gain(most) * share
         return gains
 
     @staticmethod
