@@ -276,3 +276,21 @@ def test_a_common_name_is_a_callee_as_it_is_a_caller(tmp_path):
     ws.index(embed=False)
     assert [(x.symbol, x.sure) for x in ws.related("CommandSet.new").callers] == [("from_args", 1.0)]
     assert ("CommandSet.new", 1.0) in [(x.symbol, x.sure) for x in ws.related("from_args").callees]
+
+
+REFERENCED = {
+    "src/Writer.java": (
+        "class Writer {\n  void emit(String s) {\n    System.out.print(s);\n  }\n\n"
+        "  void emitAll(List<String> xs) {\n    xs.forEach(this::emit);\n  }\n\n"
+        "  void count(List<String> xs) {\n    xs.size();\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_method_reference_is_a_use_of_the_method(tmp_path):
+    """``xs.forEach(this::emit)`` hands ``emit`` on to be called: ``emitAll`` is a sure caller of
+    ``Writer.emit`` and lists it among its callees (a method reference was a bare value, no use)."""
+    ws = Workspace([write_tree(tmp_path / "ws", REFERENCED)])
+    ws.index(embed=False)
+    assert [(x.symbol, x.sure) for x in ws.related("Writer.emit").callers] == [("Writer.emitAll", 1.0)]
+    assert [x.symbol for x in ws.related("Writer.emitAll").callees] == ["Writer.emit"]
