@@ -241,14 +241,9 @@ class Service:
         """``symbol``'s definitions, callers and callees in every root's graph (:meth:`Workspace.related`).
 
         Raises:
-            ValueError: ``symbol`` is not a name; UnknownSymbol: no root defines or uses it, the message
-                naming the symbol and the roots (``send: no definition or use in the index of /src/app``:
-                every door's one line).
+            ValueError: ``symbol`` is not a name; UnknownSymbol: no root defines or uses it (every door's error).
         """
-        try:
-            return self.workspace.related(symbol, limit).known()
-        except UnknownSymbol as exc:
-            raise UnknownSymbol(f"{exc} of {', '.join(self.roots)}") from None
+        return self.workspace.related(symbol, limit).known(self.roots)
 
     def read_source(self, path: str, *, text: str | None = None) -> str:
         """The text of ``path`` (absolute; ``text``: an editor's buffer) as codeask reads it
