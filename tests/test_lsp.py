@@ -4,10 +4,10 @@ stand-in is the LLM (``fake_llm``, a local OpenAI-compatible HTTP server)."""
 from __future__ import annotations
 
 import ast
-import re
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import statistics
 import sys
