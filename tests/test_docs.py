@@ -103,3 +103,19 @@ def test_every_documented_json_key_is_in_the_real_output(row, sample_workspace, 
     out = json.loads(codeask(*argv).stdout)
     missing = [k for k in keys if not _has(out, k)]
     assert not missing, f"`{command}` output lacks the documented keys {missing}: {sorted(out)}"
+
+
+def test_the_nvim_plugin_folder_has_a_readme_pointing_to_its_guide():
+    """``editors/nvim`` (what a plugin manager shows) has a README whose relative links resolve, one
+    of them to the guide ``docs/neovim.md``, and whose install blocks are the guide's, word for word
+    (two copies that cannot drift)."""
+    folder = README.parent / "editors" / "nvim"
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)\)", text)
+    guide = (folder / "../../docs/neovim.md").resolve()
+    assert guide in {(folder / link).resolve() for link in links}
+    assert all((folder / link).exists() for link in links if "://" not in link)
+    blocks = re.findall(r"```(?:sh|lua)\n(.*?)```", text, re.S)
+    assert blocks
+    shown = guide.read_text(encoding="utf-8")
+    assert [b for b in blocks if b not in shown] == []

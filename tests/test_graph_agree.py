@@ -276,3 +276,36 @@ def test_a_common_name_is_a_callee_as_it_is_a_caller(tmp_path):
     ws.index(embed=False)
     assert [(x.symbol, x.sure) for x in ws.related("CommandSet.new").callers] == [("from_args", 1.0)]
     assert ("CommandSet.new", 1.0) in [(x.symbol, x.sure) for x in ws.related("from_args").callees]
+
+
+def test_a_caller_of_two_overloads_of_one_constructor_is_listed_once(tmp_path):
+    """``Spec.write`` calls both ``Writer`` constructors (javapoet's ``JavaFile.writeTo``): one caller
+    entry (it was one per constructor), linked to the first; ``Spec.render`` calls one of them."""
+    spec = BUILT["src/Spec.java"].replace(
+        "class Spec {\n", 'class Spec {\n  void write() {\n    new Writer("a").hashCode();\n    new Writer("b", 4).hashCode();\n  }\n\n'
+    )
+    ws = Workspace([write_tree(tmp_path / "ws", {**BUILT, "src/Spec.java": spec})])
+    ws.index(embed=False)
+    lines = BUILT["src/Writer.java"].split("\n")
+    one = lines.index("  Writer(String out) {") + 1
+    callers = sorted((x.symbol, x.sure, x.of) for x in ws.related("Writer").callers)
+    of_one = f"src/Writer.java:{one}"
+    assert callers == [("Spec.emit", 1.0, "src/Writer.java:1"), ("Spec.render", 1.0, of_one), ("Spec.write", 1.0, of_one)]
+
+
+REFERENCED = {
+    "src/Writer.java": (
+        "class Writer {\n  void emit(String s) {\n    System.out.print(s);\n  }\n\n"
+        "  void emitAll(List<String> xs) {\n    xs.forEach(this::emit);\n  }\n\n"
+        "  void count(List<String> xs) {\n    xs.size();\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_method_reference_is_a_use_of_the_method(tmp_path):
+    """``xs.forEach(this::emit)`` hands ``emit`` on to be called: ``emitAll`` is a sure caller of
+    ``Writer.emit`` and lists it among its callees (a method reference was a bare value, no use)."""
+    ws = Workspace([write_tree(tmp_path / "ws", REFERENCED)])
+    ws.index(embed=False)
+    assert [(x.symbol, x.sure) for x in ws.related("Writer.emit").callers] == [("Writer.emitAll", 1.0)]
+    assert [x.symbol for x in ws.related("Writer.emitAll").callees] == ["Writer.emit"]

@@ -7,6 +7,8 @@ door. Real parts: LanceDB in a temp dir, the CLI as a subprocess, the MCP engine
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from codeask.query.resolve import NAME_ONLY, TYPED
@@ -212,7 +214,7 @@ def test_an_unknown_symbol_is_an_error_at_the_mcp_door(tmp_path):
     root = write_tree(tmp_path / "bound", BOUND)
     Workspace([root]).index(embed=False)
     engine = CodeaskMCP([root])
-    with pytest.raises(ToolError, match=r"^no_such_symbol: no definition or use in the index$"):
+    with pytest.raises(ToolError, match=f"^no_such_symbol: no definition or use in the index of {re.escape(str(root))}$"):
         engine.related_code("no_such_symbol")
     assert engine.related_code("Session.request").counts["callers"] == 2
 

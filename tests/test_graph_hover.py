@@ -115,6 +115,39 @@ def test_every_similar_code_item_is_named():
     assert [line.split(") ", 1)[1] for line in items.strip().splitlines()] == ["(top level)", "`g, h`"]
 
 
+
+def test_hover_items_say_the_kind_of_link():
+    """Hover's related list words each link as its ``via`` names it (every caller-side link read
+    "calls" before): a class created or named as a type, a constant read, from either end."""
+    from types import SimpleNamespace
+
+    from codeask.query.pipeline import Document
+    from codeask.query.steps.explain_answer import related_markdown
+
+    span = SimpleNamespace(symbol="f", label="f", display_path="a.py", start_line=1, end_line=2, abs_path="/w/a.py")
+    vias = [
+        "caller of f in a.py:1",
+        "creates Session in a.py:1",
+        "uses type Session in a.py:1",
+        "reads LIMIT in a.py:1",
+        "calls g from a.py:1",
+        "creates Retry from a.py:1",
+        "uses type Retry from a.py:1",
+        "reads LIMIT from a.py:1",
+    ]
+    docs = [Document("b.py", "/w", i, i, "g", "python", "x", via=via, via_sure=1.0) for i, via in enumerate(vias, 1)]
+    said = [line.split(": ", 1)[1] for line in related_markdown(span, docs).splitlines() if line[:1].isdigit()]
+    assert said == [
+        "calls `f`",
+        "creates `Session`",
+        "uses type `Session`",
+        "reads `LIMIT`",
+        "called by it",
+        "created by it",
+        "a type used by it",
+        "read by it",
+    ]
+
 def test_hover_keeps_a_caller_when_callees_fill_its_page(tmp_path):
     """A method calling more definitions than hover lists still shows its one caller (ky's ``#fetch``:
     six callees listed, its caller ``Ky.create`` left out; the docs say hover shows "its callers and

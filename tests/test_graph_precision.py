@@ -125,7 +125,8 @@ def test_codeask_related_prints_the_graph_with_exit_codes(project):
     assert {"path", "root", "start_line", "end_line", "symbol", "name", "sure", "uri"} <= set(found["callers"][0])
     assert found == {**Workspace([project]).related("should_strip").to_json(), "index": found["index"]}
     unknown = codeask("related", str(project), "no_such_symbol", check=False)
-    assert unknown.returncode == 1 and unknown.stderr.strip().count("\n") == 0 and "no_such_symbol" in unknown.stderr
+    assert unknown.returncode == 1 and unknown.stderr.strip().count("\n") == 0
+    assert unknown.stderr.strip().endswith(f"no_such_symbol: no definition or use in the index of {project}")
     bad = codeask("related", str(project), "1 + 1", check=False)
     assert bad.returncode == 2 and "not a symbol name" in bad.stderr and "Traceback" not in bad.stderr
     missing = codeask("related", str(project / "nope"), "get", check=False)
@@ -221,8 +222,56 @@ def test_via_cites_the_definition_that_uses_or_defines_the_name(tmp_path):
     seeds = index.store.linked([r["id"] for r in rows if r["path"] == "pkg/utils.py"]).values()
     edges, _ = one_hop(index.store, list(seeds), {})
     rewind_line = utils.splitlines().index("def rewind(body):") + 1
-    assert [e.via for e in edges if e.name == "BodyError"] == [f"calls BodyError from pkg/utils.py:{rewind_line}"]
+    assert [e.via for e in edges if e.name == "BodyError"] == [f"creates BodyError from pkg/utils.py:{rewind_line}"]
     seeds = index.store.linked([r["id"] for r in rows if r["path"] == "pkg/errors.py"]).values()
     edges, _ = one_hop(index.store, list(seeds), {})
     class_line = errors.splitlines().index("class BodyError(Exception):") + 1
-    assert [e.via for e in edges if e.name == "BodyError"] == [f"caller of BodyError in pkg/errors.py:{class_line}"]
+    assert [e.via for e in edges if e.name == "BodyError"] == [f"creates BodyError in pkg/errors.py:{class_line}"]
+
+
+KINDS = {
+    "web/sessions.py": (
+        "MAX_RETRIES = 3\n\n\nclass Session:\n    def send(self, r):\n        return r\n\n\n"
+        "def merge_settings(a, b):\n    return a or b\n"
+    ),
+    "web/api.py": (
+        "from web.sessions import MAX_RETRIES, Session, merge_settings\n\n\n"
+        "def make():\n    return Session()\n\n\n"
+        "def typed(s: Session) -> int:\n    return MAX_RETRIES\n\n\n"
+        "def merged(a):\n    return merge_settings(a, None)\n"
+    ),
+}
+
+
+def test_via_names_the_kind_of_link_from_either_end(tmp_path):
+    """An edge's ``via`` says what the link is (it said ``caller of`` for every use): a class called
+    ``creates`` it, a class only named (an annotation) ``uses type``, an ``ALL_CAPS`` constant ``reads``,
+    a function ``calls``; from the used definition's side ``creates .. in``, ``uses type .. in``,
+    ``reads .. in``, ``caller of .. in``."""
+    root = write_tree(tmp_path / "ws", KINDS)
+    index = RootIndex(root, load_settings(root))
+    index.sync(embed=False)
+    rows = tables(index.store)[0].to_arrow().to_pylist()
+    lines = KINDS["web/api.py"].splitlines()
+    make, typed, merged = (lines.index(f"def {f}") + 1 for f in ("make():", "typed(s: Session) -> int:", "merged(a):"))
+    seeds = index.store.linked([r["id"] for r in rows if r["path"] == "web/api.py"]).values()
+    down = sorted(e.via for e in one_hop(index.store, list(seeds), {})[0])
+    assert down == [
+        f"calls merge_settings from web/api.py:{merged}",
+        f"creates Session from web/api.py:{make}",
+        f"reads MAX_RETRIES from web/api.py:{typed}",
+    ]  # the first use of Session is make's call; typed's annotation is its second
+    own = KINDS["web/sessions.py"].splitlines()
+    at = {
+        n: next(i for i, x in enumerate(own, 1) if n in x)
+        for n in ("MAX_RETRIES", "class Session", "def merge_settings")
+    }
+    seeds = index.store.linked([r["id"] for r in rows if r["path"] == "web/sessions.py"]).values()
+    up = sorted((e.target.symbol, e.via) for e in one_hop(index.store, list(seeds), {})[0])
+    assert up == [
+        ("make", f"creates Session in web/sessions.py:{at['class Session']}"),
+        ("merged", f"caller of merge_settings in web/sessions.py:{at['def merge_settings']}"),
+        ("typed", f"reads MAX_RETRIES in web/sessions.py:{at['MAX_RETRIES']}"),
+        ("typed", f"uses type Session in web/sessions.py:{at['class Session']}"),
+    ]
+    assert all(e.up for e in one_hop(index.store, list(seeds), {})[0])

@@ -295,3 +295,36 @@ def test_a_caller_the_chunker_split_is_cited_whole_as_sure_as_its_head_makes_it(
     assert not any(r["start_line"] <= head and use <= r["end_line"] for r in rows)  # the use in a later chunk
     callers = ws.related("CodeWriter.popType").callers
     assert [(x.start_line, x.end_line, x.symbol, x.sure) for x in callers] == [(head, end, "TypeSpec.emit", TYPED)]
+
+
+INSTANCE = {
+    "source/core/Ky.ts": "export class Ky {\n\tstatic create(input: string): Ky {\n\t\treturn new Ky();\n\t}\n}\n",
+    "source/index.ts": (
+        "import {Ky} from './core/Ky.js';\n\n"
+        "const createInstance = (defaults?: string) => {\n"
+        "\tconst ky = (input: string) => Ky.create(input);\n"
+        "\tfor (const method of ['get']) {\n"
+        "\t\tky[method] = (input: string) => Ky.create(input);\n"
+        "\t}\n\n"
+        "\treturn ky;\n"
+        "};\n\n"
+        "export class Client {\n\tstatic make(input: string): Ky {\n\t\treturn Ky.create(input);\n\t}\n\n"
+        "\tfetch(input: string): Ky {\n\t\treturn Ky.create(input);\n\t}\n}\n"
+    ),
+}
+
+
+def test_a_closure_inside_a_calling_function_is_no_caller_of_its_own(tmp_path):
+    """ky's ``createInstance`` calls ``Ky.create`` on its own lines and in its closure ``ky``: one caller,
+    the function (it was listed twice, ``createInstance`` 3-10 and ``createInstance.ky`` 4-4, nested
+    ranges); two methods of a class stay two callers."""
+    ws = Workspace([write_tree(tmp_path / "ws", INSTANCE)])
+    ws.index(embed=False)
+    lines = INSTANCE["source/index.ts"].split("\n")
+    start, end = lines.index("const createInstance = (defaults?: string) => {") + 1, lines.index("};") + 1
+    make, fetch = lines.index("\tstatic make(input: string): Ky {") + 1, lines.index("\tfetch(input: string): Ky {") + 1
+    assert sorted(_at(ws, "Ky.create", "callers")) == [
+        (start, end, "createInstance"),
+        (make, make + 2, "Client.make"),
+        (fetch, fetch + 2, "Client.fetch"),
+    ]

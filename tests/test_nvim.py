@@ -130,7 +130,7 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     assert got[0] == (str(sample_workspace / pricing), line_of(pricing, "def apply_discount(amount, coupon):"),
                       "definition: apply_discount")
     assert (str(sample_workspace / cart), line_of(cart, "    def total(self, coupon=None):"), "caller: Cart.total") in got
-    message = "codeask: related: no_such_symbol: no definition or use in the index"
+    message = f"codeask: related: no_such_symbol: no definition or use in the index of {sample_workspace}"
     assert result["said"] == [{"msg": message, "level": 3}], result["said"]
     assert result["qf_after"] == len(got)  # the list stays as it was
 

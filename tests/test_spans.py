@@ -247,3 +247,19 @@ def test_widening_is_on_by_default_and_off_at_one_span_per_file(tmp_path, monkey
     monkeypatch.setattr(widen, "SPANS_PER_FILE", 1)
     off = Workspace([tmp_path], env={}).build_pipeline(llm=None)
     assert [s.name for s in off.response_transformers] == ["neighbours", "one_per_file"]
+
+
+def test_a_merged_span_is_named_by_the_definitions_it_holds():
+    """A neighbour before the lead merged into its span: the span opens on the neighbour's definition,
+    so it is named first (``BaseAdapter, HTTPAdapter``; it was ``HTTPAdapter`` alone); a neighbour holding
+    the lead's own class head adds nothing to ``BaseAdapter.close``; one after the lead adds nothing."""
+
+    def merged(*docs: Document) -> list[str]:
+        return [d.symbol for d in Widen(spans_per_file=2)(_retrieved(list(docs), [docs[0]])).documents]
+
+    http = _doc("a.py", 20, 40, 0.9, symbol="HTTPAdapter")
+    assert merged(http, _doc("a.py", 1, 19, 0.8, symbol="BaseAdapter")) == ["BaseAdapter, HTTPAdapter"]
+    assert merged(http, _doc("a.py", 41, 60, 0.8, symbol="Retry")) == ["HTTPAdapter"]
+    close = _doc("a.py", 20, 40, 0.9, symbol="BaseAdapter.close")
+    assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="BaseAdapter")) == ["BaseAdapter.close"]
+    assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="")) == ["BaseAdapter.close"]

@@ -53,7 +53,7 @@ def cmd_related(args: Any) -> int:
     except ValueError as exc:
         raise UsageError("related", str(exc)) from None
     except UnknownSymbol as exc:
-        raise CLIError(f"{exc} of {service.roots[0]}") from None
+        raise CLIError(str(exc)) from None
     if args.json:
         print(json.dumps({**found, "index": _index(service)}))
     else:

@@ -243,7 +243,7 @@ class Service:
         Raises:
             ValueError: ``symbol`` is not a name; UnknownSymbol: no root defines or uses it (every door's error).
         """
-        return self.workspace.related(symbol, limit).known()
+        return self.workspace.related(symbol, limit).known(self.roots)
 
     def read_source(self, path: str, *, text: str | None = None) -> str:
         """The text of ``path`` (absolute; ``text``: an editor's buffer) as codeask reads it

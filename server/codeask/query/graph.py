@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from codeask.query.imported import import_groups
 from codeask.query.names import COMMON_NAMES
-from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, defined_symbol, sureness
+from codeask.query.resolve import NAME_ONLY, NONE, SELF, SURE, TYPE_HEAD, defined_symbol, sureness
 from codeask.query.sites import declaration, first_use_line, unshadowed, use_sites
 from codeask.query.split import split_start
 from codeask.query.uses import uses_in
@@ -42,6 +42,9 @@ __all__ = [
     "LOOKUP_LIMIT",
     "Edge",
     "edge_kind",
+    "defines_type",
+    "via_of",
+    "via_parts",
     "usable",
     "one_hop",
     "file_links",
@@ -59,15 +62,54 @@ def usable(name: str) -> bool:
     return len(name) >= 3 and not name.startswith("__") and name not in COMMON_NAMES
 
 
-def edge_kind(name: str, content: str) -> str:
-    """How ``content`` uses ``name``: ``calls`` (``name(``, ``new name``, ``name!``), ``reads`` (an
-    ``ALL_CAPS`` constant) or ``uses`` (a type, an import, anything else)."""
+def edge_kind(name: str, content: str, definition: Hit | None = None) -> str:
+    """How ``content`` uses ``name``, defined by ``definition`` (a chunk defining it, or that
+    definition cut from it): of a type (:func:`defines_type`) ``creates`` when it calls or ``new``\ s it
+    (``Session()``, ``new CodeWriter(out)``), else ``uses type`` (an annotation, a field's type, a base
+    class); of anything else ``reads`` (an ``ALL_CAPS`` constant), ``calls`` (``name(``, ``new name``,
+    ``name!``, ``name::<``) or ``uses`` (an import, a value, a method reference)."""
+    word = rf"(?<![\w$#]){re.escape(name)}(?![\w$])"  # not \b: it never matches before `#x` or `$x`
+    called = re.search(rf"(?:\bnew\s+{word}|{word}\s*(?:\(|!|::<))", content) is not None
+    if definition is not None and defines_type(definition, name):
+        return "creates" if called else "uses type"
     if name.isupper():
         return "reads"
-    word = rf"(?<![\w$#]){re.escape(name)}(?![\w$])"  # not \b: it never matches before `#x` or `$x`
-    if re.search(rf"(?:\bnew\s+{word}|{word}\s*(?:\(|!|::<))", content):
-        return "calls"
-    return "uses"
+    return "calls" if called else "uses"
+
+
+def defines_type(definition: Hit, name: str) -> bool:
+    """Whether ``definition`` (a chunk defining ``name``, or that definition cut from it) defines a
+    type: a word of :data:`~codeask.query.resolve.TYPE_HEAD` before the name on its definition's
+    lines (``class Session``, ``type Mux struct``, ``impl Config``), or a constructor (Java's
+    ``CodeWriter.CodeWriter``: a ``new CodeWriter(..)`` creates one)."""
+    d = declaration(definition, name)
+    head = re.split(rf"(?<![\w$#]){re.escape(name)}(?![\w$])", d.content, maxsplit=1)[0]
+    return bool(TYPE_HEAD.search(head)) or d.symbol.split(".")[-2:] == [name, name]
+
+
+def via_of(kind: str, name: str, where: str, up: bool) -> str:
+    """An edge's ``via``: for a definition using ``name`` the seed defines at ``where`` (``up``) ``caller
+    of send in a.py:10`` (``creates Session in ..``, ``reads MAX in ..``, ``uses type Session in ..``);
+    for the definition of ``name`` the seed uses at ``where`` ``calls send from a.py:20`` (``creates``,
+    ``reads``, ``uses type``, ``uses``). ``kind``: :func:`edge_kind`."""
+    return (
+        f"caller of {name} in {where}" if up and kind == "calls" else f"{kind} {name} {'in' if up else 'from'} {where}"
+    )
+
+
+#: A ``via`` of :func:`via_of`: its kind, name and direction word.
+_VIA = re.compile(r"(caller of|calls|creates|reads|uses type|uses) (\S+) (in|from) ")
+
+
+def via_parts(via: str) -> tuple[str, str, bool] | None:
+    """``(kind, name, up)`` of a ``via`` made by :func:`via_of` (``caller of`` read as ``calls``;
+    ``up``: the target uses what the seed defines), ``None`` for another (``defines send, named in the
+    question``)."""
+    found = _VIA.match(via)
+    if found is None:
+        return None
+    kind, name, word = found.groups()
+    return ("calls" if kind == "caller of" else kind), name, word == "in"
 
 
 @dataclass(frozen=True)
@@ -95,6 +137,13 @@ class Edge:
         ``target`` defining ``name`` (:func:`~codeask.query.sites.declaration`, not the whole chunk
         it is packed in), or for a caller the definition holding the use (``target`` is cut to it)."""
         return declaration(self.target, self.name) if self.symbol.rsplit(".", 1)[-1] == self.name else self.target
+
+    @property
+    def up(self) -> bool:
+        """Whether ``target`` uses what the seed defines (a caller, a user: ``caller of send in
+        a.py:10``), not the definition of what the seed uses (:func:`via_parts`)."""
+        parts = via_parts(self.via)
+        return parts is not None and parts[2]
 
     def followed(self, only: Callable[[str], bool] | None = None) -> bool:
         """Whether the graph steps follow the edge: not into a test by the name alone
@@ -143,7 +192,7 @@ def _callees(
         for row, how, symbol in _resolved(name, seed.hit, sure.get(name, ())):
             if row.hit.path != seed.hit.path or (same_file and row.hit.id != seed.hit.id):
                 line = first_use_line(seed.hit, name, start)
-                via = f"{edge_kind(name, seed.hit.content)} {name} from {label}:{line}"
+                via = via_of(edge_kind(name, seed.hit.content, row.hit), name, f"{label}:{line}", up=False)
                 edges.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     return edges
 
@@ -182,10 +231,10 @@ def _user_edges(
     target = [(defined_symbol(called.hit, name), called.hit.path)]
     methods = (defined_symbol(r.hit, name) for r in definitions)
     claimed = frozenset(m.rsplit(".", 2)[-2] for m in methods if "." in m)  # self.send() in Other
-    via = f"caller of {name} in {where}"
     return [
         Edge(site.hit, name, site.sure / len(definitions), via, called.hit.path, site.sure, site.hit.symbol)
         for site in use_sites(row.hit, name, target, claimed=claimed)
+        for via in [via_of(edge_kind(name, site.hit.content, called.hit), name, where, up=True)]
     ]
 
 
@@ -256,9 +305,9 @@ def file_links(store: Store, rows: Sequence[Linked], labels: Mapping[str, str]) 
         if not outside:
             continue
         label = f"{labels.get(seed.hit.path, seed.hit.path)}:{first_use_line(seed.hit, name)}"
-        via = f"{edge_kind(name, seed.hit.content)} {name} from {label}"
         for row, how, symbol in _resolved(name, seed.hit, sure[name]):
             if row.hit.path not in paths:
+                via = via_of(edge_kind(name, seed.hit.content, row.hit), name, label, up=False)
                 callees.append(Edge(row.hit, name, how / len(sure[name]), via, seed.hit.path, how, symbol))
     names = sorted(n for n in defined if n in sure)
     users = []

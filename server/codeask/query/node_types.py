@@ -29,6 +29,7 @@ MEMBER = (
     frozenset({"attribute", "member_expression", "selector_expression", "field_expression", "field_access"})
     | frozenset({"scoped_identifier", "scoped_type_identifier", "qualified_identifier", "qualified_type"})
     | frozenset({"method_invocation", "nested_identifier", "nested_type_identifier", "navigation_expression"})
+    | frozenset({"method_reference"})  # Java's this::emit, Util::check: the method through its receiver
 )  # values' members, then paths, then the rest
 #: Nodes that call, instantiate or expand the node in their first named child.
 CALLS = frozenset(

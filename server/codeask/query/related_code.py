@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind
+from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind, via_of
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
@@ -94,15 +94,16 @@ class RelatedCode:
         """Whether a list holds fewer than were found (:func:`related`'s ``limit``)."""
         return any(self.counts.get(k, 0) > len(getattr(self, k)) for k in KINDS)
 
-    def known(self) -> RelatedCode:
+    def known(self, roots: Sequence[str]) -> RelatedCode:
         """``self`` when it holds a definition or a caller.
 
         Raises:
-            UnknownSymbol: it holds neither: the index knows nothing of the symbol.
+            UnknownSymbol: it holds neither: the index of ``roots`` (absolute folders) knows nothing of
+                the symbol (``send: no definition or use in the index of /src/app``: every door's line).
         """
         if self.definitions or self.callers:
             return self
-        raise UnknownSymbol(f"{self.symbol}: no definition or use in the index")
+        raise UnknownSymbol(f"{self.symbol}: no definition or use in the index of {', '.join(roots)}")
 
     def to_json(self) -> dict[str, Any]:
         """``{"symbol", "definitions", "callers", "callees", "counts", "truncated"}``: locations as
@@ -296,20 +297,23 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
     """
     symbol = parse_symbol(symbol)
     name = symbol.rsplit(".", 1)[-1]
-    out = RelatedCode(symbol)
+    out, overloads = RelatedCode(symbol), {}
     for root, store in stores:
         defs, links = definitions(store, symbol), Links(store)
         chunks = [row.hit for row, _ in defs]
         for row, inner in defs:
             d = narrowed(row.hit, inner) if inner is not None else declaration(row.hit, name)
             out.definitions.append(Location.of_hit(root, d, name))
+            if d.language in OVERLOADING:
+                overloads[root, f"{d.path}:{d.start_line}"] = (d.path, d.symbol)
             overloaded = sum(narrowed(r.hit, i).symbol == d.symbol and r.hit.path == d.path for r, i in defs) > 1
             built = any(constructor(narrowed(r.hit, i), name) for r, i in defs if i is not None)
             sites = caller_sites(store, name, [d], chunks, links)
             sites = [s for s in sites if takes(d, [s.hit], name, overloaded, built)]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(links, [(row, inner)])]
-    out.callers, out.callees = _surest_first(_guessed_once(out.callers)), _surest_first(out.callees)
+    callers = _once_per_symbol(_guessed_once(out.callers), overloads)
+    out.callers, out.callees = _surest_first(callers), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
@@ -317,10 +321,9 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
 
 
 def _guessed_once(callers: list[Location]) -> list[Location]:
-    """``callers`` with each name-only caller (:data:`~codeask.query.resolve.NAME_ONLY` or less) of
-    several definitions listed once, as sure as its surest such link and linked to none of them
-    (``of`` ``""``): a guess by the name alone says nothing of which definition it calls
-    (``handle_401`` was listed once per ``send``)."""
+    """``callers`` with each name-only caller (:data:`~codeask.query.resolve.NAME_ONLY` or less) of several
+    definitions listed once, as sure as its surest such link and linked to none of them (``of`` ``""``): a
+    guess by the name alone says nothing of which definition it calls (``handle_401`` was once per ``send``)."""
     guesses: dict[tuple[str, str, int, int], list[Location]] = defaultdict(list)
     for x in callers:
         if x.sure <= NAME_ONLY:
@@ -330,6 +333,18 @@ def _guessed_once(callers: list[Location]) -> list[Location]:
         several = len({x.of for x in same}) > 1
         out += [replace(max(same, key=lambda x: x.sure), of="")] if several else same
     return out
+
+
+def _once_per_symbol(callers: list[Location], overloads: dict[tuple[str, str], tuple[str, str]]) -> list[Location]:
+    """``callers`` with a caller of several overloads of one symbol (``overloads``: ``(root, of)`` ->
+    path and symbol, in a language whose calls pick one by their arguments: :data:`OVERLOADING`) listed
+    once, linked to the first it links to surest: ``JavaFile.writeTo`` calls two ``CodeWriter``
+    constructors. Rust's two ``DirEntry::file_type`` (one call of either) each keep theirs."""
+    kept: dict[tuple[str, str, int, int, object], Location] = {}
+    for x in callers:
+        key = (x.root, x.path, x.start_line, x.end_line, overloads.get((x.root, x.of), x.of))
+        kept[key] = x if key not in kept or x.sure > kept[key].sure else kept[key]
+    return list(kept.values())
 
 
 def _surest_first(locations: list[Location]) -> list[Location]:
@@ -360,13 +375,13 @@ def span_edges(store: Store, rows: Sequence[Linked], lines: tuple[int, int]) -> 
         d = narrowed(row.hit, inner)
         if inner is not None and 0 < len(links.definers(inner.name)) <= MAX_DEFINITIONS:
             many = len(links.definers(inner.name))
-            via = f"caller of {inner.name} in {d.path}:{d.start_line}"
             for s in caller_sites(store, inner.name, [d], chunks, links):
+                via = via_of(edge_kind(inner.name, s.hit.content, d), inner.name, f"{d.path}:{d.start_line}", up=True)
                 edges.append(Edge(s.hit, inner.name, s.sure / many, via, d.path, s.sure, s.hit.symbol))
         for hit, n, sure in _callees(links, [(row, inner)], MAX_DEFINITIONS):
-            via = f"{edge_kind(n, d.content)} {n} from {d.path}:{first_use_line(d, n)}"
+            via = via_of(edge_kind(n, d.content, hit), n, f"{d.path}:{first_use_line(d, n)}", up=False)
             edges.append(Edge(hit, n, sure / len(links.definers(n)), via, d.path, sure, hit.symbol))
-    once = {(e.target.path, e.target.start_line, e.target.end_line, e.name, e.via[:6]): e for e in reversed(edges)}
+    once = {(e.target.path, e.target.start_line, e.target.end_line, e.name, e.up): e for e in reversed(edges)}
     return list(reversed(once.values()))  # a class and its method inside the selection both call it
 
 

@@ -34,11 +34,13 @@ and the root package, whose folder has no name, through the name its import bind
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition, definitions
+from codeask.lines import split_lines
 from codeask.query.fragments import STATEMENTS, class_body, code_text
 from codeask.query.imported import Imports, from_elsewhere, from_project, go_packages, import_groups
 from codeask.query.uses import Use, Uses, uses_in
@@ -56,6 +58,8 @@ __all__ = [
     "how_sure",
     "sureness",
     "definitions_of",
+    "TYPE_HEAD",
+    "in_functions",
     "free_symbol",
     "scoped",
     "defined_symbol",
@@ -233,6 +237,33 @@ def definitions_of(content: str, language: str) -> tuple[Definition, ...]:
     found = class_body(content, language) or tuple(d for d in definitions(text, language) if d.name not in STATEMENTS)
     lines = text.split("\n")
     return tuple(_head(d, lines, found) for d in found)
+
+
+#: A word of a definition's head, before its name, that makes it a type (its methods are callers of
+#: their own; a use of it creates one or names the type: :func:`codeask.query.graph.edge_kind`).
+TYPE_HEAD = re.compile(r"\b(?:class|interface|struct|enum|trait|impl|record|object|union|namespace|module|type)\b")
+
+
+def in_functions(content: str, inners: list[Definition | None]) -> list[Definition | None]:
+    """``inners`` (definitions of ``content``, a chunk, holding a use; ``None``: code outside them) less each one
+    inside another of them that is a function, not a type: ky's closure ``createInstance.ky`` (line 12)
+    inside ``createInstance`` (10-32), which uses the name on its own lines too, is one caller, the
+    function around it; a method inside its class stays a caller of its own. A type is told by its head,
+    the lines up to its name (:data:`TYPE_HEAD`: ``class``, ``struct``, ``impl``, ...)."""
+    lines = split_lines(content)
+
+    def function(d: Definition) -> bool:
+        head = [*lines[d.start_line - 1 : d.name_line - 1], lines[d.name_line - 1].split(d.name, 1)[0]]
+        return not TYPE_HEAD.search(" ".join(head))
+
+    outer = [d for d in inners if d is not None and d.name_line <= len(lines) and function(d)]
+    size = lambda d: d.end_line - d.start_line  # noqa: E731
+    return [
+        i
+        for i in inners
+        if i is None
+        or not any(o.contains(i.start_line) and o.contains(i.end_line) and size(o) > size(i) for o in outer)
+    ]
 
 
 def _head(d: Definition, lines: list[str], found: tuple[Definition, ...]) -> Definition:

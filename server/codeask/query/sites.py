@@ -21,7 +21,18 @@ from codeask.index.chunking.symbols import Definition
 from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.imported import Imports, import_groups
-from codeask.query.resolve import NONE, RECEIVED, SELF, SURE, TYPED, definitions_of, free_symbol, scoped, sureness
+from codeask.query.resolve import (
+    NONE,
+    RECEIVED,
+    SELF,
+    SURE,
+    TYPED,
+    definitions_of,
+    free_symbol,
+    in_functions,
+    scoped,
+    sureness,
+)
 from codeask.query.uses import Use, Uses, uses_in
 
 if TYPE_CHECKING:
@@ -96,23 +107,28 @@ def inner_definition(hit: Hit, line: int) -> Definition | None:
     return next((d for d in reversed(definitions_of(hit.content, hit.language)) if d.contains(line)), None)
 
 
-def _target_sure(
-    found: Uses,
-    name: str,
-    target: tuple[str, str],
-    hit: Hit,
-    span: tuple[int, int],
-    shadowed: bool,
-    claimed: frozenset[str],
-    kin: Callable[[str], frozenset[str]] | None,
-    imports: Imports,
-    mixins: frozenset[str],
-    statics: frozenset[str],
-) -> float:
-    """How sure the uses of ``name`` in ``span`` of ``hit`` are of ``target`` (:func:`use_sites`' arguments): the
-    uses a definition in scope, a class's own method or an unrelated class's value does not take, linked."""
-    kept = _unclaimed(unshadowed(found, name, target, hit, shadowed), name, target, claimed, hit)
-    return _link(_unrelated(kept, target, hit, kin), name, target, hit, span, imports, mixins, statics)
+@dataclass(frozen=True)
+class _Chunk:
+    """What :func:`use_sites` knows of the chunk ``hit`` whatever the target (its arguments of the same
+    names): the uses ``found`` in it, its file's ``imports``, and the ``shadowed``, ``claimed``, ``kin``,
+    ``mixins`` and ``statics`` each use is read against."""
+
+    hit: Hit
+    found: Uses
+    imports: Imports
+    shadowed: bool = False
+    claimed: frozenset[str] = frozenset()
+    kin: Callable[[str], frozenset[str]] | None = None
+    mixins: frozenset[str] = frozenset()
+    statics: frozenset[str] = frozenset()
+
+
+def _target_sure(chunk: _Chunk, name: str, target: tuple[str, str], span: tuple[int, int]) -> float:
+    """How sure the uses of ``name`` in ``span`` of the chunk are of ``target``: the uses a definition in
+    scope, a class's own method or an unrelated class's value does not take, linked (:func:`_link`)."""
+    hit = chunk.hit
+    kept = _unclaimed(unshadowed(chunk.found, name, target, hit, chunk.shadowed), name, target, chunk.claimed, hit)
+    return _link(chunk, _unrelated(kept, target, hit, chunk.kin), name, target, span)
 
 
 def use_sites(
@@ -152,17 +168,12 @@ def use_sites(
     imports = import_groups(hit.content, hit.language) + imports
     local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
     lines = code_lines(found, name, values=not (methods or local), fields=methods and hit.language == "java")
-    inners = list(dict.fromkeys(inner_definition(hit, line) for line in lines))
+    inners = in_functions(hit.content, list(dict.fromkeys(inner_definition(hit, line) for line in lines)))
+    chunk = _Chunk(hit, found, imports, shadowed, claimed, kin, mixins, statics)
     out = []
     for inner in inners:
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
-        sure = max(
-            (
-                _target_sure(found, name, t, hit, span, shadowed, claimed, kin, imports, mixins, statics)
-                for t in targets
-            ),
-            default=NONE,
-        )
+        sure = max((_target_sure(chunk, name, t, span) for t in targets), default=NONE)
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
@@ -297,39 +308,33 @@ def _receiver_classes(hit: Hit, types: tuple[tuple[str, Use], ...]) -> dict[tupl
     return out
 
 
-def _link(
-    found: Uses,
-    name: str,
-    target: tuple[str, str],
-    hit: Hit,
-    span: tuple[int, int],
-    imports: Imports,
-    mixins: frozenset[str] = frozenset(),
-    statics: frozenset[str] = frozenset(),
-) -> float:
-    """How sure the uses of ``name`` on ``span`` of ``hit`` are of ``target`` (symbol, path):
+def _link(chunk: _Chunk, found: Uses, name: str, target: tuple[str, str], span: tuple[int, int]) -> float:
+    """How sure the uses ``found`` of ``name`` on ``span`` of the chunk are of ``target`` (symbol, path):
     sure for a ``self`` use in the target's own file or class (:func:`_inside`; a Go method's receiver is
     its ``self``: :func:`_go_receiver`), or a bare one unless the target is a method
     reached only through a receiver (:data:`~codeask.query.resolve.RECEIVED`); typed when every
     such use is a ``self`` use in one of ``mixins``, the target class's bases (a mixin's
     ``self.send()``: ``self`` is a subclass, which may define its own; a subclass calling its base's
     method stays sure); a bare use of a name the file imports statically (``statics``) is sure; else
-    :func:`~codeask.query.resolve.sureness` with the file's ``imports``."""
+    :func:`~codeask.query.resolve.sureness` with the file's ``imports`` (``mixins``, ``statics``,
+    ``imports``: the chunk's, :class:`_Chunk`)."""
     symbol, path = target
     owner = symbol.rsplit(".", 2)[-2] if "." in symbol else ""
     if owner == name:  # a constructor (CodeWriter.CodeWriter) is reached as its class is: new CodeWriter(out)
-        return _link(found, name, (symbol.rsplit(".", 1)[0], path), hit, span, imports, mixins, statics)
+        return _link(chunk, found, name, (symbol.rsplit(".", 1)[0], path), span)
+    hit, mixins = chunk.hit, chunk.mixins
     its = _go_receiver(hit, span, owner, path)  # mx of func (mx *Mux): Go's self
     own = SELF | its if "." in symbol and hit.language in RECEIVED else {"", *SELF}
     mine = [
         u for u in found.of(name, *span) if u.receiver in own and (u.receiver in its or _inside(hit, u, path, owner))
     ]
-    mine += [u for u in found.of(name, *span) if u.receiver == "" and {f"{owner}.{name}", f"{owner}.*"} & statics]
+    statics = {f"{owner}.{name}", f"{owner}.*"} & chunk.statics
+    mine += [u for u in found.of(name, *span) if u.receiver == "" and statics]
     if mine and owner and all(u.receiver in SELF and enclosing_class(hit, u.line) in mixins for u in mine):
         return TYPED  # a mixin's self.send(): a subclass (Session, a test's RedirectSession) defines the one called
     if mine:
         return SURE
-    return sureness(found, name, symbol, path, hit.language, span, imports, hit.path)
+    return sureness(found, name, symbol, path, hit.language, span, chunk.imports, hit.path)
 
 
 #: A Go method's head: ``func (mx *Mux) Get(``, its receiver's name and type.

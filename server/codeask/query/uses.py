@@ -154,6 +154,8 @@ def _classify(node: Any) -> tuple[str, str, bool, bool, str] | None:
         return None
     if parent.type == "method_invocation" and parent.child_by_field_name("name") == node:
         kind = "call"
+    if parent.type == "method_reference" and outer is parent:
+        kind = "call"  # Java's xs.forEach(this::emit) hands the method on to be called: a call of it
     holder = outer.parent
     if holder is not None and holder.type in CALLS and holder.named_children[0] == outer:
         kind = "call"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from codeask.query.graph import edge_kind, via_of
 from codeask.query.intent import caller_symbols
 from codeask.query.links import Links
 from codeask.query.pipeline import Document
@@ -48,7 +49,8 @@ def caller_documents(target: SearchTarget, symbols: list[str], score: float) -> 
                 continue
             seen.add((site.hit.path, site.hit.start_line))
             doc = Document.from_hit(site.hit, target.root, score * site.sure, target.label)
-            via = f"caller of {name} in {target.label + '/' if target.label else ''}{called.path}:{called.start_line}"
+            where = f"{target.label + '/' if target.label else ''}{called.path}:{called.start_line}"
+            via = via_of(edge_kind(name, site.hit.content, called), name, where, up=True)
             out.append((replace(doc, via=via, via_path=called.path, via_sure=site.sure), site.sure))
     return out
 

@@ -25,6 +25,7 @@ from cachetools import LRUCache
 from codeask.llm import LLM, Completion, ContextLengthError, LLMError
 from codeask.query.answer import safe_documents
 from codeask.query.budget import Budget, budget_for, document_cap, fit_documents, shorten
+from codeask.query.graph import via_parts
 from codeask.query.pipeline import Document, Query
 from codeask.query.resolve import definitions_of
 from codeask.query.result import Withheld, source_link
@@ -92,8 +93,11 @@ def _item(i: int, d: Document) -> str:
     entry = f"{i}. {source_link(d.label, d.start_line, d.end_line, d.uri)} {_named(d)}"
     if not d.via:
         return entry
-    words = d.via.split()  # "caller of NAME in PATH:LINE" or "calls NAME from PATH:LINE"
-    how = f"calls `{words[2]}`" if words[0] == "caller" else f"{_DONE.get(words[0], words[0])} by it"
+    parts = via_parts(d.via)  # "caller of NAME in PATH:LINE" or "calls NAME from PATH:LINE"
+    if parts is None:
+        return entry
+    kind, name, up = parts
+    how = f"{kind} `{name}`" if up else f"{_DONE[kind]} by it"
     return f"{entry}: {how}{via_label(d.via_sure)}"
 
 
@@ -106,7 +110,7 @@ def _named(d: Document) -> str:
 
 
 #: How a graph edge's kind (:func:`codeask.query.graph.edge_kind`) reads from the callee's side.
-_DONE = {"calls": "called", "reads": "read", "uses": "used"}
+_DONE = {"calls": "called", "creates": "created", "reads": "read", "uses type": "a type used", "uses": "used"}
 
 
 @dataclass(frozen=True)

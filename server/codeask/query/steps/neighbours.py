@@ -233,7 +233,7 @@ class Neighbours:
                 overlap = term_overlap(terms, e.definition())
                 link, strength = links[(target.root, e.target.path)], e.weight * (1 + overlap)
                 link.near += strength
-                link.up += strength if e.via.startswith("caller of") else 0.0
+                link.up += strength if e.up else 0.0
                 link.first += strength if e.source_path in seeds or not e.source_path else 0.0
                 link.overlap = max(link.overlap, overlap)
                 link.add(e, strength)

@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeask.index.walk import is_secret
-from codeask.query.graph import Edge
+from codeask.query.graph import Edge, via_parts
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
 from codeask.query.related_code import span_edges
@@ -145,7 +145,7 @@ class RelatedRetrieve:
         labels = {t.root: t.label for t in targets}
         documents = self._kept(fused, linked, labels)
         caller = next((f for f in fused if _calls_it(linked.get((f[2], f[3].id)))), None)
-        if caller is not None and not any(d.via.startswith("caller of") for d in documents):
+        if caller is not None and not any(_up(d.via) for d in documents):
             # callees filled the page: its surest caller first (ky's #fetch: six callees hid its one caller)
             documents = self._kept([caller, *(f for f in fused if f is not caller)], linked, labels)
         query.retrieved(self.name, documents, rankings=len(rankings), identifiers=idents, dense=vector is not None)
@@ -179,5 +179,11 @@ class RelatedRetrieve:
 
 
 def _calls_it(edge: Edge | None) -> bool:
-    """Whether ``edge`` leads to a caller of the selection (``caller of send in a.py:10``)."""
-    return edge is not None and edge.via.startswith("caller of")
+    """Whether ``edge`` leads to a caller (or another user) of the selection (``caller of send in a.py:10``)."""
+    return edge is not None and edge.up
+
+
+def _up(via: str) -> bool:
+    """Whether ``via`` says a caller or another user of the selection (:func:`~codeask.query.graph.via_parts`)."""
+    parts = via_parts(via)
+    return parts is not None and parts[2]

@@ -47,16 +47,23 @@ def overlaps(a: Document, b: Document) -> bool:
 def merge_spans(first: Document, second: Document) -> Document:
     """``first`` and ``second`` (same file, overlapping or adjacent lines) as one document covering
     both: lines ``min(start)..max(end)``, content stitched without repeating shared lines, the
-    higher score, the symbol and id of the non-added span (else of ``first``), and ``extra`` only if
-    both were added spans."""
+    higher score, the id of the non-added span (else of ``first``), and ``extra`` only if both were
+    added spans. Its symbol names the definitions it holds as a reader meets them: the non-added
+    span's (else ``first``'s), after the first definition of the span before it when that is another
+    one (``BaseAdapter, HTTPAdapter``: the span opens on ``BaseAdapter``; ``BaseAdapter.close`` alone
+    when it opens on its class's head), as :func:`~codeask.query.sites.matched_symbol` names a chunk."""
     lo, hi = (first, second) if first.start_line <= second.start_line else (second, first)
     lines = lo.content.splitlines()
     tail = hi.content.splitlines()[max(0, lo.end_line - hi.start_line + 1) :]
     end = max(lo.end_line, hi.end_line)
     named = second if first.extra and not second.extra else first  # the lead's name and id win
+    opens = lo.symbol.split(", ", 1)[0]  # the definition the span opens on
+    symbol = named.symbol or lo.symbol
+    if lo.start_line < named.start_line and opens and not f"{symbol}.".startswith(f"{opens}."):
+        symbol = f"{opens}, {symbol}" if symbol else opens
     return replace(
         lo,
-        symbol=named.symbol or lo.symbol,
+        symbol=symbol,
         id=named.id,
         content="\n".join(lines + tail) if hi.end_line > lo.end_line else lo.content,
         end_line=end,
