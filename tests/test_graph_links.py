@@ -333,14 +333,20 @@ def test_a_class_s_callees_read_their_definers_in_lookups_that_do_not_grow_with_
     150 names, took seconds in the editor); counted through a wrapper of the real store."""
     lookups = []
     for helpers in (4, 40):
-        ws = Workspace([write_tree(tmp_path / str(helpers), _class_calling(helpers))])
-        ws.index(embed=False)
-        index = next(iter(ws.indexes.values()))
-        store = _Counted(index.store)
-        found = related([(str(index.root), store)], "Big")
+        found, store, _ = _related_counted(tmp_path / str(helpers), _class_calling(helpers), "Big")
         assert {x.symbol for x in found.callees} == {f"helper{i}" for i in range(helpers)}
         lookups.append(store.lookups)
     assert lookups[0] == lookups[1]
+
+
+def _related_counted(folder, files: dict[str, str], symbol: str):
+    """``related symbol`` over ``files`` indexed keyword-only in ``folder``, through a store wrapper
+    counting its lookups: (the answer, the counting store, the real store)."""
+    ws = Workspace([write_tree(folder, files)])
+    ws.index(embed=False)
+    index = next(iter(ws.indexes.values()))
+    store = _Counted(index.store)
+    return related([(str(index.root), store)], symbol), store, (str(index.root), index.store)
 
 
 def _hierarchy(classes: int) -> dict[str, str]:
@@ -370,13 +376,9 @@ def test_a_class_s_hierarchy_is_read_in_lookups_that_do_not_grow_with_its_classe
     store."""
     lookups = []
     for classes in (3, 12):
-        ws = Workspace([write_tree(tmp_path / str(classes), _hierarchy(classes))])
-        ws.index(embed=False)
-        index = next(iter(ws.indexes.values()))
-        store = _Counted(index.store)
-        found = related([(str(index.root), store)], "Big")
+        found, store, real = _related_counted(tmp_path / str(classes), _hierarchy(classes), "Big")
         want = {f"Helper{i}.help{i}" for i in range(classes)} | {"Base.check"}
         assert {x.symbol for x in found.callees if x.sure > NAME_ONLY} >= want
-        assert found.callees == related([(str(index.root), index.store)], "Big").callees
+        assert found.callees == related([real], "Big").callees
         lookups.append(store.lookups)
     assert lookups[0] == lookups[1]
