@@ -237,3 +237,19 @@ def test_a_split_definition_whose_chunk_ends_in_a_blank_line_is_one(tmp_path):
     big = ws.related("big")
     assert [(x.start_line, x.end_line) for x in big.definitions] == [(4, len(lines))]
     assert {x.name for x in big.callees} == {"early_helper", "late_helper"}
+
+
+def test_a_top_level_caller_reads_top_level_at_the_cli_and_mcp_doors(tmp_path):
+    """A caller outside every definition (``VALUE = target()``) is ``(top level)`` in ``codeask related``
+    and in MCP ``related_code``'s text alike (MCP printed the symbol's own name, ``target``, as if the
+    caller were its definition: a newcomer's finding)."""
+    from codeask.mcp_results import related_lines
+    from codeask.mcp_server import CodeaskMCP
+
+    files = {"app/a.py": "def target():\n    return 1\n", "app/b.py": "from app.a import target\n\nVALUE = target()\n"}
+    root = write_tree(tmp_path / "top", files)
+    Workspace([root]).index(embed=False)
+    cli = codeask("related", str(root), "target").stdout
+    mcp = related_lines(CodeaskMCP([root]).related_code("target"))
+    callers = [re.search(r"callers of target:\n(.*?)(\n\n|$)", text, re.S).group(1) for text in (cli, mcp)]
+    assert all("app/b.py:" in c and "(top level)" in c for c in callers), callers

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from codeask.console import CLIError, UsageError
-from codeask.sureness import link_note
+from codeask.sureness import link_note, location_label
 
 __all__ = ["add_related_parser", "cmd_related"]
 
@@ -83,7 +83,7 @@ def related_text(found: dict[str, Any]) -> str:
             sure = link_note(x["sure"], x["of"], several, gap="  ")
             named = kind == "callees" and x["symbol"] and x["symbol"].rsplit(".", 1)[-1] != x["name"]
             called = f" -> {x['name']}" if named else ""
-            label = x["symbol"] or ("(top level)" if kind == "callers" else x["name"])
+            label = location_label(kind, x["symbol"], x["name"])
             lines.append(f"  {x['path']}:{x['start_line']}-{x['end_line']}  {label}{called}{sure}")
         more = found["counts"][kind] - len(found[kind])
         if more > 0:

@@ -11,7 +11,7 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
-from codeask.sureness import link_note, via_label
+from codeask.sureness import link_note, location_label, via_label
 
 __all__ = [
     "AnchorOut",
@@ -209,7 +209,7 @@ def related_lines(result: RelatedResult) -> str:
     for kind in ("definitions", "callers", "callees"):
         found: list[LocationOut] = getattr(result, kind)
         lines = [
-            f"- {x.path}:{x.start_line}-{x.end_line} {x.symbol or x.name}{link_note(x.sure, x.of, several)}   {x.uri}"
+            f"- {x.path}:{x.start_line}-{x.end_line} {location_label(kind, x.symbol, x.name)}{link_note(x.sure, x.of, several)}   {x.uri}"
             for x in found
         ]
         if result.counts.get(kind, 0) > len(found):

@@ -7,7 +7,7 @@ MCP text (:mod:`codeask.mcp_results`) and ``codeask related`` (:mod:`codeask.cli
 
 from __future__ import annotations
 
-__all__ = ["via_label", "link_note"]
+__all__ = ["via_label", "link_note", "location_label"]
 
 
 def via_label(sure: float) -> str:
@@ -25,3 +25,9 @@ def link_note(sure: float, of: str, several: bool, gap: str = " ") -> str:
     each note after ``gap`` (``""`` for a sure link of the only definition)."""
     note = f"{gap}(sure {sure:.1f})" if sure < 1.0 else ""
     return note + (f"{gap}(of {of})" if several and of else "")
+
+
+def location_label(kind: str, symbol: str, name: str) -> str:
+    """How a related-code line names its location: the definition ``symbol`` holding it, else, for a
+    ``callers`` line, ``(top level)`` (a use outside every definition), else the linked ``name``."""
+    return symbol or ("(top level)" if kind == "callers" else name)

@@ -1,5 +1,5 @@
 -- codeask for Neovim 0.11+: the codeask language server (`codeask serve`) through the built-in
--- LSP client, plus :CodeaskAsk / :CodeaskExplain / :CodeaskReindex / :CodeaskStatus / :CodeaskOpenCitation
+-- LSP client, plus :CodeaskAsk / :CodeaskExplain / :CodeaskRelated / :CodeaskReindex / :CodeaskStatus / :CodeaskOpenCitation
 -- (plugin/codeask.lua) and `:checkhealth codeask` (lua/codeask/health.lua).
 --
 --   require('codeask').setup({
