@@ -251,9 +251,9 @@ def subclasses(owner: str, rows: Iterable[Linked]) -> set[str]:
     their header line (``class Session(Base):``, ``class A extends Base``, ``implements``): its direct
     subclasses, by name."""
     out = set()
-    for row in {
-        r.hit.id: r for r in rows
-    }.values():  # a chunk's references leave out the names it defines: a subclass beside its base
+    # by id, once: a chunk's references leave out the names it defines (a subclass beside its base)
+    unique = {r.hit.id: r for r in rows}
+    for row in unique.values():
         lines = row.hit.content.split("\n")
         for d in definitions_of(row.hit.content, row.hit.language):
             header = lines[d.name_line - 1] if d.name_line <= len(lines) else ""
