@@ -119,7 +119,7 @@ def test_widen_adds_the_files_next_spans_merging_adjacent_ones_and_skipping_boil
     q = Widen(spans_per_file=3)(_retrieved(docs, [lead, b]))
     got = [(d.path, d.start_line, d.end_line, d.extra, d.symbol) for d in q.documents]
     assert got == [
-        ("a.py", 10, 30, False, "Session.send"),  # lead + adjacent, merged; still the file's first document
+        ("a.py", 10, 30, False, "Session.send, Session.merge"),  # lead + adjacent, merged; still the file's first
         ("a.py", 50, 60, True, "Session.close"),
         ("b.py", 1, 9, False, ""),
     ]
@@ -252,14 +252,16 @@ def test_widening_is_on_by_default_and_off_at_one_span_per_file(tmp_path, monkey
 def test_a_merged_span_is_named_by_the_definitions_it_holds():
     """A neighbour before the lead merged into its span: the span opens on the neighbour's definition,
     so it is named first (``BaseAdapter, HTTPAdapter``; it was ``HTTPAdapter`` alone); a neighbour holding
-    the lead's own class head adds nothing to ``BaseAdapter.close``; one after the lead adds nothing."""
+    the lead's own class head adds nothing to ``BaseAdapter.close``; one after the lead is named after it
+    (``HTTPAdapter, Retry``: it was ``HTTPAdapter`` alone, hiding the ``Retry`` the span ends in)."""
 
     def merged(*docs: Document) -> list[str]:
         return [d.symbol for d in Widen(spans_per_file=2)(_retrieved(list(docs), [docs[0]])).documents]
 
     http = _doc("a.py", 20, 40, 0.9, symbol="HTTPAdapter")
     assert merged(http, _doc("a.py", 1, 19, 0.8, symbol="BaseAdapter")) == ["BaseAdapter, HTTPAdapter"]
-    assert merged(http, _doc("a.py", 41, 60, 0.8, symbol="Retry")) == ["HTTPAdapter"]
+    assert merged(http, _doc("a.py", 41, 60, 0.8, symbol="Retry")) == ["HTTPAdapter, Retry"]
+    assert merged(http, _doc("a.py", 41, 60, 0.8, symbol="HTTPAdapter")) == ["HTTPAdapter"]
     close = _doc("a.py", 20, 40, 0.9, symbol="BaseAdapter.close")
     assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="BaseAdapter")) == ["BaseAdapter.close"]
     assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="")) == ["BaseAdapter.close"]

@@ -64,7 +64,7 @@ def usable(name: str) -> bool:
 
 def edge_kind(name: str, content: str, definition: Hit | None = None) -> str:
     """How ``content`` uses ``name``, defined by ``definition`` (a chunk defining it, or that
-    definition cut from it): of a type (:func:`defines_type`) ``creates`` when it calls or ``new``\ s it
+    definition cut from it): of a type (:func:`defines_type`) ``creates`` when it calls it or instantiates it with ``new``
     (``Session()``, ``new CodeWriter(out)``), else ``uses type`` (an annotation, a field's type, a base
     class); of anything else ``reads`` (an ``ALL_CAPS`` constant), ``calls`` (``name(``, ``new name``,
     ``name!``, ``name::<``) or ``uses`` (an import, a value, a method reference)."""

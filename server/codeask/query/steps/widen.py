@@ -49,18 +49,17 @@ def merge_spans(first: Document, second: Document) -> Document:
     both: lines ``min(start)..max(end)``, content stitched without repeating shared lines, the
     higher score, the id of the non-added span (else of ``first``), and ``extra`` only if both were
     added spans. Its symbol names the definitions it holds as a reader meets them: the non-added
-    span's (else ``first``'s), after the first definition of the span before it when that is another
-    one (``BaseAdapter, HTTPAdapter``: the span opens on ``BaseAdapter``; ``BaseAdapter.close`` alone
-    when it opens on its class's head), as :func:`~codeask.query.sites.matched_symbol` names a chunk."""
+    span's (else ``first``'s), with the other span's first definition before or after it, in the
+    file's order (``BaseAdapter, HTTPAdapter``: the span opens on ``BaseAdapter``; ``Session.send,
+    Session.merge``: it ends in ``Session.merge``; see :func:`_joined`), as
+    :func:`~codeask.query.sites.matched_symbol` names a chunk."""
     lo, hi = (first, second) if first.start_line <= second.start_line else (second, first)
     lines = lo.content.splitlines()
     tail = hi.content.splitlines()[max(0, lo.end_line - hi.start_line + 1) :]
     end = max(lo.end_line, hi.end_line)
-    named = second if first.extra and not second.extra else first  # the lead's name and id win
-    opens = lo.symbol.split(", ", 1)[0]  # the definition the span opens on
-    symbol = named.symbol or lo.symbol
-    if lo.start_line < named.start_line and opens and not f"{symbol}.".startswith(f"{opens}."):
-        symbol = f"{opens}, {symbol}" if symbol else opens
+    # the lead's (non-added) span gives the name and id
+    named, other = (second, first) if first.extra and not second.extra else (first, second)
+    symbol = _joined(named.symbol, other.symbol, before=other.start_line < named.start_line)
     return replace(
         lo,
         symbol=symbol,
@@ -70,6 +69,18 @@ def merge_spans(first: Document, second: Document) -> Document:
         score=max(first.score, second.score),
         extra=first.extra and second.extra,
     )
+
+
+def _joined(named: str, neighbour: str, before: bool) -> str:
+    """``named`` (a span's symbol; ``"A, B"`` when it holds several definitions) with the first
+    definition of a span merged into it (``neighbour``'s) put ``before`` or after its names. Left out
+    when empty, already named, or the class a named definition belongs to (``BaseAdapter`` beside
+    ``BaseAdapter.close``: the span opens on its own class's head)."""
+    names = [n for n in named.split(", ") if n]
+    first = neighbour.split(", ", 1)[0]
+    if not first or any(n == first or n.startswith(f"{first}.") for n in names):
+        return named
+    return ", ".join([first, *names] if before else [*names, first])
 
 
 class Widen:
