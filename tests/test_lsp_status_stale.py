@@ -10,6 +10,8 @@ import threading
 from codeask.lsp.status import StatusSnapshots, status_json
 from codeask.lsp.work import Lane
 from codeask.service import ServiceStatus
+from tests.test_lsp import cmd, session
+from tests.workspaces import indexed, write_tree
 
 COUNTS = {"indexed": True, "read_only": False, "files": 7, "chunks_total": 40, "vectors_pending": 0, "index_dir": "/idx"}
 ACTIVITY = {"indexing": True, "index_state": "indexing", "index_message": "", "lock_holder": None}
@@ -48,3 +50,20 @@ def test_first_busy_status_has_no_counts_then_the_last_snapshot():
         service.release.set()
 
     asyncio.run(run())
+
+
+def test_the_first_status_on_an_indexed_folder_carries_its_counts(tmp_path):
+    """Over stdio: a folder indexed before the server starts, not re-indexed (``indexOnStartup:
+    never``). The first ``codeask.status`` came back stale and without counts while the server's read
+    lane waited for the heavy-module preload, so ``:checkhealth codeask`` printed "no index yet";
+    it now waits for the read (``FIRST_STATUS_WAIT``) and carries the folder's counts."""
+    root = write_tree(tmp_path / "ws", {"src/a.py": "def alpha():\n    return 1\n", "src/b.py": "def beta():\n    return 2\n"})
+    indexed(root)
+
+    async def run() -> dict:
+        async with session(root, options={"indexOnStartup": "never"}) as client:
+            return await cmd(client, "codeask.status")
+
+    first = asyncio.run(run())
+    assert "stale" not in first and not first["indexing"], first
+    assert first["files"] == 2 and first["chunks_total"] >= 2 and first["index_dir"], first

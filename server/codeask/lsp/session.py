@@ -22,7 +22,7 @@ from codeask.llm import CancelToken, cancel_scope
 from codeask.lsp.changes import ChangeBatch
 from codeask.lsp.convert import settings_from
 from codeask.lsp.indexing import ProgressEvents
-from codeask.lsp.status import StatusSnapshots, index_state, status_json
+from codeask.lsp.status import FIRST_STATUS_WAIT, STATUS_WAIT, StatusSnapshots, index_state, status_json
 from codeask.lsp.tcp import Gate
 from codeask.lsp.work import Lane, Reporter, post
 from codeask.service import ExplainCache, IndexStats, Service
@@ -317,12 +317,14 @@ class CodeaskServer(LanguageServer):
     # ------------------------------------------------------------ status
     async def status(self) -> dict[str, Any]:
         """``codeask.status``: the service's status (:func:`~codeask.lsp.status.status_json`) read
-        within ~30 ms, else the last snapshot with ``"stale": true``; before anything was indexed, no
-        index is opened."""
+        within ~30 ms, else the last snapshot with ``"stale": true``; the first read while nothing is
+        indexed waits up to :data:`~codeask.lsp.status.FIRST_STATUS_WAIT` s; before anything was
+        indexed, no index is opened."""
         service = self.service
         stale = False
         if self.started or service.keyword_ready():
-            got = await self.snapshots.read(service.status)
+            first = self.snapshots.last is None and not service.scheduler.indexing
+            got = await self.snapshots.read(service.status, FIRST_STATUS_WAIT if first else STATUS_WAIT)
             stale = not self.snapshots.fresh
         else:
             got = None

@@ -47,15 +47,20 @@ function M.check()
     vim.health.info('the server is not running in this session: open a file under a project root to start it')
     return
   end
-  local r = client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 10000)
+  -- 30 s: the server's first codeask.status waits up to 20 s for its counts (lsp/status.py FIRST_STATUS_WAIT)
+  local r = client:request_sync('workspace/executeCommand', { command = 'codeask.status', arguments = {} }, 30000)
   local s = r and r.result
   if not s then
     vim.health.warn('the server did not answer codeask.status' .. (r and r.err and (': ' .. r.err.message) or ''))
     return
   end
   local state = s.indexing and 'indexing' or 'ready'
-  vim.health.ok(('index %s: %d files, %d chunks, %d waiting for embeddings (%s)'):format(
-    state, s.files or 0, s.chunks_total or 0, s.vectors_pending or 0, s.index_dir or 'no index yet'))
+  if s.stale and s.files == nil then
+    vim.health.ok(('index %s: counts not known yet (the index is busy); :checkhealth codeask again shortly'):format(state))
+  else
+    vim.health.ok(('index %s: %d files, %d chunks, %d waiting for embeddings (%s)'):format(
+      state, s.files or 0, s.chunks_total or 0, s.vectors_pending or 0, s.index_dir or 'no index yet'))
+  end
   if s.llm then
     vim.health.ok('LLM: ' .. s.llm)
   else
