@@ -311,7 +311,8 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             sites = caller_sites(store, name, [d], chunks, links)
             sites = [s for s in sites if takes(d, [s.hit], name, overloaded, built)]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
-            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in callees(links, [(row, inner)])]
+            own = (row, inner) if inner is not None else (replace(row, hit=d), None)  # a constant: its own line
+            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in callees(links, [own])]
     callers = _once_per_symbol(_guessed_once(out.callers), overloads)
     out.callers, out.callees = _surest_first(callers), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
