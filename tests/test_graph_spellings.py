@@ -1,5 +1,5 @@
 """Uses the symbol graph missed by how they are spelled: a module constant read beside its
-definition (``LIMIT_MS = 500``; ``slow`` reads it). Real parts: tree-sitter parsing, LanceDB in a
+definition (``LIMIT_MS = 500``; ``slow`` reads it), a Java method reference (``Util::checkArgument``). Real parts: tree-sitter parsing, LanceDB in a
 temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
@@ -25,3 +25,23 @@ def test_a_module_constant_is_read_by_its_own_files_functions(tmp_path):
         ("app/client.py", "fetch", 1.0),
     }
     assert got["callees"] == []
+
+
+METHOD_REFERENCES = {
+    "src/Util.java": "final class Util {\n  static void checkArgument(boolean ok, String m) {\n  }\n}\n",
+    "src/Writer.java": "final class Writer {\n  void emitLiteral(Object value) {\n  }\n}\n",
+    "src/Spec.java": (
+        "import java.util.List;\n\nfinal class Spec {\n"
+        "  void write(Writer writer, List<Object> values) {\n    values.forEach(writer::emitLiteral);\n  }\n\n"
+        "  Object checker() {\n    return Util::checkArgument;\n  }\n}\n"
+    ),
+}
+
+
+def test_a_java_method_reference_is_a_use_of_the_method(tmp_path):
+    """``writer::emitLiteral`` and ``Util::checkArgument`` passed as values make their enclosing
+    methods callers (the index kept only invoked names: no caller in another file)."""
+    root = tmp_path / "ws"
+    indexed(root, METHOD_REFERENCES)
+    for name, caller in (("emitLiteral", "Spec.write"), ("checkArgument", "Spec.checker")):
+        assert {c["symbol"] for c in related_json(root, name)["callers"]} == {caller}
