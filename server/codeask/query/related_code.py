@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
-from codeask.query.graph import LOOKUP_LIMIT, MAX_DEFINITIONS, Edge, edge_kind, via_of
+from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
-from codeask.query.sites import Site, declaration, first_use_line, narrowed, own_names
+from codeask.query.sites import Site, declaration, narrowed, own_names
 from codeask.query.split import whole, widened
 from codeask.uris import file_uri
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "span_edges", "parse_symbol", "takes"]
+__all__ = ["Location", "RelatedCode", "UnknownSymbol", "related", "caller_sites", "callees", "parse_symbol", "takes"]
 
 #: The kinds of related code, in the order they are listed.
 KINDS = ("definitions", "callers", "callees")
@@ -205,7 +205,7 @@ def _joined(sites: list[Site]) -> list[Site]:
     return out
 
 
-def _callees(
+def callees(
     links: Links, defs: Sequence[tuple[Linked, Definition | None]], most: int = LOOKUP_LIMIT
 ) -> list[tuple[Hit, str, float]]:
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
@@ -214,7 +214,7 @@ def _callees(
     themselves nor a definition holding them); name-only ones only for a name defined once (a guess among several is listed only
     among the callers, once: :func:`_guessed_once`). A name with many definitions (``emit``, ``new``)
     keeps its links surer than a name-only guess, as its callers list them; one defined in more than
-    ``most`` chunks links nothing (hover's rule, both ways: :func:`span_edges`)."""
+    ``most`` chunks links nothing (hover's rule, both ways: :func:`~codeask.query.span_links.span_edges`)."""
     wanted: dict[str, list[Hit]] = defaultdict(list)
     selves = [narrowed(row.hit, inner) for row, inner in defs]
     for row, inner in defs:
@@ -311,7 +311,8 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             sites = caller_sites(store, name, [d], chunks, links)
             sites = [s for s in sites if takes(d, [s.hit], name, overloaded, built)]
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
-            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in _callees(links, [(row, inner)])]
+            own = (row, inner) if inner is not None else (replace(row, hit=d), None)  # a constant: its own line
+            out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in callees(links, [own])]
     callers = _once_per_symbol(_guessed_once(out.callers), overloads)
     out.callers, out.callees = _surest_first(callers), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
@@ -357,44 +358,3 @@ def _surest_first(locations: list[Location]) -> list[Location]:
         keyed.append((-x.sure, turn[x.of, x.sure], x))
         turn[x.of, x.sure] += 1
     return [x for *_, x in sorted(keyed, key=lambda k: (k[0], k[1]))]
-
-
-def span_edges(store: Store, rows: Sequence[Linked], lines: tuple[int, int]) -> list[Edge]:
-    """The callers and callees of the definitions a selection covers (hover's related code), as
-    ``codeask related`` lists them (:func:`caller_sites`, :func:`_callees`: one resolver, one sureness):
-    ``rows`` are the selection's chunks, ``lines`` its 1-based file lines; the definitions inside it,
-    else the innermost one holding its first line, else the chunk's code outside definitions. A name
-    defined in more than :data:`MAX_DEFINITIONS` chunks links nothing, as a caller or as a callee (hover
-    stays quick: ``codeask related`` lists their sure links, seconds on a large class). Each
-    :class:`~codeask.query.graph.Edge` weighs ``sure / definitions of the name``; a caller's ``via``
-    cites the line its definition starts on (``caller of send in a.py:10``), a callee's the definition
-    holding the first use (``calls send from a.py:20``)."""
-    links, chunks = Links(store), [r.hit for r in rows]
-    edges = []
-    for row, inner in _covered(rows, lines):
-        d = narrowed(row.hit, inner)
-        if inner is not None and 0 < len(links.definers(inner.name)) <= MAX_DEFINITIONS:
-            many = len(links.definers(inner.name))
-            for s in caller_sites(store, inner.name, [d], chunks, links):
-                via = via_of(edge_kind(inner.name, s.hit.content, d), inner.name, f"{d.path}:{d.start_line}", up=True)
-                edges.append(Edge(s.hit, inner.name, s.sure / many, via, d.path, s.sure, s.hit.symbol))
-        for hit, n, sure in _callees(links, [(row, inner)], MAX_DEFINITIONS):
-            via = via_of(edge_kind(n, d.content, hit), n, f"{d.path}:{first_use_line(d, n)}", up=False)
-            edges.append(Edge(hit, n, sure / len(links.definers(n)), via, d.path, sure, hit.symbol))
-    once = {(e.target.path, e.target.start_line, e.target.end_line, e.name, e.up): e for e in reversed(edges)}
-    return list(reversed(once.values()))  # a class and its method inside the selection both call it
-
-
-def _covered(rows: Sequence[Linked], lines: tuple[int, int]) -> list[tuple[Linked, Definition | None]]:
-    """The definitions of ``rows`` inside file ``lines`` (1-based, inclusive), else the innermost one
-    holding the first line, else each chunk as a whole (``None``: code outside definitions)."""
-    inside: list[tuple[Linked, Definition | None]] = []
-    holding: list[tuple[Linked, Definition | None]] = []
-    for row in rows:
-        for d in definitions_of(row.hit.content, row.hit.language):
-            first, last = row.hit.start_line + d.start_line - 1, row.hit.start_line + d.end_line - 1
-            if lines[0] <= first and last <= lines[1]:
-                inside.append((row, d))
-            elif first <= lines[0] <= last:
-                holding.append((row, d))
-    return inside or holding[-1:] or [(row, None) for row in rows]

@@ -166,7 +166,7 @@ def use_sites(
     targets = [(free_symbol(symbol, hit.language), path) for symbol, path in targets]  # Rust's mod tests
     methods = bool(targets) and all("." in symbol for symbol, _ in targets)
     imports = import_groups(hit.content, hit.language) + imports
-    local = name in found.bound  # request = Request(..); send(request.prepare()): a local variable
+    local = name in found.bound and not _top_binding(hit, found, name, targets)  # request = Request(..): a local
     lines = code_lines(found, name, values=not (methods or local), fields=methods and hit.language == "java")
     inners = in_functions(hit.content, list(dict.fromkeys(inner_definition(hit, line) for line in lines)))
     chunk = _Chunk(hit, found, imports, shadowed, claimed, kin, mixins, statics)
@@ -177,6 +177,14 @@ def use_sites(
         if sure > NONE:
             out.append(Site(narrowed(hit, inner) if inner else _outside(hit, lines), sure))
     return out
+
+
+def _top_binding(hit: Hit, found: Uses, name: str, targets: list[tuple[str, str]]) -> bool:
+    """Whether ``hit`` binds ``name`` outside its definitions in the file of a top-level target: the
+    binding is that target (``LIMIT_MS = 500``), whose bare reads in the file's functions are uses of
+    it, no local variable's (``slow`` reading ``LIMIT_MS`` beside it was no reader)."""
+    here = any(path == hit.path and "." not in symbol for symbol, path in targets)
+    return here and any(inner_definition(hit, u.line) is None for u in found.of(name))
 
 
 def code_lines(found: Uses, name: str, values: bool = True, fields: bool = False) -> list[int]:

@@ -35,8 +35,8 @@ __all__ = ["GRAPH_VERSION", "QUERIES", "MAX_REFS", "Names", "chunk_names"]
 #: (:mod:`codeask.index.meta`), so an index written by older queries is rebuilt once instead of
 #: keeping their edges for every file that does not change (its vectors come back from the
 #: machine's vector store, :mod:`codeask.index.machine`). 2: a Rust macro's calls and
-#: JavaScript's ``#private`` methods.
-GRAPH_VERSION = "2"
+#: JavaScript's ``#private`` methods; 3: Java's method references (``Util::checkArgument``).
+GRAPH_VERSION = "3"
 
 #: Most distinct references kept per chunk (first occurrences): a 60-line chunk rarely has more;
 #: the cap bounds a generated chunk's row.
@@ -133,6 +133,7 @@ _JAVA = """
 (method_declaration name: (identifier) @def)
 (constructor_declaration name: (identifier) @def)
 (method_invocation name: (identifier) @ref)
+(method_reference (identifier) @ref .)
 (type_identifier) @ref
 """
 

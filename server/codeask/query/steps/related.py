@@ -11,7 +11,7 @@ examples, configs - multiplied by :data:`~codeask.query.steps.priors.DOWNWEIGHT_
 * similar code: a dense search with the selection's vector (``query.embeddings[0]``, when the index
   has vectors);
 * its neighbours in the symbol graph, as ``codeask related`` lists them
-  (:func:`codeask.query.related_code.span_edges` over the definitions the selection covers, its own
+  (:func:`codeask.query.span_links.span_edges` over the definitions the selection covers, its own
   file included: the definitions it calls, reads or takes, and the code calling what it defines, an
   edge counting when its name is in the selection's text), weighted
   :attr:`RelatedRetrieve.graph_weight`; the documents it reaches come first (in fused order), each
@@ -36,7 +36,7 @@ from codeask.index.walk import is_secret
 from codeask.query.graph import Edge, via_parts
 from codeask.query.names import COMMON_NAMES
 from codeask.query.pipeline import Document, Query
-from codeask.query.related_code import span_edges
+from codeask.query.span_links import span_edges
 from codeask.query.steps.fusion import fuse
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
 from codeask.query.steps.retrieve import RRF_K, HybridRetrieve, SearchTarget
