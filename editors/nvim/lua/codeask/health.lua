@@ -54,7 +54,7 @@ function M.check()
     vim.health.warn('the server did not answer codeask.status' .. (r and r.err and (': ' .. r.err.message) or ''))
     return
   end
-  local state = s.indexing and 'indexing' or 'ready'
+  local state = s.indexing and 'indexing' or s.state or 'ready' -- keyword-only, read-only, ... as the CLI says
   if s.stale and s.files == nil then
     vim.health.ok(('index %s: counts not known yet (the index is busy); :checkhealth codeask again shortly'):format(state))
   else
