@@ -180,9 +180,8 @@ def use_sites(
 
 
 def _top_binding(hit: Hit, found: Uses, name: str, targets: list[tuple[str, str]]) -> bool:
-    """Whether ``hit`` binds ``name`` outside its definitions in the file of a top-level target: the
-    binding is that target (``LIMIT_MS = 500``), whose bare reads in the file's functions are uses of
-    it, no local variable's (``slow`` reading ``LIMIT_MS`` beside it was no reader)."""
+    """Whether ``hit`` binds ``name`` outside its definitions in the file of a top-level target: the binding
+    is that target (``LIMIT_MS = 500``), its bare reads in the file's functions uses of it, not a local's."""
     here = any(path == hit.path and "." not in symbol for symbol, path in targets)
     return here and any(inner_definition(hit, u.line) is None for u in found.of(name))
 
