@@ -27,6 +27,24 @@ def test_a_module_constant_is_read_by_its_own_files_functions(tmp_path):
     assert got["callees"] == []
 
 
+def _filler(i: int) -> str:
+    """A 30-line function: four of them put a chunk boundary between a constant and its reader."""
+    return f"def filler_{i}(x):\n" + "".join(f"    x = x + {j}\n" for j in range(30)) + "    return x\n\n\n"
+
+
+def test_a_default_argument_reads_a_constant_and_binds_only_its_parameter(tmp_path):
+    """requests' ``DEFAULT_POOLSIZE`` had no caller: ``HTTPAdapter.__init__(self, pool_connections=DEFAULT_POOLSIZE)``
+    170 lines below it counted the default value as a bound parameter name (a local), so its reads were no uses."""
+    adapter = "class Adapter:\n    def __init__(self, size=POOL_SIZE, tries: int = RETRIES):\n        self.size = size\n"
+    files = {
+        "app/adapters.py": "POOL_SIZE = 10\nRETRIES = 0\n\n\n" + "".join(_filler(i) for i in range(4)) + adapter,
+    }
+    root = tmp_path / "ws"
+    indexed(root, files)
+    for name, caller in (("POOL_SIZE", "Adapter.__init__"), ("RETRIES", "Adapter.__init__")):
+        assert [c["symbol"] for c in related_json(root, name)["callers"]] == [caller], name
+
+
 METHOD_REFERENCES = {
     "src/Util.java": "final class Util {\n  static void checkArgument(boolean ok, String m) {\n  }\n}\n",
     "src/Writer.java": "final class Writer {\n  void emitLiteral(Object value) {\n  }\n}\n",

@@ -219,7 +219,8 @@ def _binds(node: Any) -> bool:
     if parent.type == "declaration" and parent.child_by_field_name("type") != node:  # C: T t;
         return True
     if "parameter" in parent.type or parent.type.endswith("pattern"):  # (**kwargs, a, b = ...)
-        return True
+        # a default value (Python's and TypeScript's ``value``, JavaScript's ``right``) binds nothing: b = LIMIT
+        return node not in (parent.child_by_field_name("value"), parent.child_by_field_name("right"))
     if parent.type == "enhanced_for_statement":  # Java: for (AnnotationSpec a : annotations)
         return parent.child_by_field_name("name") == node
     if parent.type == "expression_list" and parent.parent is not None:  # Go: a, err := f()
