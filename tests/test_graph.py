@@ -13,6 +13,7 @@ from codeask.index.chunking import chunk_text
 from codeask.index.chunking import graph as chunk_graph
 from codeask.index.engine import RootIndex
 from codeask.query.pipeline import Document, along_chain
+from codeask.service import Service
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
 from tests.tables import tables
@@ -151,10 +152,13 @@ def test_a_moved_file_keeps_its_vectors_and_edges(shop):
 def test_an_index_written_by_other_graph_queries_is_rebuilt_once(shop, monkeypatch):
     """A release whose queries capture other names (``GRAPH_VERSION``) re-reads every file once,
     so no unchanged file keeps the old queries' edges; the vectors come back from the machine's
-    store (none embedded again)."""
+    store (none embedded again). Until that run's keyword phase ends, questions wait for it: the index
+    as it is would be emptied by it (``related`` answered "no definition" for the first seconds)."""
     first = Workspace([shop]).index()
     assert first.files_changed == 3 and first.chunks_embedded > 0
+    assert Service([shop]).scheduler.keyword_ready()  # an index kept as it is: questions need not wait
     monkeypatch.setattr(chunk_graph, "GRAPH_VERSION", chunk_graph.GRAPH_VERSION + "-next")
+    assert not Service([shop]).scheduler.keyword_ready()
     rebuilt = Workspace([shop]).index()
     assert (rebuilt.files_changed, rebuilt.chunks_embedded) == (3, 0)
     assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]

@@ -98,7 +98,7 @@ class Service:
             background_indexing=background_indexing,
         )
         self.scheduler = IndexScheduler(self.workspace)
-        if any(index.exists() and index.manifest.count() > 0 for index in self._indexes()):
+        if any(index.searchable_as_is() for index in self._indexes()):
             self.scheduler.mark_existing()
 
     @property

@@ -46,7 +46,7 @@ from codeask.index.folders import IndexReadOnly, index_dir_for, make_index_dir, 
 from codeask.index.live import relative
 from codeask.index.lock import IndexLocked, WriteLock
 from codeask.index.manifest import Manifest
-from codeask.index.meta import SCHEMA_VERSION, open_store
+from codeask.index.meta import SCHEMA_VERSION, built_for, open_store
 from codeask.index.records import RootStatus
 from codeask.index.stats import IndexStats, ProgressFn
 from codeask.index.vectors import VectorSupply
@@ -135,6 +135,11 @@ class RootIndex:
     def exists(self) -> bool:
         """Whether this root was ever indexed (its manifest exists); creates nothing."""
         return self.manifest_path.is_file()
+
+    def searchable_as_is(self) -> bool:
+        """Whether this root's index has rows that opening it keeps (:func:`~codeask.index.meta.built_for`:
+        not one the next run rebuilds for another model or graph version); creates nothing."""
+        return self.exists() and self.manifest.count() > 0 and built_for(self.manifest, self.settings)
 
     @property
     def read_only(self) -> bool:

@@ -29,7 +29,7 @@ from codeask.settings import Settings
 if TYPE_CHECKING:
     from codeask.index.store import Store
 
-__all__ = ["SCHEMA_VERSION", "open_store"]
+__all__ = ["SCHEMA_VERSION", "open_store", "built_for"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
 SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``, and ``kind``
@@ -95,3 +95,20 @@ def open_store(
         index_dir,
         dim,
     )
+
+
+def built_for(manifest: Manifest, settings: Settings) -> bool:
+    """Whether the index of ``manifest`` was built for the configured model (``settings``), this schema,
+    third-party rule and graph version, so that opening it keeps its rows: :func:`open_store` starts
+    over otherwise, and a question asked before that rebuild's keyword phase ends would read an empty
+    index (``related`` answered "no definition" for the first seconds after an upgrade)."""
+    try:
+        meta = json.loads(manifest.get_meta("index") or "{}")
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and (
+        meta.get("model"),
+        meta.get("schema"),
+        meta.get("third_party"),
+        meta.get("graph"),
+    ) == (settings.embedding.model, SCHEMA_VERSION, kinds.EMBED_THIRD_PARTY, graph.GRAPH_VERSION)
