@@ -1,5 +1,7 @@
 """Uses the symbol graph missed by how they are spelled: a module constant read beside its
-definition (``LIMIT_MS = 500``; ``slow`` reads it), a Java method reference (``Util::checkArgument``). Real parts: tree-sitter parsing, LanceDB in a
+definition (``LIMIT_MS = 500``; ``slow`` reads it), a Java method reference (``Util::checkArgument``),
+``super().__init__(..)`` (a base's method, no other class's), a name imported under another name
+(``from .exceptions import HTTPError as _HTTPError``), a TypeScript module's ``export const``. Real parts: tree-sitter parsing, LanceDB in a
 temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ def _filler(i: int) -> str:
 def test_a_default_argument_reads_a_constant_and_binds_only_its_parameter(tmp_path):
     """requests' ``DEFAULT_POOLSIZE`` had no caller: ``HTTPAdapter.__init__(self, pool_connections=DEFAULT_POOLSIZE)``
     170 lines below it counted the default value as a bound parameter name (a local), so its reads were no uses."""
-    adapter = "class Adapter:\n    def __init__(self, size=POOL_SIZE, tries: int = RETRIES):\n        self.size = size\n"
+    adapter = (
+        "class Adapter:\n    def __init__(self, size=POOL_SIZE, tries: int = RETRIES):\n        self.size = size\n"
+    )
     files = {
         "app/adapters.py": "POOL_SIZE = 10\nRETRIES = 0\n\n\n" + "".join(_filler(i) for i in range(4)) + adapter,
     }
@@ -63,3 +67,78 @@ def test_a_java_method_reference_is_a_use_of_the_method(tmp_path):
     indexed(root, METHOD_REFERENCES)
     for name, caller in (("emitLiteral", "Spec.write"), ("checkArgument", "Spec.checker")):
         assert {c["symbol"] for c in related_json(root, name)["callers"]} == {caller}
+
+
+SUPERS = {
+    "app/base.py": (
+        "class Base:\n    def __init__(self, name):\n        super().__init__()\n        self.name = name\n\n\n"
+        "class Unrelated:\n    def __init__(self, size):\n        self.size = size\n"
+    ),
+    "app/child.py": (
+        "from app.base import Base\n\n\nclass Child(Base):\n    def __init__(self, name, extra):\n"
+        "        super().__init__(name)\n        self.extra = extra\n\n\n"
+        "class Grand(Child):\n    def __init__(self):\n        super(Grand, self).__init__('g', 1)\n"
+    ),
+}
+
+
+def test_super_reaches_the_bases_method_and_no_other_class(tmp_path):
+    """``super().__init__(name)`` in ``Child(Base)`` calls ``Base.__init__`` (sure), never ``Unrelated.__init__``
+    (it was a by-name guess at 0.3 for every ``__init__``), nor a subclass's: ``Base``'s own ``super().__init__()``
+    reaches past the project; ``super(Grand, self)`` (the two-argument spelling) reaches ``Child.__init__``."""
+    root = tmp_path / "ws"
+    indexed(root, SUPERS)
+    callers = {
+        s: [(c["symbol"], c["sure"]) for c in related_json(root, s)["callers"]]
+        for s in ("Base.__init__", "Unrelated.__init__", "Child.__init__", "Grand.__init__")
+    }
+    assert callers == {
+        "Base.__init__": [("Child.__init__", 1.0)],
+        "Unrelated.__init__": [],
+        "Child.__init__": [("Grand.__init__", 1.0)],
+        "Grand.__init__": [],
+    }
+
+
+ALIASES = {
+    "app/exceptions.py": "class HTTPError(Exception):\n    pass\n",
+    "app/models.py": (
+        "from .exceptions import HTTPError as _HTTPError\nfrom urllib3.exceptions import HTTPError as _Urllib3Error\n\n\n"
+        + "".join(_filler(i) for i in range(4))
+        + "def check(code):\n    if code >= 400:\n        raise _HTTPError(code)\n\n\n"
+        + "def stream(chunks):\n    try:\n        return list(chunks)\n    except _Urllib3Error as e:\n        raise ValueError(e)\n"
+    ),
+}
+
+
+def test_a_name_imported_under_another_name_is_used_under_it(tmp_path):
+    """``raise _HTTPError(code)`` 130 lines below ``from .exceptions import HTTPError as _HTTPError`` (another
+    chunk: the import block is rarely in the chunk using it) calls the project's ``HTTPError``; urllib3's
+    ``HTTPError`` imported ``as _Urllib3Error`` is another package's (requests' ``models.py`` imports both)."""
+    root = tmp_path / "ws"
+    indexed(root, ALIASES)
+    got = related_json(root, "HTTPError")
+    assert [(c["path"], c["symbol"], c["sure"]) for c in got["callers"]] == [("app/models.py", "check", 1.0)]
+
+
+TS_CONSTANTS = {
+    "source/core/constants.ts": (
+        "export const stop = Symbol('stop');\n\nexport const RETRY_METHODS = ['get', 'put', 'head'] as const;\n"
+    ),
+    "source/core/retry.ts": (
+        "import {RETRY_METHODS} from './constants.js';\n\n"
+        "export function canRetry(method: string): boolean {\n"
+        "\treturn (RETRY_METHODS as readonly string[]).includes(method);\n}\n"
+    ),
+}
+
+
+def test_a_typescript_modules_const_is_a_definition_read_by_its_users(tmp_path):
+    """ky's ``export const RETRY_METHODS = [..] as const`` was no definition (only a function's ``const`` was):
+    ``related RETRY_METHODS`` found nothing. Its reader ``canRetry`` is its caller; its own declaration, the
+    one use in a chunk with no function to narrow to, is not."""
+    root = tmp_path / "ws"
+    indexed(root, TS_CONSTANTS)
+    got = related_json(root, "RETRY_METHODS")
+    assert [(d["path"], d["start_line"]) for d in got["definitions"]] == [("source/core/constants.ts", 3)]
+    assert [(c["path"], c["symbol"]) for c in got["callers"]] == [("source/core/retry.ts", "canRetry")]

@@ -17,6 +17,7 @@ whose folder has no name, through ``import "github.com/go-chi/chi/v5"``, the mod
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,16 @@ if TYPE_CHECKING:
     from codeask.index.rows import Hit
     from codeask.index.store import Store
 
-__all__ = ["Imports", "import_groups", "file_imports", "from_project", "from_elsewhere", "go_packages"]
+__all__ = [
+    "Imports",
+    "import_groups",
+    "file_imports",
+    "from_project",
+    "from_elsewhere",
+    "go_packages",
+    "aliases",
+    "imports_module",
+]
 
 #: Each import statement's words (:func:`import_groups`).
 Imports = tuple[frozenset[str], ...]
@@ -141,3 +151,51 @@ def from_elsewhere(word: str, imports: Imports, path: str) -> bool:
     module (:func:`from_project`): ``mock`` of ``from unittest import mock`` is another package's
     module, whose ``mock.patch`` is no project's ``patch``."""
     return any(word in group and _GO not in group for group in imports) and not from_project(word, imports, path)
+
+
+#: Source extensions an import's module path leaves out (``from .exceptions``, ``from './options'``).
+_MODULE_FILES = (".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
+
+
+@lru_cache(maxsize=2048)
+def aliases(content: str, language: str, name: str) -> tuple[tuple[str, str], ...]:
+    """``(alias, module)`` of each import statement of ``content`` (a chunk in ``language``) that binds
+    ``name`` under another name: Python's ``from .exceptions import HTTPError as _HTTPError``
+    (``("_HTTPError", ".exceptions")``), JavaScript's ``import { a as b } from './x'`` (``("b", "./x")``);
+    ``()`` without one. ``import a.b as c`` names a module, which :func:`from_project` reads."""
+    parser = parser_for(language)
+    if parser is None or " as " not in content or name not in content:
+        return ()
+    tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
+    spelled = re.compile(rf"(?<![\w$.]){re.escape(name)}\s+as\s+([A-Za-z_$][\w$]*)")
+    out = []
+    for node in iter_named(tree.root_node):
+        module = node.child_by_field_name("module_name") or node.child_by_field_name("source")
+        if node.type not in _STATEMENTS or module is None or not node.text or not module.text:
+            continue
+        said = module.text.decode("utf-8", "replace").strip("'\"`")
+        out += [(m.group(1), said) for m in spelled.finditer(node.text.decode("utf-8", "replace"))]
+    return tuple(out)
+
+
+def imports_module(module: str, importer: str, path: str) -> bool:
+    """Whether ``module`` (an import's module as written in the file ``importer``) is the file
+    ``path``: Python's relative ``.exceptions`` / ``..util`` from ``importer``'s folder or an absolute
+    ``requests.exceptions`` whose parts end ``path`` (``src/requests/exceptions.py``, or its folder's
+    ``__init__.py``); JavaScript's ``./options`` or ``../core/Ky`` from ``importer``'s folder (or that
+    folder's ``index``). Another package's module (``urllib3.exceptions``, ``'ky'``) is not."""
+    if not path.endswith(_MODULE_FILES):
+        return False
+    stem = posixpath.splitext(path)[0]
+    stem = stem.rsplit("/", 1)[0] if stem.endswith(("/__init__", "/index")) else stem
+    folder = posixpath.dirname(importer)
+    if module.startswith(("./", "../")):  # './errors.js' names errors.ts too (TypeScript's ESM spelling)
+        joined = posixpath.normpath(posixpath.join(folder, module))
+        return stem in {joined, posixpath.splitext(joined)[0] if joined.endswith(_MODULE_FILES) else joined}
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        base = folder.split("/") if folder else []
+        parts = base[: len(base) - dots + 1] + [p for p in module[dots:].split(".") if p]
+        return "/".join(parts) == stem
+    parts = module.split(".")
+    return "/" not in module and stem.split("/")[-len(parts) :] == parts

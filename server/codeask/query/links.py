@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from codeask.index.rows import batches
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT
-from codeask.query.imported import Imports, file_imports
+from codeask.query.imported import Imports, aliases, file_imports, imports_module
 from codeask.query.resolve import defined_symbol, definitions_of, scoped
 from codeask.query.sites import INHERITING, Site, enclosing_class, use_sites
 from codeask.query.uses import uses_in
@@ -49,6 +49,7 @@ class Links:
         self._family: dict[tuple[str, bool], frozenset[str]] = {}
         self._imports: dict[str, Imports] = {}
         self._kin: dict[str, frozenset[str]] = {}
+        self._up: dict[str, frozenset[str]] = {}
         self._statics: dict[str, frozenset[str]] = {}
         self._files: dict[str, list[StoredRow]] = {}
         self._chunks: dict[str, Linked | None] = {}
@@ -137,9 +138,16 @@ class Links:
         followed to at most :data:`_KIN` classes), read once: the classes whose methods a ``self`` in
         ``cls``, or a value of it, may reach."""
         if cls not in self._kin:
-            up = _closure(cls, self.bases, lambda todo: self.family(todo, referrers=False))
-            self._kin[cls] = up | _closure(cls, self.subclasses, self.family)
+            self._kin[cls] = self.ancestors(cls) | _closure(cls, self.subclasses, self.family)
         return self._kin[cls]
+
+    def ancestors(self, cls: str) -> frozenset[str]:
+        """``cls`` with its ancestors in the project (:func:`bases`, followed to at most :data:`_KIN`
+        classes), read once: the classes whose methods a ``super`` in ``cls`` may reach (itself left
+        out by :func:`~codeask.query.sites.use_sites`)."""
+        if cls not in self._up:
+            self._up[cls] = _closure(cls, self.bases, lambda todo: self.family(todo, referrers=False))
+        return self._up[cls]
 
     def prefetch_kin(self, classes: Iterable[str]) -> None:
         """Read what :meth:`kin` of ``classes`` needs in batched lookups, one step up (definers) and
@@ -197,7 +205,20 @@ class Links:
             mixins,
             self.kin,
             self.statics(hit) if hit.language == "java" else frozenset(),
+            self.ancestors,
         )
+
+    def aliased(self, name: str, defs: Sequence[Hit]) -> dict[str, tuple[Hit, str]]:
+        """The chunks using ``name`` under the name their file imports it as from the file of one of
+        ``defs`` (``from .exceptions import HTTPError as _HTTPError``: :func:`~codeask.query.imported.aliases`,
+        :func:`~codeask.query.imported.imports_module`), by id, each with that name: the import is
+        rarely in the chunk using it. ``urllib3``'s ``HTTPError as _HTTPError`` is no use of the project's."""
+        out: dict[str, tuple[Hit, str]] = {}
+        for row in self.referrers(name):
+            for alias, module in aliases(row.hit.content, row.hit.language, name):
+                if alias != name and any(imports_module(module, row.hit.path, d.path) for d in defs):
+                    out |= {r.hit.id: (r.hit, alias) for r in self.referrers(alias) if r.hit.path == row.hit.path}
+        return out
 
     def sure(self, users: Sequence[Hit], name: str, target: Hit) -> float:
         """How sure the surest use of ``name`` by ``users`` (definitions, narrowed) is of ``target`` (a

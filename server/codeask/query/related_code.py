@@ -22,8 +22,9 @@ from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
-from codeask.query.sites import Site, declaration, narrowed, own_names
+from codeask.query.sites import Site, code_lines, declaration, narrowed, own_names
 from codeask.query.split import whole, widened
+from codeask.query.uses import uses_in
 from codeask.uris import file_uri
 
 if TYPE_CHECKING:
@@ -164,28 +165,33 @@ def caller_sites(
     then by path and line; a definition is not its own caller. ``chunks`` (those holding ``defs``) are
     searched too: a chunk's stored references leave out the names it defines, not its other
     definitions' uses. A site in a later part of a definition the chunker split is that definition
-    (:func:`~codeask.query.split.widened`)."""
+    (:func:`~codeask.query.split.widened`). A use under the name its file imports ``name`` as
+    (``from .exceptions import HTTPError as _HTTPError``) is a site too (:meth:`~codeask.query.links.Links.aliased`)."""
     links = Links(store) if links is None else links
     # a chunk's references leave out the names it defines: a wrapper of the same name (api.request
     # calling session.request) is found among the chunks defining ``name``
     found = [*store.referrers([name], LOOKUP_LIMIT), *links.definers(name)]
     rows = {r.hit.id: r.hit for r in found} | {c.id: c for c in chunks}
     sites = [s for hit in rows.values() for s in links.sites(hit, name, defs)]
-    sites = [
-        s
-        for s in widened(store, sites, rows, name, lambda h: links.sites(h, name, defs))
-        if not any(_within(s.hit, d) for d in defs)
-    ]
+    sites = widened(store, sites, rows, name, lambda h: links.sites(h, name, defs))
+    sites += [s for hit, alias in links.aliased(name, defs).values() for s in links.sites(hit, alias, defs)]
+    sites = [s for s in sites if not any(_within(s.hit, d, name) for d in defs)]
     return sorted(_joined(sites), key=lambda s: (-s.sure, s.hit.path, s.hit.start_line))
 
 
-def _within(site: Hit, definition: Hit) -> bool:
-    """Whether ``site`` is ``definition`` itself: inside its lines, or overlapping them under its
-    symbol (the chunk a split definition starts in)."""
+def _within(site: Hit, definition: Hit, name: str) -> bool:
+    """Whether ``site`` is ``definition`` itself: inside its lines, overlapping them under its symbol
+    (the chunk a split definition starts in), or using ``name`` only on its lines (a TypeScript
+    module's chunk, no definition to narrow to, whose one use of ``RETRY_METHODS`` declares it)."""
     if site.path != definition.path or site.start_line > definition.end_line or definition.start_line > site.end_line:
         return False
     inside = definition.start_line <= site.start_line and site.end_line <= definition.end_line
-    return inside or site.symbol == definition.symbol
+    lines = (site.start_line + n - 1 for n in code_lines(uses_in(site.content, site.language), name))
+    return (
+        inside
+        or site.symbol == definition.symbol
+        or all(definition.start_line <= n <= definition.end_line for n in lines)
+    )
 
 
 def _joined(sites: list[Site]) -> list[Site]:

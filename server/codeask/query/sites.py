@@ -18,7 +18,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from codeask.index.chunking.symbols import Definition
-from codeask.index.rows import split_identifier
 from codeask.lines import split_lines
 from codeask.query.imported import Imports, import_groups
 from codeask.query.resolve import (
@@ -49,10 +48,7 @@ __all__ = [
     "first_use_line",
     "unshadowed",
     "own_names",
-    "matched_symbol",
 ]
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -111,7 +107,7 @@ def inner_definition(hit: Hit, line: int) -> Definition | None:
 class _Chunk:
     """What :func:`use_sites` knows of the chunk ``hit`` whatever the target (its arguments of the same
     names): the uses ``found`` in it, its file's ``imports``, and the ``shadowed``, ``claimed``, ``kin``,
-    ``mixins`` and ``statics`` each use is read against."""
+    ``mixins``, ``statics`` and ``ancestors`` each use is read against."""
 
     hit: Hit
     found: Uses
@@ -121,6 +117,7 @@ class _Chunk:
     kin: Callable[[str], frozenset[str]] | None = None
     mixins: frozenset[str] = frozenset()
     statics: frozenset[str] = frozenset()
+    ancestors: Callable[[str], frozenset[str]] | None = None
 
 
 def _target_sure(chunk: _Chunk, name: str, target: tuple[str, str], span: tuple[int, int]) -> float:
@@ -128,7 +125,29 @@ def _target_sure(chunk: _Chunk, name: str, target: tuple[str, str], span: tuple[
     scope, a class's own method or an unrelated class's value does not take, linked (:func:`_link`)."""
     hit = chunk.hit
     kept = _unclaimed(unshadowed(chunk.found, name, target, hit, chunk.shadowed), name, target, chunk.claimed, hit)
-    return _link(chunk, _unrelated(kept, target, hit, chunk.kin), name, target, span)
+    kept, above = _supers(chunk, kept, name, target, span)
+    return SURE if above else _link(chunk, _unrelated(kept, target, hit, chunk.kin), name, target, span)
+
+
+def _supers(chunk: _Chunk, found: Uses, name: str, target: tuple[str, str], span: tuple[int, int]) -> tuple[Uses, bool]:
+    """``found`` less its uses of ``name`` through ``super`` (``super().__init__(..)``, Java's and
+    JavaScript's ``super.emit(..)``), and whether one on ``span`` reaches ``target``: a method of a class
+    among the ``ancestors`` of the class making the call, that class left out (``super`` never reaches
+    its own class, nor an unrelated class's ``__init__``), with no class defining ``name`` between them
+    (``claimed``: ``Grand(Child)``'s ``super().__init__()`` is ``Child.__init__``, no ``Base.__init__``).
+    ``(found, False)`` where the ancestors are not known (no ``ancestors``, or a language whose class
+    headers do not name their bases: :data:`INHERITING`)."""
+    hit = chunk.hit
+    supers = [u for u in found.of(name) if u.receiver == "super"]
+    if chunk.ancestors is None or not supers or hit.language not in INHERITING:
+        return found, False
+    owner = target[0].rsplit(".", 2)[-2] if "." in target[0] else ""
+    for use in (u for u in supers if span[0] <= u.line <= span[1]):
+        up = chunk.ancestors(enclosing_class(hit, use.line)) - {enclosing_class(hit, use.line)}
+        between = {c for c in up & chunk.claimed if c != owner and owner in chunk.ancestors(c)}
+        if owner in up and not between:
+            return found, True
+    return replace(found, uses=tuple(u for u in found.uses if u.name != name or u.receiver != "super")), False
 
 
 def use_sites(
@@ -142,6 +161,7 @@ def use_sites(
     mixins: frozenset[str] = frozenset(),
     kin: Callable[[str], frozenset[str]] | None = None,
     statics: frozenset[str] = frozenset(),
+    ancestors: Callable[[str], frozenset[str]] | None = None,
 ) -> list[Site]:
     """Where ``hit`` uses ``name`` as code (imports left out), one :class:`Site` per innermost
     definition holding a use, in order, each as sure as its surest link to one of ``targets``
@@ -160,7 +180,9 @@ def use_sites(
     a subclass defining its own (:func:`_link`). ``kin``: a class's ancestors and descendants in the
     project, itself included (:meth:`~codeask.query.links.Links.kin`); a use through ``self`` or a value
     of a known class reaches only their methods (:func:`_unrelated`). ``statics``: ``Class.name`` of each
-    Java ``import static`` of ``hit``'s file (``Util.checkNotNull``, ``Util.*``), whose bare use is sure."""
+    Java ``import static`` of ``hit``'s file (``Util.checkNotNull``, ``Util.*``), whose bare use is sure.
+    ``ancestors``: a class with its ancestors in the project (:meth:`~codeask.query.links.Links.ancestors`):
+    a use through ``super`` reaches only their methods (:func:`_supers`)."""
     found = uses_in(hit.content, hit.language)
     found = replace(found, types=fields + found.types) if fields else found
     targets = [(free_symbol(symbol, hit.language), path) for symbol, path in targets]  # Rust's mod tests
@@ -169,7 +191,7 @@ def use_sites(
     local = name in found.bound and not _top_binding(hit, found, name, targets)  # request = Request(..): a local
     lines = code_lines(found, name, values=not (methods or local), fields=methods and hit.language == "java")
     inners = in_functions(hit.content, list(dict.fromkeys(inner_definition(hit, line) for line in lines)))
-    chunk = _Chunk(hit, found, imports, shadowed, claimed, kin, mixins, statics)
+    chunk = _Chunk(hit, found, imports, shadowed, claimed, kin, mixins, statics, ancestors)
     out = []
     for inner in inners:
         span = (inner.start_line, inner.end_line) if inner else (1, 1 << 30)
@@ -331,7 +353,7 @@ def _link(chunk: _Chunk, found: Uses, name: str, target: tuple[str, str], span: 
         return _link(chunk, found, name, (symbol.rsplit(".", 1)[0], path), span)
     hit, mixins = chunk.hit, chunk.mixins
     its = _go_receiver(hit, span, owner, path)  # mx of func (mx *Mux): Go's self
-    own = SELF | its if "." in symbol and hit.language in RECEIVED else {"", *SELF}
+    own = (SELF | its if "." in symbol and hit.language in RECEIVED else {"", *SELF}) - {"super"}  # :func:`_supers`
     mine = [
         u for u in found.of(name, *span) if u.receiver in own and (u.receiver in its or _inside(hit, u, path, owner))
     ]
@@ -371,30 +393,3 @@ def own_names(hit: Hit, inner: Definition | None) -> set[str]:
     own lines, imports left out."""
     found = uses_in(hit.content, hit.language)
     return found.names(inner.start_line, inner.end_line) if inner else found.names()
-
-
-def matched_symbol(hit: Hit, terms: set[str]) -> str:
-    """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
-    :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
-    chunk whose own lines hold the most of them (an inner one on a tie with the definition around
-    it, the first of siblings), after the chunk's first definition when it is another one outside
-    it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
-    opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
-    definition or none, or no definition holds a term. A chunk packing several definitions is
-    stored under its first (or its class): a question about the third one names the third one."""
-    defs = definitions_of(hit.content, hit.language)
-    if len(defs) < 2 or not terms:
-        return hit.symbol
-    lines = split_lines(hit.content)
-    best, most = None, 0
-    for d in defs:
-        text = "\n".join(lines[d.start_line - 1 : d.end_line])
-        count = len(terms & {p for w in _WORD.findall(text) for p in split_identifier(w)})
-        if count > most or (count == most and best is not None and best.contains(d.start_line)):
-            best, most = d, count
-    if best is None:
-        return hit.symbol
-    first = defs[0]
-    if best is first or first.contains(best.start_line):
-        return scoped(hit, best)
-    return f"{scoped(hit, first)}, {scoped(hit, best)}"

@@ -106,7 +106,8 @@ def _text(node: Any) -> str:
 def _word(node: Any) -> str:
     """The word a receiver node stands for: an identifier's text, a member's last part, the
     callee's name of ``Session()`` when it is capitalised (a constructor), the type of a Rust
-    associated function's call (``T`` of ``T::new(..)``), else ``"?"``."""
+    associated function's call (``T`` of ``T::new(..)``), ``super`` of Python's ``super()`` (or
+    ``super(Cls, self)``: the next class of the method resolution order), else ``"?"``."""
     if node.type in MEMBER and node.named_child_count:
         return _word(node.named_children[-1])
     if node.type in SELF_WORDS or node.type.endswith("identifier") or node.type in {"self", "this"}:
@@ -114,6 +115,8 @@ def _word(node: Any) -> str:
     if node.type in CALLS and node.named_child_count:
         first = node.named_children[0]
         callee = _word(first)
+        if callee == "super":
+            return callee
         path = first.child_by_field_name("path") if first.type == "scoped_identifier" else None
         if not callee[:1].isupper() and path is not None and _word(path)[:1].isupper():
             return _word(path)  # Rust: WorkerState::new(..).scan(..) is a WorkerState's scan

@@ -2,7 +2,8 @@
 
 One tree-sitter query per language (:data:`QUERIES`) runs over the parse tree the chunker already
 made, in C; each capture is then assigned to the chunk holding its row. ``@def`` captures are the
-names of definitions (functions, methods, classes, structs, types, traits, constants, macros);
+names of definitions (functions, methods, classes, structs, types, traits, constants, macros, a
+module's top-level variables);
 ``@ref`` captures are the names a chunk calls or instantiates (``f()``, ``obj.f()``, ``new X``,
 ``X{}``), the method values it passes (Go's ``http.HandlerFunc(mx.routeHTTP)``, Rust's
 ``.map(Self::parse)``, JavaScript's ``on(this.handle)``), a name a Rust macro's tokens call
@@ -35,8 +36,10 @@ __all__ = ["GRAPH_VERSION", "QUERIES", "MAX_REFS", "Names", "chunk_names"]
 #: (:mod:`codeask.index.meta`), so an index written by older queries is rebuilt once instead of
 #: keeping their edges for every file that does not change (its vectors come back from the
 #: machine's vector store, :mod:`codeask.index.machine`). 2: a Rust macro's calls and
-#: JavaScript's ``#private`` methods; 3: Java's method references (``Util::checkArgument``).
-GRAPH_VERSION = "3"
+#: JavaScript's ``#private`` methods; 3: Java's method references (``Util::checkArgument``); 4: a
+#: JavaScript/TypeScript module's top-level ``const``/``let`` (ky's ``export const stop = Symbol('stop')``,
+#: ``export const requestMethods = [..] as const``), as Python's module-level assignments are.
+GRAPH_VERSION = "4"
 
 #: Most distinct references kept per chunk (first occurrences): a 60-line chunk rarely has more;
 #: the cap bounds a generated chunk's row.
@@ -65,6 +68,8 @@ _JS_COMMON = """
 (generator_function_declaration name: (identifier) @def)
 (method_definition name: [(property_identifier) (private_property_identifier)] @def)
 (variable_declarator name: (identifier) @def value: [(arrow_function) (function_expression)])
+(program (lexical_declaration (variable_declarator name: (identifier) @def)))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @def))))
 (call_expression function: (identifier) @ref)
 (call_expression function: (member_expression property: [(property_identifier) (private_property_identifier)] @ref))
 (new_expression constructor: (identifier) @ref)

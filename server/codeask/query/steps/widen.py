@@ -52,7 +52,7 @@ def merge_spans(first: Document, second: Document) -> Document:
     span's (else ``first``'s), with the other span's first definition before or after it, in the
     file's order (``BaseAdapter, HTTPAdapter``: the span opens on ``BaseAdapter``; ``Session.send,
     Session.merge``: it ends in ``Session.merge``; see :func:`_joined`), as
-    :func:`~codeask.query.sites.matched_symbol` names a chunk."""
+    :func:`~codeask.query.question_words.matched_symbol` names a chunk."""
     lo, hi = (first, second) if first.start_line <= second.start_line else (second, first)
     lines = lo.content.splitlines()
     tail = hi.content.splitlines()[max(0, lo.end_line - hi.start_line + 1) :]
