@@ -102,7 +102,9 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
 def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     """``:CodeaskRelated`` (``require('codeask').related``) on the word under the cursor asks the LSP
     command ``codeask.related`` and fills the quickfix list: the definition, then the callers, each at
-    its file and 1-based line; an unknown symbol is the server's InvalidParams message, as a warning."""
+    its file and 1-based line; an unknown symbol is the server's InvalidParams message, as a warning.
+    Run at once after opening the file, while the server starts, it says so and runs when the server is
+    up (it said "the language server is not running" and did nothing)."""
     (sample_workspace / ".codeask.toml").write_text("")  # a root marker
     out = tmp_path / "related.json"
     proc = run_nvim(HERE / "test_related.lua", tmp_path, sample_workspace, {
@@ -113,6 +115,9 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["command"] is True and result["error"] is None
+    assert result["up_before"] is False
+    assert result["starting"] == [{"msg": "codeask: the language server is starting; the command runs when it is up",
+                                   "level": 2}], result["starting"]
     found = result["result"]
     assert found["symbol"] == "apply_discount" and result["title"] == "codeask: related apply_discount"
     expected = [

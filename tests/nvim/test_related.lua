@@ -9,13 +9,14 @@ harness.run('test_related.lua', function()
   })
   local out = { command = vim.fn.exists(':CodeaskRelated') == 2 }
   vim.cmd.edit(os.getenv('CODEASK_NVIM_FILE'))
-  assert(vim.wait(30000, function() return #vim.lsp.get_clients({ name = 'codeask', bufnr = 0 }) > 0 end, 50),
-    'codeask did not attach')
-  local client = vim.lsp.get_clients({ name = 'codeask' })[1]
-  assert(vim.wait(30000, function() return client.initialized end, 50), 'not initialized')
-
   -- the cursor on a call of apply_discount: the word under the cursor is the symbol
   assert(vim.fn.search('apply_discount(') > 0, 'no call of apply_discount in the file')  -- the cursor on it
+  -- at once, before the server is up (Neovim lists the client once `initialize` is answered, seconds
+  -- later): the command says it waits and runs then
+  out.starting = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level) table.insert(out.starting, { msg = msg, level = level }) end
+  out.up_before = codeask.client() ~= nil
   local done = false
   codeask.related(nil, function(e, result)
     out.error = e and e.message or vim.NIL
@@ -23,6 +24,8 @@ harness.run('test_related.lua', function()
     done = true
   end)
   assert(vim.wait(120000, function() return done end, 50), 'related timed out')
+  vim.notify = notify
+  local client = assert(codeask.client(), 'no client')
   out.title = vim.fn.getqflist({ title = 1 }).title
   out.qf = vim.tbl_map(function(item)
     return { filename = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text }
@@ -30,7 +33,6 @@ harness.run('test_related.lua', function()
 
   -- a symbol the index does not know: the server's InvalidParams message, as a warning
   out.said = {}
-  local notify = vim.notify
   vim.notify = function(msg, level) table.insert(out.said, { msg = msg, level = level }) end
   done = false
   codeask.related('no_such_symbol', function() done = true end)

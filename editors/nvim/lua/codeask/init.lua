@@ -90,14 +90,34 @@ function M.client()
   return vim.lsp.get_clients({ name = 'codeask', bufnr = 0 })[1] or vim.lsp.get_clients({ name = 'codeask' })[1]
 end
 
-local function need_client()
+--- How long a command waits for the language server to come up (milliseconds): Neovim lists the
+--- client once the server has answered `initialize` (about 2 s on an idle 2-core machine, 8 s busy).
+M.START_WAIT_MS = 30000
+
+--- Call `run(client)` with the running codeask client; when the current buffer starts one (setup()
+--- was called and its filetype is one of `filetypes`) that is not up yet, say so and call it once it
+--- is, or say it did not start within M.START_WAIT_MS; else say it is not running and how to start it.
+local function with_client(run)
   local c = M.client()
-  if not c then
+  if c then return run(c) end
+  if not (M.config and vim.tbl_contains(M.config.filetypes, vim.bo.filetype)) then
     local hint = M.config and 'open a file in a project, or see :checkhealth codeask'
       or "call require('codeask').setup() in your config"
-    vim.notify('codeask: the language server is not running (' .. hint .. ')', vim.log.levels.ERROR)
+    return vim.notify('codeask: the language server is not running (' .. hint .. ')', vim.log.levels.ERROR)
   end
-  return c
+  vim.notify('codeask: the language server is starting; the command runs when it is up', vim.log.levels.INFO)
+  local waited = 0
+  local function poll()
+    local found = M.client()
+    if found then return run(found) end
+    waited = waited + 100
+    if waited >= M.START_WAIT_MS then
+      return vim.notify(('codeask: the language server did not start in %d s (see :checkhealth codeask and :LspLog)')
+        :format(M.START_WAIT_MS / 1000), vim.log.levels.ERROR)
+    end
+    vim.defer_fn(poll, 100)
+  end
+  vim.defer_fn(poll, 100)
 end
 
 local function show(markdown)
@@ -149,14 +169,14 @@ end
 local INVALID_PARAMS = -32602
 
 local function command(name, args, on_result)
-  local c = need_client()
-  if not c then return end
-  c:request('workspace/executeCommand', { command = name, arguments = args }, function(err, result)
-    if err then
-      local level = err.code == INVALID_PARAMS and vim.log.levels.WARN or vim.log.levels.ERROR
-      vim.notify('codeask: ' .. err.message, level)
-    end
-    on_result(err, result)
+  with_client(function(c)
+    c:request('workspace/executeCommand', { command = name, arguments = args }, function(err, result)
+      if err then
+        local level = err.code == INVALID_PARAMS and vim.log.levels.WARN or vim.log.levels.ERROR
+        vim.notify('codeask: ' .. err.message, level)
+      end
+      on_result(err, result)
+    end)
   end)
 end
 
