@@ -162,3 +162,19 @@ def test_hover_keeps_a_caller_when_callees_fill_its_page(tmp_path):
     _, got = _hovered(tmp_path, {**steps, "src/ky.ts": ky, "src/client.ts": client}, "src/ky.ts", (11, 20))
     vias = [s.via for s in got.sources if s.via]
     assert len(vias) == 6 and vias[0] == "caller of run in src/ky.ts:11", vias
+
+
+def test_hover_on_a_constants_line_lists_its_readers(tmp_path):
+    """Hover on ``LIMIT_MS = 500`` (no definition to narrow to: the chunk's code outside definitions)
+    listed what the line calls and nothing else; it lists the functions reading the constant, in its
+    file and in another, as ``codeask related LIMIT_MS`` lists them."""
+    files = {
+        "app/local.py": "LIMIT_MS = 500\n\n\ndef slow(elapsed):\n    return elapsed > LIMIT_MS\n",
+        "app/client.py": "from app.local import LIMIT_MS\n\n\ndef fetch(wait):\n    return min(wait, LIMIT_MS)\n",
+    }
+    ws, got = _hovered(tmp_path, files, "app/local.py", (1, 1))
+    readers = {(s.path, s.start_line) for s in got.sources if s.via == "reads LIMIT_MS in app/local.py:1"}
+    assert readers == {(c.path, c.start_line) for c in ws.related("LIMIT_MS").callers} == {
+        ("app/local.py", 4),
+        ("app/client.py", 4),
+    }

@@ -22,7 +22,7 @@ from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
-from codeask.query.sites import Site, code_lines, declaration, narrowed, own_names
+from codeask.query.sites import Site, code_lines, declaration, inner_definition, narrowed, own_names
 from codeask.query.split import whole, widened
 from codeask.query.uses import uses_in
 from codeask.uris import file_uri
@@ -217,7 +217,7 @@ def callees(
     """``(definition, name, sure)`` of what ``defs`` use on their own lines: the surest definitions
     of each name (whole: a definition the chunker split has one line range everywhere; another
     definition of the same name too: Rust's free ``scan`` calls ``WorkerState::scan``, never ``defs``
-    themselves nor a definition holding them); name-only ones only for a name defined once (a guess among several is listed only
+    themselves nor a definition holding them, nor a constant that code outside definitions only declares); name-only ones only for a name defined once (a guess among several is listed only
     among the callers, once: :func:`_guessed_once`). A name with many definitions (``emit``, ``new``)
     keeps its links surer than a name-only guess, as its callers list them; one defined in more than
     ``most`` chunks links nothing (hover's rule, both ways: :func:`~codeask.query.span_links.span_edges`)."""
@@ -244,7 +244,7 @@ def callees(
         top = max((sure for _, sure in scored), default=NONE)
         unique = top <= NAME_ONLY and len(scored) == 1
         kept = [(hit, n, sure) for hit, sure in scored if sure > NAME_ONLY or (unique and sure > NONE)]
-        out += [x for x in kept if not any(_around(x[0], d) for d in selves)]
+        out += [x for x in kept if not any(_around(x[0], d) or _declared_in(x[0], d) for d in selves)]
     return sorted(out, key=lambda x: (-x[2], x[0].path, x[0].start_line))
 
 
@@ -278,6 +278,15 @@ def _around(target: Hit, definition: Hit) -> bool:
     callee, as ``Ky.create`` is no caller of ``Ky``: :func:`_within`)."""
     same = target.path == definition.path
     return same and target.start_line <= definition.start_line and definition.end_line <= target.end_line
+
+
+def _declared_in(target: Hit, user: Hit) -> bool:
+    """Whether ``target`` (a callee's definition) is a line of ``user``'s code outside its definitions:
+    a constant the chunk declares (``LIMIT_MS = 500``), read by its own functions, is no callee of it."""
+    if target.path != user.path or not user.start_line <= target.start_line <= target.end_line <= user.end_line:
+        return False
+    lines = range(target.start_line - user.start_line + 1, target.end_line - user.start_line + 2)
+    return target.start_line == target.end_line and all(inner_definition(user, n) is None for n in lines)
 
 
 def _callee(

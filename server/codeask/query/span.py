@@ -197,7 +197,8 @@ def make_span(
     """The span of ``abs_path`` lines ``start_line..end_line`` (1-based inclusive), its code taken
     from ``text`` (an editor buffer) or the file on disk. Its symbol is ``symbol`` when given (the
     span is then that definition), else the innermost definition holding the whole span (tree-sitter),
-    else the symbol of the indexed chunk holding it.
+    else none for module-level code between definitions (a constant's line), else the symbol of the
+    indexed chunk holding it.
 
     Raises:
         NotExplainable: the file is not read (:func:`explain_source`), or the lines are blank.
@@ -228,13 +229,13 @@ def make_span(
     if index is not None:
         inside = [r for r in _rows(index, rel) if r["start_line"] <= end_line and r["end_line"] >= start_line]
         span.own_ids = {r["id"] for r in inside}
-    if not span.symbol:
-        around = [
-            d for d in definitions(source, span.language) if d.start_line <= start_line and d.end_line >= end_line
-        ]
-        if around:
-            span.symbol = around[-1].symbol
-            span.definition = (around[-1].start_line, around[-1].end_line) == (start_line, end_line)
+    defs = definitions(source, span.language) if not span.symbol else []
+    around = [d for d in defs if d.start_line <= start_line and d.end_line >= end_line]
+    if around:
+        span.symbol = around[-1].symbol
+        span.definition = (around[-1].start_line, around[-1].end_line) == (start_line, end_line)
+    elif defs and not any(d.start_line <= end_line and d.end_line >= start_line for d in defs):
+        return span  # module-level code (``LIMIT_MS = 500``): not its chunk's function's name
     if not span.symbol and index is not None:
         containing = [r for r in _rows(index, rel) if r["start_line"] <= start_line and r["end_line"] >= end_line]
         span.symbol = containing[0]["symbol"] if containing else ""

@@ -127,10 +127,14 @@ class RelatedRetrieve:
                     linked[target.root, e.target.id] = e
 
         def own(root: str, hit: Hit) -> bool:
-            if hit.id in span.own_ids:
+            """The selection itself: a chunk of it, or lines overlapping it; a caller in a chunk of it (a
+            reader of a constant in the constant's own chunk: ``slow`` below ``LIMIT_MS = 500``) by its lines."""
+            edge = linked.get((root, hit.id))
+            if hit.id in span.own_ids and not _calls_it(edge):
                 return True
-            same_file = root == span.root and hit.path == span.path
-            return same_file and hit.start_line <= span.end_line and hit.end_line >= span.start_line
+            shown = hit if edge is None else edge.target
+            same_file = root == span.root and shown.path == span.path
+            return same_file and shown.start_line <= span.end_line and shown.end_line >= span.start_line
 
         rankings = [
             (w, r, [h for h in hits if not own(r, h) and not is_secret(h.path, self.index)]) for w, r, hits in rankings
