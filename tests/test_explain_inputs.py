@@ -112,7 +112,7 @@ def test_odd_files_are_explained_or_refused_in_one_line(sample_workspace, fake_l
     for target, says in (
         ("src/shop/empty.py", "nothing to explain: src/shop/empty.py is empty"),
         ("src/shop/blank.py", "nothing to explain: src/shop/blank.py holds only blank lines"),
-        (f"src/shop/cart.py:{blank}-{blank}", f"src/shop/cart.py:{blank}-{blank} holds only blank lines"),
+        (f"src/shop/cart.py:{blank}-{blank}", f"src/shop/cart.py:{blank} holds only blank lines"),
     ):
         assert says in one_line(codeask("explain", str(sample_workspace), target, check=False), 1)
 

@@ -5,7 +5,7 @@ hover over ``apply_discount`` listed ``shipping_cost``, unmarked, beside its rea
 
 from __future__ import annotations
 
-from codeask.query.explain import Explanation, explain, make_span
+from codeask.query.explain import Explanation, explain, make_span, symbol_span
 from codeask.workspace import Workspace
 from tests.conftest import SAMPLE
 from tests.workspaces import write_tree
@@ -177,4 +177,23 @@ def test_hover_on_a_constants_line_lists_its_readers(tmp_path):
     assert readers == {(c.path, c.start_line) for c in ws.related("LIMIT_MS").callers} == {
         ("app/local.py", 4),
         ("app/client.py", 4),
+    }
+
+
+def test_hover_on_a_constant_explains_its_statement_not_its_chunk(tmp_path):
+    """A hover on ``DEFAULT_POOLSIZE`` in a chunk of constants and functions (requests' adapters.py)
+    explained the whole chunk, listing its neighbours' readers; it explains the constant's line and
+    lists the readers of that constant only (the newcomer's finding in Neovim)."""
+    local = (
+        "LIMIT_MS = 500\nRETRIES = 3\n\n\ndef slow(elapsed):\n    return elapsed > LIMIT_MS\n\n\n"
+        "def again(n):\n    return n < RETRIES\n"
+    )
+    root = write_tree(tmp_path / "ws", {"app/local.py": local})
+    ws = Workspace([root])
+    ws.index(embed=False)
+    span = symbol_span(ws, str(root / "app/local.py"), 2, "RETRIES")
+    assert (span.start_line, span.end_line, span.symbol) == (2, 2, "")
+    got = explain(ws, span, brief=True, no_llm=True)
+    assert {(s.path, s.start_line, s.via) for s in got.sources if s.via} == {
+        ("app/local.py", 9, "reads RETRIES in app/local.py:2")
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codeask.index.chunk import chunk_file, language_for
-from codeask.index.chunking.symbols import Definition, definitions
+from codeask.index.chunking.symbols import Definition, definitions, statement_lines
 from codeask.index.filetext import MAX_LINE_LENGTH, content_reason, read_text
 from codeask.index.walk import file_entry, is_secret
 from codeask.lines import split_lines
@@ -67,8 +67,9 @@ class Span:
 
     @property
     def label(self) -> str:
-        """``display_path:start-end`` (1-based lines)."""
-        return f"{self.display_path}:{self.start_line}-{self.end_line}"
+        """``display_path:start-end`` (1-based lines), ``display_path:line`` for one line."""
+        lines = f"{self.start_line}-{self.end_line}" if self.end_line != self.start_line else str(self.start_line)
+        return f"{self.display_path}:{lines}"
 
     def to_json(self) -> dict[str, Any]:
         """``{"path", "root", "start_line", "end_line", "symbol", "definition"}`` (``path`` absolute when
@@ -313,7 +314,9 @@ def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | N
        (``self.rebuild_proxies(...)`` inside ``Session`` -> ``Session.rebuild_proxies``);
     3. a definition of ``word`` elsewhere in the index (code before tests and docs);
     4. the innermost definition around the cursor (a local variable: the function it lives in);
-    5. the chunk around the cursor (:func:`enclosing_chunk`).
+    5. the module-level statement around the cursor (``DEFAULT_POOLSIZE = 10``: that line, not the
+       chunk of constants and functions it was packed with);
+    6. the chunk around the cursor (:func:`enclosing_chunk`).
 
     Definitions are found with tree-sitter (:func:`codeask.index.chunking.symbols.definitions`);
     ``None`` when nothing holds the line.
@@ -346,6 +349,9 @@ def symbol_span(workspace, abs_path: str, line: int, word: str, *, text: str | N
         return elsewhere
     if around:
         return _definition_span(workspace, abs_path, around[-1], source)
+    statement = statement_lines(source, language_for(abs_path), line)
+    if statement is not None:
+        return make_span(workspace, abs_path, *statement, text=source)
     return enclosing_chunk(workspace, abs_path, line, text=text)
 
 

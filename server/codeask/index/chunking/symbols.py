@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from codeask.index.chunking.code import named_definition, node_rows, parser_for
 from codeask.lines import split_lines
 
-__all__ = ["Definition", "definitions"]
+__all__ = ["Definition", "definitions", "statement_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +62,23 @@ def definitions(text: str, language: str) -> list[Definition]:
         stack.extend(reversed(found))
     out.sort(key=lambda d: (d.start_line, -d.end_line))
     return out
+
+
+#: Lines a module-level statement may span to be explained on its own (a hover on ``TIMEOUT = 30``);
+#: a longer one (a C ``#ifdef`` block around half the file) leaves the hover its chunk.
+MAX_STATEMENT_LINES = 40
+
+
+def statement_lines(text: str, language: str, line: int) -> tuple[int, int] | None:
+    """1-based inclusive lines of the top-level statement of ``text`` holding 1-based ``line`` (a module
+    constant ``DEFAULT_POOLSIZE = 10``, an ``export const``, a Go ``const (...)`` block), or ``None``:
+    no grammar, no statement there, or one longer than :data:`MAX_STATEMENT_LINES`."""
+    parser = parser_for(language)
+    if parser is None or not text:
+        return None
+    tree = parser.parse("\n".join(split_lines(text)).encode("utf-8", "surrogatepass"))
+    for child in tree.root_node.named_children:
+        start, end = node_rows(child)
+        if start + 1 <= line <= end + 1:
+            return (start + 1, end + 1) if end - start < MAX_STATEMENT_LINES else None
+    return None
