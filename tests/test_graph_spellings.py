@@ -100,6 +100,29 @@ def test_super_reaches_the_bases_method_and_no_other_class(tmp_path):
     }
 
 
+NAMED_BASES = {
+    "app/base.py": (
+        "class Base:\n    def __init__(self, name):\n        self.name = name\n\n\n"
+        "class Unrelated:\n    def __init__(self, size):\n        self.size = size\n"
+    ),
+    "app/errors.py": (
+        "from json import JSONDecodeError as CompatJSONDecodeError\n\nfrom app.base import Base\n\n\n"
+        "class DecodeError(Base, CompatJSONDecodeError):\n    def __init__(self, *args):\n"
+        "        CompatJSONDecodeError.__init__(self, *args)\n        Base.__init__(self, 'decode')\n"
+    ),
+}
+
+
+def test_a_method_called_through_its_class_name_is_that_classs(tmp_path):
+    """``Base.__init__(self, ..)`` calls ``Base.__init__``; ``CompatJSONDecodeError.__init__(self, ..)``
+    (``json``'s class under another name, as requests' ``JSONDecodeError`` calls it) calls no project
+    method: it was listed at 0.3 as a caller of every ``__init__`` (the newcomer's finding)."""
+    root = tmp_path / "ws"
+    indexed(root, NAMED_BASES)
+    callers = {s: [c["symbol"] for c in related_json(root, s)["callers"]] for s in ("Base.__init__", "Unrelated.__init__")}
+    assert callers == {"Base.__init__": ["DecodeError.__init__"], "Unrelated.__init__": []}
+
+
 ALIASES = {
     "app/exceptions.py": "class HTTPError(Exception):\n    pass\n",
     "app/models.py": (

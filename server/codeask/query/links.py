@@ -23,7 +23,7 @@ from codeask.index.rows import batches
 from codeask.query.fields import field_types
 from codeask.query.graph import LOOKUP_LIMIT
 from codeask.query.imported import Imports, aliases, file_imports, imports_module
-from codeask.query.resolve import defined_symbol, definitions_of, scoped
+from codeask.query.resolve import class_named, defined_symbol, definitions_of, scoped
 from codeask.query.sites import INHERITING, Site, enclosing_class, use_sites
 from codeask.query.uses import uses_in
 
@@ -165,7 +165,7 @@ class Links:
 
     def _warm_kin(self, hit: Hit, fields: Iterable[tuple[str, Use]]) -> None:
         """:meth:`prefetch_kin` of the classes ``hit``'s uses may go through (the types of its values
-        used as receivers, ``fields`` among them, and its definitions' own), once per chunk; only where
+        used as receivers, ``fields`` among them, the receivers named as classes, and its definitions' own), once per chunk; only where
         :meth:`kin` is read."""
         if hit.id in self._warm or hit.language not in INHERITING:
             return
@@ -173,8 +173,9 @@ class Links:
         found = uses_in(hit.content, hit.language)
         receivers = {u.receiver for u in found.uses}
         typed = {t.name for v, t in (*fields, *found.types) if v in receivers}
+        named = {class_named(u, hit.language) for u in found.uses}
         own = {enclosing_class(hit, d.start_line) for d in definitions_of(hit.content, hit.language)}
-        self.prefetch_kin((typed | own) - {""})
+        self.prefetch_kin((typed | named | own) - {""})
 
     def sites(self, hit: Hit, name: str, defs: Sequence[Hit]) -> list[Site]:
         """Where ``hit`` (a chunk, or one definition cut from it) uses ``name`` as code, one

@@ -64,6 +64,7 @@ __all__ = [
     "scoped",
     "defined_symbol",
     "using_symbol",
+    "class_named",
 ]
 
 #: How sure an edge is (:func:`how_sure`): the reference names the target's class or module (or is
@@ -315,3 +316,19 @@ def qualified(scope: str, symbol: str) -> str:
         if outer[-k:] == inner[:k]:
             return ".".join(outer + inner[k:])
     return ".".join(outer + inner)
+
+
+#: A class's name by the naming conventions of Python (PEP 8's CapWords) and Java (UpperCamelCase): a
+#: capital, then a lowercase letter somewhere (``LIMIT`` is a constant). JavaScript's singletons and
+#: namespaces are named so too (``const Api = new Client()``), so there a name says no class.
+_CLASS_NAME = re.compile(r"_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+_CLASS_NAMED = frozenset({"python", "java"})
+
+
+def class_named(use: Use, language: str) -> str:
+    """The class ``use`` is reached through by its name, or ``""``: ``Base.__init__(self, ..)``,
+    ``Util.check(..)``, ``Session().send``, a receiver named as a class is (Python, Java), not a
+    field's (``self.Handler``). A class outside the project (``json``'s ``JSONDecodeError`` imported as
+    ``CompatJSONDecodeError``) is kin of none of its classes, so no project method is called there."""
+    named = language in _CLASS_NAMED and not use.through and _CLASS_NAME.fullmatch(use.receiver)
+    return use.receiver if named else ""

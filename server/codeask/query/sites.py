@@ -26,6 +26,7 @@ from codeask.query.resolve import (
     SELF,
     SURE,
     TYPED,
+    class_named,
     definitions_of,
     free_symbol,
     in_functions,
@@ -323,7 +324,8 @@ def _unrelated(found: Uses, target: tuple[str, str], hit: Hit, kin: Callable[[st
 def _receiver_classes(hit: Hit, types: tuple[tuple[str, Use], ...]) -> dict[tuple[str, int], str]:
     """``{(receiver, 1-based line): class}`` of each use in ``hit`` with the declared ``types``
     (:attr:`~codeask.query.uses.Uses.types`, a struct's fields among them): the enclosing class for
-    ``self`` (not ``super``), a typed variable's class, else ``""``. Read once per chunk and types:
+    ``self`` (not ``super``), a typed variable's class, a receiver named as a class (:func:`class_named`),
+    else ``""``. Read once per chunk and types:
     :func:`_unrelated` asks it per name and target of a large class's callees (javapoet's
     ``MethodSpec``: some 800 uses, asked about a thousand times)."""
     typed = Uses((), frozenset(), types)
@@ -333,7 +335,7 @@ def _receiver_classes(hit: Hit, types: tuple[tuple[str, Use], ...]) -> dict[tupl
             out[use.receiver, use.line] = enclosing_class(hit, use.line)
         else:
             found = typed.type_of(use.receiver, use.line) if use.receiver not in SELF | {"", "?"} else None
-            out[use.receiver, use.line] = found.name if found is not None else ""
+            out[use.receiver, use.line] = found.name if found is not None else class_named(use, hit.language)
     return out
 
 
