@@ -116,8 +116,12 @@ def test_related_fills_the_quickfix_list(sample_workspace, tmp_path):
     result = json.loads(out.read_text())
     assert result["command"] is True and result["error"] is None
     assert result["up_before"] is False
-    assert result["starting"] == [{"msg": "codeask: the language server is starting; the command runs when it is up",
-                                   "level": 2}], result["starting"]
+    starting = result["starting"]  # once for both commands, then the status line
+    assert starting[0] == {"msg": "codeask: the language server is starting; the command runs when it is up", "level": 2}
+    assert len(starting) == 2 and starting[1]["msg"].startswith("codeask: "), starting
+    assert "starting" not in starting[1]["msg"] and result["status_error"] is None
+    assert "OK index" in result["health"] and "not running" not in result["health"], result["health"]
+    assert result["not_indexed"].startswith("codeask: not indexed yet (the first question starts indexing); LLM:")
     found = result["result"]
     assert found["symbol"] == "apply_discount" and result["title"] == "codeask: related apply_discount"
     expected = [

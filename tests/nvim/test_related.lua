@@ -17,15 +17,26 @@ harness.run('test_related.lua', function()
   local notify = vim.notify
   vim.notify = function(msg, level) table.insert(out.starting, { msg = msg, level = level }) end
   out.up_before = codeask.client() ~= nil
-  local done = false
+  local done, statused = false, false
   codeask.related(nil, function(e, result)
     out.error = e and e.message or vim.NIL
     out.result = result
     done = true
   end)
-  assert(vim.wait(120000, function() return done end, 50), 'related timed out')
+  codeask.status(function(e, result) -- a second command while it starts: no second notice
+    out.status_error = e and e.message or vim.NIL
+    statused = true
+  end)
+  -- :checkhealth while it starts waits for it (it said "not running ... open a file")
+  local win = vim.api.nvim_get_current_win()
+  vim.cmd('checkhealth codeask')
+  out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  vim.api.nvim_set_current_win(win)
+  assert(vim.wait(120000, function() return done and statused end, 50), 'related timed out')
   vim.notify = notify
   local client = assert(codeask.client(), 'no client')
+  out.not_indexed = codeask.format_status({ index_state = 'not-indexed', files = 0, chunks_total = 0 })
   out.title = vim.fn.getqflist({ title = 1 }).title
   out.qf = vim.tbl_map(function(item)
     return { filename = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text }

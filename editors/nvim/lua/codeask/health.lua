@@ -12,6 +12,19 @@ local function version_command(cmd)
   return out
 end
 
+--- The first loaded buffer the server starts for (a filetype of `config`, under one of its root markers),
+--- or nil: while Neovim starts the server, no client is listed yet.
+local function starting_for(config)
+  if not config then return nil end
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.tbl_contains(config.filetypes, vim.bo[b].filetype)
+        and vim.fs.root(b, config.root_markers) then
+      return vim.api.nvim_buf_get_name(b)
+    end
+  end
+  return nil
+end
+
 function M.check()
   local codeask = require('codeask')
   vim.health.start('codeask')
@@ -43,6 +56,16 @@ function M.check()
   end
 
   local client = codeask.client()
+  local starting = not client and starting_for(codeask.config)
+  if starting then -- Neovim lists the client once `initialize` is answered (seconds after :edit)
+    vim.wait(codeask.START_WAIT_MS, function() return codeask.client() ~= nil end, 100)
+    client = codeask.client()
+    if not client then
+      vim.health.error(('the server did not start in %d s for %s'):format(codeask.START_WAIT_MS / 1000, starting),
+        { 'see :LspLog' })
+      return
+    end
+  end
   if not client then
     vim.health.info('the server is not running in this session: open a file under a project root to start it')
     return
@@ -55,7 +78,9 @@ function M.check()
     return
   end
   local state = s.indexing and 'indexing' or s.state or 'ready' -- keyword-only, read-only, ... as the CLI says
-  if s.stale and s.files == nil then
+  if s.index_state == 'not-indexed' then
+    vim.health.ok('index: not indexed yet (the first question starts indexing)')
+  elseif s.stale and s.files == nil then
     vim.health.ok(('index %s: counts not known yet (the index is busy); :checkhealth codeask again shortly'):format(state))
   else
     vim.health.ok(('index %s: %d files, %d chunks, %d waiting for embeddings (%s)'):format(

@@ -94,9 +94,13 @@ end
 --- client once the server has answered `initialize` (about 2 s on an idle 2-core machine, 8 s busy).
 M.START_WAIT_MS = 30000
 
+--- The commands waiting for the server to come up (nil when none waits): one notice and one poll for all.
+local queued = nil
+
 --- Call `run(client)` with the running codeask client; when the current buffer starts one (setup()
---- was called and its filetype is one of `filetypes`) that is not up yet, say so and call it once it
---- is, or say it did not start within M.START_WAIT_MS; else say it is not running and how to start it.
+--- was called and its filetype is one of `filetypes`) that is not up yet, say so once and call it
+--- (and every command run meanwhile) once it is, or say it did not start within M.START_WAIT_MS;
+--- else say it is not running and how to start it.
 local function with_client(run)
   local c = M.client()
   if c then return run(c) end
@@ -105,17 +109,23 @@ local function with_client(run)
       or "call require('codeask').setup() in your config"
     return vim.notify('codeask: the language server is not running (' .. hint .. ')', vim.log.levels.ERROR)
   end
+  if queued then return table.insert(queued, run) end
+  queued = { run }
   vim.notify('codeask: the language server is starting; the command runs when it is up', vim.log.levels.INFO)
   local waited = 0
   local function poll()
     local found = M.client()
-    if found then return run(found) end
-    waited = waited + 100
-    if waited >= M.START_WAIT_MS then
+    if not found and waited < M.START_WAIT_MS then
+      waited = waited + 100
+      return vim.defer_fn(poll, 100)
+    end
+    local runs = queued
+    queued = nil
+    if not found then
       return vim.notify(('codeask: the language server did not start in %d s (see :checkhealth codeask and :LspLog)')
         :format(M.START_WAIT_MS / 1000), vim.log.levels.ERROR)
     end
-    vim.defer_fn(poll, 100)
+    for _, r in ipairs(runs) do r(found) end
   end
   vim.defer_fn(poll, 100)
 end
@@ -251,10 +261,16 @@ end
 
 --- One line for a codeask.status result.
 function M.format_status(s)
+  local llm = '; LLM: ' .. (s.llm or 'none (answers list the sources)')
+  if s.index_state == 'not-indexed' then return 'codeask: not indexed yet (the first question starts indexing)' .. llm end
+  if s.index_state == 'waiting' then
+    return 'codeask: waiting: ' .. (s.lock_holder or s.index_message or 'another process is updating the index') .. llm
+  end
+  if s.stale and s.files == nil then return 'codeask: indexing, counts not known yet (the index is busy)' .. llm end
   local line = ('codeask: %d files, %d chunks'):format(s.files or 0, s.chunks_total or 0)
   if (s.vectors_pending or 0) > 0 then line = line .. (', %d waiting for embeddings'):format(s.vectors_pending) end
-  if s.indexing then line = line .. ' (indexing)' end
-  return line .. '; LLM: ' .. (s.llm or 'none (answers list the sources)')
+  if s.indexing then line = line .. ' (indexing' .. (s.index_message and (': ' .. s.index_message) or '') .. ')' end
+  return line .. llm
 end
 
 --- Open the current quickfix item where its code is now: `codeask.resolveCitation` re-finds the
