@@ -121,7 +121,7 @@ def test_codeask_related_prints_the_graph_with_exit_codes(project):
     at = PROJECT["tests/test_timeouts.py"].splitlines().index("def test_strip_on_port_change():") + 1
     assert f"tests/test_timeouts.py:{at}-{at + 1}  test_strip_on_port_change" in proc.stdout
     found = related_json(project, "should_strip")
-    assert set(found) == {"symbol", "definitions", "callers", "callees", "counts", "truncated", "index"}
+    assert set(found) == {"symbol", "definitions", "callers", "callees", "counts", "truncated", "alias", "index"}
     assert {"path", "root", "start_line", "end_line", "symbol", "name", "sure", "uri"} <= set(found["callers"][0])
     assert found == {**Workspace([project]).related("should_strip").to_json(), "index": found["index"]}
     unknown = codeask("related", str(project), "no_such_symbol", check=False)

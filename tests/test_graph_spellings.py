@@ -6,7 +6,7 @@ temp dir, the CLI as a subprocess."""
 
 from __future__ import annotations
 
-from tests.workspaces import indexed, related_json
+from tests.workspaces import codeask, indexed, related_json
 
 CONSTANTS = {
     "app/local.py": "LIMIT_MS = 500\n\n\ndef slow(elapsed):\n    return elapsed > LIMIT_MS\n",
@@ -142,6 +142,23 @@ def test_a_name_imported_under_another_name_is_used_under_it(tmp_path):
     indexed(root, ALIASES)
     got = related_json(root, "HTTPError")
     assert [(c["path"], c["symbol"], c["sure"]) for c in got["callers"]] == [("app/models.py", "check", 1.0)]
+    assert got["alias"] is None
+
+
+def test_a_name_imported_under_another_name_is_asked_for_under_it(tmp_path):
+    """``related _HTTPError`` (the name ``models.py`` uses) said "no definition or use" (requests'
+    ``RequestsSSLError``); it answers for the project's ``HTTPError`` and says which import named it so.
+    urllib3's, imported ``as _Urllib3Error``, is not in the index: still no definition."""
+    root = tmp_path / "ws"
+    indexed(root, ALIASES)
+    got = related_json(root, "_HTTPError")
+    assert got["symbol"] == "HTTPError" and [d["path"] for d in got["definitions"]] == ["app/exceptions.py"]
+    assert [c["symbol"] for c in got["callers"]] == ["check"]
+    assert {k: got["alias"][k] for k in ("name", "path", "line")} == {"name": "_HTTPError", "path": "app/models.py", "line": 1}
+    text = codeask("related", str(root), "_HTTPError").stdout
+    assert text.startswith("_HTTPError is HTTPError, imported under that name at app/models.py:1\n\ndefinitions of HTTPError:")
+    refused = codeask("related", str(root), "_Urllib3Error", check=False)
+    assert refused.returncode == 1 and "_Urllib3Error: no definition or use in the index" in refused.stderr
 
 
 TS_CONSTANTS = {

@@ -6,7 +6,9 @@ The same data as the MCP tool ``related_code`` and the LSP command ``codeask.rel
 ``definitions``, ``callers``, ``callees`` (each location ``path``, ``root``, ``start_line``,
 ``end_line``, ``symbol``, ``name``, ``sure``, ``of``, ``uri``; at most 50 each, surest first; ``of``
 is the ``path:start_line`` of the definition a caller or callee links to), ``counts``
-(``{kind: how many were found}``), ``truncated`` (whether a list holds fewer) and ``index``. It reads the index as it is
+(``{kind: how many were found}``), ``truncated`` (whether a list holds fewer), ``alias`` (``{"name",
+"path", "line", "uri"}`` when SYMBOL is a name a file imports another under, whose related code is
+listed: ``RequestsSSLError`` -> ``SSLError``; else null) and ``index``. It reads the index as it is
 (``codeask index PATH`` brings it up to date). Exit codes: 0 found, 1 no index or nothing known of
 the symbol, 2 not a symbol name.
 """
@@ -17,7 +19,7 @@ import json
 from typing import Any
 
 from codeask.console import CLIError, UsageError
-from codeask.sureness import link_note, location_label
+from codeask.sureness import alias_note, link_note, location_label
 
 __all__ = ["add_related_parser", "cmd_related"]
 
@@ -89,4 +91,4 @@ def related_text(found: dict[str, Any]) -> str:
         if more > 0:
             lines.append(f"  ... {more} more (the {len(found[kind])} surest of {found['counts'][kind]} are listed)")
         out.append(f"{kind} of {found['symbol']}:\n" + ("\n".join(lines) or "  none found"))
-    return "\n\n".join(out)
+    return "\n\n".join([alias_note(found["symbol"], found.get("alias")), *out]).lstrip("\n")

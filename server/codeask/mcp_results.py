@@ -11,7 +11,7 @@ from typing import Any
 from mcp.types import CallToolResult, ResourceLink, TextContent
 from pydantic import BaseModel, Field
 
-from codeask.sureness import link_note, location_label, via_label
+from codeask.sureness import alias_note, link_note, location_label, via_label
 
 __all__ = [
     "AnchorOut",
@@ -180,6 +180,10 @@ class RelatedResult(BaseModel):
     callees: list[LocationOut] = Field(description="definitions the symbol's definitions call, read or take")
     counts: dict[str, int] = Field(description="how many definitions, callers and callees were found")
     truncated: bool = Field(description="whether a list holds fewer than were found (the surest are listed)")
+    alias: dict[str, Any] | None = Field(
+        default=None,
+        description="{name, path, line, uri} when the symbol asked for is a name a file imports `symbol` under",
+    )
     index: IndexOut
 
 
@@ -215,7 +219,7 @@ def related_lines(result: RelatedResult) -> str:
         if result.counts.get(kind, 0) > len(found):
             lines.append(f"- ... {result.counts[kind] - len(found)} more (the {len(found)} surest are listed)")
         out.append(f"{kind} of {result.symbol}:\n" + ("\n".join(lines) or "- none found"))
-    return "\n\n".join(out)
+    return "\n\n".join([alias_note(result.symbol, result.alias), *out]).lstrip("\n")
 
 
 def source_lines(sources: list[SourceOut]) -> str:

@@ -7,7 +7,7 @@ MCP text (:mod:`codeask.mcp_results`) and ``codeask related`` (:mod:`codeask.cli
 
 from __future__ import annotations
 
-__all__ = ["via_label", "link_note", "location_label"]
+__all__ = ["via_label", "link_note", "location_label", "alias_note"]
 
 
 def via_label(sure: float) -> str:
@@ -31,3 +31,12 @@ def location_label(kind: str, symbol: str, name: str) -> str:
     """How a related-code line names its location: the definition ``symbol`` holding it, else, for a
     ``callers`` line, ``(top level)`` (a use outside every definition), else the linked ``name``."""
     return symbol or ("(top level)" if kind == "callers" else name)
+
+
+def alias_note(symbol: str, alias: dict | None) -> str:
+    """The line above a related-code listing asked for by an import's other name (``alias``, the
+    ``alias`` of :meth:`~codeask.query.related_code.RelatedCode.to_json`), ``""`` without one:
+    ``RequestsSSLError is SSLError, imported under that name at src/requests/models.py:51``."""
+    if not alias:
+        return ""
+    return f"{alias['name']} is {symbol}, imported under that name at {alias['path']}:{alias['line']}"

@@ -38,6 +38,7 @@ __all__ = [
     "from_elsewhere",
     "go_packages",
     "aliases",
+    "imported_as",
     "imports_module",
 ]
 
@@ -163,19 +164,33 @@ def aliases(content: str, language: str, name: str) -> tuple[tuple[str, str], ..
     ``name`` under another name: Python's ``from .exceptions import HTTPError as _HTTPError``
     (``("_HTTPError", ".exceptions")``), JavaScript's ``import { a as b } from './x'`` (``("b", "./x")``);
     ``()`` without one. ``import a.b as c`` names a module, which :func:`from_project` reads."""
-    parser = parser_for(language)
-    if parser is None or " as " not in content or name not in content:
-        return ()
-    tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
     spelled = re.compile(rf"(?<![\w$.]){re.escape(name)}\s+as\s+([A-Za-z_$][\w$]*)")
+    return tuple((m.group(1), module) for m, module, _ in _as_clauses(content, language, name, spelled))
+
+
+def imported_as(content: str, language: str, alias: str) -> tuple[tuple[str, str, int], ...]:
+    """``(name, module, line)`` of each import statement of ``content`` (a chunk in ``language``) that
+    binds ``name`` as ``alias`` (:func:`aliases` read from the other end: ``RequestsSSLError`` ->
+    ``("SSLError", ".exceptions", 51)``), ``line`` 1-based in ``content``; ``()`` without one."""
+    spelled = re.compile(rf"(?<![\w$.])([A-Za-z_$][\w$]*)\s+as\s+{re.escape(alias)}(?![\w$])")
+    return tuple((m.group(1), module, line) for m, module, line in _as_clauses(content, language, alias, spelled))
+
+
+def _as_clauses(content: str, language: str, word: str, spelled: re.Pattern) -> list[tuple[re.Match, str, int]]:
+    """The matches of ``spelled`` (an ``X as Y`` clause naming ``word``) in the import statements of
+    ``content``, each with the statement's module as written and the clause's 1-based line."""
+    parser = parser_for(language)
+    if parser is None or " as " not in content or word not in content:
+        return []
+    tree = parser.parse("\n".join(split_lines(content)).encode("utf-8", "surrogatepass"))
     out = []
     for node in iter_named(tree.root_node):
         module = node.child_by_field_name("module_name") or node.child_by_field_name("source")
         if node.type not in _STATEMENTS or module is None or not node.text or not module.text:
             continue
-        said = module.text.decode("utf-8", "replace").strip("'\"`")
-        out += [(m.group(1), said) for m in spelled.finditer(node.text.decode("utf-8", "replace"))]
-    return tuple(out)
+        said, text = module.text.decode("utf-8", "replace").strip("'\"`"), node.text.decode("utf-8", "replace")
+        out += [(m, said, node.start_point.row + 1 + text.count("\n", 0, m.start())) for m in spelled.finditer(text)]
+    return out
 
 
 def imports_module(module: str, importer: str, path: str) -> bool:

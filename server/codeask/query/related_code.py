@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeask.index.chunking.symbols import Definition
+from codeask.query.alias_names import Alias, alias_imports
 from codeask.query.graph import LOOKUP_LIMIT
+from codeask.query.imported import imports_module
 from codeask.query.links import Links
 from codeask.query.overloads import OVERLOADING, argument_counts, fits, parameters
 from codeask.query.resolve import NAME_ONLY, NONE, SURE, definitions_of, scoped
@@ -89,6 +91,8 @@ class RelatedCode:
     callers: list[Location] = field(default_factory=list)
     callees: list[Location] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    alias: Alias | None = None
+    """The name asked for when a file imports ``symbol`` under it (``RequestsSSLError``), else ``None``."""
 
     @property
     def truncated(self) -> bool:
@@ -107,12 +111,13 @@ class RelatedCode:
         raise UnknownSymbol(f"{self.symbol}: no definition or use in the index of {', '.join(roots)}")
 
     def to_json(self) -> dict[str, Any]:
-        """``{"symbol", "definitions", "callers", "callees", "counts", "truncated"}``: locations as
-        :meth:`Location.to_json`, ``counts`` ``{kind: how many were found}``, ``truncated`` whether
-        a list was cut to fewer."""
+        """``{"symbol", "definitions", "callers", "callees", "counts", "truncated", "alias"}``: locations
+        as :meth:`Location.to_json`, ``counts`` ``{kind: how many were found}``, ``truncated`` whether
+        a list was cut to fewer, ``alias`` the name asked for (:meth:`Alias.to_json`) or ``None``."""
         kinds = {k: [x.to_json() for x in getattr(self, k)] for k in KINDS}
         counts = {k: self.counts.get(k, len(kinds[k])) for k in KINDS}
-        return {"symbol": self.symbol, **kinds, "counts": counts, "truncated": self.truncated}
+        alias = self.alias.to_json() if self.alias else None
+        return {"symbol": self.symbol, **kinds, "counts": counts, "truncated": self.truncated, "alias": alias}
 
 
 def parse_symbol(symbol: str) -> str:
@@ -328,12 +333,27 @@ def related(stores: Sequence[tuple[str, Store]], symbol: str, limit: int = 50) -
             out.callers += [Location.of_hit(root, s.hit, name, s.sure, d) for s in sites]
             own = (row, inner) if inner is not None else (replace(row, hit=d), None)  # a constant: its own line
             out.callees += [Location.of_hit(root, h, n, sure, d) for h, n, sure in callees(links, [own])]
+    if not out.definitions and not out.callers and "." not in symbol:
+        return _through_alias(stores, symbol, limit) or out
     callers = _once_per_symbol(_guessed_once(out.callers), overloads)
     out.callers, out.callees = _surest_first(callers), _surest_first(out.callees)
     out.counts = {k: len(getattr(out, k)) for k in KINDS}
     for kind in (out.definitions, out.callers, out.callees):
         kind[limit:] = []
     return out
+
+
+def _through_alias(stores: Sequence[tuple[str, Store]], alias: str, limit: int) -> RelatedCode | None:
+    """:func:`related` of the project's definition a file imports as ``alias`` (requests'
+    ``from .exceptions import SSLError as RequestsSSLError``), its :attr:`~RelatedCode.alias` saying
+    where; ``None`` when no import binds ``alias`` to a definition in the index (``urllib3``'s)."""
+    for root, store in stores:
+        for name, module, path, line in alias_imports(store, alias):
+            if any(imports_module(module, path, row.hit.path) for row, _ in definitions(store, name)):
+                found = related(stores, name, limit)
+                found.alias = Alias(alias, root, path, line)
+                return found
+    return None
 
 
 def _guessed_once(callers: list[Location]) -> list[Location]:

@@ -251,6 +251,10 @@ function M.related(symbol, on_done)
   command('codeask.related', { symbol }, function(err, result)
     if not err then
       vim.fn.setqflist({}, ' ', { title = 'codeask: related ' .. symbol, items = M.related_items(result) })
+      if type(result.alias) == 'table' then -- asked by the name a file imports it under
+        vim.notify(('codeask: %s is %s, imported under that name at %s:%d'):format(
+          symbol, result.symbol, result.alias.path, result.alias.line), vim.log.levels.INFO)
+      end
       if result.truncated then
         vim.notify('codeask: the lists of ' .. symbol .. ' were cut (codeask related lists the surest)', vim.log.levels.INFO)
       end
