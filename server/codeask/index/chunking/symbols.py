@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codeask.index.chunking.code import named_definition, node_rows, parser_for
+from codeask.index.chunking.code import Node, named_definition, node_rows, parser_for
 from codeask.lines import split_lines
 
 __all__ = ["Definition", "definitions", "statement_lines"]
@@ -72,7 +72,8 @@ MAX_STATEMENT_LINES = 40
 def statement_lines(text: str, language: str, line: int) -> tuple[int, int] | None:
     """1-based inclusive lines of the top-level statement of ``text`` holding 1-based ``line`` (a module
     constant ``DEFAULT_POOLSIZE = 10``, an ``export const``, a Go ``const (...)`` block), or ``None``:
-    no grammar, no statement there, or one longer than :data:`MAX_STATEMENT_LINES`."""
+    no grammar, no statement there, a comment or docstring (words, no code: the chunk is explained),
+    or one longer than :data:`MAX_STATEMENT_LINES`."""
     parser = parser_for(language)
     if parser is None or not text:
         return None
@@ -80,5 +81,11 @@ def statement_lines(text: str, language: str, line: int) -> tuple[int, int] | No
     for child in tree.root_node.named_children:
         start, end = node_rows(child)
         if start + 1 <= line <= end + 1:
-            return (start + 1, end + 1) if end - start < MAX_STATEMENT_LINES else None
+            return (start + 1, end + 1) if end - start < MAX_STATEMENT_LINES and not _prose(child) else None
     return None
+
+
+def _prose(node: Node) -> bool:
+    """Whether the top-level ``node`` is a comment or a lone string (a module docstring): words, no code."""
+    only = node.named_children[0] if node.type == "expression_statement" and node.named_child_count == 1 else node
+    return "comment" in node.type or "string" in only.type
