@@ -4,7 +4,8 @@ A chunk ranking scores a file by its best chunk; a file whose matches are spread
 (each chunk naming one of the question's words) lost to files with one better chunk each, although
 whole-file BM25 ranks it first. Each keyword search now also gives a per-file ranking, files ordered
 by the sum of their chunks' scores (:func:`codeask.query.steps.fusion.file_ranking`), fused with the
-others. Real parts: LanceDB in a temp dir (the ``isolated_env`` cache) and the real embedding model.
+others; each dense search gives one the same way (the sum of each file's best chunks' cosine
+similarities). Real parts: LanceDB in a temp dir (the ``isolated_env`` cache) and the real embedding model.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.depth import POOL
-from codeask.query.steps.fusion import file_ranking
+from codeask.query.steps.fusion import DENSE_BEST, file_ranking
 from codeask.workspace import Workspace
 
 #: The question's words; the spread file has one function per word, each of its own chunk.
@@ -58,6 +59,9 @@ def test_file_ranking_puts_the_file_with_most_matching_chunks_first(tmp_path: Pa
     assert sorted(h.path for h in ranked) == sorted({h.path for h in hits})  # one hit per file
     assert ranked[0] is ledger[0]  # a file is represented by its best chunk
     assert [h.path for h in ranked[1:]] == [h.path for h in notes]  # the others keep their order
+    by_best = file_ranking(hits, best=1)  # a file's first chunk only: the chunk ranking's file order
+    assert [h.path for h in by_best] == list(dict.fromkeys(h.path for h in hits))
+    assert by_best[-1].path == "src/ledger.py"
 
 
 def test_a_file_whose_matches_spread_over_many_chunks_is_among_max_files(tmp_path: Path) -> None:
@@ -68,6 +72,44 @@ def test_a_file_whose_matches_spread_over_many_chunks_is_among_max_files(tmp_pat
     paths = [s.path for s in answer.sources]
     assert len(paths) == 8
     assert "src/ledger.py" in paths  # last of ten matching files by its best chunk, in by its six
+    assert not any(p.startswith("src/other_") for p in paths)
+
+
+#: A question none of the files spells a word of: only the dense search ranks.
+PARAPHRASED = "how are stale login tokens removed?"
+#: ``src/vault.py``'s functions: each about the question (forgetting old credentials), none as near as a note.
+VAULT = [
+    ("evict_outdated_sessions", "forget sessions nobody used for a month"),
+    ("sweep_auth_cache", "sweep the authentication cache of old entries"),
+    ("revoke_old_access_keys", "revoke access keys older than the limit"),
+    ("clear_timed_out_auth", "clear authentication that timed out"),
+    ("expire_passwords", "expire passwords nobody changed"),
+    ("drop_old_cookies", "drop cookies past their age"),
+]
+
+
+def test_a_file_near_the_question_all_along_is_among_max_files(tmp_path: Path) -> None:
+    """The dense search's per-file ranking: nine one-chunk notes each nearer the question than any of
+    ``vault.py``'s six chunks fill a chunk ranking's first nine places; summed, vault's best three
+    (:data:`~codeask.query.steps.fusion.DENSE_BEST`) come first."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "vault.py").write_text("".join(function(n, c, 40) for n, c in VAULT), encoding="utf-8")
+    for i in range(9):
+        note = function(f"delete_outdated_logon_credentials_{i}", "delete outdated logon credentials", 3)
+        (root / "src" / f"note_{i}.py").write_text(note, encoding="utf-8")
+    for i in range(8):
+        (root / "src" / f"other_{i}.py").write_text(function(f"other_{i}", "unrelated arithmetic", 3), encoding="utf-8")
+    ws = Workspace([root])
+    ws.index()
+    store = next(iter(ws.indexes.values())).store
+    assert store.keyword_search(PARAPHRASED, 100) == []  # no file spells a word of the question
+    dense = store.vector_search(ws.embedder().embed_query(PARAPHRASED), 100)
+    assert [h.path for h in dense].index("src/vault.py") == 9  # every note's chunk is nearer than vault's best
+    # three chunks near the question outweigh one nearer
+    assert file_ranking(dense, DENSE_BEST)[0].path == "src/vault.py"
+    paths = [s.path for s in ws.ask(PARAPHRASED, no_llm=True, max_files=8).sources]
+    assert len(paths) == 8 and "src/vault.py" in paths
     assert not any(p.startswith("src/other_") for p in paths)
 
 

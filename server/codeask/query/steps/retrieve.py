@@ -9,7 +9,10 @@ They are fused at the file level, each file scored by its best chunk in each ran
 with ``weight`` 1 for the original question and ``subquestion_weight`` for subquestions. Each
 keyword search also gives a per-file ranking, files ordered by the sum of their matching chunks'
 scores (:func:`~codeask.query.steps.fusion.file_ranking`), so a file whose matches are spread over
-many chunks is a candidate as it is for whole-file BM25. When the
+many chunks is a candidate as it is for whole-file BM25; each dense search gives one the same way,
+files ordered by the sum of their best chunks' cosine similarities (:data:`~codeask.query.steps.fusion.DENSE_BEST`),
+so a module the answer walks through, several of whose chunks are near the question, is one
+although no single chunk of it is the nearest. When the
 question names code (``snake_case``, ``camelCase``, ``dotted.names``), a third ranking lists the
 candidates that spell those names verbatim (:func:`identifier_ranking`), and one lists the
 candidates of files whose name it spells (:func:`named_file_ranking`). A question shaped like a
@@ -49,7 +52,7 @@ from codeask.query.pipeline import Document, Query
 from codeask.query.report import QuestionParts
 from codeask.query.steps.depth import POOL, keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
-from codeask.query.steps.fusion import file_ranking, fuse
+from codeask.query.steps.fusion import DENSE_BEST, file_ranking, fuse
 from codeask.query.steps.parse import question_parts, searched_text
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, downweight_rule, file_prior, lifted
 from codeask.settings import RetrievalSettings
@@ -314,7 +317,7 @@ class HybridRetrieve:
     def _root_rankings(
         self, question: _Question, root: str, store: Store, per_text: list[_Found], evidence: dict[str, int]
     ) -> list[tuple[float, str, list[Hit]]]:
-        """One root's ``(weight, root, hits)`` rankings: keyword, per-file keyword and dense per search text, then the
+        """One root's ``(weight, root, hits)`` rankings: keyword, per-file keyword, dense and per-file dense per search text, then the
         identifier, named-file, string-literal and frame rankings; counts the evidence hits in ``evidence``."""
         only, parts, evidence_on = question.only, question.parts, evidence_module.REPORT_EVIDENCE
         rankings: list[tuple[float, str, list[Hit]]] = []
@@ -326,7 +329,7 @@ class HybridRetrieve:
             pool.extend(words)
             if dense is not None:
                 hits = _kept(dense.result(), only)
-                rankings.append((weight, root, hits))
+                rankings += [(weight, root, hits), (weight, root, file_ranking(hits, DENSE_BEST))]
                 pool.extend(hits)
         identifiers = code_identifiers(parts.search_text)
         if identifiers:
