@@ -50,8 +50,10 @@ harness.run('test_ask.lua', function()
   out.qf = vim.tbl_map(function(item)
     return { filename = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text }
   end, vim.fn.getqflist())
-  out.floats = #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
+  local floats = vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end,
     vim.api.nvim_list_wins())
+  out.floats = #floats
+  out.float_linebreak = floats[1] ~= nil and vim.wo[floats[1]].wrap and vim.wo[floats[1]].linebreak
 
   -- a source whose file got 10 lines above it opens at its new lines (the server re-finds it)
   local idx, first  -- the first source in a file not open in a buffer (the server reads it from disk)

@@ -131,8 +131,10 @@ local function with_client(run)
 end
 
 local function show(markdown)
-  vim.lsp.util.open_floating_preview(vim.split(markdown or '', '\n'), 'markdown',
+  local _, win = vim.lsp.util.open_floating_preview(vim.split(markdown or '', '\n'), 'markdown',
     { border = 'rounded', max_width = 100, max_height = 40, focus_id = 'codeask' })
+  -- a line wider than the window (a source's label and its link) wraps between words, not inside one
+  if win and vim.api.nvim_win_is_valid(win) then vim.wo[win].linebreak = true end
 end
 
 --- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
