@@ -87,7 +87,10 @@ def test_a_file_given_as_the_folder(sample_workspace):
     file = sample_workspace / "src/shop/cart.py"
     for command in (["ask", str(file), "coupons"], ["index", str(file)], ["status", str(file)]):
         line = one_line(codeask(*command, check=False), 1)
-        assert f"not a folder: {file} is a file" in line and str(file.parent) in line
+        assert f"not a folder: {file} is a file" in line and line.endswith(f"({file.parent})")
+    (sample_workspace / "pyproject.toml").write_text("[project]\nname = 'shop'\n", encoding="utf-8")
+    line = one_line(codeask("ask", str(file), "coupons", check=False), 1)  # the project holding it, not its folder
+    assert f"not a folder: {file} is a file" in line and line.endswith(f"({sample_workspace})")
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from codeask.index.phases import PhaseHooks, run_phases
 from codeask.index.records import IndexState, WorkspaceStatus
 from codeask.index.stats import IndexStats, ProgressFn
 from codeask.llm import LLM, LLMError, make_llm
+from codeask.projects import project_root_of
 from codeask.query.ask import ask, index_state
 from codeask.query.assemble import any_vectors, build_ask_pipeline, search_targets
 from codeask.query.pipeline import Pipeline, Query, root_labels
@@ -77,8 +78,9 @@ class Workspace:
         folders = [Path(os.path.abspath(r)) for r in roots]  # as named: a symlinked root stays the link
         for root in folders:
             if root.is_file():
+                holder = project_root_of(root) or root.parent
                 raise NotADirectoryError(
-                    f"not a folder: {root} is a file; give the workspace folder that holds it ({root.parent})"
+                    f"not a folder: {root} is a file; give the workspace folder that holds it ({holder})"
                 )
             if not root.is_dir():
                 raise FileNotFoundError(f"workspace folder not found: {root}")
