@@ -12,6 +12,7 @@ from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
+from codeask.query.question_words import names_definition
 from codeask.query.result import Answer
 from codeask.query.steps import widen
 from codeask.query.steps.fusion import fuse
@@ -265,3 +266,79 @@ def test_a_merged_span_is_named_by_the_definitions_it_holds():
     close = _doc("a.py", 20, 40, 0.9, symbol="BaseAdapter.close")
     assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="BaseAdapter")) == ["BaseAdapter.close"]
     assert merged(close, _doc("a.py", 1, 19, 0.8, symbol="")) == ["BaseAdapter.close"]
+
+
+def test_the_question_names_a_definition_in_words():
+    named = names_definition("How does a request context get pushed, and popped around a view call?")
+    hit = lambda symbol: _hit("ctx.py", symbol, "pass\n", 1, symbol)  # noqa: E731
+    assert named(hit("RequestContext")) and named(hit("request_context")) and named(hit("AppContext.push, RequestContext"))
+    assert named(hit("RequestContext.push"))  # a method of the class named
+    assert not named(hit("Request.context_push"))  # "request context get pushed": not consecutive
+    assert not named(hit("AppContext")) and named(hit("View.call"))  # "app" is not in the question; "view call" is
+    assert not named(hit("push")) and not named(hit("View"))  # one word names no definition
+    assert not named(hit("RequestContextManager"))  # every part must be spelled
+    blueprints = names_definition("How are blueprints registered on an application?")
+    assert blueprints(hit("Blueprint.register")) and not blueprints(hit("App.register_blueprint"))
+    assert not blueprints(hit("AppBlueprint"))  # "application" is another word than "app", not an inflection
+    assert names_definition("Rebuild proxies on Session#send")(hit("Session.send"))
+    assert not names_definition("the session sends a request")(hit("Session.request"))
+    assert names_definition("the session sends a request")(hit("Session.send"))
+
+
+_METHODS = "".join(
+    f"\n    def {name}(self, *args):\n        return self.{name}_hook(*args)\n"
+    for name in ("enter", "leave", "copy", "match", "bind", "close", "reset", "lookup", "attach", "detach")
+)
+CONTEXTS = (
+    textwrap.dedent(
+        '''\
+        class AppContext:
+            """The application context. It is pushed when a request context is pushed and popped when
+            the request context is popped, around every view call; a request context pushes and pops it."""
+
+            def push(self):
+                _app_stack.append(self)
+
+            def pop(self):
+                _app_stack.pop()
+        '''
+    )
+    + _METHODS
+    + textwrap.dedent(
+        '''\
+
+
+        class RequestContext:
+            def __init__(self, app, environ):
+                self.app = app
+                self.request = app.request_class(environ)
+
+            def push(self):
+                app_ctx = self.app.app_context()
+                app_ctx.push()
+                _request_stack.append(self)
+
+            def pop(self):
+                _request_stack.pop()
+                self.app.do_teardown_request()
+        '''
+    )
+    + _METHODS
+)
+
+
+def test_the_definition_a_question_names_leads_its_file(tmp_path, monkeypatch):
+    """A question naming ``RequestContext`` in words gets ``ctx.py`` led by it, not by the
+    ``AppContext`` whose docstring repeats the question's words (flask's ``ctx.py`` did so); one span
+    per file, so the lead is not merged with its neighbour."""
+    monkeypatch.setattr(widen, "SPANS_PER_FILE", 1)
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "ctx.py").write_text(CONTEXTS, encoding="utf-8")
+    (root / "pkg" / "views.py").write_text("def dispatch(view, request):\n    return view(request)\n", encoding="utf-8")
+    ws = Workspace([root], env={})
+    ws.index()
+    answer = ws.ask("How does a request context get pushed and popped around a view call?", no_llm=True)
+    [ctx] = [s for s in answer.sources if s.path == "pkg/ctx.py"]
+    assert ctx.start_line == CONTEXTS.splitlines().index("class RequestContext:") + 1
+    assert ctx.symbol.startswith("RequestContext"), ctx.symbol

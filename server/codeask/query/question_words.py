@@ -4,6 +4,7 @@ identifiers split, the share of them a chunk holds, and a chunk named by its def
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -12,7 +13,7 @@ from codeask.lines import split_lines
 from codeask.query.pipeline import Document
 from codeask.query.resolve import definitions_of, scoped
 
-__all__ = ["question_terms", "relabelled", "term_overlap", "matched_symbol"]
+__all__ = ["question_terms", "relabelled", "term_overlap", "matched_symbol", "names_definition", "INFLECTION"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -20,6 +21,44 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def question_terms(question: str) -> set[str]:
     """The question's words of 3+ letters, identifiers split (``rebuild_auth`` -> rebuild, auth)."""
     return {p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3}
+
+
+#: Letters a question's word may add to a definition's name part and still spell it: an English
+#: inflection (``blueprint`` -> ``blueprints``, ``register`` -> ``registered``, ``pop`` -> ``popped``),
+#: not another word (``app`` is not spelled by ``application``).
+INFLECTION = 3
+
+
+def names_definition(question: str) -> Callable[[Hit], bool]:
+    """Whether a chunk's definition is one ``question`` names in words: the parts of 3+ letters of one
+    of the chunk's qualified symbols, or of its leading names (``RequestContext`` of
+    ``RequestContext.push``), at least two, are consecutive words of the question (its words of 3+
+    letters, identifiers split), each word the part or the part with at most :data:`INFLECTION` more
+    letters. "How are blueprints registered" names ``Blueprint.register``, "a request context" every
+    chunk of ``RequestContext`` and its methods, "Session#send" ``Session.send``; "the session's
+    request" names no ``Session.request`` (not consecutive), and one word (``run``, ``App``) no
+    definition."""
+    words = [p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3]
+
+    def spelled(parts: list[str]) -> bool:
+        return any(
+            all(
+                words[i + j].startswith(part) and len(words[i + j]) - len(part) <= INFLECTION
+                for j, part in enumerate(parts)
+            )
+            for i in range(len(words) - len(parts) + 1)
+        )
+
+    def named(hit: Hit) -> bool:
+        for symbol in hit.symbol.split(","):
+            names = symbol.strip().split(".")
+            for k in range(1, len(names) + 1):
+                parts = [p for w in _WORD.findall(".".join(names[:k])) for p in split_identifier(w) if len(p) >= 3]
+                if len(parts) >= 2 and spelled(parts):
+                    return True
+        return False
+
+    return named
 
 
 def term_overlap(terms: set[str], hit: Hit) -> float:

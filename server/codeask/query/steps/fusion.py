@@ -6,7 +6,8 @@ Each file is scored by its best chunk in each ranking::
 
 Chunks within a file are ordered by their own chunk-level RRF score relative to the file's best
 chunk, and a file's boilerplate chunks (import blocks, module headers) rank below its other
-matching chunks (:func:`demote_boilerplate`). Fusing per file rather than per chunk is what beat
+matching chunks (:func:`demote_boilerplate`), its chunks of a definition the question names above
+them (:func:`promote_named`). Fusing per file rather than per chunk is what beat
 whole-file BM25 in the prototype (shared/eval/FINDINGS.md, point 3).
 """
 
@@ -21,7 +22,7 @@ from codeask.query.boilerplate import is_boilerplate
 if TYPE_CHECKING:  # the store module imports LanceDB; fusion only reads the hits' fields
     from codeask.index.store import Hit
 
-__all__ = ["fuse", "demote_boilerplate", "file_ranking", "BOILERPLATE_FACTOR", "DENSE_BEST"]
+__all__ = ["fuse", "demote_boilerplate", "promote_named", "file_ranking", "BOILERPLATE_FACTOR", "DENSE_BEST"]
 
 #: Chunks of a file whose cosine similarities the dense per-file ranking sums (:func:`file_ranking`).
 #: Measured on this repository's benches, one kept index each, against no dense per-file ranking:
@@ -76,6 +77,7 @@ def fuse(
     downweighted: Callable[[str], bool],
     factor: float,
     prior: Callable[[str, Hit], float] | None = None,
+    named: Callable[[Hit], bool] | None = None,
 ) -> list[tuple[float, float, str, Hit]]:
     """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
 
@@ -91,6 +93,9 @@ def fuse(
         factor: multiplier of a downweighted file's score.
         prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
             :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
+        named: whether the question names a chunk's definition
+            (:func:`codeask.query.question_words.names_definition`): such chunks lead their file
+            (:func:`promote_named`); none when ``None``.
     """
     file_score: dict[tuple[str, str], float] = defaultdict(float)
     chunk_score: dict[tuple[str, str], float] = defaultdict(float)
@@ -111,6 +116,8 @@ def fuse(
         if prior is not None:
             file_score[key] *= prior(key[0], file_hit[key])
     demote_boilerplate(hits, chunk_score)
+    if named is not None:
+        promote_named(hits, chunk_score, named)
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
         best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
@@ -120,6 +127,47 @@ def fuse(
         fused.append((f * chunk_score[(root, hit.id)] / best[(root, hit.path)], f, root, hit))
     fused.sort(key=lambda t: (-t[0], -t[1], t[2], t[3].path, t[3].start_line))
     return fused
+
+
+def _by_file(hits: dict[tuple[str, str], tuple[str, Hit]]) -> list[list[tuple[str, str]]]:
+    """The keys of ``hits`` (``{(root, chunk id): (root, hit)}``) grouped by file, in first-seen order."""
+    by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for key, (root, hit) in hits.items():
+        by_file[(root, hit.path)].append(key)
+    return list(by_file.values())
+
+
+NAMED_LEAD = 0.01
+"""How far above a file's best other chunk the chunks whose definition the question names go
+(:func:`promote_named`): the best of them to ``1 + NAMED_LEAD`` times its score, the others between,
+in their order; small, so the file's other chunks keep their place among other files' chunks."""
+
+
+def promote_named(
+    hits: dict[tuple[str, str], tuple[str, Hit]],
+    chunk_score: dict[tuple[str, str], float],
+    named: Callable[[Hit], bool],
+) -> None:
+    """Rank each file's chunks whose definition the question names (``named``: "how does a request
+    context get pushed" names ``RequestContext`` and its methods) above its other matching chunks, in place on
+    ``chunk_score``; they keep their order among themselves. A file's best span is then the code the
+    question asks about, where retrieval ranked a neighbour whose docstring repeats the question's
+    words first (flask's ``AppContext`` before ``RequestContext``). File scores, and so the order of
+    files, do not change.
+
+    Args:
+        hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
+        chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
+        named: whether the question names a hit's definition.
+    """
+    for keys in _by_file(hits):
+        lead = [k for k in keys if named(hits[k][1])] if len(keys) > 1 else []
+        if not lead or len(lead) == len(keys):
+            continue
+        best = max(chunk_score[k] for k in keys)
+        top = max(chunk_score[k] for k in lead)
+        for key in lead:
+            chunk_score[key] = best * (1 + NAMED_LEAD * chunk_score[key] / top)
 
 
 BOILERPLATE_FACTOR = 0.5
@@ -140,10 +188,7 @@ def demote_boilerplate(hits: dict[tuple[str, str], tuple[str, Hit]], chunk_score
         hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
         chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
     """
-    by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for key, (root, hit) in hits.items():
-        by_file[(root, hit.path)].append(key)
-    for keys in by_file.values():
+    for keys in _by_file(hits):
         if len(keys) < 2:
             continue
         keys.sort(key=lambda k: -chunk_score[k])

@@ -28,7 +28,8 @@ files where as many match, and the fused list keeps ``max_files`` files even pas
 score relative to the file's best chunk (:func:`codeask.query.steps.fusion.fuse`), so the first chunk of each file is its best
 one and files come in file-score order; a file's boilerplate chunks (import blocks, module headers)
 rank below its other matching chunks (:func:`~codeask.query.steps.fusion.demote_boilerplate`), so the best span a file leads with
-is a definition whenever one matched. Fusing per file rather than per chunk is what beat whole-file BM25 in the
+is a definition whenever one matched, and one the question names in words when it holds one
+(:func:`~codeask.query.question_words.names_definition`, read from the question without its stack frames). Fusing per file rather than per chunk is what beat whole-file BM25 in the
 prototype (shared/eval/FINDINGS.md, point 3); the down-weighting is a setting, on by default.
 """
 
@@ -49,6 +50,7 @@ import codeask.query.steps.evidence as evidence_module
 from codeask.index.hubs import load_hubs
 from codeask.query.intent import Intent, question_intent
 from codeask.query.pipeline import Document, Query
+from codeask.query.question_words import names_definition
 from codeask.query.report import QuestionParts
 from codeask.query.steps.depth import POOL, keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
@@ -280,6 +282,7 @@ class HybridRetrieve:
             downweighted=question.downweighted,
             factor=DOWNWEIGHT_FACTOR,
             prior=self.prior_for(query.asked, intent, targets, stores),
+            named=names_definition(parts.search_text),
         )
         labels = {t.root: t.label for t in targets}
         documents = [
