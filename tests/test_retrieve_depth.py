@@ -17,6 +17,7 @@ from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.depth import POOL
 from codeask.query.steps.fusion import DENSE_BEST, file_ranking
+from codeask.query.steps.retrieve import code_identifiers, identifier_ranking
 from codeask.workspace import Workspace
 
 #: The question's words; the spread file has one function per word, each of its own chunk.
@@ -125,3 +126,32 @@ def test_retrieval_keeps_three_candidate_files_per_file_the_answer_keeps(tmp_pat
     retrieved = pipeline.retriever(query).history[-1]
     assert retrieved.step == "retrieve" and retrieved.documents is not None
     assert len({d.path for d in retrieved.documents}) == POOL * 4 == 12  # 21 files match; 8 before (2 per file)
+
+
+def test_a_name_the_question_spells_ranks_its_definition_before_its_uses(tmp_path: Path) -> None:
+    """The identifier ranking (a question spelling ``LedgerReporter``) lists the chunk that defines
+    the name before the chunks that only use it, however many uses name it and the question's other
+    words: a developer naming a class wants the class (pytest's ``TerminalReporter`` was 11th, after
+    the plugins and tests that take it from a fixture)."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "reporter.py").write_text(
+        "class LedgerReporter:\n    def __init__(self, out):\n        self.out = out\n\n"
+        "    def line(self, text):\n        self.out.write(text)\n",
+        encoding="utf-8",
+    )
+    for i in range(12):
+        uses = "".join(
+            f"    reporter_{k} = request.getfixturevalue('LedgerReporter')  # a LedgerReporter plugin\n"
+            for k in range(6)
+        )
+        text = f"from reporter import LedgerReporter\n\n\ndef plugin_{i}(request):\n    # the plugin takes the LedgerReporter from a fixture\n{uses}    return LedgerReporter\n"
+        (root / "src" / f"plugin_{i}.py").write_text(text, encoding="utf-8")
+    ws = Workspace([root])
+    ws.index(embed=False)
+    question = "Why do plugins take the LedgerReporter from a fixture request?"
+    pool = next(iter(ws.indexes.values())).store.keyword_search(question, 100)
+    assert [h.path for h in pool].index("src/reporter.py") > 0  # the uses outrank it by keyword
+    ranked = identifier_ranking(pool, code_identifiers(question))
+    assert ranked[0].path == "src/reporter.py"
+    assert {h.path for h in ranked} == {h.path for h in pool}  # every chunk spelling the name is still listed
