@@ -270,19 +270,26 @@ def test_a_merged_span_is_named_by_the_definitions_it_holds():
 
 def test_the_question_names_a_definition_in_words():
     named = names_definition("How does a request context get pushed, and popped around a view call?")
-    hit = lambda symbol: _hit("ctx.py", symbol, "pass\n", 1, symbol)  # noqa: E731
-    assert named(hit("RequestContext")) and named(hit("request_context")) and named(hit("AppContext.push, RequestContext"))
-    assert named(hit("RequestContext.push"))  # a method of the class named
-    assert not named(hit("Request.context_push"))  # "request context get pushed": not consecutive
-    assert not named(hit("AppContext")) and named(hit("View.call"))  # "app" is not in the question; "view call" is
-    assert not named(hit("push")) and not named(hit("View"))  # one word names no definition
-    assert not named(hit("RequestContextManager"))  # every part must be spelled
+    level = lambda symbol: named(_hit("ctx.py", symbol, "pass\n", 1, symbol))  # noqa: E731
+    assert level("RequestContext") == level("request_context") == level("AppContext.push, RequestContext") == 2
+    assert level("RequestContext.push") == 2  # a method of the class named
+    assert level("Request.context_push") == 0  # "request context get pushed": not consecutive
+    assert level("AppContext") == 0 and level("View.call") == 2  # "app" is not in the question; "view call" is
+    assert level("push") == level("View") == 0  # one word names no definition
+    assert level("RequestContextManager") == 0  # a name's last parts must be spelled
+    assert level("WsgiRequestContext") == 2  # a kind of request context, as English names one
+    assert level("copy_current_request_context") == 0  # a function that copies one is not
     blueprints = names_definition("How are blueprints registered on an application?")
-    assert blueprints(hit("Blueprint.register")) and not blueprints(hit("App.register_blueprint"))
-    assert not blueprints(hit("AppBlueprint"))  # "application" is another word than "app", not an inflection
-    assert names_definition("Rebuild proxies on Session#send")(hit("Session.send"))
-    assert not names_definition("the session sends a request")(hit("Session.request"))
-    assert names_definition("the session sends a request")(hit("Session.send"))
+    hit = lambda symbol: _hit("b.py", symbol, "pass\n", 1, symbol)  # noqa: E731
+    assert blueprints(hit("Blueprint.register")) == 2 and blueprints(hit("App.register_blueprint")) == 0
+    assert blueprints(hit("AppBlueprint")) == 0  # "application" is another word than "app", not an inflection
+    assert names_definition("Rebuild proxies on Session#send")(hit("Session.send")) == 2
+    assert names_definition("the session sends a request")(hit("Session.request")) == 0
+    assert names_definition("the session sends a request")(hit("Session.send")) == 2
+    cookie = names_definition("How does the session interface save the session cookie?")
+    assert cookie(hit("SecureCookieSessionInterface.save_session")) == 4  # determiners skipped
+    assert cookie(hit("SessionInterface.make_null_session")) == 2  # named less fully: it comes after
+    assert cookie(hit("NullSession.save_session")) == 2  # the method's own name spelled
 
 
 _METHODS = "".join(

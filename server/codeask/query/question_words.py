@@ -13,7 +13,15 @@ from codeask.lines import split_lines
 from codeask.query.pipeline import Document
 from codeask.query.resolve import definitions_of, scoped
 
-__all__ = ["question_terms", "relabelled", "term_overlap", "matched_symbol", "names_definition", "INFLECTION"]
+__all__ = [
+    "question_terms",
+    "relabelled",
+    "term_overlap",
+    "matched_symbol",
+    "names_definition",
+    "INFLECTION",
+    "DETERMINERS",
+]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -29,16 +37,29 @@ def question_terms(question: str) -> set[str]:
 INFLECTION = 3
 
 
-def names_definition(question: str) -> Callable[[Hit], bool]:
-    """Whether a chunk's definition is one ``question`` names in words: the parts of 3+ letters of one
-    of the chunk's qualified symbols, or of its leading names (``RequestContext`` of
-    ``RequestContext.push``), at least two, are consecutive words of the question (its words of 3+
-    letters, identifiers split), each word the part or the part with at most :data:`INFLECTION` more
-    letters. "How are blueprints registered" names ``Blueprint.register``, "a request context" every
-    chunk of ``RequestContext`` and its methods, "Session#send" ``Session.send``; "the session's
-    request" names no ``Session.request`` (not consecutive), and one word (``run``, ``App``) no
-    definition."""
-    words = [p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3]
+#: Determiners skipped between a question's words: "save the session" spells ``save_session``.
+DETERMINERS = frozenset({"the", "its", "their", "this", "that", "these", "those"})
+
+
+def names_definition(question: str) -> Callable[[Hit], int]:
+    """How many parts of a chunk's definition name ``question`` spells in words, 0 when it names none.
+
+    The question's words are its words of 3+ letters, identifiers split, determiners
+    (:data:`DETERMINERS`) left out; a word spells a name's part when it is the part or the part with
+    at most :data:`INFLECTION` more letters. A name is one of the chunk's qualified symbols or its
+    leading names (``RequestContext`` of ``RequestContext.push``), its parts of 3+ letters; the
+    question names it when consecutive words spell two or more of its last parts, from the start of
+    one of its names or, in a type's name (a capital first), from any part, as English names a thing
+    by its head words ("a session interface": ``SessionInterface`` and
+    ``SecureCookieSessionInterface``, not the function ``copy_current_request_context`` by "request
+    context"). The count is the most parts spelled, so the definition named most fully leads: "how
+    does the session interface save the session" spells 4 parts of
+    ``SecureCookieSessionInterface.save_session``, 2 of ``SessionInterface.make_null_session``.
+    "How are blueprints registered" names ``Blueprint.register``, "Session#send" ``Session.send``;
+    "the session's request" names no ``Session.request`` (not consecutive), one word (``run``,
+    ``App``) no definition.
+    """
+    words = [p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3 and p not in DETERMINERS]
 
     def spelled(parts: list[str]) -> bool:
         return any(
@@ -49,14 +70,21 @@ def names_definition(question: str) -> Callable[[Hit], bool]:
             for i in range(len(words) - len(parts) + 1)
         )
 
-    def named(hit: Hit) -> bool:
+    def most(names: list[str]) -> int:
+        parts: list[str] = []
+        starts: list[int] = []  # where a spelled run may begin: a name's first part, any part of a type name
+        for name in names:
+            own = [p for w in _WORD.findall(name) for p in split_identifier(w) if len(p) >= 3]
+            starts += range(len(parts), len(parts) + len(own)) if name[:1].isupper() else [len(parts)]
+            parts += own
+        return max((len(parts) - s for s in starts if len(parts) - s >= 2 and spelled(parts[s:])), default=0)
+
+    def named(hit: Hit) -> int:
+        counts = [0]
         for symbol in hit.symbol.split(","):
             names = symbol.strip().split(".")
-            for k in range(1, len(names) + 1):
-                parts = [p for w in _WORD.findall(".".join(names[:k])) for p in split_identifier(w) if len(p) >= 3]
-                if len(parts) >= 2 and spelled(parts):
-                    return True
-        return False
+            counts += [most(names[:k]) for k in range(1, len(names) + 1)]
+        return max(counts)
 
     return named
 

@@ -77,7 +77,7 @@ def fuse(
     downweighted: Callable[[str], bool],
     factor: float,
     prior: Callable[[str, Hit], float] | None = None,
-    named: Callable[[Hit], bool] | None = None,
+    named: Callable[[Hit], int] | None = None,
 ) -> list[tuple[float, float, str, Hit]]:
     """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
 
@@ -93,7 +93,7 @@ def fuse(
         factor: multiplier of a downweighted file's score.
         prior: a file's score multiplier from its root and best-ranked hit (kind, language, hub:
             :func:`codeask.query.steps.priors.file_prior`); none when ``None``.
-        named: whether the question names a chunk's definition
+        named: how many parts of a chunk's definition name the question spells, 0 for none
             (:func:`codeask.query.question_words.names_definition`): such chunks lead their file
             (:func:`promote_named`); none when ``None``.
     """
@@ -139,35 +139,37 @@ def _by_file(hits: dict[tuple[str, str], tuple[str, Hit]]) -> list[list[tuple[st
 
 NAMED_LEAD = 0.01
 """How far above a file's best other chunk the chunks whose definition the question names go
-(:func:`promote_named`): the best of them to ``1 + NAMED_LEAD`` times its score, the others between,
+(:func:`promote_named`): the first of them to ``1 + NAMED_LEAD`` times its score, the others between,
 in their order; small, so the file's other chunks keep their place among other files' chunks."""
 
 
 def promote_named(
     hits: dict[tuple[str, str], tuple[str, Hit]],
     chunk_score: dict[tuple[str, str], float],
-    named: Callable[[Hit], bool],
+    named: Callable[[Hit], int],
 ) -> None:
-    """Rank each file's chunks whose definition the question names (``named``: "how does a request
-    context get pushed" names ``RequestContext`` and its methods) above its other matching chunks, in place on
-    ``chunk_score``; they keep their order among themselves. A file's best span is then the code the
-    question asks about, where retrieval ranked a neighbour whose docstring repeats the question's
-    words first (flask's ``AppContext`` before ``RequestContext``). File scores, and so the order of
-    files, do not change.
+    """Rank each file's chunks whose definition the question names (``named`` > 0: "how does a request
+    context get pushed" names ``RequestContext`` and its methods) above its other matching chunks,
+    the most fully named first, then by score, in place on ``chunk_score``. A file's best span is
+    then the code the question asks about, where retrieval ranked a neighbour whose docstring repeats
+    the question's words first (flask's ``AppContext`` before ``RequestContext``). File scores, and
+    so the order of files, do not change.
 
     Args:
         hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
         chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
-        named: whether the question names a hit's definition.
+        named: how many parts of a hit's definition name the question spells (0: none).
     """
     for keys in _by_file(hits):
-        lead = [k for k in keys if named(hits[k][1])] if len(keys) > 1 else []
-        if not lead or len(lead) == len(keys):
+        if len(keys) < 2:
+            continue
+        level = {k: named(hits[k][1]) for k in keys}
+        lead = sorted((k for k in keys if level[k]), key=lambda k: (-level[k], -chunk_score[k]))
+        if not lead or (len(lead) == len(keys) and len(set(level.values())) == 1):
             continue
         best = max(chunk_score[k] for k in keys)
-        top = max(chunk_score[k] for k in lead)
-        for key in lead:
-            chunk_score[key] = best * (1 + NAMED_LEAD * chunk_score[key] / top)
+        for i, key in enumerate(lead):
+            chunk_score[key] = best * (1 + NAMED_LEAD * (len(lead) - i) / len(lead))
 
 
 BOILERPLATE_FACTOR = 0.5
