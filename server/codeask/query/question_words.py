@@ -26,9 +26,14 @@ __all__ = [
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _word_parts(text: str) -> list[str]:
+    """The words of ``text`` with identifiers split, the parts of 3+ letters, in order."""
+    return [p for w in _WORD.findall(text) for p in split_identifier(w) if len(p) >= 3]
+
+
 def question_terms(question: str) -> set[str]:
     """The question's words of 3+ letters, identifiers split (``rebuild_auth`` -> rebuild, auth)."""
-    return {p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3}
+    return set(_word_parts(question))
 
 
 #: Letters a question's word may add to a definition's name part and still spell it: an English
@@ -59,7 +64,7 @@ def names_definition(question: str) -> Callable[[Hit], int]:
     "the session's request" names no ``Session.request`` (not consecutive), one word (``run``,
     ``App``) no definition.
     """
-    words = [p for w in _WORD.findall(question) for p in split_identifier(w) if len(p) >= 3 and p not in DETERMINERS]
+    words = [p for p in _word_parts(question) if p not in DETERMINERS]
 
     def spelled(parts: list[str]) -> bool:
         return any(
@@ -70,21 +75,18 @@ def names_definition(question: str) -> Callable[[Hit], int]:
             for i in range(len(words) - len(parts) + 1)
         )
 
-    def most(names: list[str]) -> int:
-        parts: list[str] = []
-        starts: list[int] = []  # where a spelled run may begin: a name's first part, any part of a type name
-        for name in names:
-            own = [p for w in _WORD.findall(name) for p in split_identifier(w) if len(p) >= 3]
-            starts += range(len(parts), len(parts) + len(own)) if name[:1].isupper() else [len(parts)]
-            parts += own
-        return max((len(parts) - s for s in starts if len(parts) - s >= 2 and spelled(parts[s:])), default=0)
-
     def named(hit: Hit) -> int:
-        counts = [0]
+        most = 0
         for symbol in hit.symbol.split(","):
-            names = symbol.strip().split(".")
-            counts += [most(names[:k]) for k in range(1, len(names) + 1)]
-        return max(counts)
+            parts: list[str] = []  # the parts of the symbol's leading names read so far
+            starts: list[int] = []  # where a spelled run may begin: a name's first part, any part of a type name
+            for name in symbol.strip().split("."):
+                own = _word_parts(name)
+                starts += range(len(parts), len(parts) + len(own)) if name[:1].isupper() else [len(parts)]
+                parts += own
+                runs = (len(parts) - s for s in starts if len(parts) - s >= 2 and spelled(parts[s:]))
+                most = max(most, *runs, 0)
+        return most
 
     return named
 
