@@ -99,6 +99,20 @@ class S3Server:
         )
         if not self.port:
             self.port = free_port()
+        for _ in range(3):  # an internal port taken between free_port() and weed's bind: fresh ones
+            if self._launch(weed, data, config, timeout):
+                return self
+        raise RuntimeError(f"weed could not bind its ports in 3 tries; see {self.folder / 'weed.log'}")
+
+    def _launch(self, weed: str, data: Path, config: Path, timeout: float) -> bool:
+        """Run weed on fresh internal ports and create the bucket: True when up, False when weed
+        exited because a port was taken (its log says so).
+
+        Raises:
+            RuntimeError: weed exited for another reason, or did not answer within ``timeout`` s.
+        """
+        log_path = self.folder / "weed.log"
+        seen = log_path.stat().st_size if log_path.exists() else 0
         ports = {name: free_port() for name in (
             "master.port", "master.port.grpc", "volume.port", "volume.port.grpc",
             "filer.port", "filer.port.grpc", "s3.port.grpc",
@@ -109,7 +123,7 @@ class S3Server:
             "-master.volumeSizeLimitMB=64", "-volume.max=0",
             *(f"-{name}={port}" for name, port in ports.items()),
         ]
-        with open(self.folder / "weed.log", "ab") as log:
+        with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
             )
@@ -117,10 +131,14 @@ class S3Server:
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"weed exited with {self.proc.returncode}; see {self.folder / 'weed.log'}")
+                with open(log_path, "rb") as log:
+                    log.seek(seen)
+                    if b"address already in use" in log.read():
+                        return False
+                raise RuntimeError(f"weed exited with {self.proc.returncode}; see {log_path}")
             try:
                 self._create_bucket()
-                return self
+                return True
             except Exception as exc:  # not up yet
                 last = exc
                 time.sleep(0.3)
