@@ -302,7 +302,7 @@ EXPECTED = {
     "S.java": [(1, 2, ""), (3, 5, "Greeter"), (6, 9, "Greeter.Greeter"), (10, 14, "Greeter.toString")],
     "s.c": [(1, 2, ""), (3, 6, "point"), (7, 10, "add"), (11, 13, "main")],
     "s.cpp": [(1, 2, ""), (3, 5, "geo.Shape"), (6, 10, "geo.Shape.area"), (11, 14, "geo.Shape.area2")],
-    "s.cs": [(1, 2, ""), (3, 3, "App"), (4, 7, "App.Calc"), (8, 12, "App.Calc.Sub")],
+    "s.cs": [(1, 2, ""), (3, 7, "App.Calc"), (8, 12, "App.Calc.Sub")],  # the namespace line joins its class
     "s.go": [(1, 4, ""), (5, 9, "S"), (10, 13, "S.Foo"), (14, 16, "main")],
     "s.js": [(1, 2, ""), (3, 7, "add"), (8, 11, "Box"), (12, 16, "Box.get"), (17, 19, "mul")],
     "s.kt": [(1, 5, "A"), (6, 9, "g")],
@@ -372,6 +372,21 @@ def test_long_function_is_windowed_keeping_symbol(tmp_path):
         (408, 409, "small"),
     ]
     assert_covers(chunks, text)
+
+
+def test_a_class_header_joins_the_docstring_that_fills_a_chunk():
+    """A class whose docstring alone fills a chunk (flask's ``class Flask(App):``, its docstring
+    windowed) keeps its header line in the docstring's chunk, within the packer's slack, so a
+    citation of the class begins at ``class``; a function's long body is windowed as before."""
+    doc = "".join(f"    line {i} of the docstring\n" for i in range(60))
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(30))
+    text = 'import os\n\n\nclass Flask(App):\n    """\n' + doc + '    """\n\n' + methods
+    chunks = chunk_text("app.py", text)
+    assert_covers(chunks, text)
+    head = next(c for c in chunks if c.symbol == "Flask")
+    assert head.content.startswith("class Flask(App):\n")
+    assert head.end_line - head.start_line + 1 > 1
+    assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
 
 
 def test_nested_class_inside_large_class(tmp_path):
@@ -494,8 +509,7 @@ def test_rst_titles(tmp_path):
         (1, 4, "Title"),
         (5, 6, "Title"),
         (7, 10, "Title > Section A"),
-        (11, 11, "Title > Section A"),
-        (12, 15, "Title > Section A > Sub A1"),
+        (11, 15, "Title > Section A > Sub A1"),  # Section A's last blank line joins within the slack
         (16, 16, "Title > Section A > Sub A1"),
         (17, 20, "Title > Section B"),
     ]

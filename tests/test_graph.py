@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from codeask.index import chunking
 from codeask.index.chunking import chunk_text
 from codeask.index.chunking import graph as chunk_graph
 from codeask.index.engine import RootIndex
@@ -149,15 +150,17 @@ def test_a_moved_file_keeps_its_vectors_and_edges(shop):
     assert [x.path for x in Workspace([shop]).related("persist_order").callers] == ["app/checkout.py"]
 
 
-def test_an_index_written_by_other_graph_queries_is_rebuilt_once(shop, monkeypatch):
-    """A release whose queries capture other names (``GRAPH_VERSION``) re-reads every file once,
-    so no unchanged file keeps the old queries' edges; the vectors come back from the machine's
+@pytest.mark.parametrize("module, version", [(chunk_graph, "GRAPH_VERSION"), (chunking, "CHUNKING_VERSION")])
+def test_an_index_written_by_other_graph_queries_is_rebuilt_once(shop, monkeypatch, module, version):
+    """A release whose queries capture other names (``GRAPH_VERSION``) or whose chunker cuts other
+    chunks (``CHUNKING_VERSION``) re-reads every file once, so no unchanged file keeps the old
+    queries' edges or the old boundaries; the vectors come back from the machine's
     store (none embedded again). Until that run's keyword phase ends, questions wait for it: the index
     as it is would be emptied by it (``related`` answered "no definition" for the first seconds)."""
     first = Workspace([shop]).index()
     assert first.files_changed == 3 and first.chunks_embedded > 0
     assert Service([shop]).scheduler.keyword_ready()  # an index kept as it is: questions need not wait
-    monkeypatch.setattr(chunk_graph, "GRAPH_VERSION", chunk_graph.GRAPH_VERSION + "-next")
+    monkeypatch.setattr(module, version, getattr(module, version) + "-next")
     assert not Service([shop]).scheduler.keyword_ready()
     rebuilt = Workspace([shop]).index()
     assert (rebuilt.files_changed, rebuilt.chunks_embedded) == (3, 0)

@@ -1,12 +1,13 @@
 """Which embedding model and schema an index was built for, and starting over when they change.
 
-The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party", "graph"}``
-(JSON; ``third_party``: :data:`codeask.index.kinds.EMBED_THIRD_PARTY`, which decides which rows have a
-vector at all; ``graph``: :data:`codeask.index.chunking.graph.GRAPH_VERSION`, which names each row's
-``defines`` and ``refs``). Opening an index
+The manifest's ``meta`` row ``index`` holds ``{"model", "dim", "schema", "third_party", "graph",
+"chunking"}`` (JSON; ``third_party``: :data:`codeask.index.kinds.EMBED_THIRD_PARTY`, which decides which
+rows have a vector at all; ``graph``: :data:`codeask.index.chunking.graph.GRAPH_VERSION`, which names
+each row's ``defines`` and ``refs``; ``chunking``: :data:`codeask.index.chunking.CHUNKING_VERSION`,
+which decides where chunks begin and end). Opening an index
 built with the configured model reads the vector dimension from it (no model load, so ``status``
 and keyword search stay fast); a new index, or another model or schema, needs the model's
-dimension, and another model, schema or graph version clears the manifest and deletes the LanceDB folder
+dimension, and another model, schema, graph or chunking version clears the manifest and deletes the LanceDB folder
 (vectors of two models are not comparable), once, under the write lock.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeask.imports import load
-from codeask.index import kinds
+from codeask.index import chunking, kinds
 from codeask.index.chunking import graph
 from codeask.index.folders import IndexReadOnly
 from codeask.index.manifest import Manifest
@@ -33,6 +34,17 @@ __all__ = ["SCHEMA_VERSION", "open_store", "built_for"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
 SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``, and ``kind``
+
+
+def _versions() -> dict[str, str | bool]:
+    """What an index's rows depend on besides the model, as its meta records them: the schema, the
+    third-party rule, the graph queries' and the chunker's versions (the module docstring)."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "third_party": kinds.EMBED_THIRD_PARTY,
+        "graph": graph.GRAPH_VERSION,
+        "chunking": chunking.CHUNKING_VERSION,
+    }
 
 
 def open_store(
@@ -66,15 +78,7 @@ def open_store(
         dim = int(meta["dim"])
     else:
         dim = model_dim()
-    want = json.dumps(
-        {
-            "model": model,
-            "dim": dim,
-            "schema": SCHEMA_VERSION,
-            "third_party": kinds.EMBED_THIRD_PARTY,
-            "graph": graph.GRAPH_VERSION,
-        }
-    )
+    want = json.dumps({"model": model, "dim": dim, **_versions()})
     if have != want and manifest.read_only:
         raise IndexReadOnly(
             f"the index {index_dir} is read-only and was built for another embedding model or "
@@ -99,16 +103,15 @@ def open_store(
 
 def built_for(manifest: Manifest, settings: Settings) -> bool:
     """Whether the index of ``manifest`` was built for the configured model (``settings``), this schema,
-    third-party rule and graph version, so that opening it keeps its rows: :func:`open_store` starts
+    third-party rule, graph and chunking version, so that opening it keeps its rows: :func:`open_store` starts
     over otherwise, and a question asked before that rebuild's keyword phase ends would read an empty
     index (``related`` answered "no definition" for the first seconds after an upgrade)."""
     try:
         meta = json.loads(manifest.get_meta("index") or "{}")
     except ValueError:
         return False
-    return isinstance(meta, dict) and (
-        meta.get("model"),
-        meta.get("schema"),
-        meta.get("third_party"),
-        meta.get("graph"),
-    ) == (settings.embedding.model, SCHEMA_VERSION, kinds.EMBED_THIRD_PARTY, graph.GRAPH_VERSION)
+    return (
+        isinstance(meta, dict)
+        and meta.get("model") == settings.embedding.model
+        and all(meta.get(key) == value for key, value in _versions().items())
+    )

@@ -37,7 +37,9 @@ Algorithm
 
    Consecutive atoms of the *same scope* are then packed greedily
    (:mod:`.packing`) into
-   chunks up to the limits.  A chunk's ``symbol`` is the single claim among
+   chunks up to the limits; blank or closing lines after a group, and a
+   tiny fragment (a header) before or after one, join it even when that
+   runs up to 3 lines over ``chunk_lines``, rather than be chunks alone.  A chunk's ``symbol`` is the single claim among
    its atoms if there is exactly one, otherwise its scope.  So small
    top-level siblings are grouped, a large class becomes a ``Class`` header
    chunk plus ``Class.method`` chunks, and a 400-line function becomes
@@ -83,6 +85,7 @@ __all__ = [
     "KNOWN_FILENAMES",
     "TREE_SITTER_LANGUAGES",
     "CHUNK_LINES",
+    "CHUNKING_VERSION",
     "MAX_CHUNK_CHARS",
     "Chunk",
     "chunk_text",
@@ -96,6 +99,12 @@ __all__ = [
 CHUNK_LINES = 60
 #: Hard cap on a chunk, characters (a single longer line is a chunk of its own). Was ``index.max_chunk_chars``.
 MAX_CHUNK_CHARS = 3000
+#: Bumped whenever the same text is cut into other chunks: the index meta records it
+#: (:mod:`codeask.index.meta`), so an index cut by an older release is re-chunked once instead of
+#: keeping the old boundaries for every file that does not change (vectors of unchanged chunk texts
+#: come back from the machine's vector store, :mod:`codeask.index.machine`). 2: a class header
+#: before a docstring that fills a chunk joins it (:func:`.packing._merge_fragments`).
+CHUNKING_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -155,7 +164,7 @@ def chunk_text(
     anything else into windows of ``chunk_lines`` lines.  Chunks are in file
     order, contiguous, non-overlapping and cover lines ``1..N`` with
     ``N == len(split_lines(text))``; none is longer than ``chunk_lines``
-    lines or ``max_chunk_chars`` characters except a single over-long line,
+    lines (plus up to 3, above) or ``max_chunk_chars`` characters except a single over-long line,
     which is then a chunk by itself.  Code chunks carry the names they define
     and reference (:func:`.graph.chunk_names`).  Returns ``[]`` for text holding only
     whitespace (an empty file too): such a file is indexed with no chunk, so

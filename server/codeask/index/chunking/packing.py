@@ -80,17 +80,16 @@ class Ctx:
         return out
 
 
-# An atom is a tuple (start_row, end_row, scope, claim, breaks_before, sticky):
-# ``claim`` is the symbol it defines (or None); ``breaks_before`` forces a new
-# group (line windows); ``sticky`` marks blank / closing lines after a node,
-# which join the preceding group whatever its scope.
-# A sticky tail may make a group overflow chunk_lines by this many lines (and
-
-
-# A sticky tail may make a group overflow chunk_lines by this many lines (and
-# never max_chunk_chars): it avoids chunks made of a lone "}" or blank lines.
 def _slack(chunk_lines: int) -> int:
+    """Lines a group may run over ``chunk_lines`` (never ``max_chars``) when what joins it would
+    otherwise be a chunk of its own: a sticky tail (a lone ``}`` or blank lines) or a tiny fragment
+    (a class header before a docstring that fills a chunk); 3 at the default 60 lines."""
     return max(1, min(3, chunk_lines // 20))
+
+
+def _fits_with_slack(ctx: Ctx, a: int, b: int) -> bool:
+    """Whether rows a..b (0-based, inclusive) fit ``max_chars`` and ``chunk_lines`` plus :func:`_slack`."""
+    return b - a < ctx.chunk_lines + _slack(ctx.chunk_lines) and ctx.chars(a, b) <= ctx.max_chars
 
 
 def pack(ctx: Ctx, atoms: Sequence[Atom]) -> list[Span]:
@@ -115,9 +114,7 @@ def pack(ctx: Ctx, atoms: Sequence[Atom]) -> list[Span]:
         if cur:
             if atom.sticky:
                 a = cur[0].start
-                if ctx.fits(a, atom.end) or (
-                    atom.end - a < ctx.chunk_lines + _slack(ctx.chunk_lines) and ctx.chars(a, atom.end) <= ctx.max_chars
-                ):
+                if _fits_with_slack(ctx, a, atom.end):
                     cur.append(atom)
                     continue
                 flush()
@@ -133,29 +130,37 @@ def _merge_fragments(ctx: Ctx, groups: list[Span]) -> list[Span]:
 
     Scope barriers can leave e.g. ``module Shop`` alone before its expanded
     class; such a fragment joins the next group (taking that group's symbol)
-    or else the previous one, when the result still fits and the fragment's
-    symbol is empty, equal to or an ancestor of the neighbour's symbol.
+    or else the previous one, when the result fits and the fragment's symbol is
+    empty, equal to or an ancestor of the neighbour's symbol. A fragment
+    claiming a definition (a header) joins the next group within
+    :func:`_slack`: without it, a header before a docstring or body that fills
+    a chunk stayed a one-line chunk (flask's ``class Flask(App):``, its 60-line
+    docstring windowed after it), and a citation of the class began below it.
+    A nameless fragment (imports before a long function) joins only where it
+    fits, so the function's chunk still begins at its ``def``.
     """
     tiny = max(2, ctx.chunk_lines // 10)
 
     def compatible(frag: str, other: str) -> bool:
         return not frag or frag == other or other.startswith(frag + ".") or other.startswith(frag + " > ")
 
+    def joins_next(frag: Span, nxt: Span) -> bool:
+        a, b, sym = frag
+        fits = _fits_with_slack(ctx, a, nxt.end) if sym else ctx.fits(a, nxt.end)
+        return b - a + 1 < tiny and compatible(sym, nxt.symbol) and fits
+
+    ahead: list[Span] = []  # right to left: a header joins its body before a nameless line joins it
+    for group in reversed(groups):
+        if ahead and joins_next(group, ahead[-1]):
+            ahead[-1] = Span(group.start, ahead[-1].end, ahead[-1].symbol)
+        else:
+            ahead.append(group)
     out: list[Span] = []
-    i = 0
-    while i < len(groups):
-        a, b, sym = groups[i]
-        if b - a + 1 < tiny and len(groups) > 1:
-            if i + 1 < len(groups) and compatible(sym, groups[i + 1].symbol) and ctx.fits(a, groups[i + 1].end):
-                groups[i + 1] = Span(a, groups[i + 1].end, groups[i + 1].symbol)
-                i += 1
-                continue
-            if out and compatible(sym, out[-1].symbol) and ctx.fits(out[-1].start, b):
-                out[-1] = Span(out[-1].start, b, out[-1].symbol)
-                i += 1
-                continue
-        out.append(Span(a, b, sym))
-        i += 1
+    for a, b, sym in reversed(ahead):
+        if out and b - a + 1 < tiny and compatible(sym, out[-1].symbol) and ctx.fits(out[-1].start, b):
+            out[-1] = Span(out[-1].start, b, out[-1].symbol)
+        else:
+            out.append(Span(a, b, sym))
     return out
 
 
