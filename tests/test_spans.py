@@ -290,6 +290,17 @@ def test_the_question_names_a_definition_in_words():
     assert cookie(hit("SecureCookieSessionInterface.save_session")) == 4  # determiners skipped
     assert cookie(hit("SessionInterface.make_null_session")) == 2  # named less fully: it comes after
     assert cookie(hit("NullSession.save_session")) == 2  # the method's own name spelled
+    pyfile = names_definition("How does Flask load config from a Python file?")
+    assert pyfile(hit("Config.from_pyfile")) == 3  # "python file" written as one part
+    assert pyfile(hit("Config.from_file")) == pyfile(hit("Config.from_envvar")) == 0  # not spelled in order
+    assert names_definition("join a url to the base name")(hit("urljoin")) == 0  # words out of order
+    assert names_definition("the base name of a path")(hit("basename")) == 0  # one part: no definition
+    assert names_definition("get the base name of a path")(hit("get_basename")) == 2
+    assert names_definition("the remote version")(hit("Remote.remove_version")) == 0  # "remote" is no "remo"
+    client = names_definition("How does the test client open a request?")
+    packed = "    def _copy_environ(self, other):\n        return other\n\n    def open(self, *args):\n        return self.run(args)\n"
+    assert client(_hit("testing.py", "c", packed, 193, "FlaskClient")) == 2  # a method packed in its class's chunk
+    assert client(_hit("testing.py", "c", packed.replace("def open", "def run"), 193, "FlaskClient")) == 0
 
 
 _METHODS = "".join(

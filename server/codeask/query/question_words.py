@@ -4,7 +4,7 @@ identifiers split, the share of them a chunk holds, and a chunk named by its def
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
@@ -45,14 +45,57 @@ INFLECTION = 3
 #: Determiners skipped between a question's words: "save the session" spells ``save_session``.
 DETERMINERS = frozenset({"the", "its", "their", "this", "that", "these", "those"})
 
+#: Shortest name part that several words may spell together (:func:`_compound`): ``pyfile``, not
+#: ``exec`` by "execution context".
+COMPOUND_MIN = 5
+
+
+def _inflects(word: str, part: str) -> bool:
+    """Whether ``word`` spells ``part``: the part itself, or the part and up to :data:`INFLECTION` letters."""
+    return word.startswith(part) and len(word) - len(part) <= INFLECTION
+
+
+def _compound(part: str, words: Sequence[str]) -> bool:
+    """Whether ``part`` is 2+ consecutive ``words`` written as one, every word but the last cut to a
+    prefix of 2+ letters, the last whole (or inflected): "python file" spells ``pyfile``, "base name"
+    ``basename``, "url join" ``urljoin``; "remote version" no ``remove`` (its last word is cut)."""
+    *heads, last = words
+    if part[:2] != heads[0][:2]:
+        return False
+    cuts = range(len(last), max(1, len(last) - INFLECTION - 1), -1)  # the last word, less an inflection
+    stem = next((last[:n] for n in cuts if part.endswith(last[:n])), "")
+    if not stem:
+        return False
+    rest = part[: len(part) - len(stem)]
+    for word in heads:
+        size = next((n for n in range(len(word), 1, -1) if rest.startswith(word[:n])), 0)
+        if not size:
+            return False
+        rest = rest[size:]
+    return rest == ""
+
+
+def _spelled_from(words: Sequence[str], i: int, parts: Sequence[str]) -> bool:
+    """Whether ``parts`` are spelled in order by ``words`` from ``i`` on: each by one word
+    (:func:`_inflects`) or, one of :data:`COMPOUND_MIN`+ letters, by two or three (:func:`_compound`)."""
+    if not parts:
+        return True
+    part, rest = parts[0], parts[1:]
+    if i < len(words) and _inflects(words[i], part) and _spelled_from(words, i + 1, rest):
+        return True
+    return len(part) >= COMPOUND_MIN and any(
+        i + k <= len(words) and _compound(part, words[i : i + k]) and _spelled_from(words, i + k, rest) for k in (2, 3)
+    )
+
 
 def names_definition(question: str) -> Callable[[Hit], int]:
     """How many parts of a chunk's definition name ``question`` spells in words, 0 when it names none.
 
     The question's words are its words of 3+ letters, identifiers split, determiners
     (:data:`DETERMINERS`) left out; a word spells a name's part when it is the part or the part with
-    at most :data:`INFLECTION` more letters. A name is one of the chunk's qualified symbols or its
-    leading names (``RequestContext`` of ``RequestContext.push``), its parts of 3+ letters; the
+    at most :data:`INFLECTION` more letters. A name is one of the chunk's qualified symbols (its stored
+    symbol and its definitions', :func:`_chunk_symbols`) or its leading names (``RequestContext`` of
+    ``RequestContext.push``), its parts of 3+ letters; the
     question names it when consecutive words spell two or more of its last parts, from the start of
     one of its names or, in a type's name (a capital first), from any part, as English names a thing
     by its head words ("a session interface": ``SessionInterface`` and
@@ -66,29 +109,32 @@ def names_definition(question: str) -> Callable[[Hit], int]:
     """
     words = [p for p in _word_parts(question) if p not in DETERMINERS]
 
-    def spelled(parts: list[str]) -> bool:
-        return any(
-            all(
-                words[i + j].startswith(part) and len(words[i + j]) - len(part) <= INFLECTION
-                for j, part in enumerate(parts)
-            )
-            for i in range(len(words) - len(parts) + 1)
-        )
+    @lru_cache(maxsize=4096)
+    def spelled(parts: tuple[str, ...]) -> bool:
+        return any(_spelled_from(words, i, parts) for i in range(len(words)))
 
     def named(hit: Hit) -> int:
         most = 0
-        for symbol in hit.symbol.split(","):
+        for symbol in _chunk_symbols(hit):
             parts: list[str] = []  # the parts of the symbol's leading names read so far
             starts: list[int] = []  # where a spelled run may begin: a name's first part, any part of a type name
             for name in symbol.strip().split("."):
                 own = _word_parts(name)
                 starts += range(len(parts), len(parts) + len(own)) if name[:1].isupper() else [len(parts)]
                 parts += own
-                runs = (len(parts) - s for s in starts if len(parts) - s >= 2 and spelled(parts[s:]))
+                runs = (len(parts) - s for s in starts if len(parts) - s >= 2 and spelled(tuple(parts[s:])))
                 most = max(most, *runs, 0)
         return most
 
     return named
+
+
+def _chunk_symbols(hit: Hit) -> list[str]:
+    """The qualified symbols a chunk defines: its stored symbol's (``a, b`` of a packed label) and those
+    of the definitions in its lines (:func:`~codeask.query.resolve.definitions_of`): a chunk packing
+    several methods is stored under its class (flask's ``FlaskClient`` for the lines holding ``open``)."""
+    inner = [scoped(hit, d) for d in definitions_of(hit.content, hit.language)] if hit.content else []
+    return list(dict.fromkeys([part.strip() for part in hit.symbol.split(",")] + inner))
 
 
 def term_overlap(terms: set[str], hit: Hit) -> float:

@@ -14,7 +14,7 @@ whole-file BM25 in the prototype (shared/eval/FINDINGS.md, point 3).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from codeask.query.boilerplate import is_boilerplate
@@ -78,6 +78,7 @@ def fuse(
     factor: float,
     prior: Callable[[str, Hit], float] | None = None,
     named: Callable[[Hit], int] | None = None,
+    named_files: int | None = None,
 ) -> list[tuple[float, float, str, Hit]]:
     """Fuse ranked chunk lists into ``(score, file_score, root, hit)``, best first.
 
@@ -96,6 +97,9 @@ def fuse(
         named: how many parts of a chunk's definition name the question spells, 0 for none
             (:func:`codeask.query.question_words.names_definition`): such chunks lead their file
             (:func:`promote_named`); none when ``None``.
+        named_files: how many files, best first, ``named`` reads the chunks of (retrieval keeps no
+            more: :func:`~codeask.query.steps.depth.keep_files`; reading a chunk's definitions parses
+            it); every file when ``None``.
     """
     file_score: dict[tuple[str, str], float] = defaultdict(float)
     chunk_score: dict[tuple[str, str], float] = defaultdict(float)
@@ -117,7 +121,8 @@ def fuse(
             file_score[key] *= prior(key[0], file_hit[key])
     demote_boilerplate(hits, chunk_score)
     if named is not None:
-        promote_named(hits, chunk_score, named)
+        leading = sorted(file_score, key=lambda key: -file_score[key])[:named_files]
+        promote_named(hits, chunk_score, named, set(leading))
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
         best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
@@ -129,12 +134,13 @@ def fuse(
     return fused
 
 
-def _by_file(hits: dict[tuple[str, str], tuple[str, Hit]]) -> list[list[tuple[str, str]]]:
-    """The keys of ``hits`` (``{(root, chunk id): (root, hit)}``) grouped by file, in first-seen order."""
+def _by_file(hits: dict[tuple[str, str], tuple[str, Hit]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """The keys of ``hits`` (``{(root, chunk id): (root, hit)}``) grouped by file (``(root, path)``), in
+    first-seen order."""
     by_file: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for key, (root, hit) in hits.items():
         by_file[(root, hit.path)].append(key)
-    return list(by_file.values())
+    return by_file
 
 
 NAMED_LEAD = 0.01
@@ -147,6 +153,7 @@ def promote_named(
     hits: dict[tuple[str, str], tuple[str, Hit]],
     chunk_score: dict[tuple[str, str], float],
     named: Callable[[Hit], int],
+    files: Collection[tuple[str, str]] | None = None,
 ) -> None:
     """Rank each file's chunks whose definition the question names (``named`` > 0: "how does a request
     context get pushed" names ``RequestContext`` and its methods) above its other matching chunks,
@@ -159,9 +166,10 @@ def promote_named(
         hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
         chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
         named: how many parts of a hit's definition name the question spells (0: none).
+        files: the ``(root, path)`` of the files whose chunks are read; all when ``None``.
     """
-    for keys in _by_file(hits):
-        if len(keys) < 2:
+    for file, keys in _by_file(hits).items():
+        if len(keys) < 2 or (files is not None and file not in files):
             continue
         level = {k: named(hits[k][1]) for k in keys}
         lead = sorted((k for k in keys if level[k]), key=lambda k: (-level[k], -chunk_score[k]))
@@ -190,7 +198,7 @@ def demote_boilerplate(hits: dict[tuple[str, str], tuple[str, Hit]], chunk_score
         hits: ``{(root, chunk id): (root, hit)}`` of every fused chunk.
         chunk_score: ``{(root, chunk id): RRF score}``, updated in place.
     """
-    for keys in _by_file(hits):
+    for keys in _by_file(hits).values():
         if len(keys) < 2:
             continue
         keys.sort(key=lambda k: -chunk_score[k])

@@ -291,6 +291,7 @@ class HybridRetrieve:
             factor=DOWNWEIGHT_FACTOR,
             prior=self.prior_for(query.asked, intent, targets, stores),
             named=names_definition(parts.search_text),
+            named_files=POOL * files,
         )
         labels = {t.root: t.label for t in targets}
         documents = [
