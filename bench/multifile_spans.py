@@ -30,7 +30,6 @@ folder to measure that code on the same indexes.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import re
@@ -46,6 +45,7 @@ from tests.fake_llm import FakeLLMServer
 
 from common import write_result
 from multifile import SET, load_rows, workspace
+from spans import function_ranges
 
 #: The SWE-QA-Bench commit the how rows were made from (bench/multifile/how_rows.sh).
 BENCH_COMMIT = "d7bf283d65f4bbdc86ead92fc130eee4986355f0"
@@ -65,30 +65,19 @@ def answer_names(answer: str) -> set[tuple[str, ...]]:
     return names
 
 
-def definitions(source: str) -> dict[tuple[str, ...], tuple[int, int]]:
-    """``{qualified name parts: (first line, last line)}`` of every class and def (1-based, decorators
-    included)."""
-    out: dict[tuple[str, ...], tuple[int, int]] = {}
-
-    def walk(node: ast.AST, prefix: tuple[str, ...]) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = (*prefix, child.name)
-                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                out[name] = (first, child.end_lineno or child.lineno)
-                walk(child, name)
-
-    walk(ast.parse(source), ())
-    return out
-
-
 def gold_ranges(tree: Path, path: str, names: set[tuple[str, ...]]) -> list[tuple[int, int]]:
-    """Line ranges of the definitions of ``path`` whose qualified name ends with one of ``names``."""
+    """Line ranges of the definitions (classes too) of ``path`` whose qualified name ends with one of
+    ``names``, every range of a name defined twice (a property's getter and setter)."""
     try:
-        defined = definitions((tree / path).read_text(encoding="utf-8"))
+        defined = function_ranges((tree / path).read_text(encoding="utf-8"), classes=True)
     except (OSError, SyntaxError, UnicodeDecodeError):
         return []
-    return [r for qual, r in defined.items() if any(qual[-len(n) :] == n for n in names)]
+    return [
+        r
+        for qual, ranges in defined.items()
+        for r in ranges
+        if any(tuple(qual.split("."))[-len(n) :] == n for n in names)
+    ]
 
 
 def answers(qa_git_dir: str, project: str) -> list[str]:

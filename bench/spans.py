@@ -44,15 +44,17 @@ from codeask.workspace import Workspace  # noqa: E402
 from common import EVAL_DIR, SDISTS, fetch_sdist, peak_rss_mb, write_result  # noqa: E402
 
 
-def function_ranges(source: str) -> dict[str, list[tuple[int, int]]]:
-    """``{qualified name: [(first line, last line)]}`` (1-based, inclusive) of every def in ``source``."""
+def function_ranges(source: str, classes: bool = False) -> dict[str, list[tuple[int, int]]]:
+    """``{qualified name: [(first line, last line)]}`` (1-based, inclusive, decorators included) of
+    every def in ``source``, and of every class with ``classes``; a name defined twice (a property's
+    setter, an ``@overload``) keeps every range."""
     out: dict[str, list[tuple[int, int]]] = {}
 
     def walk(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
+                if classes or not isinstance(child, ast.ClassDef):
                     first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                     out.setdefault(name, []).append((first, child.end_lineno or child.lineno))
                 walk(child, name + ".")
