@@ -151,21 +151,27 @@ def test_a_moved_file_keeps_its_vectors_and_edges(shop):
 
 
 @pytest.mark.parametrize("module, version", [(chunk_graph, "GRAPH_VERSION"), (chunking, "CHUNKING_VERSION")])
-def test_an_index_written_by_other_graph_queries_is_rebuilt_once(shop, monkeypatch, module, version):
+def test_an_index_written_by_other_graph_queries_is_read_again_once(shop, monkeypatch, module, version):
     """A release whose queries capture other names (``GRAPH_VERSION``) or whose chunker cuts other
-    chunks (``CHUNKING_VERSION``) re-reads every file once, so no unchanged file keeps the old
-    queries' edges or the old boundaries; the vectors come back from the machine's
-    store (none embedded again). Until that run's keyword phase ends, questions wait for it: the index
-    as it is would be emptied by it (``related`` answered "no definition" for the first seconds)."""
+    chunks (``CHUNKING_VERSION``) reads every file again at the next index run, so no unchanged file
+    keeps the old queries' edges or the old boundaries; no vector is embedded again. Until that run,
+    the old rows are searched as they are: ``status``, ``related`` and ``ask --no-update`` emptied the
+    index when opening it started over (a newcomer's ``codeask status`` after an upgrade printed
+    "0 files, 0 chunks", then ``related`` found no definition)."""
     first = Workspace([shop]).index()
     assert first.files_changed == 3 and first.chunks_embedded > 0
-    assert Service([shop]).scheduler.keyword_ready()  # an index kept as it is: questions need not wait
+    chunks = Workspace([shop]).status()["chunks_total"]
     monkeypatch.setattr(module, version, getattr(module, version) + "-next")
-    assert not Service([shop]).scheduler.keyword_ready()
-    rebuilt = Workspace([shop]).index()
-    assert (rebuilt.files_changed, rebuilt.chunks_embedded) == (3, 0)
+    assert Service([shop]).scheduler.keyword_ready()  # the old rows answer at once
+    assert Workspace([shop]).status()["chunks_total"] == chunks
     assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]
-    assert Workspace([shop]).index().files_changed == 0
+    assert Workspace([shop]).ask("how is checkout handled", no_llm=True).sources  # from the index as it is
+    reread = Workspace([shop]).index()
+    assert (reread.files_changed, reread.chunks_embedded, reread.read_again) == (3, 0, True)
+    assert Workspace([shop]).status()["chunks_total"] == chunks
+    assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]
+    again = Workspace([shop]).index()
+    assert (again.files_changed, again.read_again) == (0, False)
 
 
 def test_ask_json_sources_say_via_for_expanded_files(shop):

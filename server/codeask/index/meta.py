@@ -7,9 +7,10 @@ each row's ``defines`` and ``refs``; ``chunking``: :data:`codeask.index.chunking
 which decides where chunks begin and end). Opening an index
 built with the configured model reads the vector dimension from it (no model load, so ``status``
 and keyword search stay fast); a new index, or another model or schema, needs the model's
-dimension, and another model, schema, graph or chunking version clears the manifest and deletes the LanceDB folder
-(vectors of two models are not comparable), once, under the write lock.
-"""
+dimension, and another model or schema clears the manifest and deletes the LanceDB folder
+(vectors of two models are not comparable), once, under the write lock. Another third-party rule,
+graph or chunking version keeps the rows: the next index run reads every file again and replaces
+them (:func:`reread_if_stale`), and until then they are searched as they are."""
 
 from __future__ import annotations
 
@@ -30,21 +31,48 @@ from codeask.settings import Settings
 if TYPE_CHECKING:
     from codeask.index.store import Store
 
-__all__ = ["SCHEMA_VERSION", "open_store", "built_for"]
+__all__ = ["SCHEMA_VERSION", "open_store", "built_for", "reread_if_stale"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
 SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``, and ``kind``
 
 
-def _versions() -> dict[str, str | bool]:
-    """What an index's rows depend on besides the model, as its meta records them: the schema, the
-    third-party rule, the graph queries' and the chunker's versions (the module docstring)."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "third_party": kinds.EMBED_THIRD_PARTY,
-        "graph": graph.GRAPH_VERSION,
-        "chunking": chunking.CHUNKING_VERSION,
-    }
+def _row_versions() -> dict[str, str | bool]:
+    """What an index's rows were cut and linked by, as its meta records them: the third-party rule, the
+    graph queries' and the chunker's versions (the module docstring). Rows of other versions are still
+    rows of the same layout and model: they are searched as they are until :func:`reread_if_stale`'s
+    run replaces them."""
+    return {"third_party": kinds.EMBED_THIRD_PARTY, "graph": graph.GRAPH_VERSION, "chunking": chunking.CHUNKING_VERSION}
+
+
+def _meta(manifest: Manifest) -> dict[str, object]:
+    """The manifest's ``index`` meta, ``{}`` when missing or unreadable."""
+    try:
+        meta = json.loads(manifest.get_meta("index") or "{}")
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _same_model(meta: dict[str, object], model: str) -> bool:
+    """Whether ``meta`` is of an index built for ``model`` and this schema, its dimension known."""
+    return meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and bool(meta.get("dim"))
+
+
+def reread_if_stale(manifest: Manifest) -> bool:
+    """Under the write lock, before a run walks the root: when the index's rows were cut or linked by
+    other versions (:func:`_row_versions`), mark every file not indexed and dirty, so the run reads
+    each one again and replaces its rows (its vectors, keyed by text, are kept for the chunks that did
+    not change), and record the current versions. The old rows stay searchable until then: ``status``,
+    ``related`` and ``ask --no-update`` read them as they are (they emptied the index when opening it
+    started over). True when it did."""
+    meta = _meta(manifest)
+    current = _row_versions()
+    if not meta or all(meta.get(key) == value for key, value in current.items()):
+        return False
+    manifest.forget(list(manifest.all()))
+    manifest.set_meta("index", json.dumps({**meta, **current}))
+    return True
 
 
 def open_store(
@@ -70,27 +98,22 @@ def open_store(
     store_cls = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
     model = settings.embedding.model
     have = manifest.get_meta("index")
-    try:
-        meta = json.loads(have) if have else {}
-    except ValueError:
-        meta = {}
-    if meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and meta.get("dim"):
-        dim = int(meta["dim"])
-    else:
-        dim = model_dim()
-    want = json.dumps({"model": model, "dim": dim, **_versions()})
-    if have != want and manifest.read_only:
+    meta = _meta(manifest)
+    same = _same_model(meta, model)
+    dim = int(str(meta["dim"])) if same else model_dim()
+    want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION, **_row_versions()})
+    if have is None:
+        manifest.set_meta("index", want)  # a new index: nothing to clear
+    elif not same and manifest.read_only:
         raise IndexReadOnly(
             f"the index {index_dir} is read-only and was built for another embedding model or "
             f"schema ({have}); it cannot be rebuilt"
         )
-    if have is None:
-        manifest.set_meta("index", want)  # a new index: nothing to clear
-    elif have != want:
+    elif not same:
         with writing():
             # Re-read under the write lock: another process (or another RootIndex of this folder)
             # may have just done this; only the first one starts over.
-            if manifest.get_meta("index") != want:
+            if not _same_model(_meta(manifest), model):
                 manifest.clear()
                 shutil.rmtree(Path(index_dir) / "lance", ignore_errors=True)
                 (Path(index_dir) / "pending.json").unlink(missing_ok=True)
@@ -102,16 +125,9 @@ def open_store(
 
 
 def built_for(manifest: Manifest, settings: Settings) -> bool:
-    """Whether the index of ``manifest`` was built for the configured model (``settings``), this schema,
-    third-party rule, graph and chunking version, so that opening it keeps its rows: :func:`open_store` starts
-    over otherwise, and a question asked before that rebuild's keyword phase ends would read an empty
-    index (``related`` answered "no definition" for the first seconds after an upgrade)."""
-    try:
-        meta = json.loads(manifest.get_meta("index") or "{}")
-    except ValueError:
-        return False
-    return (
-        isinstance(meta, dict)
-        and meta.get("model") == settings.embedding.model
-        and all(meta.get(key) == value for key, value in _versions().items())
-    )
+    """Whether the index of ``manifest`` was built for the configured model (``settings``) and this
+    schema, so that opening it keeps its rows: :func:`open_store` starts over otherwise, and a question
+    asked before that rebuild's keyword phase ends would read an empty index (``related`` answered "no
+    definition" for the first seconds after an upgrade). Rows cut by another chunker or graph version
+    are kept (:func:`reread_if_stale`)."""
+    return _same_model(_meta(manifest), settings.embedding.model)

@@ -24,6 +24,7 @@ from codeask.index.filetext import read_text
 from codeask.index.hubs import HUBS_FILE, measure_hubs, save_hubs
 from codeask.index.kinds import classify, keyword_only_kinds
 from codeask.index.manifest import FileRecord, SkipRecord
+from codeask.index.meta import reread_if_stale
 from codeask.index.protocols import Phase1Root
 from codeask.index.stats import IndexStats, Progress, ProgressFn
 from codeask.index.walk import FileEntry, walk
@@ -62,13 +63,15 @@ def _same_text(old: FileRecord | None, content_hash: str, encoding: str) -> bool
 @dataclass
 class _Changes:
     """What the walk found: the files to read (``candidates``), the manifest's records (``known``),
-    the paths on disk (``seen``), the paths to remove (``gone``) and the skip counts so far."""
+    the paths on disk (``seen``), the paths to remove (``gone``), the skip counts so far, and whether
+    every file is read again for rows an older release cut (``read_again``)."""
 
     candidates: list[FileEntry]
     known: dict[str, FileRecord]
     seen: set[str]
     gone: set[str]
     skipped: Counter[str]
+    read_again: bool = False
 
 
 def sync_root(
@@ -86,6 +89,7 @@ def sync_root(
     :func:`time.monotonic` start)."""
     shared_before, reused_before = index.supply.chunks_shared, index.supply.chunks_reused
     changes = _changes(index, progress, wait)
+    stats.read_again = changes.read_again
     stopped = _write_changes(index, changes, stats, started, progress, should_stop, wait)
     if should_stop and should_stop():  # stopped: what is committed stays; the next run goes on
         stats.files_skipped = dict(changes.skipped)
@@ -113,6 +117,7 @@ def _changes(index: Phase1Root, progress: ProgressFn | None, wait: bool) -> _Cha
     """Walk the root and compare each file's size and mtime with its manifest (or skip) record,
     under the write lock; stale skip records are forgotten."""
     with index.writing(wait=wait):
+        read_again = reread_if_stale(index.manifest)  # rows cut by an older chunker or graph
         index.ignorer.refresh()
         result = walk(index.root, index.settings.index, index.ignorer)
         skipped = Counter(result.skipped)
@@ -136,7 +141,7 @@ def _changes(index: Phase1Root, progress: ProgressFn | None, wait: bool) -> _Cha
             index.manifest.forget_skipped(stale)
         # Files gone from disk, plus files a killed run was rewriting (their rows may be committed).
         gone = (set(known) | index.manifest.dirty()) - seen
-    return _Changes(candidates, known, seen, gone, skipped)
+    return _Changes(candidates, known, seen, gone, skipped, read_again)
 
 
 def _write_changes(

@@ -42,6 +42,8 @@ class IndexStats:
     by the encoding they were read with (``{"utf-8": 120, "utf-16-le": 1}``); ``seconds`` is wall
     time of the run. ``roots`` holds each root's own stats when the run covered more than one root
     (``codeask index A B``; empty for one root): their ``seconds`` time that root's phase 1 only.
+    ``read_again``: every file was read again, the index's rows having been cut by an older release
+    (:func:`codeask.index.meta.reread_if_stale`).
     """
 
     root: str = ""
@@ -60,6 +62,7 @@ class IndexStats:
     seconds_to_searchable: float = 0.0
     paths_changed: list[str] = field(default_factory=list)
     paths_removed: list[str] = field(default_factory=list)
+    read_again: bool = False
     roots: list[IndexStats] = field(default_factory=list)
 
     @property
@@ -97,4 +100,5 @@ class IndexStats:
             seconds_to_searchable=self.seconds_to_searchable + other.seconds_to_searchable,
             paths_changed=self.paths_changed + other.paths_changed,
             paths_removed=self.paths_removed + other.paths_removed,
+            read_again=self.read_again or other.read_again,
         )

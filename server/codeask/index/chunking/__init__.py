@@ -100,10 +100,11 @@ CHUNK_LINES = 60
 #: Hard cap on a chunk, characters (a single longer line is a chunk of its own). Was ``index.max_chunk_chars``.
 MAX_CHUNK_CHARS = 3000
 #: Bumped whenever the same text is cut into other chunks: the index meta records it
-#: (:mod:`codeask.index.meta`), so an index cut by an older release is re-chunked once instead of
-#: keeping the old boundaries for every file that does not change (vectors of unchanged chunk texts
-#: come back from the machine's vector store, :mod:`codeask.index.machine`). 2: a class header
-#: before a docstring that fills a chunk joins it (:func:`.packing._merge_fragments`).
+#: (:mod:`codeask.index.meta`), so the next run over an index cut by an older release reads every
+#: file again instead of keeping the old boundaries for every file that does not change (the
+#: vectors of unchanged chunk texts are kept; the old rows are searched until then,
+#: :func:`codeask.index.meta.reread_if_stale`). 2: a class header before a docstring that fills a
+#: chunk joins it (:func:`.packing._merge_fragments`).
 CHUNKING_VERSION = "2"
 
 

@@ -33,9 +33,9 @@ from codeask.index.chunking.languages import TREE_SITTER_LANGUAGES
 __all__ = ["GRAPH_VERSION", "QUERIES", "MAX_REFS", "Names", "chunk_names"]
 
 #: Bumped whenever the queries below capture other names: the index meta records it
-#: (:mod:`codeask.index.meta`), so an index written by older queries is rebuilt once instead of
-#: keeping their edges for every file that does not change (its vectors come back from the
-#: machine's vector store, :mod:`codeask.index.machine`). 2: a Rust macro's calls and
+#: (:mod:`codeask.index.meta`), so the next run over an index written by older queries reads every
+#: file again instead of keeping their edges for every file that does not change (its vectors are
+#: kept; :func:`codeask.index.meta.reread_if_stale`). 2: a Rust macro's calls and
 #: JavaScript's ``#private`` methods; 3: Java's method references (``Util::checkArgument``); 4: a
 #: JavaScript/TypeScript module's top-level ``const``/``let`` (ky's ``export const stop = Symbol('stop')``,
 #: ``export const requestMethods = [..] as const``), as Python's module-level assignments are.

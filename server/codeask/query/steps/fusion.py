@@ -97,9 +97,8 @@ def fuse(
         named: how many parts of a chunk's definition name the question spells, 0 for none
             (:func:`codeask.query.question_words.names_definition`): such chunks lead their file
             (:func:`promote_named`); none when ``None``.
-        named_files: how many files, best first, ``named`` reads the chunks of (retrieval keeps no
-            more: :func:`~codeask.query.steps.depth.keep_files`; reading a chunk's definitions parses
-            it); every file when ``None``.
+        named_files: how many files, best first, ``named`` reads the chunks of (each read parses a
+            chunk; retrieval keeps no more, :func:`~codeask.query.steps.depth.keep_files`); all: ``None``.
     """
     file_score: dict[tuple[str, str], float] = defaultdict(float)
     chunk_score: dict[tuple[str, str], float] = defaultdict(float)
@@ -121,8 +120,7 @@ def fuse(
             file_score[key] *= prior(key[0], file_hit[key])
     demote_boilerplate(hits, chunk_score)
     if named is not None:
-        leading = sorted(file_score, key=lambda key: -file_score[key])[:named_files]
-        promote_named(hits, chunk_score, named, set(leading))
+        promote_named(hits, chunk_score, named, set(sorted(file_score, key=lambda k: -file_score[k])[:named_files]))
     best: dict[tuple[str, str], float] = defaultdict(float)
     for (root, _), (_, hit) in hits.items():
         best[(root, hit.path)] = max(best[(root, hit.path)], chunk_score[(root, hit.id)])
