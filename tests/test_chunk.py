@@ -389,6 +389,22 @@ def test_a_class_header_joins_the_docstring_that_fills_a_chunk():
     assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
 
 
+def test_a_long_signature_starts_the_windows_of_its_docstring():
+    """A function whose signature (8 lines) and docstring (58) do not fit one chunk is cited from its
+    ``def``: the docstring's windows start at the signature (flask's ``Flask.run`` was 546-553, its
+    signature alone, then 554-610 from the docstring); a docstring-less long body still splits at its
+    statements, after its own header chunk."""
+    params = "".join(f"    p{i}: int = {i},\n" for i in range(6))
+    doc = "".join(f"    line {i} of the docstring\n" for i in range(56))
+    body = "".join(f"    x{i} = p0 + {i}\n" for i in range(20))
+    text = "import os\n\n\ndef run(\n" + params + ') -> None:\n    """\n' + doc + '    """\n' + body
+    chunks = chunk_text("app.py", text)
+    assert_covers(chunks, text)
+    first = next(c for c in chunks if c.symbol == "run")
+    assert first.start_line == 4 and first.content.startswith("def run(") and '"""' in first.content
+    assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
+
+
 def test_nested_class_inside_large_class(tmp_path):
     methods = "".join(f"        def m{i}(self):\n            return {i}\n\n" for i in range(6))
     text = "class Outer:\n    x = 1\n\n    class Inner:\n" + methods + "    def tail(self):\n        pass\n"

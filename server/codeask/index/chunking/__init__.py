@@ -104,8 +104,10 @@ MAX_CHUNK_CHARS = 3000
 #: file again instead of keeping the old boundaries for every file that does not change (the
 #: vectors of unchanged chunk texts are kept; the old rows are searched until then,
 #: :func:`codeask.index.meta.reread_if_stale`). 2: a class header before a docstring that fills a
-#: chunk joins it (:func:`.packing._merge_fragments`).
-CHUNKING_VERSION = "2"
+#: chunk joins it (:func:`.packing._merge_fragments`); 3: a definition's header (signature,
+#: decorators) starts the line windows of a docstring too long for one chunk with it
+#: (:func:`.code._heads_windows`).
+CHUNKING_VERSION = "3"
 
 
 @dataclass(frozen=True)

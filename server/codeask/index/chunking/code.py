@@ -185,6 +185,13 @@ def _is_comment(node: Node) -> bool:
     return "comment" in t or t in ("attribute_item", "decorator", "annotation")
 
 
+def _is_text(node: Node) -> bool:
+    """A comment, or a statement that is only a string (a Python docstring): prose, cut by lines."""
+    if "comment" in node.type or node.type in ("string", "concatenated_string"):
+        return True
+    return node.type == "expression_statement" and node.named_child_count == 1 and _is_text(node.named_children[0])
+
+
 @dataclass(slots=True)
 class _Item:
     """Sibling nodes sharing rows (or a comment run merged into the definition below it)."""
@@ -264,18 +271,21 @@ def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, he
     if not items:
         return window_atoms(ctx, lo, hi, scope, header_claim)
     atoms: list[Atom] = []
-    if items[0].start > lo:
+    head = _heads_windows(ctx, items[0], lo, header_claim)
+    if items[0].start > lo and not head:
         a, b = lo, items[0].start - 1
         if ctx.fits(a, b):
             atoms.append(Atom(a, b, scope, header_claim, False, False))
         else:
             atoms.extend(window_atoms(ctx, a, b, scope, header_claim))
     for k, it in enumerate(items):
-        a, b = it.start, it.end
+        a, b = (lo if head and k == 0 else it.start), it.end
         tail_end = items[k + 1].start - 1 if k + 1 < len(items) else hi
         named = named_definition(it.def_node) if it.def_node is not None else None
         claim = (f"{scope}.{named[1]}" if scope else named[1]) if named is not None else None
-        if ctx.fits(a, b):
+        if head and k == 0:
+            atoms.extend(window_atoms(ctx, a, b, scope, header_claim))
+        elif ctx.fits(a, b):
             atoms.append(Atom(a, b, scope, claim, False, False))
         else:
             atoms.extend(_expand_item(ctx, it, a, b, scope, claim))
@@ -285,6 +295,22 @@ def _code_atoms(ctx: Ctx, children: list[Node], lo: int, hi: int, scope: str, he
             else:  # e.g. the text between escape sequences of a huge string
                 atoms.extend(window_atoms(ctx, b + 1, tail_end, scope, None))
     return atoms
+
+
+def _heads_windows(ctx: Ctx, first: _Item, lo: int, header_claim: str | None) -> bool:
+    """Whether a definition's header (rows ``lo`` up to its first inner item: a signature, decorators)
+    starts the line windows of its first item: the item is prose (a docstring, comments,
+    :func:`_is_text`) too long for one chunk with the header, and the header is at most a quarter
+    of a chunk. Otherwise the header is a
+    chunk of its own and the definition's citation began below its ``def`` (flask's ``Flask.run``:
+    its 8-line signature alone, 546-553, its docstring windowed from 554)."""
+    header = first.start - lo
+    return (
+        header_claim is not None
+        and 0 < header <= ctx.chunk_lines // 4
+        and all(_is_text(node) for node in first.nodes)
+        and not ctx.fits(lo, first.end)
+    )
 
 
 def _expand_item(ctx: Ctx, it: _Item, a: int, b: int, scope: str, claim: str | None) -> list[Atom]:
