@@ -302,7 +302,7 @@ EXPECTED = {
     "S.java": [(1, 2, ""), (3, 5, "Greeter"), (6, 9, "Greeter.Greeter"), (10, 14, "Greeter.toString")],
     "s.c": [(1, 2, ""), (3, 6, "point"), (7, 10, "add"), (11, 13, "main")],
     "s.cpp": [(1, 2, ""), (3, 5, "geo.Shape"), (6, 10, "geo.Shape.area"), (11, 14, "geo.Shape.area2")],
-    "s.cs": [(1, 2, ""), (3, 7, "App.Calc"), (8, 12, "App.Calc.Sub")],  # the namespace line joins its class
+    "s.cs": [(1, 2, ""), (3, 3, "App"), (4, 7, "App.Calc"), (8, 12, "App.Calc.Sub")],
     "s.go": [(1, 4, ""), (5, 9, "S"), (10, 13, "S.Foo"), (14, 16, "main")],
     "s.js": [(1, 2, ""), (3, 7, "add"), (8, 11, "Box"), (12, 16, "Box.get"), (17, 19, "mul")],
     "s.kt": [(1, 5, "A"), (6, 9, "g")],
@@ -525,7 +525,8 @@ def test_rst_titles(tmp_path):
         (1, 4, "Title"),
         (5, 6, "Title"),
         (7, 10, "Title > Section A"),
-        (11, 15, "Title > Section A > Sub A1"),  # Section A's last blank line joins within the slack
+        (11, 11, "Title > Section A"),
+        (12, 15, "Title > Section A > Sub A1"),
         (16, 16, "Title > Section A > Sub A1"),
         (17, 20, "Title > Section B"),
     ]

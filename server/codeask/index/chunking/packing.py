@@ -132,12 +132,13 @@ def _merge_fragments(ctx: Ctx, groups: list[Span]) -> list[Span]:
     class; such a fragment joins the next group (taking that group's symbol)
     or else the previous one, when the result fits and the fragment's symbol is
     empty, equal to or an ancestor of the neighbour's symbol. A fragment
-    claiming a definition (a header) joins the next group within
-    :func:`_slack`: without it, a header before a docstring or body that fills
-    a chunk stayed a one-line chunk (flask's ``class Flask(App):``, its 60-line
-    docstring windowed after it), and a citation of the class began below it.
-    A nameless fragment (imports before a long function) joins only where it
-    fits, so the function's chunk still begins at its ``def``.
+    claiming the definition the next group continues (a header before a body
+    that fills a chunk) joins it within :func:`_slack`, so a citation of the
+    definition begins at its header, not below it. A nameless fragment (imports
+    before a long function) or an enclosing one (``impl WorkerState {`` before
+    ``spawn_senders``, a class line and its fields before a method) joins only
+    where it fits: in a method's chunk it made the unclosed class the chunk's
+    first definition, and the symbol graph read the method's calls as the class's.
     """
     tiny = max(2, ctx.chunk_lines // 10)
 
@@ -146,7 +147,7 @@ def _merge_fragments(ctx: Ctx, groups: list[Span]) -> list[Span]:
 
     def joins_next(frag: Span, nxt: Span) -> bool:
         a, b, sym = frag
-        fits = _fits_with_slack(ctx, a, nxt.end) if sym else ctx.fits(a, nxt.end)
+        fits = _fits_with_slack(ctx, a, nxt.end) if sym and sym == nxt.symbol else ctx.fits(a, nxt.end)
         return b - a + 1 < tiny and compatible(sym, nxt.symbol) and fits
 
     ahead: list[Span] = []  # right to left: a header joins its body before a nameless line joins it
