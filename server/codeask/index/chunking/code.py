@@ -301,9 +301,9 @@ def _heads_windows(ctx: Ctx, first: _Item, lo: int, header_claim: str | None) ->
     """Whether a definition's header (rows ``lo`` up to its first inner item: a signature, decorators)
     starts the line windows of its first item: the item is prose (a docstring, comments,
     :func:`_is_text`) too long for one chunk with the header, and the header is at most a quarter
-    of a chunk. Otherwise the header is a
-    chunk of its own and the definition's citation began below its ``def`` (flask's ``Flask.run``:
-    its 8-line signature alone, 546-553, its docstring windowed from 554)."""
+    of a chunk. Otherwise the header is a chunk of its own and the definition's citation began below
+    its ``def`` (flask's ``Flask.run``: its 8-line signature alone, 546-553, its docstring windowed
+    from 554)."""
     header = first.start - lo
     return (
         header_claim is not None
