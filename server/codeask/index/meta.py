@@ -45,10 +45,11 @@ def _row_versions() -> dict[str, str | bool]:
     return {"third_party": kinds.EMBED_THIRD_PARTY, "graph": graph.GRAPH_VERSION, "chunking": chunking.CHUNKING_VERSION}
 
 
-def _meta(manifest: Manifest) -> dict[str, object]:
-    """The manifest's ``index`` meta, ``{}`` when missing or unreadable."""
+def _meta(text: str | None) -> dict[str, object]:
+    """The manifest's ``index`` meta (``manifest.get_meta("index")``) parsed, ``{}`` when missing or
+    unreadable."""
     try:
-        meta = json.loads(manifest.get_meta("index") or "{}")
+        meta = json.loads(text or "{}")
     except ValueError:
         return {}
     return meta if isinstance(meta, dict) else {}
@@ -66,7 +67,7 @@ def reread_if_stale(manifest: Manifest) -> bool:
     not change), and record the current versions. The old rows stay searchable until then: ``status``,
     ``related`` and ``ask --no-update`` read them as they are (they emptied the index when opening it
     started over). True when it did."""
-    meta = _meta(manifest)
+    meta = _meta(manifest.get_meta("index"))
     current = _row_versions()
     if not meta or all(meta.get(key) == value for key, value in current.items()):
         return False
@@ -98,7 +99,7 @@ def open_store(
     store_cls = load("codeask.index.store").Store  # under the one import lock (codeask.imports)
     model = settings.embedding.model
     have = manifest.get_meta("index")
-    meta = _meta(manifest)
+    meta = _meta(have)
     same = _same_model(meta, model)
     dim = int(str(meta["dim"])) if same else model_dim()
     want = json.dumps({"model": model, "dim": dim, "schema": SCHEMA_VERSION, **_row_versions()})
@@ -113,7 +114,7 @@ def open_store(
         with writing():
             # Re-read under the write lock: another process (or another RootIndex of this folder)
             # may have just done this; only the first one starts over.
-            if not _same_model(_meta(manifest), model):
+            if not _same_model(_meta(manifest.get_meta("index")), model):
                 manifest.clear()
                 shutil.rmtree(Path(index_dir) / "lance", ignore_errors=True)
                 (Path(index_dir) / "pending.json").unlink(missing_ok=True)
@@ -130,4 +131,4 @@ def built_for(manifest: Manifest, settings: Settings) -> bool:
     asked before that rebuild's keyword phase ends would read an empty index (``related`` answered "no
     definition" for the first seconds after an upgrade). Rows cut by another chunker or graph version
     are kept (:func:`reread_if_stale`)."""
-    return _same_model(_meta(manifest), settings.embedding.model)
+    return _same_model(_meta(manifest.get_meta("index")), settings.embedding.model)
