@@ -68,7 +68,7 @@ def _index_line(out: dict) -> str:
         f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
         f"{out['chunks_reused']} reused, {out['chunks_shared']} from the shared cache, "
         f"{out['vectors_pending']} pending; {out['seconds']:.1f} s"
-        + ("; every file read again: the index was cut by an older release" if out.get("read_again") else "")
+        + ("; every file read again: the index was cut by an older release" if out["read_again"] else "")
     )
 
 
