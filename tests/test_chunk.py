@@ -405,6 +405,22 @@ def test_a_long_signature_starts_the_windows_of_its_docstring():
     assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
 
 
+def test_a_window_of_a_long_decorated_function_begins_at_its_def():
+    """Decorators and a signature too long for one chunk are cut at the ``def`` line, so one window
+    holds the whole signature with the body after it (flask's ``run_command``: 53 lines of click
+    options, then a 10-line signature, was cut at its 7th parameter and the window citing its body
+    opened mid-signature); the decorators are the windows before it."""
+    options = "".join(f'@click.option("--opt{i}", default={i}, help="Option {i}.")\n' for i in range(52))
+    params = "".join(f"    opt{i}: int,\n" for i in range(9))
+    body = "".join(f"    x{i} = opt0 + {i}\n" for i in range(30))
+    text = '@click.command("run")\n' + options + "def run(\n" + params + ") -> None:\n" + body
+    chunks = chunk_text("cli.py", text)
+    assert_covers(chunks, text)
+    at_def = next(c for c in chunks if c.start_line == 54)
+    assert at_def.symbol == "run" and at_def.content.startswith("def run(\n") and ") -> None:" in at_def.content
+    assert [c.end_line for c in chunks if c.start_line < 54] == [53]
+
+
 def test_nested_class_inside_large_class(tmp_path):
     methods = "".join(f"        def m{i}(self):\n            return {i}\n\n" for i in range(6))
     text = "class Outer:\n    x = 1\n\n    class Inner:\n" + methods + "    def tail(self):\n        pass\n"

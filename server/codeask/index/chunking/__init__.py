@@ -106,8 +106,9 @@ MAX_CHUNK_CHARS = 3000
 #: :func:`codeask.index.meta.reread_if_stale`). 2: a class header before a docstring that fills a
 #: chunk joins it (:func:`.packing._merge_fragments`); 3: a definition's header (signature,
 #: decorators) starts the line windows of a docstring too long for one chunk with it
-#: (:func:`.code._heads_windows`).
-CHUNKING_VERSION = "3"
+#: (:func:`.code._heads_windows`); 4: the windows of decorators and a signature too long for one
+#: chunk are cut at the ``def`` line (:func:`.code._decorations`).
+CHUNKING_VERSION = "4"
 
 
 @dataclass(frozen=True)

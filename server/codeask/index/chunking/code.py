@@ -324,7 +324,21 @@ def _expand_item(ctx: Ctx, it: _Item, a: int, b: int, scope: str, claim: str | N
     kids = _expand_children(main)
     if not kids:
         return window_atoms(ctx, a, b, new_scope, None)
-    return _code_atoms(ctx, kids, a, b, new_scope, claim)
+    lead = _decorations(ctx, a, main.start_point.row, kids[0].start_point.row)
+    atoms = window_atoms(ctx, a, lead, new_scope, claim) if lead is not None else []
+    return atoms + _code_atoms(ctx, kids, a if lead is None else lead + 1, b, new_scope, claim)
+
+
+def _decorations(ctx: Ctx, a: int, def_row: int, body_row: int) -> int | None:
+    """The last row of the decorators / comments (rows ``a`` up to the ``def`` line ``def_row``) that
+    are windowed apart from a header too long for one chunk, so that a window begins at the ``def``
+    line and holds the whole signature (rows up to ``body_row``); None when the header fits, when
+    nothing precedes the ``def``, or when the signature alone does not fit. Otherwise flask's
+    ``run_command`` (53 lines of click options, then a 10-line signature) was cut at its 7th
+    parameter, and the window citing its body opened mid-signature."""
+    if def_row <= a or ctx.fits(a, body_row - 1) or not ctx.fits(def_row, body_row - 1):
+        return None
+    return def_row - 1
 
 
 def code_chunks(ctx: Ctx, root: Node, n: int) -> list[Span]:
