@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from codeask.doctor import run_checks
 from codeask.index import chunking
 from codeask.index.chunking import chunk_text
 from codeask.index.chunking import graph as chunk_graph
 from codeask.index.engine import RootIndex
 from codeask.query.pipeline import Document, along_chain
+from codeask.readiness import OUTDATED_NOTE
 from codeask.service import Service
 from codeask.settings import load_settings
 from codeask.workspace import Workspace
@@ -157,12 +159,17 @@ def test_an_index_written_by_other_graph_queries_is_read_again_once(shop, monkey
     keeps the old queries' edges or the old boundaries; no vector is embedded again. Until that run,
     the old rows are searched as they are: ``status``, ``related`` and ``ask --no-update`` emptied the
     index when opening it started over (a newcomer's ``codeask status`` after an upgrade printed
-    "0 files, 0 chunks", then ``related`` found no definition)."""
+    "0 files, 0 chunks", then ``related`` found no definition); ``status`` and ``doctor`` say the
+    next run reads every file again (they called the index ready)."""
     first = Workspace([shop]).index()
     assert first.files_changed == 3 and first.chunks_embedded > 0
     chunks = Workspace([shop]).status()["chunks_total"]
     monkeypatch.setattr(module, version, getattr(module, version) + "-next")
     assert Service([shop]).scheduler.keyword_ready()  # the old rows answer at once
+    status = Service([shop]).status()
+    assert (status.state, status.note, status.counts["outdated"]) == ("ready", OUTDATED_NOTE, True)
+    index_check = run_checks([shop], llm=False)[-1]
+    assert index_check.status == "warn" and OUTDATED_NOTE in index_check.detail
     assert Workspace([shop]).status()["chunks_total"] == chunks
     assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]
     assert Workspace([shop]).ask("how is checkout handled", no_llm=True).sources  # from the index as it is
@@ -172,6 +179,9 @@ def test_an_index_written_by_other_graph_queries_is_read_again_once(shop, monkey
     assert _callers(Workspace([shop]), "persist_order") == [("app/handlers.py", "handle_checkout")]
     again = Workspace([shop]).index()
     assert (again.files_changed, again.read_again) == (0, False)
+    status = Service([shop]).status()
+    assert (status.state, status.note, status.counts["outdated"]) == ("ready", None, False)
+    assert run_checks([shop], llm=False)[-1].status == "ok"
 
 
 def test_ask_json_sources_say_via_for_expanded_files(shop):

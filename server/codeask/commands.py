@@ -90,6 +90,8 @@ def _cmd_status(args) -> int:
             f"vectors\nindex: {status['index_dir']}\nembedding model: {status['embedding_model']}\n"
             f"llm: {status['llm'] or 'none (ranked sources only)'}"
         )
+        if full.note:
+            print(f"note: {full.note}")
     return 0
 
 

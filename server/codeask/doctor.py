@@ -160,6 +160,7 @@ def _llm(settings) -> Check:
 
 def _index(root: Path, settings) -> Check:
     from codeask.index.folders import index_dir_for
+    from codeask.readiness import OUTDATED_NOTE
 
     name = f"index {root}"
     if not root.is_dir():
@@ -174,6 +175,7 @@ def _index(root: Path, settings) -> Check:
         state = ws.index_state()
         index = next(iter(ws.indexes.values()))
         locked = index.is_locked_elsewhere()
+        outdated = index.status()["outdated"]
     except Exception as exc:
         return Check(
             name,
@@ -186,6 +188,8 @@ def _index(root: Path, settings) -> Check:
     )
     if locked:
         return Check(name, "ok", detail + f"; {index.lock_message()}")
+    if outdated:
+        return Check(name, "warn", f"{detail}; {OUTDATED_NOTE}", f"codeask index {root}")
     if state.state == "ready":
         return Check(name, "ok", detail)
     return Check(name, "warn", detail, f"codeask index {root}")

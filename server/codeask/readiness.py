@@ -14,7 +14,7 @@ from codeask.index.records import IndexReadiness, WorkspaceStatus
 from codeask.scheduler import IndexActivity, IndexPhase, IndexScheduler
 from codeask.workspace import Workspace
 
-__all__ = ["ServiceStatus", "Refresh", "readiness", "service_status", "keyword_note"]
+__all__ = ["OUTDATED_NOTE", "ServiceStatus", "Refresh", "readiness", "service_status", "keyword_note"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,8 @@ def readiness(
     way (``indexing``) and whether some root's first keyword index is unfinished (``building``).
 
     A read-only index, then another process's lock, outrank the counts; a failed run keeps the
-    state of what is indexed, with the failure as its note.
+    state of what is indexed, with the failure as its note; a ready index cut by an older release
+    says so (:data:`OUTDATED_NOTE`).
     """
     if phase.activity == "read-only":
         return "read-only", phase.message
@@ -87,7 +88,14 @@ def readiness(
         return "building", note
     if counts["vectors_pending"]:
         return "keyword-only", note or keyword_note(counts["vectors_pending"])
-    return "ready", note
+    return "ready", note or (OUTDATED_NOTE if counts["outdated"] else None)
+
+
+#: The note of a ``ready`` index whose rows an older release cut (:func:`codeask.index.meta.rows_outdated`).
+OUTDATED_NOTE = (
+    "the index was cut by an older release: answers come from it as it is until the next "
+    "'codeask index' reads every file again (vectors of unchanged code are kept)"
+)
 
 
 def keyword_note(pending: int) -> str:

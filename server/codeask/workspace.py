@@ -263,11 +263,12 @@ class Workspace:
         return total
 
     def status(self) -> WorkspaceStatus:
-        """``{"indexed", "read_only", "files", "files_by_encoding", "chunks_total", "vectors_pending",
-        "index_dir", "embedding_model", "roots", "llm"}``.
+        """``{"indexed", "read_only", "outdated", "files", "files_by_encoding", "chunks_total",
+        "vectors_pending", "index_dir", "embedding_model", "roots", "llm"}``.
 
         ``indexed``: every root has an index (a root never indexed creates nothing here);
-        ``read_only``: some root's index cannot be updated; ``index_dir`` is the first root's;
+        ``read_only``: some root's index cannot be updated; ``outdated``: some root's rows were cut by an
+        older release (the next index run reads its files again); ``index_dir`` is the first root's;
         ``roots`` lists each root's own status.
         """
         roots = [index.status() for index in list(self.indexes.values())]
@@ -275,6 +276,7 @@ class Workspace:
         return {
             "indexed": bool(roots) and all(r["indexed"] for r in roots),
             "read_only": any(r["read_only"] for r in roots),
+            "outdated": any(r["outdated"] for r in roots),
             "files": sum(r["files"] for r in roots),
             "files_by_encoding": dict(sum((Counter(r["files_by_encoding"]) for r in roots), Counter())),
             "chunks_total": sum(r["chunks_total"] for r in roots),

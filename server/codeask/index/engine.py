@@ -46,7 +46,7 @@ from codeask.index.folders import IndexReadOnly, index_dir_for, make_index_dir, 
 from codeask.index.live import relative
 from codeask.index.lock import IndexLocked, WriteLock
 from codeask.index.manifest import Manifest
-from codeask.index.meta import SCHEMA_VERSION, built_for, open_store
+from codeask.index.meta import SCHEMA_VERSION, built_for, open_store, rows_outdated
 from codeask.index.records import RootStatus
 from codeask.index.stats import IndexStats, ProgressFn
 from codeask.index.vectors import VectorSupply
@@ -357,8 +357,9 @@ class RootIndex:
 
     def status(self) -> RootStatus:
         """``{"root", "indexed", "read_only", "files", "chunks_total", "vectors_pending", "index_dir",
-        "embedding_model", "index_bytes", "files_by_encoding"}`` (``index_bytes``: the index folder's size
-        on disk; ``files_by_encoding``: indexed files by the encoding they were read with).
+        "embedding_model", "index_bytes", "files_by_encoding", "outdated"}`` (``index_bytes``: the index
+        folder's size on disk; ``files_by_encoding``: indexed files by the encoding they were read with;
+        ``outdated``: rows cut by an older release, :func:`~codeask.index.meta.rows_outdated`).
 
         A root never indexed reports ``indexed: false`` and zeros, and nothing is created or loaded.
         """
@@ -373,6 +374,7 @@ class RootIndex:
             "embedding_model": self.settings.embedding.model,
             "index_bytes": 0,
             "files_by_encoding": {},
+            "outdated": False,
         }
         if not out["indexed"]:
             return out
@@ -382,4 +384,5 @@ class RootIndex:
         out["vectors_pending"] = store.count_pending()
         out["index_bytes"] = store.disk_bytes()
         out["files_by_encoding"] = self.manifest.by_encoding()
+        out["outdated"] = rows_outdated(self.manifest)
         return out

@@ -31,7 +31,7 @@ from codeask.settings import Settings
 if TYPE_CHECKING:
     from codeask.index.store import Store
 
-__all__ = ["SCHEMA_VERSION", "open_store", "built_for", "reread_if_stale"]
+__all__ = ["SCHEMA_VERSION", "built_for", "open_store", "reread_if_stale", "rows_outdated"]
 
 #: Bumped when the table layout changes; an index of another schema is rebuilt.
 SCHEMA_VERSION = "3"  # 3: the symbol graph columns ``defines`` and ``refs``, and ``kind``
@@ -60,6 +60,14 @@ def _same_model(meta: dict[str, object], model: str) -> bool:
     return meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and bool(meta.get("dim"))
 
 
+def rows_outdated(manifest: Manifest) -> bool:
+    """Whether the index of ``manifest`` holds rows cut or linked by other versions
+    (:func:`_row_versions`) than this release's: the next index run reads every file again
+    (:func:`reread_if_stale`); ``status`` and ``doctor`` say so until then."""
+    meta = _meta(manifest.get_meta("index"))
+    return bool(meta) and any(meta.get(key) != value for key, value in _row_versions().items())
+
+
 def reread_if_stale(manifest: Manifest) -> bool:
     """Under the write lock, before a run walks the root: when the index's rows were cut or linked by
     other versions (:func:`_row_versions`), mark every file not indexed and dirty, so the run reads
@@ -67,12 +75,10 @@ def reread_if_stale(manifest: Manifest) -> bool:
     not change), and record the current versions. The old rows stay searchable until then: ``status``,
     ``related`` and ``ask --no-update`` read them as they are (they emptied the index when opening it
     started over). True when it did."""
-    meta = _meta(manifest.get_meta("index"))
-    current = _row_versions()
-    if not meta or all(meta.get(key) == value for key, value in current.items()):
+    if not rows_outdated(manifest):
         return False
     manifest.forget(list(manifest.all()))
-    manifest.set_meta("index", json.dumps({**meta, **current}))
+    manifest.set_meta("index", json.dumps({**_meta(manifest.get_meta("index")), **_row_versions()}))
     return True
 
 

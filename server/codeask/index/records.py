@@ -55,8 +55,10 @@ class ChunkRow(StoredRow):
 class RootStatus(TypedDict):
     """One root's index: ``indexed`` (it has an index), ``read_only`` (it cannot be updated),
     ``files``, ``chunks_total``, ``vectors_pending`` (chunks without a vector yet), ``index_dir``,
-    ``embedding_model``, ``index_bytes`` (the index folder's size on disk, bytes) and
-    ``files_by_encoding`` (indexed files by the encoding they were read with, ``{"utf-8": 120}``)."""
+    ``embedding_model``, ``index_bytes`` (the index folder's size on disk, bytes),
+    ``files_by_encoding`` (indexed files by the encoding they were read with, ``{"utf-8": 120}``) and
+    ``outdated`` (its rows were cut or linked by an older release: the next index run reads every
+    file again, :func:`codeask.index.meta.rows_outdated`)."""
 
     root: str
     indexed: bool
@@ -68,17 +70,19 @@ class RootStatus(TypedDict):
     embedding_model: str
     index_bytes: int
     files_by_encoding: dict[str, int]
+    outdated: bool
 
 
 class WorkspaceStatus(TypedDict):
     """:meth:`Workspace.status`: the roots' :class:`~codeask.index.records.RootStatus` summed
-    (``indexed`` when every root has an index, ``read_only`` when any cannot be updated), the first
+    (``indexed`` when every root has an index, ``read_only`` and ``outdated`` when any is), the first
     root's ``index_dir`` (``None`` without roots), the embedding model, the LLM as
     ``provider:model`` (``None`` without one) and each root's own status; ``files_by_encoding`` sums
     the roots' counts."""
 
     indexed: bool
     read_only: bool
+    outdated: bool
     files: int
     files_by_encoding: dict[str, int]
     chunks_total: int
