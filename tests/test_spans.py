@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from codeask.index.chunking import chunk_text
 from codeask.index.rows import Hit
 from codeask.llm.protocol import estimate_tokens
 from codeask.query.anchors import text_hash
@@ -145,6 +146,26 @@ def test_widen_merges_overlapping_spans_without_repeating_lines():
     (only,) = q.documents
     assert (only.start_line, only.end_line, only.extra) == (1, 20, False)
     assert only.content.splitlines() == touching.content.splitlines() + lead.content.splitlines()
+
+
+def test_a_merged_span_keeps_each_line_on_its_line_number():
+    """The chunks of two methods, the first ending in the blank line between them (its text ends in
+    ``"\\n"``), merge into one span whose every line is the file's line of that number: the merge
+    dropped the blank line, and flask's ``config.py`` 126-254 held 127 lines, ``from_pyfile`` shown
+    one line above its own (a citation of it was cut one line short)."""
+    source = "class Config:\n" + "".join(
+        f"    def m{k}(self):\n" + "".join(f"        x{i} = {i}\n" for i in range(4)) + "\n" for k in range(3)
+    )
+    lines = source.split("\n")
+    chunks = [c for c in chunk_text("config.py", source, chunk_lines=6) if c.symbol in ("Config.m1", "Config.m2")]
+    assert chunks[0].content.endswith("\n") and chunks[1].start_line == chunks[0].end_line + 1
+    first, second = (
+        Document("config.py", "/ws", c.start_line, c.end_line, c.symbol, "python", c.content, 1.0 - k / 10, id=str(k))
+        for k, c in enumerate(chunks)
+    )
+    (merged,) = Widen(spans_per_file=2)(_retrieved([first, second], [first])).documents
+    assert (merged.start_line, merged.end_line) == (first.start_line, second.end_line)
+    assert merged.content == "\n".join(lines[merged.start_line - 1 : merged.end_line])  # as a chunk holds its lines
 
 
 def test_budget_drops_added_spans_before_any_files_best_span():

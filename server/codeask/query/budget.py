@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from codeask.lines import split_lines
 from codeask.llm.protocol import Completion, Speed
 from codeask.query.focus import CHARS_PER_TOKEN, MIN_LINES, focus
 from codeask.query.pipeline import Document
@@ -287,7 +288,7 @@ def called(code: str, language: str) -> frozenset[str]:
 
 def shorten(document: Document, lines: int) -> Document:
     """``document`` cut to its first ``lines`` lines (``end_line`` adjusted)."""
-    kept = document.content.splitlines()[: max(1, lines)]
+    kept = split_lines(document.content)[: max(1, lines)]  # the line model of every line number (codeask.lines)
     return replace(document, content="\n".join(kept), end_line=document.start_line + len(kept) - 1)
 
 
@@ -325,7 +326,7 @@ def fit_documents(
             drop_lowest(docs)
         else:
             longest = max(range(len(docs)), key=lambda i: len(docs[i].content))
-            n_lines = len(docs[longest].content.splitlines())
+            n_lines = len(split_lines(docs[longest].content))
             if n_lines > MIN_LINES:
                 # shrink by the overflow ratio (at least by a third), so few counts are needed
                 ratio = min(2 / 3, limit / tokens)

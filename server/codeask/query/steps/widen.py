@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from codeask.lines import split_lines
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.query.question_words import question_terms, relabelled
@@ -54,8 +55,8 @@ def merge_spans(first: Document, second: Document) -> Document:
     Session.merge``: it ends in ``Session.merge``; see :func:`_joined`), as
     :func:`~codeask.query.question_words.matched_symbol` names a chunk."""
     lo, hi = (first, second) if first.start_line <= second.start_line else (second, first)
-    lines = lo.content.splitlines()
-    tail = hi.content.splitlines()[max(0, lo.end_line - hi.start_line + 1) :]
+    lines = _span_lines(lo)
+    tail = _span_lines(hi)[max(0, lo.end_line - hi.start_line + 1) :]
     end = max(lo.end_line, hi.end_line)
     # the lead's (non-added) span gives the name and id
     named, other = (second, first) if first.extra and not second.extra else (first, second)
@@ -69,6 +70,14 @@ def merge_spans(first: Document, second: Document) -> Document:
         score=max(first.score, second.score),
         extra=first.extra and second.extra,
     )
+
+
+def _span_lines(document: Document) -> list[str]:
+    """The lines of ``document``, one per line of its range (:func:`codeask.lines.split_lines`): a chunk
+    ending in blank lines holds them as its text's final line end (flask's ``config.py`` 126-186 ends
+    ``return True\\n``), which a merge that dropped them shifted every later line up by one."""
+    lines = split_lines(document.content)
+    return lines + [""] * (document.end_line - document.start_line + 1 - len(lines))
 
 
 def _joined(named: str, neighbour: str, before: bool) -> str:
