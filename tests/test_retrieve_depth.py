@@ -17,7 +17,7 @@ from codeask.query.pipeline import Query
 from codeask.query.report import parse_question
 from codeask.query.steps.depth import POOL
 from codeask.query.steps.fusion import DENSE_BEST, file_ranking
-from codeask.query.steps.retrieve import code_identifiers, identifier_ranking
+from codeask.query.steps.identifiers import code_identifiers, identifier_ranking
 from codeask.workspace import Workspace
 
 #: The question's words; the spread file has one function per word, each of its own chunk.
@@ -155,3 +155,49 @@ def test_a_name_the_question_spells_ranks_its_definition_before_its_uses(tmp_pat
     ranked = identifier_ranking(pool, code_identifiers(question))
     assert ranked[0].path == "src/reporter.py"
     assert {h.path for h in ranked} == {h.path for h in pool}  # every chunk spelling the name is still listed
+
+
+def backends_workspace(root: Path) -> Path:
+    """``src/common.py``'s ``BackendEntrypoint`` and five backends overriding its ``open_dataset``;
+    ``tests/test_plugins.py`` opens with two small dummy backends packed into one chunk (stored
+    under no symbol), one of them ``DummyBackendEntrypointKwargs``, as xarray's test module does."""
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "common.py").write_text(
+        "class BackendEntrypoint:\n    def open_dataset(self, filename, **kwargs):\n        raise NotImplementedError\n",
+        encoding="utf-8",
+    )
+    for name in ("netcdf", "zarr", "scipy", "pydap", "store"):
+        body = "".join(f"        step_{i} = read_{i}(filename)\n" for i in range(6))
+        (root / "src" / f"{name}.py").write_text(
+            f"from common import BackendEntrypoint\n\n\nclass {name.title()}Backend(BackendEntrypoint):\n"
+            f"    def open_dataset(self, filename, **kwargs):\n        # open a dataset with {name}\n{body}"
+            "        return step_0\n",
+            encoding="utf-8",
+        )
+    (root / "tests" / "test_plugins.py").write_text(
+        "from common import BackendEntrypoint\n\n\nclass DummyBackendEntrypointArgs(BackendEntrypoint):\n"
+        "    def open_dataset(self, filename, *args):\n        return filename\n\n\n"
+        "class DummyBackendEntrypointKwargs(BackendEntrypoint):\n"
+        "    def open_dataset(self, filename, **kwargs):\n        return kwargs\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def test_a_test_class_the_question_names_in_full_is_found_as_a_named_file(tmp_path: Path) -> None:
+    """A question naming ``DummyBackendEntrypointKwargs.open_dataset`` finds the test module that
+    alone defines it, though it is a test (downweighted) and its chunk packs two classes under no
+    symbol: the identifier ranking reads the chunk's definitions and puts the whole name's definition
+    before the five backends defining only ``open_dataset``, and the file counts as named, as by its
+    file name (xarray's ``tests/test_plugins.py`` was past the 40th chunk for this question)."""
+    ws = Workspace([backends_workspace(tmp_path / "ws")])
+    ws.index(embed=False)
+    question = "How does DummyBackendEntrypointKwargs.open_dataset override the BackendEntrypoint interface?"
+    pool = next(iter(ws.indexes.values())).store.keyword_search(question, 100)
+    (packed,) = [h for h in pool if h.path == "tests/test_plugins.py"]
+    assert packed.symbol == ""  # two classes in one chunk
+    ranked = [h.path for h in identifier_ranking(pool, code_identifiers(question))]
+    assert sorted(ranked[:2]) == ["src/common.py", "tests/test_plugins.py"]  # each defines a name in full
+    paths = [s.path for s in ws.ask(question, max_files=4, no_llm=True).sources]
+    assert sorted(paths[:2]) == ["src/common.py", "tests/test_plugins.py"]

@@ -19,6 +19,7 @@ __all__ = [
     "term_overlap",
     "matched_symbol",
     "names_definition",
+    "chunk_symbols",
     "INFLECTION",
     "DETERMINERS",
 ]
@@ -94,7 +95,7 @@ def names_definition(question: str) -> Callable[[Hit], int]:
     The question's words are its words of 3+ letters, identifiers split, determiners
     (:data:`DETERMINERS`) left out; a word spells a name's part when it is the part or the part with
     at most :data:`INFLECTION` more letters. A name is one of the chunk's qualified symbols (its stored
-    symbol and its definitions', :func:`_chunk_symbols`) or its leading names (``RequestContext`` of
+    symbol and its definitions', :func:`chunk_symbols`) or its leading names (``RequestContext`` of
     ``RequestContext.push``), its parts of 3+ letters; the
     question names it when consecutive words spell two or more of its last parts, from the start of
     one of its names or, in a type's name (a capital first), from any part, as English names a thing
@@ -115,7 +116,7 @@ def names_definition(question: str) -> Callable[[Hit], int]:
 
     def named(hit: Hit) -> int:
         most = 0
-        for symbol in _chunk_symbols(hit):
+        for symbol in chunk_symbols(hit):
             parts: list[str] = []  # the parts of the symbol's leading names read so far
             starts: list[int] = []  # where a spelled run may begin: a name's first part, any part of a type name
             for name in symbol.strip().split("."):
@@ -129,7 +130,7 @@ def names_definition(question: str) -> Callable[[Hit], int]:
     return named
 
 
-def _chunk_symbols(hit: Hit) -> list[str]:
+def chunk_symbols(hit: Hit) -> list[str]:
     """The qualified symbols a chunk defines: its stored symbol's (``a, b`` of a packed label) and those
     of the definitions in its lines (:func:`~codeask.query.resolve.definitions_of`): a chunk packing
     several methods is stored under its class (flask's ``FlaskClient`` for the lines holding ``open``)."""

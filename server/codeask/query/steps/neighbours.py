@@ -68,8 +68,9 @@ from codeask.query.intent import question_intent
 from codeask.query.pipeline import Document, Query
 from codeask.query.question_words import question_terms, relabelled, term_overlap
 from codeask.query.steps.callers import with_callers
+from codeask.query.steps.identifiers import code_identifiers
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR
-from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, code_identifiers, path_filter
+from codeask.query.steps.retrieve import HybridRetrieve, SearchTarget, path_filter
 
 __all__ = ["Neighbours", "SEEDS", "EDGE_SEEDS", "GAIN", "NAMES", "RANK_GAIN", "OVERLAP_POWER"]
 

@@ -10,7 +10,8 @@ A file's fused score (:func:`codeask.query.steps.retrieve.fuse`) is multiplied b
 * a hub file (one in the top files of most questions, measured from the index:
   :mod:`codeask.index.hubs`): :func:`~codeask.index.hubs.hub_factor` (0.5 to 1), while
   :data:`HUB_DAMPING`;
-* a file the question names by its file name: 1, whatever the above.
+* a file the question names by its file name, or that alone defines a type or qualified name the
+  question spells as code (:func:`codeask.query.steps.identifiers.defining_paths`): 1, whatever the above.
 
 Tests, docs and configs are downweighted by path (``retrieval.downweight_patterns``, whose defaults
 are those kinds' patterns); :func:`lifted` tells when the question asks for that kind, which lifts it.
@@ -72,7 +73,7 @@ def file_prior(
 
     Args:
         intent: what the question asks for (:func:`codeask.query.intent.question_intent`).
-        named: whether the question names a path's file (``names_file``).
+        named: whether the question names a path's file (``names_file``, ``defining_paths``).
         hubs: ``{root: {path: k-occurrence share}}`` (:func:`codeask.index.hubs.load_hubs`).
     """
     hubs = hubs or {}

@@ -14,7 +14,7 @@ files ordered by the sum of their best chunks' cosine similarities (:data:`~code
 so a module the answer walks through, several of whose chunks are near the question, is one
 although no single chunk of it is the nearest. When the
 question names code (``snake_case``, ``camelCase``, ``dotted.names``), a third ranking lists the
-candidates that spell those names verbatim (:func:`identifier_ranking`), and one lists the
+candidates that spell those names verbatim (:func:`~codeask.query.steps.identifiers.identifier_ranking`), and one lists the
 candidates of files whose name it spells (:func:`named_file_ranking`). A question shaped like a
 bug report (``query.parts``, see :mod:`codeask.query.report`) adds two more, weighted
 ``evidence_weight``: the chunks its stack frames point at, innermost first, and the code chunks
@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
@@ -55,6 +55,7 @@ from codeask.query.report import QuestionParts
 from codeask.query.steps.depth import POOL, keep_files, per_file
 from codeask.query.steps.evidence import frame_ranking, literal_ranking
 from codeask.query.steps.fusion import DENSE_BEST, file_ranking, fuse
+from codeask.query.steps.identifiers import code_identifiers, defining_paths, identifier_ranking
 from codeask.query.steps.parse import question_parts, searched_text
 from codeask.query.steps.priors import DOWNWEIGHT_FACTOR, downweight_rule, file_prior, lifted
 from codeask.settings import RetrievalSettings
@@ -83,50 +84,6 @@ class SearchTarget:
     root: str
     store: Callable[[], Store]
     label: str = ""
-
-
-#: What separates the names of a chunk's symbol (``Session.send, Session.get_adapter``).
-_SYMBOL_NAMES = re.compile(r"[.,\s]+")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def code_identifiers(question: str) -> list[str]:
-    """Names in a question that look like code: ``snake_case``, ``camelCase``, ``dotted.names``.
-
-    Plain words are left out; a name must have an underscore, an inner capital or a dot, and at
-    least 4 characters.
-    """
-    found: list[str] = []
-    for token in _IDENTIFIER.findall(question):
-        token = token.strip("_.")
-        looks_like_code = "_" in token or "." in token or any(c.isupper() for c in token[1:])
-        if len(token) >= 4 and looks_like_code and token not in found:
-            found.append(token)
-    return found
-
-
-def identifier_ranking(pool: Sequence[Hit], identifiers: Sequence[str]) -> list[Hit]:
-    """Candidates that contain question identifiers verbatim: those defining most of them first,
-    then most distinct identifiers, then pool order.
-
-    A developer who names a function wants the code that spells it; keyword and dense rankings
-    alone can rank a chunk full of the name's word parts above it. Among the chunks spelling a name,
-    the one defining it (a name of its symbol: ``TerminalReporter`` of ``TerminalReporter.__init__``)
-    comes before its uses, however many: pytest's ``terminal.py`` was 11th for a question naming
-    ``TerminalReporter``, after the plugins and tests taking it from a fixture (bench/multifile, MRR
-    .822 -> .827 over 210 rows). Dotted names also match on their last part (``Config.from_envvar``
-    -> ``from_envvar``).
-    """
-    names = [(ident, ident.rsplit(".", 1)[-1]) for ident in identifiers]
-    scored: dict[str, tuple[int, int, int, Hit]] = {}
-    for order, hit in enumerate(pool):
-        if hit.id in scored:
-            continue
-        count = sum(1 for full, last in names if full in hit.content or last in hit.content)
-        if count:
-            defined = set(_SYMBOL_NAMES.split(hit.symbol))
-            scored[hit.id] = (sum(1 for _, last in names if last in defined), count, order, hit)
-    return [hit for *_, hit in sorted(scored.values(), key=lambda t: (-t[0], -t[1], t[2]))]
 
 
 def names_file(lowered_question: str, path: str) -> bool:
@@ -209,6 +166,7 @@ class _Question:
     only: Callable[[str], bool] | None
     candidates: int
     downweighted: Callable[[str], bool]
+    defining: set[str]  # files defining a name the question spells as code (defining_paths)
 
 
 class HybridRetrieve:
@@ -244,28 +202,37 @@ class HybridRetrieve:
         file's fused score is multiplied by :data:`DOWNWEIGHT_FACTOR`."""
         return self._down(path)
 
-    def downweighted_for(self, question: str, intent: Intent | None = None) -> Callable[[str], bool]:
+    def downweighted_for(
+        self, question: str, intent: Intent | None = None, defining: Container[str] = ()
+    ) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
-        about ``tox.ini`` or the ``ChangeLog`` still finds it first; and for files of a kind the
-        question asks for (``intent``: "the Go tests", "the docs", :func:`~codeask.query.steps.priors.lifted`)."""
+        about ``tox.ini`` or the ``ChangeLog`` still finds it first; for files ``defining`` a name
+        the question spells as code (:func:`~codeask.query.steps.identifiers.defining_paths`, read when called); and for files of a
+        kind the question asks for (``intent``: "the Go tests", "the docs", :func:`~codeask.query.steps.priors.lifted`)."""
         lowered = question.lower()
         intent = intent or Intent()
 
         def down(path: str) -> bool:
-            if not self.downweighted(path) or names_file(lowered, path):
+            if not self.downweighted(path) or names_file(lowered, path) or path in defining:
                 return False
             return not lifted(intent, path)
 
         return down
 
     def prior_for(
-        self, question: str, intent: Intent, targets: Sequence[SearchTarget], stores: Sequence[Store]
+        self,
+        question: str,
+        intent: Intent,
+        targets: Sequence[SearchTarget],
+        stores: Sequence[Store],
+        defining: Container[str] = (),
     ) -> Callable[[str, Hit], float]:
         """Each file's prior (:func:`~codeask.query.steps.priors.file_prior`) for ``question``,
-        with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`)."""
+        with the hub shares each root's index measured (:func:`~codeask.index.hubs.load_hubs`); a file
+        ``defining`` a name the question spells as code counts as named (:func:`~codeask.query.steps.identifiers.defining_paths`)."""
         lowered = question.lower()
         hubs = {t.root: load_hubs(s.index_dir) for t, s in zip(targets, stores) if hasattr(s, "index_dir")}
-        return file_prior(intent, lambda path: names_file(lowered, path), hubs)
+        return file_prior(intent, lambda path: names_file(lowered, path) or path in defining, hubs)
 
     def __call__(self, query: Query) -> Query:
         top_k = max(query.options.top_k or self.settings.top_k, self.min_top_k)
@@ -276,7 +243,10 @@ class HybridRetrieve:
             candidates *= 4
         parts = self._parts(query)
         intent = question_intent(query.asked)
-        question = _Question(query, parts, only, candidates, self.downweighted_for(query.asked, intent))
+        defining: set[str] = set()  # filled by each root's identifier ranking, read by fusion
+        question = _Question(
+            query, parts, only, candidates, self.downweighted_for(query.asked, intent, defining), defining
+        )
         targets = self.targets()
         stores = [target.store() for target in targets]
         found = self._search(query, stores, candidates, POOL * files)  # per ranking: fusion picks from every one
@@ -289,7 +259,7 @@ class HybridRetrieve:
             rrf_k=RRF_K,
             downweighted=question.downweighted,
             factor=DOWNWEIGHT_FACTOR,
-            prior=self.prior_for(query.asked, intent, targets, stores),
+            prior=self.prior_for(query.asked, intent, targets, stores, defining),
             named=names_definition(parts.search_text),
             named_files=POOL * files,
         )
@@ -345,7 +315,9 @@ class HybridRetrieve:
                 pool.extend(hits)
         identifiers = code_identifiers(parts.search_text)
         if identifiers:
-            rankings.append((1.0, root, identifier_ranking(pool, identifiers)))
+            ranking = identifier_ranking(pool, identifiers)
+            rankings.append((1.0, root, ranking))
+            question.defining.update(defining_paths(ranking, identifiers))
         named = named_file_ranking(pool, parts.search_text, store.paths) if evidence_on else []
         if named:
             rankings.append((1.0, root, named))
