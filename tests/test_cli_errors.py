@@ -142,6 +142,15 @@ def test_missing_folder(tmp_path):
     assert "workspace folder not found" in line
 
 
+@pytest.mark.parametrize("command, other", [("ask", "how are coupons applied"), ("related", "apply_coupon")])
+def test_the_folder_given_second_is_named_with_the_command_in_order(sample_workspace, isolated_env, command, other):
+    """``codeask ask "question" FOLDER`` said only "workspace folder not found: <cwd>/question"; now one
+    usage line shows the command in order, and nothing is indexed."""
+    line = one_line(codeask(command, other, str(sample_workspace), check=False), 2)
+    assert f"the folder comes first (codeask {command} {sample_workspace} " in line
+    assert not any(isolated_env.iterdir())
+
+
 @pytest.mark.parametrize("provider,variable", [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
 def test_explicit_provider_without_a_key_is_an_error(sample_workspace, isolated_env, provider, variable):
     proc = codeask("ask", str(sample_workspace), "coupons", "--provider", provider, check=False)

@@ -44,9 +44,10 @@ def cmd_related(args: Any) -> int:
         UsageError: ``SYMBOL`` is not an identifier or dotted name.
         CLIError: the folder has no index, or the index knows nothing of the symbol.
     """
-    from codeask.cli_service import open_service
+    from codeask.cli_service import folder_first, open_service
     from codeask.service import UnknownSymbol
 
+    folder_first("related", args.path, args.symbol)
     service = open_service([args.path])
     if service.index_presence() == "none":
         raise CLIError(f"{service.roots[0]} has no index yet: run 'codeask index {args.path}' first")

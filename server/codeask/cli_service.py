@@ -3,6 +3,8 @@ names its indexes from when a command fails."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from codeask.service import Service
 
-__all__ = ["OPENED", "open_service"]
+__all__ = ["OPENED", "folder_first", "open_service"]
 
 
 #: The Service of the running command, to name its indexes in an error (cleared by ``main``).
@@ -29,3 +31,21 @@ def open_service(paths: Sequence[Path], flags: dict[str, Any] | None = None, *, 
     for line in service.warnings:
         print(f"codeask: warning: {line}", file=sys.stderr)
     return service
+
+
+def folder_first(command: str, path: str | Path, other: str) -> None:
+    """Refuse ``codeask COMMAND PATH OTHER`` given the other way round: ``path`` names no folder and
+    ``other`` (the question, the symbol) does. Otherwise the command said only "workspace folder not
+    found: /repo/how does the cache work".
+
+    Raises:
+        UsageError: ``path`` is no folder and ``other`` is one; the message shows the command in order.
+    """
+    from codeask.console import UsageError
+
+    if not os.path.isdir(path) and os.path.isdir(other):
+        raise UsageError(
+            command,
+            f"{str(path)!r} is no folder and {other!r} is one: the folder comes first "
+            f"(codeask {command} {shlex.quote(other)} {shlex.quote(str(path))})",
+        )
