@@ -389,15 +389,19 @@ def test_a_class_header_joins_the_docstring_that_fills_a_chunk():
     assert all(c.end_line - c.start_line + 1 <= 63 for c in chunks)
 
 
+def numbered(line: str, n: int) -> str:
+    """``line`` (a ``str.format`` template of ``{i}``) for i in 0..n-1, joined."""
+    return "".join(line.format(i=i) for i in range(n))
+
+
 def test_a_long_signature_starts_the_windows_of_its_docstring():
     """A function whose signature (8 lines) and docstring (58) do not fit one chunk is cited from its
     ``def``: the docstring's windows start at the signature (flask's ``Flask.run`` was 546-553, its
     signature alone, then 554-610 from the docstring); a docstring-less long body still splits at its
     statements, after its own header chunk."""
-    params = "".join(f"    p{i}: int = {i},\n" for i in range(6))
-    doc = "".join(f"    line {i} of the docstring\n" for i in range(56))
-    body = "".join(f"    x{i} = p0 + {i}\n" for i in range(20))
-    text = "import os\n\n\ndef run(\n" + params + ') -> None:\n    """\n' + doc + '    """\n' + body
+    doc = '    """\n' + numbered("    line {i} of the docstring\n", 56) + '    """\n'
+    text = "import os\n\n\ndef run(\n" + numbered("    p{i}: int = {i},\n", 6) + ") -> None:\n" + doc
+    text += numbered("    x{i} = p0 + {i}\n", 20)
     chunks = chunk_text("app.py", text)
     assert_covers(chunks, text)
     first = next(c for c in chunks if c.symbol == "run")
@@ -410,10 +414,9 @@ def test_a_window_of_a_long_decorated_function_begins_at_its_def():
     holds the whole signature with the body after it (flask's ``run_command``: 53 lines of click
     options, then a 10-line signature, was cut at its 7th parameter and the window citing its body
     opened mid-signature); the decorators are the windows before it."""
-    options = "".join(f'@click.option("--opt{i}", default={i}, help="Option {i}.")\n' for i in range(52))
-    params = "".join(f"    opt{i}: int,\n" for i in range(9))
-    body = "".join(f"    x{i} = opt0 + {i}\n" for i in range(30))
-    text = '@click.command("run")\n' + options + "def run(\n" + params + ") -> None:\n" + body
+    options = numbered('@click.option("--opt{i}", default={i}, help="Option {i}.")\n', 52)
+    text = '@click.command("run")\n' + options + "def run(\n" + numbered("    opt{i}: int,\n", 9) + ") -> None:\n"
+    text += numbered("    x{i} = opt0 + {i}\n", 30)
     chunks = chunk_text("cli.py", text)
     assert_covers(chunks, text)
     at_def = next(c for c in chunks if c.start_line == 54)
