@@ -7,7 +7,9 @@ door. Real parts: LanceDB in a temp dir, the CLI as a subprocess, the MCP engine
 
 from __future__ import annotations
 
+import ast
 import re
+import shutil
 
 import pytest
 
@@ -81,6 +83,27 @@ SPLIT = {
     "src/walk/mod.rs": "pub fn run() {\n    super::helper2();\n}\n",
     "src/lib.rs": "pub fn helper2() {}\n",
 }
+
+
+def test_a_definition_whose_docstring_the_chunker_cut_is_one_with_its_callees(tmp_path, flask_sdist):
+    """flask's ``Flask.run``: its signature and 52-line docstring start its chunks, the docstring runs
+    past the first one, and that chunk's text, the string left open, parses as a function ending
+    mid-docstring (the apostrophes of ``won't`` pair up as strings). ``related`` gave it as 546-580
+    of 546-668, with no callee; now whole, with what its body calls."""
+    root = tmp_path / "flask"
+    for name in ("app.py", "helpers.py", "cli.py"):
+        (root / "src" / "flask").mkdir(parents=True, exist_ok=True)
+        shutil.copy(flask_sdist / "src" / "flask" / name, root / "src" / "flask" / name)
+    app = (root / "src" / "flask" / "app.py").read_text(encoding="utf-8")
+    flask = next(n for n in ast.parse(app).body if isinstance(n, ast.ClassDef) and n.name == "Flask")
+    run = next(n for n in flask.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    ws = Workspace([root])
+    ws.index(embed=False)
+    found = ws.related("Flask.run")
+    assert [(x.path, x.start_line, x.end_line) for x in found.definitions] == [
+        ("src/flask/app.py", run.lineno, run.end_lineno)
+    ]
+    assert {"get_debug_flag", "get_load_dotenv", "load_dotenv", "show_server_banner"} <= {x.name for x in found.callees}
 
 
 def test_a_split_definition_is_one_with_the_callees_of_all_its_chunks(tmp_path):

@@ -52,7 +52,8 @@ def named(hit: Hit, name: str) -> Definition | None:
 def whole(store: Chunks, row: Linked, inner: Definition | None, name: str) -> tuple[Linked, Definition | None]:
     """``row`` and its definition ``inner`` of ``name``; when ``inner`` (or the chunk named ``name``
     whose head does not parse) runs to the chunk's end (blank lines after it aside: requests'
-    ``resolve_redirects`` is 159-217 of chunk 159-218) and the next chunks of its file continue it
+    ``resolve_redirects`` is 159-217 of chunk 159-218; or the chunk is stored under it, whatever its
+    parse: a docstring cut by the chunker) and the next chunks of its file continue it
     (each starting where the last ended, under its symbol or one inside it, defining no other
     ``name``: a definition the chunker split, a class stored as its head and its methods' chunks),
     those chunks joined to ``row``: one :class:`Linked` with the whole line range, the joined text and
@@ -61,7 +62,11 @@ def whole(store: Chunks, row: Linked, inner: Definition | None, name: str) -> tu
     head = narrowed(row.hit, inner)  # the whole chunk for a head that does not parse (Rust's open brace)
     after = split_lines(row.hit.content)[head.end_line - row.hit.start_line + 1 :]
     scope = head.symbol.split(".")
-    if any(line.strip() for line in after) or name not in scope or (inner is not None and scope[-1] != name):
+    # a chunk stored under the definition is all of it, wherever its parse ends: a docstring the
+    # chunker cut (flask's Flask.run, 546-605 of 546-668) leaves the string open, and the parse ends
+    # the function mid-docstring (580)
+    ends_in_it = not any(line.strip() for line in after) or row.hit.symbol == head.symbol
+    if not ends_in_it or name not in scope or (inner is not None and scope[-1] != name):
         return row, inner
     # a class head stored under its first method's symbol (ky's `export class Ky {` in chunk Ky.create): the class
     symbol, end, parts = ".".join(scope[: len(scope) - scope[::-1].index(name)]), row.hit.end_line, []
