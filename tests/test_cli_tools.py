@@ -85,6 +85,8 @@ def test_doctor_reports_each_part_and_the_llm_by_name(sample_workspace, fake_llm
     index = checks[f"index {sample_workspace}"]
     assert index["status"] == "warn" and index["fix"] == f"codeask index {sample_workspace}"
     assert not any(isolated_env.iterdir()), "doctor creates no index"
+    last = codeask("doctor", str(sample_workspace), "--no-llm").stdout.splitlines()[-1]
+    assert last == "all checks passed, 1 with a warning (its fix above)"  # it said "all checks passed"
 
     codeask("index", str(sample_workspace))
     checks = _checks(codeask("doctor", str(sample_workspace), "--json", "--no-llm"))

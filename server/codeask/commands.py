@@ -175,7 +175,9 @@ def _cmd_doctor(args) -> int:
             print(f"{c.status:4}  {c.name}: {c.detail}")
             if c.fix and c.status != "ok":
                 print(f"      fix: {c.fix}")
-        print("all checks passed" if not failed else f"{len(failed)} problem(s) found")
+        warned = sum(c.status == "warn" for c in checks)
+        passed = f"all checks passed, {warned} with a warning (its fix above)" if warned else "all checks passed"
+        print(f"{len(failed)} problem(s) found" if failed else passed)
     return 1 if failed else 0
 
 
