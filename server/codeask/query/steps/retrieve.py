@@ -166,7 +166,6 @@ class _Question:
     only: Callable[[str], bool] | None
     candidates: int
     downweighted: Callable[[str], bool]
-    defining: set[str]  # files defining a name the question spells as code (defining_paths)
 
 
 class HybridRetrieve:
@@ -207,7 +206,7 @@ class HybridRetrieve:
     ) -> Callable[[str], bool]:
         """:meth:`downweighted`, except for files the question names (:func:`names_file`): asking
         about ``tox.ini`` or the ``ChangeLog`` still finds it first; for files ``defining`` a name
-        the question spells as code (:func:`~codeask.query.steps.identifiers.defining_paths`, read when called); and for files of a
+        the question spells as code (:func:`~codeask.query.steps.identifiers.defining_paths`); and for files of a
         kind the question asks for (``intent``: "the Go tests", "the docs", :func:`~codeask.query.steps.priors.lifted`)."""
         lowered = question.lower()
         intent = intent or Intent()
@@ -243,21 +242,19 @@ class HybridRetrieve:
             candidates *= 4
         parts = self._parts(query)
         intent = question_intent(query.asked)
-        defining: set[str] = set()  # filled by each root's identifier ranking, read by fusion
-        question = _Question(
-            query, parts, only, candidates, self.downweighted_for(query.asked, intent, defining), defining
-        )
+        question = _Question(query, parts, only, candidates, self.downweighted_for(query.asked, intent))
         targets = self.targets()
         stores = [target.store() for target in targets]
         found = self._search(query, stores, candidates, POOL * files)  # per ranking: fusion picks from every one
         rankings: list[tuple[float, str, list[Hit]]] = []
         evidence = {"frame_hits": 0, "literal_hits": 0}
+        defining: set[str] = set()  # files that alone define a name the question spells (defining_paths)
         for target, store, per_text in zip(targets, stores, found):
-            rankings.extend(self._root_rankings(question, target.root, store, per_text, evidence))
+            rankings.extend(self._root_rankings(question, target.root, store, per_text, evidence, defining))
         fused = fuse(
             rankings,
             rrf_k=RRF_K,
-            downweighted=question.downweighted,
+            downweighted=self.downweighted_for(query.asked, intent, defining),
             factor=DOWNWEIGHT_FACTOR,
             prior=self.prior_for(query.asked, intent, targets, stores, defining),
             named=names_definition(parts.search_text),
@@ -297,10 +294,17 @@ class HybridRetrieve:
         ]
 
     def _root_rankings(
-        self, question: _Question, root: str, store: Store, per_text: list[_Found], evidence: dict[str, int]
+        self,
+        question: _Question,
+        root: str,
+        store: Store,
+        per_text: list[_Found],
+        evidence: dict[str, int],
+        defining: set[str],
     ) -> list[tuple[float, str, list[Hit]]]:
         """One root's ``(weight, root, hits)`` rankings: keyword, per-file keyword, dense and per-file dense per search text, then the
-        identifier, named-file, string-literal and frame rankings; counts the evidence hits in ``evidence``."""
+        identifier, named-file, string-literal and frame rankings; counts the evidence hits in ``evidence``
+        and adds to ``defining`` the files that alone define a name the question spells (:func:`~codeask.query.steps.identifiers.defining_paths`)."""
         only, parts, evidence_on = question.only, question.parts, evidence_module.REPORT_EVIDENCE
         rankings: list[tuple[float, str, list[Hit]]] = []
         pool: list[Hit] = []
@@ -317,7 +321,7 @@ class HybridRetrieve:
         if identifiers:
             ranking = identifier_ranking(pool, identifiers)
             rankings.append((1.0, root, ranking))
-            question.defining.update(defining_paths(ranking, identifiers))
+            defining.update(defining_paths(ranking, identifiers))
         named = named_file_ranking(pool, parts.search_text, store.paths) if evidence_on else []
         if named:
             rankings.append((1.0, root, named))
