@@ -7,6 +7,7 @@ import textwrap
 from codeask.index.chunking import chunk_text
 from codeask.index.rows import Hit
 from codeask.llm.protocol import estimate_tokens
+from codeask.lsp.convert import location
 from codeask.query.anchors import text_hash
 from codeask.query.answer import NoLLMAnswer
 from codeask.query.boilerplate import is_boilerplate
@@ -166,6 +167,16 @@ def test_a_merged_span_keeps_each_line_on_its_line_number():
     (merged,) = Widen(spans_per_file=2)(_retrieved([first, second], [first])).documents
     assert (merged.start_line, merged.end_line) == (first.start_line, second.end_line)
     assert merged.content == "\n".join(lines[merged.start_line - 1 : merged.end_line])  # as a chunk holds its lines
+
+
+def test_a_location_ends_on_its_last_line_even_a_blank_one():
+    """A span's Location ends at the end of its own last line: a chunk ending in a blank line (its
+    text ends in ``"\\n"``) ends at column 0 of that line. flask's ``Flask.run`` (546-668) ended at
+    column 43 of its blank line 668, the length of line 667, past the end of the line."""
+    ends = location("/ws", "a.py", 10, 12, "    def run(self):\n        return 1\n").range.end
+    assert (ends.line, ends.character) == (11, 0)
+    ends = location("/ws", "a.py", 10, 11, "    def run(self):\n        return 1\n").range.end
+    assert (ends.line, ends.character) == (10, len("        return 1"))
 
 
 def test_budget_drops_added_spans_before_any_files_best_span():

@@ -37,10 +37,14 @@ def lsp_range(start_line: int, end_line: int, last_line_text: str = "", encoding
     )
 
 
-def last_line(text: str) -> str:
-    """The last line of ``text`` (``""`` for empty text), lines as in :mod:`codeask.lines`."""
+def last_line(text: str, start_line: int, end_line: int) -> str:
+    """Line ``end_line`` of ``text``, the content of lines ``start_line..end_line`` (1-based), lines as in
+    :mod:`codeask.lines`; ``""`` past its lines: a chunk ending in blank lines holds them as its text's
+    final line end, and the range of flask's ``Flask.run`` (546-668) ended at column 43 of its blank
+    line 668, the length of line 667."""
     lines = split_lines(text)
-    return lines[-1] if lines else ""
+    n = end_line - start_line + 1
+    return lines[n - 1] if 0 < n <= len(lines) else ""
 
 
 def location(
@@ -49,7 +53,8 @@ def location(
     """An LSP Location: ``file:///abs/path`` (no ``#L`` fragment) and a 0-based range whose end
     character counts ``encoding`` code units."""
     return lsp.Location(
-        uri=file_uri(Path(root) / path), range=lsp_range(start_line, end_line, last_line(content), encoding)
+        uri=file_uri(Path(root) / path),
+        range=lsp_range(start_line, end_line, last_line(content, start_line, end_line), encoding),
     )
 
 
