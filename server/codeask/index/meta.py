@@ -60,12 +60,16 @@ def _same_model(meta: dict[str, object], model: str) -> bool:
     return meta.get("model") == model and meta.get("schema") == SCHEMA_VERSION and bool(meta.get("dim"))
 
 
+def _outdated(meta: dict[str, object]) -> bool:
+    """Whether an index meta (:func:`_meta`) records other row versions (:func:`_row_versions`) than this release's."""
+    return bool(meta) and any(meta.get(key) != value for key, value in _row_versions().items())
+
+
 def rows_outdated(manifest: Manifest) -> bool:
     """Whether the index of ``manifest`` holds rows cut or linked by other versions
     (:func:`_row_versions`) than this release's: the next index run reads every file again
     (:func:`reread_if_stale`); ``status`` and ``doctor`` say so until then."""
-    meta = _meta(manifest.get_meta("index"))
-    return bool(meta) and any(meta.get(key) != value for key, value in _row_versions().items())
+    return _outdated(_meta(manifest.get_meta("index")))
 
 
 def reread_if_stale(manifest: Manifest) -> bool:
@@ -75,10 +79,11 @@ def reread_if_stale(manifest: Manifest) -> bool:
     not change), and record the current versions. The old rows stay searchable until then: ``status``,
     ``related`` and ``ask --no-update`` read them as they are (they emptied the index when opening it
     started over). True when it did."""
-    if not rows_outdated(manifest):
+    meta = _meta(manifest.get_meta("index"))
+    if not _outdated(meta):
         return False
     manifest.forget(list(manifest.all()))
-    manifest.set_meta("index", json.dumps({**_meta(manifest.get_meta("index")), **_row_versions()}))
+    manifest.set_meta("index", json.dumps({**meta, **_row_versions()}))
     return True
 
 
