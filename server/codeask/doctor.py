@@ -160,6 +160,7 @@ def _llm(settings) -> Check:
 
 def _index(root: Path, settings) -> Check:
     from codeask.index.folders import index_dir_for
+    from codeask.index.meta import rows_outdated
     from codeask.readiness import OUTDATED_NOTE
 
     name = f"index {root}"
@@ -175,7 +176,7 @@ def _index(root: Path, settings) -> Check:
         state = ws.index_state()
         index = next(iter(ws.indexes.values()))
         locked = index.is_locked_elsewhere()
-        outdated = index.status()["outdated"]
+        outdated = rows_outdated(index.manifest)
     except Exception as exc:
         return Check(
             name,
