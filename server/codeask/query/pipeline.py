@@ -303,21 +303,21 @@ class Query:
         self.answer = text
         self.current = text
 
+    def retrieval_event(self) -> Event | None:
+        """The ``retrieve`` step's event (``data``: ``defining``, ``rankings``...); ``None`` before it."""
+        return next((event for event in self.history if event.step == "retrieve"), None)
+
     @property
     def retrieved_documents(self) -> list[Document]:
         """The documents as the retriever returned them (before any response transformer)."""
-        for event in self.history:
-            if event.step == "retrieve" and event.documents is not None:
-                return event.documents
-        return self.documents
+        event = self.retrieval_event()
+        return event.documents if event is not None and event.documents is not None else self.documents
 
     @property
     def current_at_retrieval(self) -> str | None:
         """``current`` as the ``retrieve`` step left it, or ``None`` before retrieval."""
-        for event in self.history:
-            if event.step == "retrieve":
-                return event.after
-        return None
+        event = self.retrieval_event()
+        return event.after if event is not None else None
 
     @property
     def response_transformed(self) -> bool:

@@ -260,13 +260,17 @@ class Neighbours:
         self, query: Query, docs: list[Document], links: dict[tuple[str, str], _Links]
     ) -> dict[tuple[str, str], float]:
         """Each linked file's graph gain (:meth:`_Links.gain`), scaled as the retriever scales a
-        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior;
+        score: by :data:`DOWNWEIGHT_FACTOR` when down-weighted for this question, and by its prior (a
+        file the retriever found alone defining a name the question spells counts as named there too:
+        the retrieve event's ``defining``);
         and by the question's words it holds (:data:`OVERLAP_POWER`: its ``overlap`` over the
         highest of the linked files'; 1 when none holds any)."""
         intent = question_intent(query.asked)
-        down = self.ranker.downweighted_for(query.asked, intent)
+        retrieval = query.retrieval_event()
+        defining = set(retrieval.data.get("defining", ())) if retrieval is not None else set()
+        down = self.ranker.downweighted_for(query.asked, intent, defining)
         targets = [t for t in self.targets() if any(key[0] == t.root for key in links)]
-        prior = self.ranker.prior_for(query.asked, intent, targets, [t.store() for t in targets])
+        prior = self.ranker.prior_for(query.asked, intent, targets, [t.store() for t in targets], defining)
         hits = {d.key(): _file_hit(d) for d in reversed(docs)}
         gains = {}
         most = max((link.rank for link in links.values()), default=0.0)

@@ -265,7 +265,14 @@ class HybridRetrieve:
             Document.from_hit(hit, root, score, labels.get(root, ""))
             for score, _, root, hit in keep_files(fused, top_k, POOL * files)
         ]
-        query.retrieved(self.name, documents, rankings=len(rankings), dense=bool(query.embeddings), **evidence)
+        query.retrieved(
+            self.name,
+            documents,
+            rankings=len(rankings),
+            dense=bool(query.embeddings),
+            defining=sorted(defining),
+            **evidence,
+        )
         return query
 
     def _parts(self, query: Query) -> QuestionParts:
