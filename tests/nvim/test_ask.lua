@@ -66,7 +66,10 @@ harness.run('test_ask.lua', function()
   local pad = {}
   for _ = 1, 10 do table.insert(pad, '# moved down') end
   vim.fn.writefile(vim.list_extend(pad, lines), first_name)
-  vim.fn.setqflist({}, 'a', { idx = idx })
+  -- chosen in the quickfix window: the item under the cursor, not the list's current one
+  vim.fn.setqflist({}, 'a', { idx = idx == 1 and 2 or 1 })
+  vim.cmd('copen')
+  vim.api.nvim_win_set_cursor(0, { idx, 0 })
   local opened
   codeask.open_citation(function(lnum, note) opened = { lnum = lnum, note = note or vim.NIL } end)
   assert(vim.wait(30000, function() return opened ~= nil end, 50), 'open_citation did not answer')

@@ -13,4 +13,4 @@ vim.api.nvim_create_user_command('CodeaskReindex', function() require('codeask')
 vim.api.nvim_create_user_command('CodeaskStatus', function() require('codeask').status() end,
   { desc = 'Show what the codeask index holds' })
 vim.api.nvim_create_user_command('CodeaskOpenCitation', function() require('codeask').open_citation() end,
-  { desc = 'Open the current quickfix source where its code is now (re-found after edits)' })
+  { desc = 'Open the quickfix source under the cursor (in the quickfix window; else the current one) where its code is now' })

@@ -279,15 +279,25 @@ function M.format_status(s)
   return line .. llm
 end
 
---- Open the current quickfix item where its code is now: `codeask.resolveCitation` re-finds the
---- cited span by its anchor (moved lines, or the symbol's new lines with a note when it changed);
---- an item without an anchor, or a failed request, opens the cited line.
-function M.open_citation(on_done)
+--- The quickfix item :CodeaskOpenCitation opens: the one under the cursor in the quickfix window,
+--- else the list's current one. Returns its index and the list's items.
+local function chosen_item()
   local qf = vim.fn.getqflist({ idx = 0, items = 0 })
-  local item = qf.items[qf.idx]
+  local info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  if info and info.quickfix == 1 and info.loclist == 0 then return vim.fn.line('.'), qf.items end
+  return qf.idx, qf.items
+end
+
+--- Open a quickfix item where its code is now (the one under the cursor in the quickfix window, else
+--- the list's current one): `codeask.resolveCitation` re-finds the cited span by its anchor (moved
+--- lines, or the symbol's new lines with a note when it changed); an item without an anchor, or a
+--- failed request, opens the cited line.
+function M.open_citation(on_done)
+  local idx, items = chosen_item()
+  local item = items[idx]
   if not item then return end
   local function jump(lnum, note)
-    vim.cmd('cc ' .. qf.idx)
+    vim.cmd('cc ' .. idx)
     pcall(vim.api.nvim_win_set_cursor, 0, { lnum, 0 })
     if note and note ~= '' then vim.notify('codeask: ' .. note) end
     if on_done then on_done(lnum, note) end
