@@ -193,6 +193,12 @@ def test_codeask_own_files_are_not_indexed(sample_workspace):
     stats = json.loads(codeask("index", str(sample_workspace), "--json", "--no-embed").stdout)
     assert not [p for p in stats["paths_changed"] if p.rpartition("/")[2] in (".codeask.toml", ".codeaskignore")]
     assert stats["files_skipped"].get("excluded", 0) >= 3
+    walked = sum(1 for p in sample_workspace.rglob("*") if p.is_file())
+    assert stats["files_indexed"] + sum(stats["files_skipped"].values()) == walked  # the counts add up
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats["files_skipped"].items()))
+    line = codeask("index", str(sample_workspace), "--no-embed").stdout.strip()
+    assert line.startswith(f"{stats['files_indexed']} files indexed (0 changed, 0 removed; skipped "
+                           f"{sum(stats['files_skipped'].values())}: {skipped}); "), line
     out = json.loads(codeask("ask", str(sample_workspace), "retrieval top_k max_files", "--no-llm", "--json").stdout)
     assert all(not s["path"].endswith((".codeask.toml", ".codeaskignore")) for s in out["sources"])
 

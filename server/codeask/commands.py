@@ -61,14 +61,22 @@ def _cmd_index(args) -> int:
 
 
 def _index_line(out: dict) -> str:
-    """One human line of ``codeask index``'s counts (a root's, or the run's: :class:`IndexStats` as JSON)."""
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(out["files_skipped"].items())) or "none"
+    """One human line of ``codeask index``'s counts (a root's, or the run's: :class:`IndexStats` as
+    JSON): the files the index holds, then every file skipped, by name (``excluded``, ``secret``) or
+    by content (``binary``, ``minified``, ...), so that the two add up to the files walked."""
+    skipped = out["files_skipped"]
+    skips = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
     return (
-        f"{out['files_seen']} files ({out['files_changed']} changed, {out['files_removed']} removed; "
-        f"skipped: {skipped}); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
+        f"{out['files_indexed']} files indexed ({out['files_changed']} changed, {out['files_removed']} removed; "
+        + (f"skipped {sum(skipped.values())}: {skips}" if skipped else "none skipped")
+        + f"); {out['chunks_total']} chunks, {out['chunks_embedded']} embedded, "
         f"{out['chunks_reused']} reused, {out['chunks_shared']} from the shared cache, "
         f"{out['vectors_pending']} pending; {out['seconds']:.1f} s"
-        + ("; every file read again: the index was cut by an older release" if out["read_again"] else "")
+        + (
+            "; every file read again (the index was cut by an older release; the vectors of unchanged code kept)"
+            if out["read_again"]
+            else ""
+        )
     )
 
 

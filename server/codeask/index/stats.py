@@ -37,7 +37,10 @@ ProgressFn = Callable[[Progress], None]
 class IndexStats:
     """What one indexing run did; serialized as-is by ``codeask index --json``.
 
-    ``files_skipped`` maps a skip reason (``binary``, ``secret``, ...) to a count;
+    ``files_seen`` counts the files the walk passed on to be read (those indexed and those skipped
+    by their content); ``files_skipped`` maps a skip reason to a count, by name (``excluded``,
+    ``secret``: never read) or by content (``binary``, ``minified``, ...): ``files_indexed`` plus
+    every skip is every file the walk met;
     ``files_by_encoding`` counts the root's indexed files (all of them, not only those this run read)
     by the encoding they were read with (``{"utf-8": 120, "utf-16-le": 1}``); ``seconds`` is wall
     time of the run. ``roots`` holds each root's own stats when the run covered more than one root
@@ -72,11 +75,12 @@ class IndexStats:
         return sum(self.files_by_encoding.values())
 
     def to_json(self) -> dict:
-        """The fields as a plain dict (:func:`dataclasses.asdict`), as ``codeask index --json`` prints it;
-        a root's entry in ``roots`` has no ``roots`` key of its own."""
-        out = asdict(self)
-        for root in out["roots"]:
+        """The fields as a plain dict (:func:`dataclasses.asdict`) with :attr:`files_indexed`, as
+        ``codeask index --json`` prints it; a root's entry in ``roots`` has no ``roots`` key of its own."""
+        out = asdict(self) | {"files_indexed": self.files_indexed}
+        for root, stats in zip(out["roots"], self.roots):
             del root["roots"]
+            root["files_indexed"] = stats.files_indexed
         return out
 
     def merge(self, other: IndexStats) -> IndexStats:
