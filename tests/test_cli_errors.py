@@ -4,6 +4,7 @@ never a traceback; and an answer says what it stands on (the ``"index"`` state, 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,9 @@ def test_cache_dir_that_cannot_be_created(sample_workspace, tmp_path, where):
         cache = tmp_path / "f" / "cache"
     else:
         cache = Path("/proc/codeask-cache")  # not creatable, even by root
-    line = one_line(codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_CACHE_DIR": str(cache)}, check=False), 1)
+    line = one_line(
+        codeask("ask", str(sample_workspace), "coupons", env={"CODEASK_CACHE_DIR": str(cache)}, check=False), 1
+    )
     assert f"cannot create the cache dir {cache}" in line and "CODEASK_CACHE_DIR" in line
 
 
@@ -142,12 +145,16 @@ def test_missing_folder(tmp_path):
     assert "workspace folder not found" in line
 
 
-@pytest.mark.parametrize("command, other", [("ask", "how are coupons applied"), ("related", "apply_coupon")])
-def test_the_folder_given_second_is_named_with_the_command_in_order(sample_workspace, isolated_env, command, other):
+@pytest.mark.parametrize(
+    "command, other, flag", [("ask", "how are coupons applied", "--no-update"), ("related", "apply_coupon", "--json")]
+)
+def test_the_folder_given_second_is_named_with_the_command_in_order(
+    sample_workspace, isolated_env, command, other, flag
+):
     """``codeask ask "question" FOLDER`` said only "workspace folder not found: <cwd>/question"; now one
-    usage line shows the command in order, and nothing is indexed."""
-    line = one_line(codeask(command, other, str(sample_workspace), check=False), 2)
-    assert f"the folder comes first (codeask {command} {sample_workspace} " in line
+    usage line shows the command in order, flags and all, and nothing is indexed."""
+    line = one_line(codeask(command, "--json", other, str(sample_workspace), flag, check=False), 2)
+    assert f"the folder comes first (codeask {command} --json {sample_workspace} {shlex.quote(other)} {flag})" in line
     assert not any(isolated_env.iterdir())
 
 
@@ -197,8 +204,10 @@ def test_codeask_own_files_are_not_indexed(sample_workspace):
     assert stats["files_indexed"] + sum(stats["files_skipped"].values()) == walked  # the counts add up
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats["files_skipped"].items()))
     line = codeask("index", str(sample_workspace), "--no-embed").stdout.strip()
-    assert line.startswith(f"{stats['files_indexed']} files indexed (0 changed, 0 removed; skipped "
-                           f"{sum(stats['files_skipped'].values())}: {skipped}); "), line
+    assert line.startswith(
+        f"{stats['files_indexed']} files indexed (0 changed, 0 removed; skipped "
+        f"{sum(stats['files_skipped'].values())}: {skipped}); "
+    ), line
     out = json.loads(codeask("ask", str(sample_workspace), "retrieval top_k max_files", "--no-llm", "--json").stdout)
     assert all(not s["path"].endswith((".codeask.toml", ".codeaskignore")) for s in out["sources"])
 

@@ -246,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_malloc_arenas()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: a usage hint shows it mended
     if extra:  # report it with the subcommand's own name
         args.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command != "serve":

@@ -85,7 +85,7 @@ def cmd_ask(args) -> int:
     """``codeask ask PATH QUESTION``; returns the exit code (1 for a cut-off answer or an LLM error)."""
     from codeask.cli_service import folder_first, open_service
 
-    folder_first("ask", args.path, args.question)
+    folder_first("ask", args.path, args.question, args.argv)
     if args.question == "-":
         args.question = question_from_stdin()
     served = _ask_resident(args)

@@ -47,7 +47,7 @@ def cmd_related(args: Any) -> int:
     from codeask.cli_service import folder_first, open_service
     from codeask.service import UnknownSymbol
 
-    folder_first("related", args.path, args.symbol)
+    folder_first("related", args.path, args.symbol, args.argv)
     service = open_service([args.path])
     if service.index_presence() == "none":
         raise CLIError(f"{service.roots[0]} has no index yet: run 'codeask index {args.path}' first")

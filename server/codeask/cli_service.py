@@ -33,10 +33,11 @@ def open_service(paths: Sequence[Path], flags: dict[str, Any] | None = None, *, 
     return service
 
 
-def folder_first(command: str, path: str | Path, other: str) -> None:
+def folder_first(command: str, path: str | Path, other: str, argv: Sequence[str] = ()) -> None:
     """Refuse ``codeask COMMAND PATH OTHER`` given the other way round: ``path`` names no folder and
     ``other`` (the question, the symbol) does. Otherwise the command said only "workspace folder not
-    found: /repo/how does the cache work".
+    found: /repo/how does the cache work". The command shown in order is ``argv`` (the CLI's
+    arguments, flags and all) with the two swapped; without it, the command and the two alone.
 
     Raises:
         UsageError: ``path`` is no folder and ``other`` is one; the message shows the command in order.
@@ -44,8 +45,13 @@ def folder_first(command: str, path: str | Path, other: str) -> None:
     from codeask.console import UsageError
 
     if not os.path.isdir(path) and os.path.isdir(other):
+        words = list(argv)
+        if str(path) in words and other in words:
+            i, j = words.index(str(path)), words.index(other)
+            words[i], words[j] = other, str(path)
+        else:
+            words = [command, other, str(path)]
         raise UsageError(
             command,
-            f"{str(path)!r} is no folder and {other!r} is one: the folder comes first "
-            f"(codeask {command} {shlex.quote(other)} {shlex.quote(str(path))})",
+            f"{str(path)!r} is no folder and {other!r} is one: the folder comes first (codeask {shlex.join(words)})",
         )
