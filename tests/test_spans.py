@@ -9,9 +9,9 @@ from codeask.index.rows import Hit
 from codeask.llm.protocol import estimate_tokens
 from codeask.lsp.convert import location
 from codeask.query.anchors import text_hash
-from codeask.query.answer import NoLLMAnswer
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
+from codeask.query.no_llm import NoLLMAnswer
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.question_words import names_definition
@@ -67,7 +67,7 @@ def test_headers_are_boilerplate_by_their_parse_and_code_is_not():
     script = "import sys\nimport os\n\nfor name in sys.argv[1:]:\n    os.remove(name)\n    print(name)\n"
     assert not is_boilerplate(script, "python")  # a script's statements are its code
     assert is_boilerplate("use std::io;\nuse crate::jar::{Jar, merge};\n// cookies\n", "rust")
-    assert is_boilerplate("#include <stdio.h>\n#include \"jar.h\"\n", "c")
+    assert is_boilerplate('#include <stdio.h>\n#include "jar.h"\n', "c")
     assert not is_boilerplate("", "python")
 
 
@@ -249,14 +249,53 @@ def test_the_answer_without_an_llm_numbers_files_as_the_sources_list_does():
     assert lines[tenth + 1].startswith("    ```")
 
 
+def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
+    """flask's ``RequestContext.copy, RequestContext.push`` (337-395) showed eight lines of ``copy``'s
+    docstring for a question about pushing a context, and ``with_appcontext`` (375-404) the two
+    statements before its ``def``: each snippet now opens on the definition its label names last."""
+    copy = "    def copy(self):\n" + '        """Copy it."""\n' + "".join(f"        x{n} = {n}\n" for n in range(10))
+    push = "    def push(self):\n        ctx = self.app.app_context()\n        ctx.push()\n"
+    merged = _doc(
+        "ctx.py",
+        40,
+        55,
+        0.9,
+        "class RequestContext:\n" + copy + "\n" + push,
+        "RequestContext.copy, RequestContext.push",
+    )
+    lead = "F = TypeVar('F')\n\n\ndef with_appcontext(f):\n    return f\n"
+    wrapped = _doc("cli.py", 10, 14, 0.8, lead, "with_appcontext")
+    whole = _doc("app.py", 1, 3, 0.7, "def run(self):\n    return 1\n", "Flask.run")
+    q = Query("how is the request context pushed?")
+    q.retrieved("retrieve", [merged, wrapped, whole])
+    answer = NoLLMAnswer()(q).answer.splitlines()
+    fence = answer.index(f"1. [ctx.py:40-55]({merged.uri}) `RequestContext.copy, RequestContext.push`") + 1
+    assert answer[fence : fence + 6] == [
+        "   ```python",
+        "   ...",
+        "       def push(self):",
+        "           ctx = self.app.app_context()",
+        "           ctx.push()",
+        "   ```",
+    ]
+    fence = answer.index(f"2. [cli.py:10-14]({wrapped.uri}) `with_appcontext`") + 1
+    assert answer[fence : fence + 3] == ["   ```python", "   ...", "   def with_appcontext(f):"]
+    fence = answer.index(f"3. [app.py:1-3]({whole.uri}) `Flask.run`") + 1
+    assert answer[fence : fence + 2] == ["   ```python", "   def run(self):"]  # from its first line: nothing left out
+
+
 def test_ask_sends_the_definition_not_the_import_block(tmp_path):
     root = tmp_path / "ws"
     pkg = root / "pkg"
     pkg.mkdir(parents=True)
     # a header as long as requests' sessions.py one (a chunk of its own) that names the question's words
-    imports = "".join(f"from .session_cookies_{i} import persist_cookies_{i}, requests_cookies_{i}\n" for i in range(40))
+    imports = "".join(
+        f"from .session_cookies_{i} import persist_cookies_{i}, requests_cookies_{i}\n" for i in range(40)
+    )
     helpers = "\n\n".join(
-        f"def helper_{i}(value):\n" + "".join(f"    value = value * {i} + {n}\n" for n in range(25)) + "    return value\n"
+        f"def helper_{i}(value):\n"
+        + "".join(f"    value = value * {i} + {n}\n" for n in range(25))
+        + "    return value\n"
         for i in range(3)
     )
     source = HEADER + imports + "\n\n" + helpers + "\n\n" + PERSIST
@@ -355,7 +394,7 @@ CONTEXTS = (
     )
     + _METHODS
     + textwrap.dedent(
-        '''\
+        """\
 
 
         class RequestContext:
@@ -371,7 +410,7 @@ CONTEXTS = (
             def pop(self):
                 _request_stack.pop()
                 self.app.do_teardown_request()
-        '''
+        """
     )
     + _METHODS
 )

@@ -1,6 +1,6 @@
-"""The answer steps: :class:`SimpleAnswer` (one streamed LLM call over the documents) and
-:class:`NoLLMAnswer` (the ranked sources with snippets), and the secret filter every document
-passes before it leaves the process (:func:`safe_documents`).
+"""The answer step :class:`SimpleAnswer` (one streamed LLM call over the documents; without an LLM,
+:class:`~codeask.query.no_llm.NoLLMAnswer` lists the ranked sources), and the secret filter every
+document passes before it leaves the process (:func:`safe_documents`).
 
 The answer step follows Swiftide's ``answers::Simple``: the prompt template sees ``question`` and
 ``original`` (the question as asked, or its digest when it was long: :mod:`codeask.query.digest`,
@@ -20,7 +20,6 @@ from dataclasses import replace
 
 from codeask.index.folders import cache_root
 from codeask.index.walk import is_secret
-from codeask.lines import split_lines
 from codeask.llm import LLM, Completion, ContextLengthError, LLMError, Speed
 from codeask.llm.protocol import is_local_url
 from codeask.llm.speed import CACHE_FILE, SpeedCache
@@ -41,23 +40,19 @@ from codeask.query.cues import code_cues, cue_line, wants_code
 from codeask.query.digest import digest_question
 from codeask.query.focus import CHARS_PER_TOKEN, code_names, question_terms, shown
 from codeask.query.more import about, continuation, continuation_tokens, joined, remainders, run_second_part, unsent
-from codeask.query.pipeline import Document, Query, along_chain, per_file
-from codeask.query.result import Withheld, source_link
+from codeask.query.no_llm import NOTHING_FOUND, NoLLMAnswer
+from codeask.query.pipeline import Document, Query, along_chain
+from codeask.query.result import Withheld
 from codeask.query.templates import Templates, render_documents
 from codeask.settings import Settings
 
 __all__ = [
     "SimpleAnswer",
-    "NoLLMAnswer",
     "safe_documents",
     "scrub",
     "local_speed",
     "speed_cache",
-    "NOTHING_FOUND",
 ]
-
-NOTHING_FOUND = "No matching code was found for this question in the indexed workspace."
-_SNIPPET_LINES = 8
 
 
 def _note(withheld: list[Withheld] | None, entry: Withheld) -> None:
@@ -366,35 +361,3 @@ def fit_question(query: Query, count: Callable[[str], int], limit: int) -> None:
         return
     chars = max(200, len(asked) * limit // tokens)
     query.digest = digest_question(query.original, min(chars, len(asked) - 1))
-
-
-class NoLLMAnswer:
-    """The answer without an LLM: the ranked files, numbered as the ``Sources:`` list numbers them
-    (one item per file, in order of its best document), each span with its link, symbol and its first
-    ``_SNIPPET_LINES`` lines."""
-
-    name = "answer"
-
-    def __call__(self, query: Query) -> Query:
-        if not query.documents:
-            query.answered(self.name, NOTHING_FOUND, llm=False)
-            return query
-        first = next((line for line in query.asked.strip().splitlines() if line.strip()), query.asked)
-        lines = [f"Most relevant code for: *{first.strip()}*", ""]
-        for i, spans in enumerate(per_file(query.documents), 1):
-            marker = f"{i}. "
-            indent = " " * len(marker)  # a list item's content lines start under its text
-            for j, d in enumerate(spans):
-                symbol = f" `{d.symbol}`" if d.symbol else ""
-                link = f"{source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}"
-                lines.append(f"{marker}{link}" if j == 0 else f"{indent}{link}")
-                content_lines = split_lines(d.content)
-                snippet = content_lines[:_SNIPPET_LINES]
-                fence = "````" if any("```" in s for s in snippet) else "```"
-                lines.append(f"{indent}{fence}{d.language if d.language != 'text' else ''}")
-                lines.extend(f"{indent}{s}" for s in snippet)
-                if len(content_lines) > _SNIPPET_LINES:
-                    lines.append(f"{indent}...")
-                lines.append(f"{indent}{fence}")
-        query.answered(self.name, "\n".join(lines), llm=False)
-        return query

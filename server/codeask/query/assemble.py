@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from codeask.index.embed import Embedder
 from codeask.llm import LLM
-from codeask.query.answer import NoLLMAnswer, SimpleAnswer, local_speed
+from codeask.query.answer import SimpleAnswer, local_speed
 from codeask.query.budget import SUBQUESTIONS_SHARE, subquestions_in_time
 from codeask.query.custom import BUILTIN_STEPS, available_steps, load_step
+from codeask.query.no_llm import NoLLMAnswer
 from codeask.query.pipeline import Pipeline, Query, Step, root_labels
 from codeask.query.steps import (
     EmbedQuery,

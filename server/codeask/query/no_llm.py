@@ -1,0 +1,82 @@
+"""The answer without an LLM (:class:`NoLLMAnswer`): the ranked files with a snippet of each span.
+
+What a user with no model configured reads (the README's first command, the editors' answer with no
+``llm.provider``): each span's link, its label (the definition in it that matches the question best:
+:func:`~codeask.query.question_words.matched_symbol`) and :data:`SNIPPET_LINES` of its lines, from
+the line that definition starts on (:func:`snippet`): a span opening on the statements before a
+function, or on the method before the one the question is about, shows the one it is labelled by.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codeask.lines import split_lines
+from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.resolve import definitions_of
+from codeask.query.result import source_link
+
+__all__ = ["NOTHING_FOUND", "NoLLMAnswer", "SNIPPET_LINES", "snippet"]
+
+NOTHING_FOUND = "No matching code was found for this question in the indexed workspace."
+
+#: Lines of a span shown under its link.
+SNIPPET_LINES = 8
+
+
+def _labelled_line(doc: Document) -> int:
+    """The 0-based line of ``doc.content`` where the definition its label names last begins (a label
+    ``A.copy, A.push`` names ``A.push``, the best match, last); 0 when the content holds none of that name."""
+    wanted = doc.symbol.split(",")[-1].strip()
+    if not wanted:
+        return 0
+    last = re.split(r"[.:]+", wanted)[-1]
+    for d in definitions_of(doc.content, doc.language):
+        if d.symbol == wanted or wanted.endswith(f".{d.symbol}") or d.symbol.endswith(f".{wanted}"):
+            return d.start_line - 1
+    return next((d.start_line - 1 for d in definitions_of(doc.content, doc.language) if d.name == last), 0)
+
+
+def snippet(doc: Document) -> tuple[list[str], bool, bool]:
+    """The lines of ``doc`` shown under its link: :data:`SNIPPET_LINES` from the line its labelled
+    definition begins (:func:`_labelled_line`), and whether lines were left out before and after them."""
+    lines = split_lines(doc.content)
+    start = _labelled_line(doc)
+    if start >= len(lines):
+        start = 0
+    shown = lines[start : start + SNIPPET_LINES]
+    return shown, start > 0, start + SNIPPET_LINES < len(lines)
+
+
+class NoLLMAnswer:
+    """The answer without an LLM: the ranked files, numbered as the ``Sources:`` list numbers them
+    (one item per file, in order of its best document), each span with its link, symbol and
+    :func:`snippet` (``...`` where lines were left out)."""
+
+    name = "answer"
+
+    def __call__(self, query: Query) -> Query:
+        if not query.documents:
+            query.answered(self.name, NOTHING_FOUND, llm=False)
+            return query
+        first = next((line for line in query.asked.strip().splitlines() if line.strip()), query.asked)
+        lines = [f"Most relevant code for: *{first.strip()}*", ""]
+        for i, spans in enumerate(per_file(query.documents), 1):
+            marker = f"{i}. "
+            indent = " " * len(marker)  # a list item's content lines start under its text
+            for j, d in enumerate(spans):
+                symbol = f" `{d.symbol}`" if d.symbol else ""
+                link = f"{source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}"
+                lines.append(f"{marker}{link}" if j == 0 else f"{indent}{link}")
+                lines.extend(f"{indent}{line}" for line in _fenced(d))
+        query.answered(self.name, "\n".join(lines), llm=False)
+        return query
+
+
+def _fenced(doc: Document) -> list[str]:
+    """``doc``'s :func:`snippet` in a code fence (four backticks when it holds three), ``...`` where
+    lines were left out."""
+    shown, before, after = snippet(doc)
+    fence = "````" if any("```" in line for line in shown) else "```"
+    language = doc.language if doc.language != "text" else ""
+    return [f"{fence}{language}", *(["..."] if before else []), *shown, *(["..."] if after else []), fence]
