@@ -282,6 +282,12 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     assert answer[fence : fence + 3] == ["   ```python", "   ...", "   def with_appcontext(f):"]
     fence = answer.index(f"3. [app.py:1-3]({whole.uri}) `Flask.run`") + 1
     assert answer[fence : fence + 2] == ["   ```python", "   def run(self):"]  # from its first line: nothing left out
+    # a Go doc comment above the type opens its snippet with it (chi's context.go)
+    go = "var RouteCtxKey = 1\n\n// Context tracks route patterns.\n//\n// NOTE: deep-copy new fields.\ntype Context struct {\n\tRoutes []string\n}\n"
+    q = Query("what does the routing context hold?")
+    q.retrieved("retrieve", [Document("context.go", "/ws", 40, 47, "Context", "go", go, 0.9, id="context.go:40")])
+    answer = NoLLMAnswer()(q).answer.splitlines()
+    assert answer[3:7] == ["   ```go", "   ...", "   // Context tracks route patterns.", "   //"], answer
 
 
 def test_ask_sends_the_definition_not_the_import_block(tmp_path):

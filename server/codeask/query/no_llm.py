@@ -24,17 +24,30 @@ NOTHING_FOUND = "No matching code was found for this question in the indexed wor
 SNIPPET_LINES = 8
 
 
+#: A line of comment (or an attribute: Rust's ``#[derive]``) that belongs to the definition below it.
+_COMMENT = re.compile(r"\s*(?://|#|/\*|\*|--|;)")
+
+
 def _labelled_line(doc: Document) -> int:
     """The 0-based line of ``doc.content`` where the definition its label names last begins (a label
-    ``A.copy, A.push`` names ``A.push``, the best match, last); 0 when the content holds none of that name."""
+    ``A.copy, A.push`` names ``A.push``, the best match, last), with the comment lines right above
+    it (a Go or Java doc comment); 0 when the content holds none of that name."""
     wanted = doc.symbol.split(",")[-1].strip()
     if not wanted:
         return 0
     last = re.split(r"[.:]+", wanted)[-1]
-    for d in definitions_of(doc.content, doc.language):
-        if d.symbol == wanted or wanted.endswith(f".{d.symbol}") or d.symbol.endswith(f".{wanted}"):
-            return d.start_line - 1
-    return next((d.start_line - 1 for d in definitions_of(doc.content, doc.language) if d.name == last), 0)
+    defs = definitions_of(doc.content, doc.language)
+    found = next(
+        (d for d in defs if d.symbol == wanted or wanted.endswith(f".{d.symbol}") or d.symbol.endswith(f".{wanted}")),
+        None,
+    )
+    found = found or next((d for d in defs if d.name == last), None)
+    if found is None:
+        return 0
+    lines, start = split_lines(doc.content), found.start_line - 1
+    while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
+        start -= 1
+    return start
 
 
 def snippet(doc: Document) -> tuple[list[str], bool, bool]:
