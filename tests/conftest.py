@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
 import pytest
 
 from tests.sdist import fetch_sdist as _fetch
@@ -13,6 +14,22 @@ pytest_plugins = ["tests.conftest_llm"]
 
 #: Where fetched PyPI source distributions are cached across runs (CI sets it to a job folder).
 SDIST_CACHE = Path(os.environ.get("CODEASK_TEST_SDISTS", Path.home() / ".cache" / "codeask-test-sdists"))
+
+#: The user's real index cache (read before any test's monkeypatch) and what it held when the run began.
+_REAL_CACHE = Path(platformdirs.user_cache_dir("codeask", appauthor=False)) / "indexes"
+_REAL_BEFORE = frozenset(os.listdir(_REAL_CACHE)) if _REAL_CACHE.is_dir() else frozenset()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when an index appeared in the user's real cache while it ran: a fixture of a wider
+    scope than :func:`isolated_env` runs without it (a module-scoped ``codeask index`` wrote
+    ``~/.cache/codeask/indexes/shop-*`` on every run). A codeask run of the user's own at the same
+    time trips it too; the message names the folders."""
+    now = frozenset(os.listdir(_REAL_CACHE)) if _REAL_CACHE.is_dir() else frozenset()
+    if now - _REAL_BEFORE:
+        print(f"\ntests wrote to the user's real cache {_REAL_CACHE}: {', '.join(sorted(now - _REAL_BEFORE))}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 _LLM_ENV = (
     "OPENAI_API_KEY",

@@ -27,9 +27,11 @@ def codeask(*args: str, stdin: str | None = None, env: dict | None = None) -> su
     )
 
 
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory) -> Path:
-    root = write_shop(tmp_path_factory.mktemp("long") / "shop")
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    """The long report's shop, indexed into this test's cache (:func:`~tests.conftest.isolated_env`:
+    a module-scoped index ran before it, into the user's real cache, and each test indexed again)."""
+    root = write_shop(tmp_path / "shop")
     assert codeask("index", str(root)).returncode == 0
     return root
 
