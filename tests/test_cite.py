@@ -94,6 +94,21 @@ def test_a_span_ending_on_a_blank_line_resolves_as_the_same_code():
     assert resolve(text, "python", 1, 10, "", digest).status == "same"
 
 
+def test_code_moved_down_by_blank_lines_is_found_on_its_first_line():
+    """The anchor's hash skips blank lines, so a span ending on blank lines hashes alike one, two and
+    three lines further: after five blank lines put above the file, a newcomer's ``:CodeaskOpenCitation``
+    (and ``cite-check``) opened flask's ``AppContext`` (238-286) at 241, two blank lines above the
+    class, now at 243."""
+    text = "import os\n\n\n" + rule(1) + "\n\n" + rule(2)  # coupon_rule_1 on lines 4-7, then 2 blank lines
+    lines = text.splitlines()
+    digest = text_hash(lines[3:9])  # lines 4-9: the rule and the two blank lines after it
+    assert resolve(text, "python", 4, 9, "coupon_rule_1", digest).status == "same"
+    moved = resolve("\n" * 5 + text, "python", 4, 9, "coupon_rule_1", digest)
+    assert (moved.status, moved.start_line, moved.end_line) == ("moved", 9, 14)
+    one = resolve("\n" + text, "python", 4, 9, "coupon_rule_1", digest)  # one line down: not "same" on the blank
+    assert (one.status, one.start_line) == ("moved", 5)
+
+
 # ------------------------------------------------------------------------------- cite-check
 
 

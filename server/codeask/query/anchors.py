@@ -80,10 +80,13 @@ def _found(status: Status, start: int, end: int) -> Resolution:
 
 
 def _same_text(lines: list[str], size: int, digest: str, near: int) -> int | None:
-    """The 1-based first line of the ``size``-line window of ``lines`` hashing to ``digest`` that is
-    nearest ``near``, or ``None``."""
+    """The 1-based first line of the ``size``-line window of ``lines`` hashing to ``digest``, or
+    ``None``: one opening on code before one opening on a blank line, then the nearest ``near``. The
+    hash skips blank lines, so windows a few blank lines apart can hash alike: five blank lines put
+    above flask's ``ctx.py`` moved ``AppContext`` (238-286, its last two lines blank) to 243-291, and
+    the nearest of the three windows hashing alike, 241-289, opened on a blank line above the class."""
     hits = [i + 1 for i in range(len(lines) - size + 1) if text_hash(lines[i : i + size]) == digest]
-    return min(hits, key=lambda start: abs(start - near)) if hits else None
+    return min(hits, key=lambda start: (not lines[start - 1].strip(), abs(start - near))) if hits else None
 
 
 def _nearest(found: list[Definition], near: int) -> Definition | None:
@@ -97,11 +100,12 @@ def resolve(text: str, language: str, start_line: int, end_line: int, symbol: st
     lines = split_lines(text)
     size = max(1, end_line - start_line + 1)
     if digest:
-        if start_line >= 1 and text_hash(lines[start_line - 1 : start_line - 1 + size]) == digest:
+        cited = lines[start_line - 1 : start_line - 1 + size] if start_line >= 1 else []
+        if cited and cited[0].strip() and text_hash(cited) == digest:
             return _found("same", start_line, end_line)
-        moved = _same_text(lines, size, digest, start_line)
-        if moved is not None:
-            return _found("moved", moved, moved + size - 1)
+        found = _same_text(lines, size, digest, start_line)
+        if found is not None:
+            return _found("same" if found == start_line else "moved", found, found + size - 1)
     defs = definitions(text, language) if symbol else []
     match = _nearest([d for d in defs if d.symbol == symbol], start_line)
     if match is not None:
