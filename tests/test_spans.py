@@ -14,7 +14,7 @@ from codeask.query.budget import fit_documents
 from codeask.query.no_llm import NoLLMAnswer
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
-from codeask.query.question_words import names_definition
+from codeask.query.question_words import matched_symbol, names_definition, question_terms
 from codeask.query.result import Answer
 from codeask.query.steps import widen
 from codeask.query.steps.fusion import fuse
@@ -288,6 +288,29 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     q.retrieved("retrieve", [Document("context.go", "/ws", 40, 47, "Context", "go", go, 0.9, id="context.go:40")])
     answer = NoLLMAnswer()(q).answer.splitlines()
     assert answer[3:7] == ["   ```go", "   ...", "   // Context tracks route patterns.", "   //"], answer
+
+
+GO_PACKED = (  # chi's mux.go 502-532: three functions packed in one chunk, stored under no symbol
+    "// Recursively update data on child routers.\n"
+    "func (mx *Mux) updateSubRoutes(fn func(subMux *Mux)) {\n\tfor _, r := range mx.tree.routes() {\n\t\tfn(r)\n\t}\n}\n\n"
+    "// updateRouteHandler builds the single mux handler.\n"
+    "func (mx *Mux) updateRouteHandler() {\n\tmx.handler = chain(mx.middlewares, http.HandlerFunc(mx.routeHTTP))\n}\n\n"
+    "func methodNotAllowedHandler(methodsAllowed ...methodTyp) func(w http.ResponseWriter, r *http.Request) {\n"
+    "\treturn nil\n}\n"
+)
+
+
+def test_a_packed_chunk_is_labelled_by_an_inflected_word_and_never_left_blank():
+    """A newcomer's "how is middleware chained" cited chi's ``mux.go:502-532`` with no label: the
+    chunk is stored under no symbol, and no definition held "middleware" or "chained" as written
+    (``mx.middlewares``, ``chain(...)``). An inflection either way now counts; with no word held,
+    the chunk is named by its first definition."""
+    hit = Hit("m", "mux.go", "go", 502, 520, "", GO_PACKED, 1.0)
+    assert (
+        matched_symbol(hit, question_terms("how is middleware chained"))
+        == "Mux.updateSubRoutes, Mux.updateRouteHandler"
+    )
+    assert matched_symbol(hit, question_terms("where are sessions stored")) == "Mux.updateSubRoutes"
 
 
 def test_ask_sends_the_definition_not_the_import_block(tmp_path):

@@ -160,6 +160,13 @@ def relabelled(doc: Document, terms: set[str]) -> Document:
     return replace(doc, symbol=matched_symbol(hit, terms))
 
 
+def _terms_held(terms: set[str], parts: set[str]) -> int:
+    """How many of the question's ``terms`` the word ``parts`` of a definition hold, either as they
+    are or inflected either way (:func:`_inflects`: "chained" holds ``chain``, "middleware"
+    ``middlewares``)."""
+    return sum(1 for t in terms if t in parts or any(_inflects(t, p) or _inflects(p, t) for p in parts))
+
+
 def matched_symbol(hit: Hit, terms: set[str]) -> str:
     """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
     :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
@@ -167,8 +174,10 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     it, the first of siblings), after the chunk's first definition when it is another one outside
     it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
     opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
-    definition or none, or no definition holds a term. A chunk packing several definitions is
-    stored under its first (or its class): a question about the third one names the third one."""
+    definition or none, or no definition holds a term (:func:`_terms_held`; a chunk stored under no
+    symbol, as one packing Go functions is, then its first definition's). A chunk packing several
+    definitions is stored under its first (or its class): a question about the third one names the
+    third one."""
     defs = definitions_of(hit.content, hit.language)
     if len(defs) < 2 or not terms:
         return hit.symbol
@@ -176,11 +185,11 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     best, most = None, 0
     for d in defs:
         text = "\n".join(lines[d.start_line - 1 : d.end_line])
-        count = len(terms & {p for w in _WORD.findall(text) for p in split_identifier(w)})
+        count = _terms_held(terms, {p for w in _WORD.findall(text) for p in split_identifier(w)})
         if count > most or (count == most and best is not None and best.contains(d.start_line)):
             best, most = d, count
-    if best is None:
-        return hit.symbol
+    if best is None:  # a chunk packing definitions is stored under none: named by its first
+        return hit.symbol or scoped(hit, defs[0])
     first = defs[0]
     if best is first or first.contains(best.start_line):
         return scoped(hit, best)
