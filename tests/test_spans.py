@@ -282,6 +282,17 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     assert answer[fence : fence + 3] == ["   ```python", "   ...", "   def with_appcontext(f):"]
     fence = answer.index(f"3. [app.py:1-3]({whole.uri}) `Flask.run`") + 1
     assert answer[fence : fence + 2] == ["   ```python", "   def run(self):"]  # from its first line: nothing left out
+    # a merged span's label names its chunks' definitions in the file's order: the snippet opens on
+    # the one holding most of the question's words (flask's app.py 864-951 showed finalize_request)
+    merged = "".join(
+        f"    def {name}(self):\n        return self.{body}()\n\n"
+        for name, body in (("log_exception", "log"), ("dispatch_request", "dispatch"), ("finalize_request", "finish"))
+    )
+    label = "Flask.log_exception, Flask.dispatch_request, Flask.finalize_request"
+    q = Query("how does flask dispatch a request?")
+    q.retrieved("retrieve", [Document("app.py", "/ws", 864, 872, label, "python", merged, 0.9, id="app.py:864")])
+    answer = NoLLMAnswer()(q).answer.splitlines()
+    assert answer[3:6] == ["   ```python", "   ...", "       def dispatch_request(self):"], answer
     # a Go doc comment above the type opens its snippet with it (chi's context.go)
     go = "var RouteCtxKey = 1\n\n// Context tracks route patterns.\n//\n// NOTE: deep-copy new fields.\ntype Context struct {\n\tRoutes []string\n}\n"
     q = Query("what does the routing context hold?")

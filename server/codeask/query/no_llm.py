@@ -1,18 +1,22 @@
 """The answer without an LLM (:class:`NoLLMAnswer`): the ranked files with a snippet of each span.
 
 What a user with no model configured reads (the README's first command, the editors' answer with no
-``llm.provider``): each span's link, its label (the definition in it that matches the question best:
-:func:`~codeask.query.question_words.matched_symbol`) and :data:`SNIPPET_LINES` of its lines, from
-the line that definition starts on (:func:`snippet`): a span opening on the statements before a
-function, or on the method before the one the question is about, shows the one it is labelled by.
+``llm.provider``): each span's link, its label (the definitions in it a reader meets, the one that
+matches the question best among them: :func:`~codeask.query.question_words.matched_symbol`) and
+:data:`SNIPPET_LINES` of its lines, from the line the labelled definition holding most of the
+question's words starts on (:func:`snippet`): a span opening on the statements before a function, or
+on the method before the one the question is about, shows the one the question is about.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence, Set
 
+from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.question_words import question_terms, terms_held
 from codeask.query.resolve import definitions_of
 from codeask.query.result import source_link
 
@@ -28,33 +32,37 @@ SNIPPET_LINES = 8
 _COMMENT = re.compile(r"\s*(?://|#|/\*|\*|--|;)")
 
 
-def _labelled_line(doc: Document) -> int:
-    """The 0-based line of ``doc.content`` where the definition its label names last begins (a label
-    ``A.copy, A.push`` names ``A.push``, the best match, last), with the comment lines right above
-    it (a Go or Java doc comment); 0 when the content holds none of that name."""
-    wanted = doc.symbol.split(",")[-1].strip()
-    if not wanted:
-        return 0
-    last = re.split(r"[.:]+", wanted)[-1]
+def _named(defs: Sequence[Definition], name: str) -> Definition | None:
+    """The definition of ``defs`` a label's ``name`` names: by its qualified symbol, else its last part."""
+    last = re.split(r"[.:]+", name)[-1]
+    same = (d for d in defs if d.symbol == name or name.endswith(f".{d.symbol}") or d.symbol.endswith(f".{name}"))
+    return next(same, None) or next((d for d in defs if d.name == last), None)
+
+
+def _labelled_line(doc: Document, terms: set[str]) -> int:
+    """The 0-based line of ``doc.content`` where the definition its label names that holds the most
+    of the question's ``terms`` begins (:func:`~codeask.query.question_words.terms_held`; the later
+    on a tie: a label ``A.copy, A.push`` names the best match last, and a merged span's label names
+    its chunks' in the file's order), with the comment lines right above it (a Go or Java doc
+    comment); 0 when the content holds none of the names."""
     defs = definitions_of(doc.content, doc.language)
-    found = next(
-        (d for d in defs if d.symbol == wanted or wanted.endswith(f".{d.symbol}") or d.symbol.endswith(f".{wanted}")),
-        None,
-    )
-    found = found or next((d for d in defs if d.name == last), None)
-    if found is None:
+    named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
+    if not named:
         return 0
-    lines, start = split_lines(doc.content), found.start_line - 1
+    lines = split_lines(doc.content)
+    best = max(reversed(named), key=lambda d: terms_held(terms, "\n".join(lines[d.start_line - 1 : d.end_line])))
+    start = best.start_line - 1
     while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
         start -= 1
     return start
 
 
-def snippet(doc: Document) -> tuple[list[str], bool, bool]:
+def snippet(doc: Document, terms: Set[str] = frozenset()) -> tuple[list[str], bool, bool]:
     """The lines of ``doc`` shown under its link: :data:`SNIPPET_LINES` from the line its labelled
-    definition begins (:func:`_labelled_line`), and whether lines were left out before and after them."""
+    definition best matching the question's ``terms`` begins (:func:`_labelled_line`), and whether
+    lines were left out before and after them."""
     lines = split_lines(doc.content)
-    start = _labelled_line(doc)
+    start = _labelled_line(doc, set(terms))
     if start >= len(lines):
         start = 0
     shown = lines[start : start + SNIPPET_LINES]
@@ -74,6 +82,7 @@ class NoLLMAnswer:
             return query
         first = next((line for line in query.asked.strip().splitlines() if line.strip()), query.asked)
         lines = [f"Most relevant code for: *{first.strip()}*", ""]
+        terms = question_terms(query.asked)
         for i, spans in enumerate(per_file(query.documents), 1):
             marker = f"{i}. "
             indent = " " * len(marker)  # a list item's content lines start under its text
@@ -81,15 +90,15 @@ class NoLLMAnswer:
                 symbol = f" `{d.symbol}`" if d.symbol else ""
                 link = f"{source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}"
                 lines.append(f"{marker}{link}" if j == 0 else f"{indent}{link}")
-                lines.extend(f"{indent}{line}" for line in _fenced(d))
+                lines.extend(f"{indent}{line}" for line in _fenced(d, terms))
         query.answered(self.name, "\n".join(lines), llm=False)
         return query
 
 
-def _fenced(doc: Document) -> list[str]:
-    """``doc``'s :func:`snippet` in a code fence (four backticks when it holds three), ``...`` where
-    lines were left out."""
-    shown, before, after = snippet(doc)
+def _fenced(doc: Document, terms: set[str]) -> list[str]:
+    """``doc``'s :func:`snippet` for the question's ``terms`` in a code fence (four backticks when it
+    holds three), ``...`` where lines were left out."""
+    shown, before, after = snippet(doc, terms)
     fence = "````" if any("```" in line for line in shown) else "```"
     language = doc.language if doc.language != "text" else ""
     return [f"{fence}{language}", *(["..."] if before else []), *shown, *(["..."] if after else []), fence]

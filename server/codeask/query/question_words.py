@@ -18,6 +18,7 @@ __all__ = [
     "relabelled",
     "term_overlap",
     "matched_symbol",
+    "terms_held",
     "names_definition",
     "chunk_symbols",
     "INFLECTION",
@@ -160,10 +161,11 @@ def relabelled(doc: Document, terms: set[str]) -> Document:
     return replace(doc, symbol=matched_symbol(hit, terms))
 
 
-def _terms_held(terms: set[str], parts: set[str]) -> int:
-    """How many of the question's ``terms`` the word ``parts`` of a definition hold, either as they
-    are or inflected either way (:func:`_inflects`: "chained" holds ``chain``, "middleware"
-    ``middlewares``)."""
+def terms_held(terms: set[str], text: str) -> int:
+    """How many of the question's ``terms`` (:func:`question_terms`) the words of ``text`` (a
+    definition's lines, identifiers split) hold, as they are or inflected either way
+    (:func:`_inflects`: "chained" holds ``chain``, "middleware" ``middlewares``)."""
+    parts = {p for w in _WORD.findall(text) for p in split_identifier(w)}
     return sum(1 for t in terms if t in parts or any(_inflects(t, p) or _inflects(p, t) for p in parts))
 
 
@@ -174,7 +176,7 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     it, the first of siblings), after the chunk's first definition when it is another one outside
     it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
     opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
-    definition or none, or no definition holds a term (:func:`_terms_held`; a chunk stored under no
+    definition or none, or no definition holds a term (:func:`terms_held`; a chunk stored under no
     symbol, as one packing Go functions is, then its first definition's). A chunk packing several
     definitions is stored under its first (or its class): a question about the third one names the
     third one."""
@@ -185,7 +187,7 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     best, most = None, 0
     for d in defs:
         text = "\n".join(lines[d.start_line - 1 : d.end_line])
-        count = _terms_held(terms, {p for w in _WORD.findall(text) for p in split_identifier(w)})
+        count = terms_held(terms, text)
         if count > most or (count == most and best is not None and best.contains(d.start_line)):
             best, most = d, count
     if best is None:  # a chunk packing definitions is stored under none: named by its first
