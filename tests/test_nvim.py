@@ -81,7 +81,10 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
         assert item["lnum"] == loc["range"]["start"]["line"] + 1
     assert {q["filename"] for q in result["qf"][:2]} >= {str(sample_workspace / "src/shop/pricing.py")}
     assert result["floats"] >= 1  # the markdown answer in a floating window
-    assert result["float_linebreak"] is True  # its long lines (label and link) wrap between words
+    assert result["float_linebreak"] is True  # its long lines wrap between words
+    # each link shows as its text: a concealed URI still counts for wrapping and broke labels in two
+    float_text = "\n".join(result["float_lines"])
+    assert "file://" not in float_text and "src/shop/pricing.py:" in float_text, float_text
     citation = result["citation"]  # a source, 10 lines further down after an edit
     assert citation["after"] == citation["before"] + 10 == citation["cursor"], citation
     assert citation["note"] == "moved since the answer" and citation["file"] != str(cart)

@@ -54,6 +54,7 @@ harness.run('test_ask.lua', function()
     vim.api.nvim_list_wins())
   out.floats = #floats
   out.float_linebreak = floats[1] ~= nil and vim.wo[floats[1]].wrap and vim.wo[floats[1]].linebreak
+  out.float_lines = floats[1] ~= nil and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(floats[1]), 0, -1, false) or {}
 
   -- a source whose file got 10 lines above it opens at its new lines (the server re-finds it)
   local idx, first  -- the first source in a file not open in a buffer (the server reads it from disk)

@@ -130,8 +130,15 @@ local function with_client(run)
   vim.defer_fn(poll, 100)
 end
 
+--- The answer's markdown as the float shows it: each link to code as its text (`[app.py:10-20](file:///...)`
+--- -> `app.py:10-20`). Neovim wraps a line by its concealed characters too, so a hidden 80-character
+--- URI broke a short label in two; the quickfix list holds the locations.
+function M.float_text(markdown)
+  return ((markdown or ''):gsub('%[([^%]\n]*)%]%(file://[^%)\n]*%)', '%1'))
+end
+
 local function show(markdown)
-  local _, win = vim.lsp.util.open_floating_preview(vim.split(markdown or '', '\n'), 'markdown',
+  local _, win = vim.lsp.util.open_floating_preview(vim.split(M.float_text(markdown), '\n'), 'markdown',
     { border = 'rounded', max_width = 100, max_height = 40, focus_id = 'codeask' })
   -- a line wider than the window (a source's label and its link) wraps between words, not inside one
   if win and vim.api.nvim_win_is_valid(win) then vim.wo[win].linebreak = true end
