@@ -324,6 +324,23 @@ def test_a_packed_chunk_is_labelled_by_an_inflected_word_and_never_left_blank():
     assert matched_symbol(hit, question_terms("where are sessions stored")) == "Mux.updateSubRoutes"
 
 
+def test_of_definitions_holding_as_many_words_the_one_named_by_one_labels_the_chunk():
+    """flask's ``RequestContext.copy`` (its docstring says "flask", "app", "request", "context") and
+    ``push`` hold as many of "how does flask push the app context for a request"; the label named
+    ``copy`` alone, the first of the two, and the snippet showed its docstring. The one whose name
+    spells a word of the question (``push``) wins the tie; function words ("how", "the", "for") count
+    for neither."""
+    content = (
+        "    def copy(self):\n"
+        '        """A copy of this request context for the flask app, the same for how it runs."""\n'
+        "        return self\n\n"
+        "    def push(self):\n        app_ctx = self.app.app_context(self.request)\n        app_ctx.enter()\n"
+    )
+    hit = Hit("c", "ctx.py", "python", 337, 343, "RequestContext.copy", content, 1.0)
+    terms = question_terms("how does flask push the app context for a request")
+    assert matched_symbol(hit, terms) == "RequestContext.copy, RequestContext.push"
+
+
 def test_ask_sends_the_definition_not_the_import_block(tmp_path):
     root = tmp_path / "ws"
     pkg = root / "pkg"

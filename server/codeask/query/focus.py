@@ -59,7 +59,7 @@ _MARKER_COST = len(MARKER.format(indent=" " * 8, first=100000, last=100000, what
 #: :func:`codeask.llm.protocol.estimate_tokens`).
 CHARS_PER_TOKEN = 3.0
 #: Words of a question that say nothing about the code (English function words and question words).
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     re.findall(
         r"\w+",
         "the and for are was were does did done how what when where which who whom why with without from into onto "
@@ -98,10 +98,10 @@ def line_words(line: str) -> frozenset[str]:
 
 def question_terms(*texts: str) -> frozenset[str]:
     """The words of ``texts`` (the question, its search queries) a relevant line would use: each
-    identifier whole and split into parts, stemmed, without :data:`_STOP` words."""
+    identifier whole and split into parts, stemmed, without :data:`STOP_WORDS` words."""
     words: set[str] = set()
     for text in texts:
-        words |= {w for w in _words(text, keep=lambda word: word.lower() not in _STOP)}
+        words |= {w for w in _words(text, keep=lambda word: word.lower() not in STOP_WORDS)}
     return frozenset(words)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence, Set
 from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
 from codeask.query.pipeline import Document, Query, per_file
-from codeask.query.question_words import question_terms, terms_held
+from codeask.query.question_words import match_key, question_terms
 from codeask.query.resolve import definitions_of
 from codeask.query.result import source_link
 
@@ -41,7 +41,7 @@ def _named(defs: Sequence[Definition], name: str) -> Definition | None:
 
 def _labelled_line(doc: Document, terms: set[str]) -> int:
     """The 0-based line of ``doc.content`` where the definition its label names that holds the most
-    of the question's ``terms`` begins (:func:`~codeask.query.question_words.terms_held`; the later
+    of the question's ``terms`` begins (:func:`~codeask.query.question_words.match_key`; the later
     on a tie: a label ``A.copy, A.push`` names the best match last, and a merged span's label names
     its chunks' in the file's order), with the comment lines right above it (a Go or Java doc
     comment); 0 when the content holds none of the names."""
@@ -50,7 +50,7 @@ def _labelled_line(doc: Document, terms: set[str]) -> int:
     if not named:
         return 0
     lines = split_lines(doc.content)
-    best = max(reversed(named), key=lambda d: terms_held(terms, "\n".join(lines[d.start_line - 1 : d.end_line])))
+    best = max(reversed(named), key=lambda d: match_key(terms, d.name, "\n".join(lines[d.start_line - 1 : d.end_line])))
     start = best.start_line - 1
     while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
         start -= 1

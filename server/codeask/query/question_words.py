@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from codeask.index.rows import Hit, split_identifier
 from codeask.lines import split_lines
+from codeask.query.focus import STOP_WORDS
 from codeask.query.pipeline import Document
 from codeask.query.resolve import definitions_of, scoped
 
@@ -19,6 +20,7 @@ __all__ = [
     "term_overlap",
     "matched_symbol",
     "terms_held",
+    "match_key",
     "names_definition",
     "chunk_symbols",
     "INFLECTION",
@@ -164,16 +166,28 @@ def relabelled(doc: Document, terms: set[str]) -> Document:
 def terms_held(terms: set[str], text: str) -> int:
     """How many of the question's ``terms`` (:func:`question_terms`) the words of ``text`` (a
     definition's lines, identifiers split) hold, as they are or inflected either way
-    (:func:`_inflects`: "chained" holds ``chain``, "middleware" ``middlewares``)."""
+    (:func:`_inflects`: "chained" holds ``chain``, "middleware" ``middlewares``), the question's
+    function words left out (:data:`~codeask.query.focus.STOP_WORDS`: a long docstring holds every
+    "the", "how" and "for", and named ``RequestContext.copy`` for "how does flask push the context")."""
     parts = {p for w in _WORD.findall(text) for p in split_identifier(w)}
-    return sum(1 for t in terms if t in parts or any(_inflects(t, p) or _inflects(p, t) for p in parts))
+    said = (t for t in terms if t not in STOP_WORDS)
+    return sum(1 for t in said if t in parts or any(_inflects(t, p) or _inflects(p, t) for p in parts))
+
+
+def match_key(terms: set[str], name: str, text: str) -> tuple[int, bool]:
+    """How a definition named ``name`` whose lines are ``text`` matches a question of ``terms``: the
+    terms it holds (:func:`terms_held`), then whether its name spells one (``push`` for "how does
+    flask push the context", over ``copy``, whose docstring holds as many: "flask", "app")."""
+    parts = split_identifier(name)
+    said = [t for t in terms if t not in STOP_WORDS]
+    return terms_held(terms, text), any(_inflects(t, p) or _inflects(p, t) for t in said for p in parts)
 
 
 def matched_symbol(hit: Hit, terms: set[str]) -> str:
     """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
     :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
-    chunk whose own lines hold the most of them (an inner one on a tie with the definition around
-    it, the first of siblings), after the chunk's first definition when it is another one outside
+    chunk whose own lines hold the most of them (:func:`match_key`: on a tie, the one whose name
+    spells one; then an inner one over the definition around it, the first of siblings), after the chunk's first definition when it is another one outside
     it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
     opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
     definition or none, or no definition holds a term (:func:`terms_held`; a chunk stored under no
@@ -184,12 +198,11 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     if len(defs) < 2 or not terms:
         return hit.symbol
     lines = split_lines(hit.content)
-    best, most = None, 0
+    best, most = None, (0, False)
     for d in defs:
-        text = "\n".join(lines[d.start_line - 1 : d.end_line])
-        count = terms_held(terms, text)
-        if count > most or (count == most and best is not None and best.contains(d.start_line)):
-            best, most = d, count
+        key = match_key(terms, d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
+        if key > most or (key == most and best is not None and best.contains(d.start_line)):
+            best, most = d, key
     if best is None:  # a chunk packing definitions is stored under none: named by its first
         return hit.symbol or scoped(hit, defs[0])
     first = defs[0]
