@@ -187,9 +187,9 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
     :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
     chunk whose own lines hold the most of them (:func:`match_key`: on a tie, the one whose name
-    spells one; then an inner one over the definition around it, the first of siblings), after the chunk's first definition when it is another one outside
-    it (``SessionRedirectMixin.rebuild_auth, SessionRedirectMixin.rebuild_proxies``: a reader
-    opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
+    spells one; then an inner one over the definition around it, the first of siblings), after the
+    chunk's first definition when it is another one outside it (``SessionRedirectMixin.rebuild_auth,
+    SessionRedirectMixin.rebuild_proxies``: a reader opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
     definition or none, or no definition holds a term (:func:`terms_held`; a chunk stored under no
     symbol, as one packing Go functions is, then its first definition's). A chunk packing several
     definitions is stored under its first (or its class): a question about the third one names the
