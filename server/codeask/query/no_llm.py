@@ -39,9 +39,9 @@ def _named(defs: Sequence[Definition], name: str) -> Definition | None:
     return next(same, None) or next((d for d in defs if d.name == last), None)
 
 
-def _labelled_line(doc: Document, terms: set[str]) -> int:
-    """The 0-based line of ``doc.content`` where the definition its label names that holds the most
-    of the question's ``terms`` begins (:func:`~codeask.query.question_words.match_key`; the later
+def _labelled_line(doc: Document, lines: list[str], terms: set[str]) -> int:
+    """The 0-based line of ``doc.content`` (its ``lines``) where the definition its label names that
+    holds the most of the question's ``terms`` begins (:func:`~codeask.query.question_words.match_key`; the later
     on a tie: a label ``A.copy, A.push`` names the best match last, and a merged span's label names
     its chunks' in the file's order), with the comment lines right above it (a Go or Java doc
     comment); 0 when the content holds none of the names."""
@@ -49,7 +49,6 @@ def _labelled_line(doc: Document, terms: set[str]) -> int:
     named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
     if not named:
         return 0
-    lines = split_lines(doc.content)
     best = max(reversed(named), key=lambda d: match_key(terms, d.name, "\n".join(lines[d.start_line - 1 : d.end_line])))
     start = best.start_line - 1
     while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
@@ -62,7 +61,7 @@ def snippet(doc: Document, terms: Set[str] = frozenset()) -> tuple[list[str], bo
     definition best matching the question's ``terms`` begins (:func:`_labelled_line`), and whether
     lines were left out before and after them."""
     lines = split_lines(doc.content)
-    start = _labelled_line(doc, set(terms))
+    start = _labelled_line(doc, lines, set(terms))
     if start >= len(lines):
         start = 0
     shown = lines[start : start + SNIPPET_LINES]

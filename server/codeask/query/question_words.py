@@ -4,7 +4,7 @@ identifiers split, the share of them a chunk holds, and a chunk named by its def
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
@@ -170,8 +170,12 @@ def terms_held(terms: set[str], text: str) -> int:
     function words left out (:data:`~codeask.query.focus.STOP_WORDS`: a long docstring holds every
     "the", "how" and "for", and named ``RequestContext.copy`` for "how does flask push the context")."""
     parts = {p for w in _WORD.findall(text) for p in split_identifier(w)}
-    said = (t for t in terms if t not in STOP_WORDS)
-    return sum(1 for t in said if t in parts or any(_inflects(t, p) or _inflects(p, t) for p in parts))
+    return sum(1 for t in terms if t not in STOP_WORDS and _spelled(t, parts))
+
+
+def _spelled(term: str, parts: Iterable[str]) -> bool:
+    """Whether one of ``parts`` is ``term``, or either is the other inflected (:func:`_inflects`)."""
+    return any(term == p or _inflects(term, p) or _inflects(p, term) for p in parts)
 
 
 def match_key(terms: set[str], name: str, text: str) -> tuple[int, bool]:
@@ -179,8 +183,7 @@ def match_key(terms: set[str], name: str, text: str) -> tuple[int, bool]:
     terms it holds (:func:`terms_held`), then whether its name spells one (``push`` for "how does
     flask push the context", over ``copy``, whose docstring holds as many: "flask", "app")."""
     parts = split_identifier(name)
-    said = [t for t in terms if t not in STOP_WORDS]
-    return terms_held(terms, text), any(_inflects(t, p) or _inflects(p, t) for t in said for p in parts)
+    return terms_held(terms, text), any(t not in STOP_WORDS and _spelled(t, parts) for t in terms)
 
 
 def matched_symbol(hit: Hit, terms: set[str]) -> str:
