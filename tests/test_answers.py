@@ -183,6 +183,26 @@ def test_answer_with_numbered_citations(sample_workspace, fake_llm):
     assert out["answer"].startswith("The discount comes from the coupon [1].")  # the model's text
 
 
+def test_every_cited_span_opens_on_the_definition_the_question_is_about(sample_workspace, fake_llm):
+    """A span is cut by chunks: pricing.py's opens on its module docstring and ``COUPONS``, cart.py's on
+    its docstring and imports. Each source and span carries ``open_line``, where the editors open it:
+    the line the definition its label names starts on, inside the cited lines; the same with an LLM
+    (the sources as sent) and without one."""
+    ws = _workspace(sample_workspace, fake_llm)
+    fake_llm.reply_with("The cart total applies the coupon [1].")
+    question = "How is the coupon discount applied to the cart total?"
+    for answer in (ws.ask(question), ws.ask(question, no_llm=True)):
+        out = answer.to_json()
+        code = [s for s in out["sources"] + out["also_relevant"] if s["path"].endswith(".py")]
+        assert {"src/shop/pricing.py", "src/shop/cart.py"} <= {s["path"] for s in code}
+        for source in code:
+            assert source["open_line"] == source["spans"][0]["open_line"]
+            for span in source["spans"]:
+                assert span["start_line"] < span["open_line"] <= span["end_line"], span  # each opens on a docstring
+                line = (sample_workspace / source["path"]).read_text().splitlines()[span["open_line"] - 1]
+                assert line.lstrip().startswith(("def ", "class ")) and span["symbol"].split(".")[-1] in line, (span, line)
+
+
 def test_no_usable_llm_gives_the_sources_and_the_error_when_asked_to(sample_workspace):
     """An explicit provider without a key: the CLI's ask raises (it reports it before indexing);
     the editor and MCP servers ask with ``sources_on_llm_error`` and get the ranked sources."""

@@ -74,7 +74,14 @@ def test_eglot_ask_returns_locations(sample_workspace: Path, tmp_path: Path) -> 
         sample_workspace / rel
         for rel in ("src/shop/cart.py", "src/shop/pricing.py", "src/shop/shipping.py", "README.md")
     }
-    # M-x codeask-ask: the answer in *codeask*, one xref item per location
+    # M-x codeask-ask: the answer in *codeask*, one xref item per location, at the line the span's
+    # labelled definition starts on (pricing.py's span opens on its docstring: the item, on the def)
+    xrefs = printed(proc.stdout, "XREF")
+    assert [Path(f) for f, _ in xrefs] == [Path(f) for f, _ in locations]
+    for (_path, start, end), (_, line) in zip(sources, xrefs):
+        assert int(start) <= int(line) <= int(end)
+    pricing_open = next(int(line) for f, line in xrefs if f.endswith("pricing.py"))
+    assert (sample_workspace / "src/shop/pricing.py").read_text().splitlines()[pricing_open - 1].startswith("def apply_discount(")
     assert int(printed(proc.stdout, "ANSWER")[0][0]) > 0
     assert printed(proc.stdout, "XREFS") == [[str(len(locations))]]
     # the function that applies the coupon is among the cited lines

@@ -148,6 +148,10 @@ async def test_ask_codebase_with_the_fake_llm(sample_workspace, llm_env):
         assert out["llm"] and out["llm"].startswith("openai") and out["note"] is None
         assert out["answer"] and "Sources:\n1. [" in out["markdown"]
         assert 1 <= len(out["sources"]) <= 3
+        # where to start reading each: inside its lines, past pricing.py's docstring to apply_discount
+        spans = [x for s in out["sources"] for x in [s, *s["spans"]]]
+        assert all(x["start_line"] <= x["open_line"] <= x["end_line"] for x in spans), spans
+        assert any(x["open_line"] > x["start_line"] for x in spans), spans
         assert any("apply_discount" in prompt for prompt in llm_env.prompts())  # the code reached the LLM
         explained = await client.call_tool("explain_code", {"path": "src/shop/pricing.py", "start_line": 6, "end_line": 9})
         assert not explained.is_error and explained.structured_content["llm"].startswith("openai")

@@ -74,18 +74,22 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     ask = result["result"]
     assert ask["sources"] and len(ask["locations"]) == sum(len(s["spans"]) for s in ask["sources"])
     assert result["ask_error"] is None
-    # quickfix items come from the locations: file and 1-based line
+    # quickfix items come from the locations, one per span, each at the span's open line
+    spans = [x for s in ask["sources"] for x in s["spans"]]
     assert len(result["qf"]) == len(ask["locations"])
-    for item, loc in zip(result["qf"], ask["locations"]):
-        assert Path(item["filename"]).as_uri() == loc["uri"]
-        assert item["lnum"] == loc["range"]["start"]["line"] + 1
+    for item, loc, span in zip(result["qf"], ask["locations"], spans):
+        assert Path(item["filename"]).as_uri() == loc["uri"] and loc["range"]["start"]["line"] + 1 == span["start_line"]
+        assert span["start_line"] <= item["lnum"] == span["open_line"] <= span["end_line"]
+    # pricing.py's span opens on its docstring and COUPONS: its item, on the function the question is about
+    pricing = next(q for q in result["qf"] if q["filename"].endswith("pricing.py"))
+    assert Path(pricing["filename"]).read_text().split("\n")[pricing["lnum"] - 1].startswith("def apply_discount(")
     assert {q["filename"] for q in result["qf"][:2]} >= {str(sample_workspace / "src/shop/pricing.py")}
     assert result["floats"] >= 1  # the markdown answer in a floating window
     assert result["float_linebreak"] is True  # its long lines wrap between words
     # each link shows as its text: a concealed URI still counts for wrapping and broke labels in two
     float_text = "\n".join(result["float_lines"])
     assert "file://" not in float_text and "src/shop/pricing.py:" in float_text, float_text
-    citation = result["citation"]  # a source, 10 lines further down after an edit
+    citation = result["citation"]  # a source, 10 lines further down after an edit, opens at its open line
     assert citation["after"] == citation["before"] + 10 == citation["cursor"], citation
     assert citation["note"] == "moved since the answer" and citation["file"] != str(cart)
     assert [(Path(q["filename"]).name, q["lnum"], q["text"]) for q in result["qf_also"]] == [

@@ -45,15 +45,32 @@ Signals an error when the buffer has no eglot server, with the server's message 
                   (1+ (plist-get (plist-get (plist-get loc :range) :start) :line))))
           (plist-get result :locations)))
 
+(defun codeask-open-lines (result)
+  "The line each cited span of RESULT opens at, in the order of its Locations: the span's
+`open_line' (1-based: where the definition its label names begins), nil when it has none."
+  (let (lines)
+    (seq-doseq (source (plist-get result :sources))
+      (seq-doseq (span (or (plist-get source :spans) (vector source)))
+        (push (plist-get span :open_line) lines)))
+    (nreverse lines)))
+
+(defun codeask-xrefs (result)
+  "One xref item per cited span of RESULT (a `codeask.ask' plist), at the span's open line
+\(`codeask-open-lines'), else at its first line."
+  (let ((opens (codeask-open-lines result)))
+    (seq-map-indexed
+     (lambda (loc i)
+       (let ((line (or (nth i opens) (cadr loc))))
+         (xref-make (format "%s:%d" (file-name-nondirectory (car loc)) line)
+                    (xref-make-file-location (car loc) line 0))))
+     (codeask-locations result))))
+
 (defun codeask-ask (question)
   "Ask codeask QUESTION about the current project.
 The answer (Markdown) goes to the *codeask* buffer, the code it cites to an xref list."
   (interactive "sAsk codeask: ")
   (let* ((result (codeask--request question))
-         (xrefs (mapcar (lambda (loc)
-                          (xref-make (format "%s:%d" (file-name-nondirectory (car loc)) (cadr loc))
-                                     (xref-make-file-location (car loc) (cadr loc) 0)))
-                        (codeask-locations result))))
+         (xrefs (codeask-xrefs result)))
     (with-current-buffer (get-buffer-create "*codeask*")
       (let ((inhibit-read-only t))
         (erase-buffer)

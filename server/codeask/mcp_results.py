@@ -43,11 +43,19 @@ class AnchorOut(BaseModel):
     hash: str = Field(description="hash of the cited text (16 hex digits)")
 
 
+#: ``open_line`` of a source or span (:func:`codeask.query.opening.open_line`).
+OPEN_LINE = Field(
+    default=0,
+    description="where to start reading, inside the lines (1-based): the definition matching the question best",
+)
+
+
 class SpanOut(BaseModel):
     """One span of a source's file: 1-based inclusive lines."""
 
     start_line: int = Field(description="first line, 1-based")
     end_line: int = Field(description="last line, 1-based, inclusive")
+    open_line: int = OPEN_LINE
     symbol: str = Field(description="enclosing definition (class/function), '' when none")
     content: str = Field(description="the code of these lines")
     uri: str = Field(description="file:///abs/path#Lstart-Lend")
@@ -73,6 +81,7 @@ class SourceOut(BaseModel):
     root: str = Field(description="absolute workspace root the path belongs to")
     start_line: int = Field(description="first line, 1-based")
     end_line: int = Field(description="last line, 1-based, inclusive")
+    open_line: int = OPEN_LINE
     symbol: str = Field(description="enclosing definition (class/function), '' when none")
     score: float = Field(description="fused retrieval score, higher is better (only comparable within one result)")
     content: str = Field(description="the code of these lines")
@@ -244,6 +253,7 @@ def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, i
             root=s["root"],
             start_line=s["start_line"],
             end_line=s["end_line"],
+            open_line=s["open_line"],
             symbol=s.get("symbol") or "",
             score=s["score"],
             content=s["content"],
@@ -253,6 +263,7 @@ def source_outs(items: list[dict[str, Any]], resource_uri: Callable[[str, str, i
                 SpanOut(
                     start_line=x["start_line"],
                     end_line=x["end_line"],
+                    open_line=x["open_line"],
                     symbol=x.get("symbol") or "",
                     content=x.get("content", ""),
                     uri=x["uri"],

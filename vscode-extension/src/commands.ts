@@ -11,6 +11,7 @@ import {
   OpenRequest,
   Range as LspRange,
   Source,
+  SourceSpan,
   openRequestFromMessage,
 } from './markdown';
 import { KEYED_PROVIDERS, KeyedProvider, secretKey } from './settings';
@@ -67,18 +68,29 @@ export interface Resolution {
   end_line?: number;
 }
 
-/** `file:///a.py#10-20` (1-based lines): the key of a cited span in {@link anchorsOf}. */
+/** `file:///a.py#10-20` (1-based lines): the key of a cited span in {@link citedSpansOf}. */
 function spanKey(uri: string, start?: number, end?: number): string {
   return `${uri.split('#')[0]}#${start}-${end ?? start}`;
 }
 
-/** The anchors of every span of `sources` (and `also_relevant`), by {@link spanKey}. */
-export function anchorsOf(sources: Source[] | undefined): Map<string, Anchor> {
-  const out = new Map<string, Anchor>();
+/** What an answer says of one cited span: the anchor that re-finds it, the line a reader starts on (1-based). */
+export interface CitedSpan {
+  anchor?: Anchor;
+  openLine?: number;
+}
+
+/** Every span of `sources` (and `also_relevant`), by {@link spanKey}. */
+export function citedSpansOf(sources: Source[] | undefined): Map<string, CitedSpan> {
+  const out = new Map<string, CitedSpan>();
   for (const source of sources ?? []) {
-    for (const span of source.spans ?? []) {
+    const spans: SourceSpan[] = source.spans?.length ? source.spans : [source];
+    for (const span of spans) {
       const uri = span.uri ?? source.uri;
-      if (uri && span.anchor?.hash) out.set(spanKey(uri, span.start_line, span.end_line), span.anchor);
+      if (!uri) continue;
+      out.set(spanKey(uri, span.start_line, span.end_line), {
+        anchor: span.anchor?.hash ? span.anchor : undefined,
+        openLine: typeof span.open_line === 'number' ? span.open_line : undefined,
+      });
     }
   }
   return out;
@@ -132,11 +144,11 @@ interface QuestionItem extends vscode.QuickPickItem {
 
 export function createCommandHandlers(deps: CommandDeps) {
   const vs = deps.vscode;
-  /** The anchors of the answer last shown: a click on one of its citations re-finds the code first. */
-  let anchors = new Map<string, Anchor>();
+  /** The spans of the answer last shown: a click on one of its citations re-finds the code first. */
+  let cited = new Map<string, CitedSpan>();
 
   function show(view: AnswerView): void {
-    anchors = anchorsOf([...(view.sources ?? []), ...(view.alsoRelevant ?? [])]);
+    cited = citedSpansOf([...(view.sources ?? []), ...(view.alsoRelevant ?? [])]);
     deps.showAnswer(view);
   }
 
@@ -382,31 +394,40 @@ export function createCommandHandlers(deps: CommandDeps) {
 
   /**
    * `req` moved to where its code is now, when it is a citation of the answer last shown (it has an
-   * anchor): `codeask.resolveCitation` re-finds it, and a status other than `same` is said. Any
-   * failure keeps the cited lines.
+   * anchor): `codeask.resolveCitation` re-finds it, and a status other than `same` is said. Its
+   * `open` line is the span's open line, as far into the span as when cited. Any failure keeps
+   * the cited lines.
    */
   async function resolved(req: OpenRequest): Promise<OpenRequest> {
     if (req.start === undefined) return req;
     const start = req.start + 1;
     const end = (req.end ?? req.start) + 1;
-    const anchor = anchors.get(spanKey(req.uri, start, end));
-    if (!anchor) return req;
+    const span = cited.get(spanKey(req.uri, start, end));
+    const line = span?.openLine;
+    const into = line !== undefined && line >= start && line <= end ? line - start : 0;
+    const here = { ...req, open: req.start + into };
+    if (!span?.anchor) return here;
     try {
       const found = (await deps.request('codeask.resolveCitation', [
-        { uri: req.uri.split('#')[0], start_line: start, end_line: end, symbol: anchor.symbol ?? '', hash: anchor.hash },
+        { uri: req.uri.split('#')[0], start_line: start, end_line: end, symbol: span.anchor.symbol ?? '', hash: span.anchor.hash },
       ])) as Resolution | undefined;
-      if (!found || typeof found.start_line !== 'number' || typeof found.end_line !== 'number') return req;
+      if (!found || typeof found.start_line !== 'number' || typeof found.end_line !== 'number') return here;
       if (found.status !== 'same' && found.note) void vs.window.showInformationMessage(`codeask: ${found.note}`);
-      return { uri: req.uri, start: found.start_line - 1, end: found.end_line - 1 };
+      const open = Math.min(found.start_line + into, found.end_line) - 1;
+      return { uri: req.uri, start: found.start_line - 1, end: found.end_line - 1, open };
     } catch {
-      return req;
+      return here;
     }
   }
 
-  /** Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected, where the cited code is now. */
-  async function openSource(cited: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
-    if (!cited) return undefined;
-    const req = await resolved(cited);
+  /**
+   * Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected, where the cited code is now,
+   * scrolled to put its open line (the definition the question is about) at the top when it is
+   * below the first.
+   */
+  async function openSource(request: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
+    if (!request) return undefined;
+    const req = await resolved(request);
     const uri = vs.Uri.parse(req.uri);
     try {
       const document = await vs.workspace.openTextDocument(uri);
@@ -416,7 +437,9 @@ export function createCommandHandlers(deps: CommandDeps) {
         preview: true,
         selection: new vs.Selection(range.start, range.end),
       });
-      editor.revealRange(range, vs.TextEditorRevealType.InCenterIfOutsideViewport);
+      const open = Math.min(req.open ?? range.start.line, range.end.line);
+      if (open > range.start.line) editor.revealRange(new vs.Range(open, 0, open, 0), vs.TextEditorRevealType.AtTop);
+      else editor.revealRange(range, vs.TextEditorRevealType.InCenterIfOutsideViewport);
       return editor;
     } catch (error) {
       void vs.window.showErrorMessage(`codeask: cannot open ${req.uri}: ${errorMessage(error)}`);

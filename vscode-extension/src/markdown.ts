@@ -20,11 +20,15 @@ export interface OpenSourceMessage {
   endLine?: number;
 }
 
-/** A request to open `uri` and select 0-based lines `start`..`end` (inclusive). */
+/**
+ * A request to open `uri` and select 0-based lines `start`..`end` (inclusive), scrolled to line
+ * `open` (inside them: where the cited definition begins) when it is below `start`.
+ */
 export interface OpenRequest {
   uri: string;
   start?: number;
   end?: number;
+  open?: number;
 }
 
 /** A source as `codeask.ask` / `codeask.explain` return it. */
@@ -37,6 +41,8 @@ export interface Source {
   symbol?: string | null;
   score?: number;
   content?: string;
+  /** Where a reader starts (1-based, inside the lines): the labelled definition the question is about. */
+  open_line?: number;
   /** Every span of the file the answer drew on, this source's own lines first (1-based). */
   spans?: SourceSpan[];
 }
@@ -44,6 +50,7 @@ export interface Source {
 export interface SourceSpan {
   start_line?: number;
   end_line?: number;
+  open_line?: number;
   uri?: string;
   symbol?: string | null;
   /** What re-finds the span after edits (`codeask.resolveCitation`). */

@@ -299,6 +299,13 @@ describe('citations re-found when opened', () => {
         uri: 'file:///ws/calc.py#L1-L2',
         spans: [{ start_line: 1, end_line: 2, uri: 'file:///ws/calc.py#L1-L2', symbol: 'add', anchor: { symbol: 'add', hash: '0123456789abcdef' } }],
       },
+      {
+        ...ASK_RESULT.sources[0],
+        uri: 'file:///ws/shop.py#L1-L30',
+        spans: [
+          { start_line: 1, end_line: 30, open_line: 12, uri: 'file:///ws/shop.py#L1-L30', symbol: 'Cart.total', anchor: { symbol: 'Cart', hash: 'fedcba9876543210' } },
+        ],
+      },
     ],
     also_relevant: [{ path: 'util.py', uri: 'file:///ws/util.py#L3-L4', root: '/ws', start_line: 3, end_line: 4, score: 0.5, content: '' }],
   };
@@ -317,6 +324,18 @@ describe('citations re-found when opened', () => {
     const sel = t.calls.shown[0].options.selection;
     assert.deepEqual([sel.start.line, sel.end.line], [10, 11]);
     assert.deepEqual(t.calls.info, ['codeask: moved since the answer']);
+  });
+
+  it('scrolls to the definition the label names, inside the cited lines, where the span is now', async () => {
+    const t = setup({}, (command) =>
+      command === 'codeask.resolveCitation' ? { status: 'moved', note: 'moved since the answer', start_line: 6, end_line: 35 } : anchored,
+    );
+    await t.handlers.askQuestion('how is the total computed?');
+    await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/shop.py', startLine: 1, endLine: 30 });
+    const sel = t.calls.shown[0].options.selection;
+    assert.deepEqual([sel.start.line, sel.end.line], [5, 34]); // the whole span selected, 5 lines down
+    assert.deepEqual(t.calls.revealed.map((r: any) => [r.start.line, r.end.line]), [[16, 16]]); // its open line 12, 5 down, 0-based
+    assert.deepEqual(t.calls.revealedHow, [3]); // at the top
   });
 
   it('opens the cited lines when the link has no anchor or the server cannot resolve it', async () => {

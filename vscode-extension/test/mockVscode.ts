@@ -110,6 +110,7 @@ export function createMockVscode(opts: MockOptions = {}) {
     progress: [] as { title?: string; location: unknown }[],
     shown: [] as { document: unknown; options: any }[],
     revealed: [] as unknown[],
+    revealedHow: [] as unknown[],
     opened: [] as string[],
     quickPicks: [] as MockQuickPick[],
     inputBoxes: [] as any[],
@@ -187,8 +188,9 @@ export function createMockVscode(opts: MockOptions = {}) {
       return {
         document,
         selection: options?.selection,
-        revealRange(range: unknown) {
+        revealRange(range: unknown, how?: number) {
           calls.revealed.push(range);
+          calls.revealedHow.push(how);
         },
       };
     },

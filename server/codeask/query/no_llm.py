@@ -10,14 +10,12 @@ on the method before the one the question is about, shows the one the question i
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence, Set
+from collections.abc import Set
 
-from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
+from codeask.query.opening import open_line
 from codeask.query.pipeline import Document, Query, per_file
-from codeask.query.question_words import match_key, question_terms
-from codeask.query.resolve import definitions_of
+from codeask.query.question_words import question_terms
 from codeask.query.result import source_link
 
 __all__ = ["NOTHING_FOUND", "NoLLMAnswer", "SNIPPET_LINES", "snippet"]
@@ -28,42 +26,12 @@ NOTHING_FOUND = "No matching code was found for this question in the indexed wor
 SNIPPET_LINES = 8
 
 
-#: A line of comment (or an attribute: Rust's ``#[derive]``) that belongs to the definition below it.
-_COMMENT = re.compile(r"\s*(?://|#|/\*|\*|--|;)")
-
-
-def _named(defs: Sequence[Definition], name: str) -> Definition | None:
-    """The definition of ``defs`` a label's ``name`` names: by its qualified symbol, else its last part."""
-    last = re.split(r"[.:]+", name)[-1]
-    same = (d for d in defs if d.symbol == name or name.endswith(f".{d.symbol}") or d.symbol.endswith(f".{name}"))
-    return next(same, None) or next((d for d in defs if d.name == last), None)
-
-
-def _labelled_line(doc: Document, lines: list[str], terms: set[str]) -> int:
-    """The 0-based line of ``doc.content`` (its ``lines``) where the definition its label names that
-    holds the most of the question's ``terms`` begins (:func:`~codeask.query.question_words.match_key`; the later
-    on a tie: a label ``A.copy, A.push`` names the best match last, and a merged span's label names
-    its chunks' in the file's order), with the comment lines right above it (a Go or Java doc
-    comment); 0 when the content holds none of the names."""
-    defs = definitions_of(doc.content, doc.language)
-    named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
-    if not named:
-        return 0
-    best = max(reversed(named), key=lambda d: match_key(terms, d.name, "\n".join(lines[d.start_line - 1 : d.end_line])))
-    start = best.start_line - 1
-    while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
-        start -= 1
-    return start
-
-
 def snippet(doc: Document, terms: Set[str] = frozenset()) -> tuple[list[str], bool, bool]:
     """The lines of ``doc`` shown under its link: :data:`SNIPPET_LINES` from the line its labelled
-    definition best matching the question's ``terms`` begins (:func:`_labelled_line`), and whether
-    lines were left out before and after them."""
+    definition best matching the question's ``terms`` begins (:func:`~codeask.query.opening.open_line`),
+    and whether lines were left out before and after them."""
     lines = split_lines(doc.content)
-    start = _labelled_line(doc, lines, set(terms))
-    if start >= len(lines):
-        start = 0
+    start = open_line(doc, terms) - doc.start_line
     shown = lines[start : start + SNIPPET_LINES]
     return shown, start > 0, start + SNIPPET_LINES < len(lines)
 

@@ -7,7 +7,7 @@ The sources of an :class:`Answer` come from the documents, never from the model'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -15,7 +15,9 @@ from codeask.lines import split_lines
 from codeask.query.anchors import anchor
 from codeask.query.citations import check_citations
 from codeask.query.notes import answer_notes
+from codeask.query.opening import open_line
 from codeask.query.pipeline import Document, Query, per_file
+from codeask.query.question_words import question_terms
 from codeask.sureness import via_label
 from codeask.uris import markdown_link
 
@@ -105,9 +107,10 @@ class Source:
     label: str = ""
     spans: list[dict[str, Any]] = field(default_factory=list)
     """Every span of this file the answer drew on, the best (this source's own lines) first, then
-    those the ``widen`` step added: ``{"start_line", "end_line", "uri", "symbol", "content",
-    "anchor"}`` (1-based inclusive lines, each with its own link; ``anchor`` is ``{"symbol",
-    "hash"}`` (:func:`codeask.query.anchors.anchor`), what re-finds the span after an edit)."""
+    those the ``widen`` step added: ``{"start_line", "end_line", "open_line", "uri", "symbol",
+    "content", "anchor"}`` (1-based inclusive lines, each with its own link; ``open_line`` as the
+    source's; ``anchor`` is ``{"symbol", "hash"}`` (:func:`codeask.query.anchors.anchor`), what
+    re-finds the span after an edit)."""
     via: str = ""
     """Why the ``neighbours`` step brought this file in, along which edge of the symbol graph
     (``"calls send from src/requests/sessions.py:560"``); ``""`` for a file retrieval found."""
@@ -120,38 +123,24 @@ class Source:
     """How sure the ``via`` edge is (:func:`codeask.query.resolve.sureness`): 1.0 sure (the name's
     class, module or own file), 0.7 typed (a variable of that class), 0.5 an import alias, 0.3 by the
     name alone (``r.request.copy()``: the receiver's type is unknown); 0.0 without ``via``."""
+    open_line: int = 0
+    """The 1-based line a reader starts on, inside the span: its labelled definition that matches the
+    question best (:func:`codeask.query.opening.open_line`); where the editors open the citation."""
 
     @classmethod
-    def from_document(cls, d: Document, more: list[Document] | None = None) -> Source:
+    def from_document(cls, d: Document, more: Sequence[Document] = (), terms: Set[str] = frozenset()) -> Source:
         """The source of ``d`` (its file's best span), with ``more`` spans of the same file after it
-        in ``spans``; the score rounded to 6 decimals."""
-        spans = [
-            {
-                "start_line": x.start_line,
-                "end_line": x.end_line,
-                "uri": x.uri,
-                "symbol": x.symbol,
-                "content": x.content,
-                "anchor": anchor(x.content, x.symbol),
-            }
-            for x in [d, *(more or [])]
-        ]
+        in ``spans``, each opening where a question of ``terms`` reads it (``open_line``); the score
+        rounded to 6 decimals."""
+        spans: list[dict[str, Any]] = [
+            {"start_line": x.start_line, "end_line": x.end_line, "open_line": open_line(x, terms), "uri": x.uri,
+             "symbol": x.symbol, "content": x.content, "anchor": anchor(x.content, x.symbol)}
+            for x in [d, *more]
+        ]  # fmt: skip
         return cls(
-            d.path,
-            d.uri,
-            d.root,
-            d.start_line,
-            d.end_line,
-            d.symbol,
-            round(float(d.score), 6),
-            d.content,
-            d.label,
-            spans,
-            d.via,
-            d.kind,
-            list(d.similar),
-            d.via_sure,
-        )
+            d.path, d.uri, d.root, d.start_line, d.end_line, d.symbol, round(float(d.score), 6), d.content, d.label,
+            spans, d.via, d.kind, list(d.similar), d.via_sure, spans[0]["open_line"],
+        )  # fmt: skip
 
 
 def _key(d: Document) -> tuple[str, str, int]:
@@ -191,18 +180,21 @@ def sent_and_left_out(query: Query) -> tuple[list[Source], list[Source]]:
     documents retrieval found but the prompt left out, one source per file with its spans. Without
     one: one source per file of the documents (:func:`~codeask.query.pipeline.per_file`) and ``[]``.
     """
+    terms = question_terms(query.asked)
     if query.prompt_documents is None:
-        return [Source.from_document(spans[0], spans[1:]) for spans in per_file(query.documents)], []
+        return [Source.from_document(spans[0], spans[1:], terms) for spans in per_file(query.documents)], []
     sent, sent_keys = [], set()
     for d in query.prompt_documents:
         o = _origin(d, query.documents)
         sent_keys.add(_key(o))
         kept = split_lines(o.content)[d.start_line - o.start_line : d.end_line - o.start_line + 1]
         sent.append(
-            Source.from_document(replace(o, start_line=d.start_line, end_line=d.end_line, content="\n".join(kept)))
+            Source.from_document(
+                replace(o, start_line=d.start_line, end_line=d.end_line, content="\n".join(kept)), (), terms
+            )
         )
     left = [d for d in query.documents if _key(d) not in sent_keys]
-    return sent, [Source.from_document(spans[0], spans[1:]) for spans in per_file(left)]
+    return sent, [Source.from_document(spans[0], spans[1:], terms) for spans in per_file(left)]
 
 
 @dataclass

@@ -144,28 +144,36 @@ local function show(markdown)
   if win and vim.api.nvim_win_is_valid(win) then vim.wo[win].linebreak = true end
 end
 
+--- The line a span opens at (1-based): its `open_line` (the labelled definition the question is
+--- about) when it lies inside the span, else its first line.
+local function open_line(span)
+  local first, last, line = span.start_line, span.end_line, span.open_line
+  if type(line) == 'number' and type(first) == 'number' and line >= first and line <= (last or first) then return line end
+  return first
+end
+
 --- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
---- (a source lists its spans in `spans`, best first, in the order of the Locations), then one per
---- file of `also_relevant` (found, not sent to the model), its text saying so.
+--- (a source lists its spans in `spans`, best first, in the order of the Locations), each at its
+--- `open_line`, then one per file of `also_relevant` (found, not sent to the model), its text saying so.
 function M.qf_items(result)
-  local texts, cited = {}, {}
+  local spans_of = {}
   for _, src in ipairs(result.sources or {}) do
-    local spans = (type(src.spans) == 'table' and #src.spans > 0) and src.spans or { src }
-    for _, span in ipairs(spans) do
-      local symbol = span.symbol
-      table.insert(texts, (type(symbol) == 'string' and symbol ~= '') and symbol or (src.path or ''))
-      local anchor = type(span.anchor) == 'table' and span.anchor or nil
-      table.insert(cited, anchor and { anchor = anchor, start_line = span.start_line, end_line = span.end_line } or false)
+    for _, span in ipairs((type(src.spans) == 'table' and #src.spans > 0) and src.spans or { src }) do
+      table.insert(spans_of, { src = src, span = span })
     end
   end
   local items = {}
   for i, loc in ipairs(result.locations or {}) do
+    local s = spans_of[i] or { src = {}, span = {} }
+    local symbol, anchor = s.span.symbol, type(s.span.anchor) == 'table' and s.span.anchor or nil
     table.insert(items, {
       filename = vim.uri_to_fname(loc.uri),
-      lnum = loc.range.start.line + 1,       -- LSP lines are 0-based
-      col = loc.range.start.character + 1,
-      text = texts[i] or '',
-      user_data = cited[i] or nil,           -- what re-finds the span (M.open_citation)
+      lnum = open_line(s.span) or (loc.range.start.line + 1),  -- LSP lines are 0-based
+      col = 1,
+      text = (type(symbol) == 'string' and symbol ~= '') and symbol or (s.src.path or ''),
+      -- what re-finds the span (M.open_citation)
+      user_data = anchor and { anchor = anchor, start_line = s.span.start_line, end_line = s.span.end_line,
+                               open_line = open_line(s.span) } or nil,
     })
   end
   -- what retrieval found but the model was not sent (`also_relevant`), after the sources, marked
@@ -174,7 +182,7 @@ function M.qf_items(result)
       local symbol = (type(src.symbol) == 'string' and src.symbol ~= '') and src.symbol or src.path
       table.insert(items, {
         filename = src.root .. '/' .. src.path,
-        lnum = src.start_line,
+        lnum = open_line(src),
         col = 1,
         text = 'not sent to the model: ' .. symbol,
       })
@@ -297,8 +305,8 @@ end
 
 --- Open a quickfix item where its code is now (the one under the cursor in the quickfix window, else
 --- the list's current one): `codeask.resolveCitation` re-finds the cited span by its anchor (moved
---- lines, or the symbol's new lines with a note when it changed); an item without an anchor, or a
---- failed request, opens the cited line.
+--- lines, or the symbol's new lines with a note when it changed) and it opens at the span's open
+--- line there; an item without an anchor, or a failed request, opens the item's line.
 function M.open_citation(on_done)
   local idx, items = chosen_item()
   local item = items[idx]
@@ -315,7 +323,10 @@ function M.open_citation(on_done)
                  end_line = data.end_line, symbol = data.anchor.symbol, hash = data.anchor.hash }
   command('codeask.resolveCitation', { args }, function(err, result)
     if err or type(result) ~= 'table' or type(result.start_line) ~= 'number' then return jump(item.lnum) end
-    jump(result.start_line, result.status ~= 'same' and result.note or nil)
+    -- the span's open line, as far into the span as it was when cited
+    local into = (type(data.open_line) == 'number' and data.open_line - data.start_line) or 0
+    jump(math.min(result.start_line + into, result.end_line or result.start_line),
+         result.status ~= 'same' and result.note or nil)
   end)
 end
 

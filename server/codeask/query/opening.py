@@ -1,0 +1,54 @@
+"""Where a reader of a cited span starts (:func:`open_line`): the definition its label names that
+holds the most of the question's words, with the comment lines right above it.
+
+A span is cut by chunks, not by definitions: chi's ``chain.go:1-40`` opens on ``package chi``, its
+``Chain`` at line 6; a merged span ``Flask.log_exception, Flask.dispatch_request`` opens on the
+method before the one a question about dispatching is about. The answer without an LLM shows its
+snippet from this line (:mod:`codeask.query.no_llm`), every source and span carries it as
+``open_line`` (:class:`~codeask.query.result.Source`), and the editors open a citation there, the
+cited lines still the span's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence, Set
+
+from codeask.index.chunking.symbols import Definition
+from codeask.lines import split_lines
+from codeask.query.pipeline import Document
+from codeask.query.question_words import match_key
+from codeask.query.resolve import definitions_of
+
+__all__ = ["open_line"]
+
+#: A line of comment (or an attribute: Rust's ``#[derive]``) that belongs to the definition below it.
+_COMMENT = re.compile(r"\s*(?://|#|/\*|\*|--|;)")
+
+
+def _named(defs: Sequence[Definition], name: str) -> Definition | None:
+    """The definition of ``defs`` a label's ``name`` names: by its qualified symbol, else its last part."""
+    last = re.split(r"[.:]+", name)[-1]
+    same = (d for d in defs if d.symbol == name or name.endswith(f".{d.symbol}") or d.symbol.endswith(f".{name}"))
+    return next(same, None) or next((d for d in defs if d.name == last), None)
+
+
+def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
+    """The 1-based file line of ``doc`` where the definition its label (``doc.symbol``, names split by
+    commas) names that holds the most of the question's ``terms`` begins
+    (:func:`~codeask.query.question_words.match_key`; the later on a tie: a label ``A.copy, A.push``
+    names the best match last, and a merged span's label names its chunks' in the file's order), with
+    the comment lines right above it (a Go or Java doc comment); ``doc.start_line`` when its lines
+    hold none of the names."""
+    defs = definitions_of(doc.content, doc.language)
+    named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
+    if not named:
+        return doc.start_line
+    lines = split_lines(doc.content)
+    best = max(
+        reversed(named), key=lambda d: match_key(set(terms), d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
+    )
+    start = best.start_line - 1
+    while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
+        start -= 1
+    return doc.start_line + min(start, max(len(lines) - 1, 0))
