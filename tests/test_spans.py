@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 from codeask.index.chunking import chunk_text
 from codeask.index.rows import Hit
@@ -12,6 +13,7 @@ from codeask.query.anchors import text_hash
 from codeask.query.boilerplate import is_boilerplate
 from codeask.query.budget import fit_documents
 from codeask.query.no_llm import NoLLMAnswer
+from codeask.query.opening import open_line
 from codeask.query.options import RetrievalOptions
 from codeask.query.pipeline import Document, Query
 from codeask.query.question_words import matched_symbol, names_definition, question_terms
@@ -299,6 +301,29 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     q.retrieved("retrieve", [Document("context.go", "/ws", 40, 47, "Context", "go", go, 0.9, id="context.go:40")])
     answer = NoLLMAnswer()(q).answer.splitlines()
     assert answer[3:7] == ["   ```go", "   ...", "   // Context tracks route patterns.", "   //"], answer
+
+
+def test_a_later_window_of_a_long_definition_opens_on_its_lines_naming_the_question():
+    """flask's ``App.__init__`` is cut in windows; its 330-389 opens in the docstring of an attribute
+    above, and holds no definition's start to open on: it opens (``open_line``, and the snippet) on its
+    first line holding the most of the question's words. A span with no label opens on its first line."""
+    window = (
+        "        #: is active. Used for handling JSON requests.\n"
+        "        #: .. versionadded:: 2.2\n"
+        "        self.json: JSONProvider = self.json_provider_class(self)\n"
+        "\n"
+        "        #: A list of functions to call on the URL map.\n"
+        "        self.url_build_error_handlers = []\n"
+    )
+    doc = _doc("sansio/app.py", 330, 335, 0.9, window, "App.__init__")
+    assert open_line(doc, question_terms("how is the json provider created for the app")) == 332
+    assert open_line(doc, question_terms("what does the cache warm up")) == 330  # no word held: its first line
+    assert open_line(replace(doc, symbol=""), question_terms("how is the json provider created")) == 330
+    assert open_line(replace(doc, kind="docs"), question_terms("how is the json provider created")) == 330
+    q = Query("how is the json provider created for the app")
+    q.retrieved("retrieve", [doc])
+    answer = NoLLMAnswer()(q).answer.splitlines()
+    assert answer[3:6] == ["   ```python", "   ...", "           self.json: JSONProvider = self.json_provider_class(self)"]
 
 
 GO_PACKED = (  # chi's mux.go 502-532: three functions packed in one chunk, stored under no symbol

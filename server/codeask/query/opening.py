@@ -3,7 +3,9 @@ holds the most of the question's words, with the comment lines right above it.
 
 A span is cut by chunks, not by definitions: chi's ``chain.go:1-40`` opens on ``package chi``, its
 ``Chain`` at line 6; a merged span ``Flask.log_exception, Flask.dispatch_request`` opens on the
-method before the one a question about dispatching is about. The answer without an LLM shows its
+method before the one a question about dispatching is about; a later window of flask's long
+``App.__init__`` (330-389) opens in an attribute's comment, its lines naming the question further
+down. The answer without an LLM shows its
 snippet from this line (:mod:`codeask.query.no_llm`), every source and span carries it as
 ``open_line`` (:class:`~codeask.query.result.Source`), and the editors open a citation there, the
 cited lines still the span's.
@@ -17,7 +19,7 @@ from collections.abc import Sequence, Set
 from codeask.index.chunking.symbols import Definition
 from codeask.lines import split_lines
 from codeask.query.pipeline import Document
-from codeask.query.question_words import match_key
+from codeask.query.question_words import match_key, terms_held
 from codeask.query.resolve import definitions_of
 
 __all__ = ["open_line"]
@@ -33,18 +35,28 @@ def _named(defs: Sequence[Definition], name: str) -> Definition | None:
     return next(same, None) or next((d for d in defs if d.name == last), None)
 
 
+def _most_terms(lines: Sequence[str], terms: Set[str]) -> int:
+    """The 0-based index of the first of ``lines`` holding the most of ``terms``
+    (:func:`~codeask.query.question_words.terms_held`), 0 when none holds one."""
+    held = [terms_held(set(terms), line) for line in lines]
+    most = max(held, default=0)
+    return held.index(most) if most else 0
+
+
 def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
     """The 1-based file line of ``doc`` where the definition its label (``doc.symbol``, names split by
     commas) names that holds the most of the question's ``terms`` begins
     (:func:`~codeask.query.question_words.match_key`; the later on a tie: a label ``A.copy, A.push``
     names the best match last, and a merged span's label names its chunks' in the file's order), with
-    the comment lines right above it (a Go or Java doc comment); ``doc.start_line`` when its lines
-    hold none of the names."""
+    the comment lines right above it (a Go or Java doc comment). A span inside a longer definition
+    its label names (a later window of a long function: no name's definition starts in it) opens on
+    its first line holding the most of ``terms``; a span with no label, and a section of docs (its
+    label a heading), on its first line."""
     defs = definitions_of(doc.content, doc.language)
     named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
-    if not named:
-        return doc.start_line
     lines = split_lines(doc.content)
+    if not named:
+        return doc.start_line + (_most_terms(lines, terms) if doc.symbol.strip() and doc.kind != "docs" else 0)
     best = max(
         reversed(named), key=lambda d: match_key(set(terms), d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
     )
