@@ -5,10 +5,9 @@ A span is cut by chunks, not by definitions: chi's ``chain.go:1-40`` opens on ``
 ``Chain`` at line 6; a merged span ``Flask.log_exception, Flask.dispatch_request`` opens on the
 method before the one a question about dispatching is about; a later window of flask's long
 ``App.__init__`` (330-389) opens in an attribute's comment, its lines naming the question further
-down. The answer without an LLM shows its
-snippet from this line (:mod:`codeask.query.no_llm`), every source and span carries it as
-``open_line`` (:class:`~codeask.query.result.Source`), and the editors open a citation there, the
-cited lines still the span's.
+down. The answer without an LLM shows its snippet from this line (:mod:`codeask.query.no_llm`),
+every source and span carries it as ``open_line`` (:class:`~codeask.query.result.Source`), and the
+editors open a citation there, the cited lines still the span's.
 """
 
 from __future__ import annotations
