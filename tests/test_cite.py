@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from codeask.cli import main
+from codeask.lines import split_lines
 from codeask.query.anchors import anchor, resolve, text_hash
 from tests.test_lsp import cmd, session, uri, wait_indexed
 from tests.test_mcp import server_params, wait_ready
@@ -76,6 +77,31 @@ def test_resolve_finds_moved_changed_and_gone_code():
     assert (changed.status, changed.start_line, changed.note) == ("changed", 9, "changed since the answer")
     gone = resolve(text.replace("coupon_rule_2", "other"), "python", 8, 11, "coupon_rule_2", digest)
     assert gone.status == "gone" and gone.note.startswith("gone since the answer")
+
+
+GO_PAIR = (  # chi's mux.go: a span packing two methods, each with its doc comment
+    "// updateSubRoutes updates data on child routers.\n"
+    "func (mx *Mux) updateSubRoutes(fn func(subMux *Mux)) {\n\tfor _, r := range mx.routes {\n\t\tfn(r)\n\t}\n}\n\n"
+    "// updateRouteHandler builds the single mux handler.\n"
+    "func (mx *Mux) updateRouteHandler() {\n\tmx.handler = chain(mx.middlewares)\n}\n"
+)
+
+
+def test_a_packed_span_is_re_found_whole_and_its_open_line_moves_with_it():
+    """A newcomer edited inside ``updateSubRoutes`` of a span labelled ``Mux.updateSubRoutes,
+    Mux.updateRouteHandler``: the anchor's symbol names two definitions, the lookup took it for one,
+    found none, and opened ``updateRouteHandler``'s last line ("gone"). Each name is looked up now:
+    the span is "changed", from the first's definition to the last's; ``open_line`` moves with the
+    span, and opens a changed one on its definition's first line."""
+    text = "package chi\n\n" + GO_PAIR
+    lines = split_lines(text)
+    digest, symbol = text_hash(lines[2:13]), "Mux.updateSubRoutes, Mux.updateRouteHandler"
+    assert resolve(text, "go", 3, 13, symbol, digest, open_line=10).open_line == 10
+    moved = resolve("// one\n// two\n" + text, "go", 3, 13, symbol, digest, open_line=10)
+    assert (moved.status, moved.start_line, moved.open_line) == ("moved", 5, 12)
+    edited = text.replace("\t\tfn(r)\n", "\t\t// each router\n\t\tfn(r)\n")
+    changed = resolve(edited, "go", 3, 13, symbol, digest, open_line=10)
+    assert (changed.status, changed.start_line, changed.end_line, changed.open_line) == ("changed", 4, 14, 4)
 
 
 def test_a_span_ending_on_a_blank_line_resolves_as_the_same_code():
@@ -175,9 +201,11 @@ async def test_lsp_sources_and_citations_resolved_after_edits(coupons, fake_llm)
         cited = out["sources"][1]
         path = coupons / cited["path"]
         anchor = cited["spans"][0]["anchor"]
-        args = {"uri": uri(path), "start_line": cited["start_line"], "end_line": cited["end_line"], **anchor}
+        lines = {"start_line": cited["start_line"], "end_line": cited["end_line"], "open_line": cited["open_line"]}
+        args = {"uri": uri(path), **lines, **anchor}
         found = await cmd(client, "codeask.resolveCitation", args)
         assert found["status"] == "same" and found["start_line"] == cited["start_line"]
+        assert found["open_line"] == cited["open_line"]
 
         path.write_text("# moved down\n" * 10 + path.read_text(encoding="utf-8"), encoding="utf-8")
         found = await cmd(client, "codeask.resolveCitation", args)
@@ -187,11 +215,13 @@ async def test_lsp_sources_and_citations_resolved_after_edits(coupons, fake_llm)
             cited["end_line"] + 10,
         )
         assert found["location"]["range"]["start"]["line"] == cited["start_line"] + 9  # 0-based
+        assert found["open_line"] == cited["open_line"] + 10
 
         path.write_text(path.read_text(encoding="utf-8").replace("return total -", "return total +"), encoding="utf-8")
         found = await cmd(client, "codeask.resolveCitation", args)
         assert found["status"] == "changed" and found["note"] == "changed since the answer"
         assert found["start_line"] == 11 and found["uri"].endswith(f"#L11-L{found['end_line']}")
+        assert found["open_line"] == 11  # a changed definition opens on its first line
 
 
 async def test_mcp_sources_and_resolve_citation(coupons, llm_env):
@@ -208,11 +238,13 @@ async def test_mcp_sources_and_resolve_citation(coupons, llm_env):
         anchor = cited["spans"][0]["anchor"]
         found = await client.call_tool(
             "resolve_citation",
-            {"path": cited["path"], "start_line": cited["start_line"], "end_line": cited["end_line"], **anchor},
-        )
+            {"path": cited["path"], "start_line": cited["start_line"], "end_line": cited["end_line"],
+             "open_line": cited["open_line"], **anchor},
+        )  # fmt: skip
         assert not found.is_error, found.content
         assert found.structured_content["status"] == "moved"
         assert found.structured_content["start_line"] == cited["start_line"] + 10
+        assert found.structured_content["open_line"] == cited["open_line"] + 10
         refused = await client.call_tool("resolve_citation", {"path": "../outside.py", "start_line": 1, "end_line": 2})
         assert refused.is_error and "outside the workspace" in refused.content[0].text
 

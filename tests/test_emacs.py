@@ -77,11 +77,12 @@ def test_eglot_ask_returns_locations(sample_workspace: Path, tmp_path: Path) -> 
     # M-x codeask-ask: the answer in *codeask*, one xref item per location, at the line the span's
     # labelled definition starts on (pricing.py's span opens on its docstring: the item, on the def)
     xrefs = printed(proc.stdout, "XREF")
-    assert [Path(f) for f, _ in xrefs] == [Path(f) for f, _ in locations]
-    for (_path, start, end), (_, line) in zip(sources, xrefs):
+    assert [Path(f) for f, *_ in xrefs] == [Path(f) for f, _ in locations]
+    for (_path, start, end), (_, line, *_summary) in zip(sources, xrefs):
         assert int(start) <= int(line) <= int(end)
-    pricing_open = next(int(line) for f, line in xrefs if f.endswith("pricing.py"))
-    assert (sample_workspace / "src/shop/pricing.py").read_text().splitlines()[pricing_open - 1].startswith("def apply_discount(")
+    pricing = next(x for x in xrefs if x[0].endswith("pricing.py"))  # its summary: file, line, label
+    assert pricing[2:] == [f"pricing.py:{pricing[1]}", "apply_discount"], pricing
+    assert (sample_workspace / "src/shop/pricing.py").read_text().splitlines()[int(pricing[1]) - 1].startswith("def apply_discount(")
     assert int(printed(proc.stdout, "ANSWER")[0][0]) > 0
     assert printed(proc.stdout, "XREFS") == [[str(len(locations))]]
     # the function that applies the coupon is among the cited lines

@@ -320,10 +320,63 @@ def test_a_later_window_of_a_long_definition_opens_on_its_lines_naming_the_quest
     assert open_line(doc, question_terms("what does the cache warm up")) == 330  # no word held: its first line
     assert open_line(replace(doc, symbol=""), question_terms("how is the json provider created")) == 330
     assert open_line(replace(doc, kind="docs"), question_terms("how is the json provider created")) == 330
+    # the line is one of a comment's: from the comment's first (sansio App's 211 opened mid-comment)
+    comment = "        x = 1\n        #: The interface used\n        #: for the session cookie.\n        self.si = None\n"
+    in_comment = _doc("sansio/app.py", 208, 211, 0.9, comment, "App")
+    assert open_line(in_comment, question_terms("where is the session cookie kept")) == 209
     q = Query("how is the json provider created for the app")
     q.retrieved("retrieve", [doc])
     answer = NoLLMAnswer()(q).answer.splitlines()
     assert answer[3:6] == ["   ```python", "   ...", "           self.json: JSONProvider = self.json_provider_class(self)"]
+
+
+CHI_THROTTLE = """// ThrottleOpts represents a set of throttling options.
+type ThrottleOpts struct {
+\tLimit          int
+\tBacklogLimit   int
+}
+
+// Throttle is a middleware that limits number of currently processed requests
+// at a time across all users.
+func Throttle(limit int) func(http.Handler) http.Handler {
+\treturn ThrottleWithOpts(ThrottleOpts{Limit: limit})
+}
+
+// ThrottleBacklog is a middleware that limits number of currently processed
+// requests at a time and provides a backlog.
+func ThrottleBacklog(limit, backlogLimit int) func(http.Handler) http.Handler {
+\treturn ThrottleWithOpts(ThrottleOpts{Limit: limit, BacklogLimit: backlogLimit})
+}
+"""  # chi's middleware/throttle.go 19-41, shortened
+
+
+def test_the_definition_whose_whole_name_the_question_spells_labels_and_opens_the_span():
+    """A newcomer's "how does the Throttle middleware limit concurrent requests" cited chi's
+    ``throttle.go`` labelled ``ThrottleOpts`` and opened on the options struct: the three
+    definitions' own lines hold as many of its words, and the first won. The one whose whole name
+    the question spells wins now; a closure opens on the function around it (flask's
+    ``with_appcontext.decorator`` opened on the inner ``def``, past the docstring)."""
+    terms = question_terms("How does the Throttle middleware limit concurrent requests?")
+    hit = Hit("t", "middleware/throttle.go", "go", 19, 35, "ThrottleOpts", CHI_THROTTLE, 1.0)
+    assert matched_symbol(hit, terms) == "ThrottleOpts, Throttle"
+    doc = Document("middleware/throttle.go", "/ws", 19, 35, "ThrottleOpts, Throttle", "go", CHI_THROTTLE, 1.0)
+    assert open_line(doc, terms) == 19 + 6  # its doc comment's first line
+    closure = (
+        "def with_appcontext(f):\n"
+        '    """Wraps a callback so that it runs in the app context."""\n'
+        "\n"
+        "    @click.pass_context\n"
+        "    def decorator(ctx, *args, **kwargs):\n"
+        "        return ctx.invoke(f, *args, **kwargs)\n"
+        "\n"
+        "    return update_wrapper(decorator, f)\n"
+    )
+    doc = _doc("cli.py", 380, 387, 0.9, closure, "with_appcontext.decorator")
+    assert open_line(doc, question_terms("how does a command run in the app context")) == 380
+    # a class of several methods: the method, not the class
+    cart = "class Cart:\n    def add(self, item):\n        pass\n\n    def total(self):\n        return 0\n"
+    doc = _doc("cart.py", 1, 6, 0.9, cart, "Cart.total")
+    assert open_line(doc, question_terms("how is the cart total computed")) == 5
 
 
 GO_PACKED = (  # chi's mux.go 502-532: three functions packed in one chunk, stored under no symbol

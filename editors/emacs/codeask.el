@@ -14,6 +14,7 @@
 
 (require 'eglot)
 (require 'xref)
+(require 'subr-x)
 
 (defgroup codeask nil "Ask questions about your code with codeask." :group 'tools)
 
@@ -45,23 +46,32 @@ Signals an error when the buffer has no eglot server, with the server's message 
                   (1+ (plist-get (plist-get (plist-get loc :range) :start) :line))))
           (plist-get result :locations)))
 
-(defun codeask-open-lines (result)
-  "The line each cited span of RESULT opens at, in the order of its Locations: the span's
-`open_line' (1-based: where the definition its label names begins), nil when it has none."
-  (let (lines)
+(defun codeask-spans (result)
+  "The cited spans of RESULT, in the order of its Locations: each (OPEN-LINE SYMBOL), OPEN-LINE the
+span's `open_line' (1-based: where the definition its label names begins) when it lies inside the
+span, else nil; SYMBOL its label, \"\" when none."
+  (let (spans)
     (seq-doseq (source (plist-get result :sources))
       (seq-doseq (span (or (plist-get source :spans) (vector source)))
-        (push (plist-get span :open_line) lines)))
-    (nreverse lines)))
+        (let ((open (plist-get span :open_line))
+              (start (plist-get span :start_line))
+              (end (plist-get span :end_line))
+              (symbol (plist-get span :symbol)))
+          (push (list (and (integerp open) (integerp start) (integerp end) (<= start open end) open)
+                      (if (stringp symbol) symbol ""))
+                spans))))
+    (nreverse spans)))
 
 (defun codeask-xrefs (result)
   "One xref item per cited span of RESULT (a `codeask.ask' plist), at the span's open line
-\(`codeask-open-lines'), else at its first line."
-  (let ((opens (codeask-open-lines result)))
+\(`codeask-spans'), else at its first line, its summary the file, line and label."
+  (let ((spans (codeask-spans result)))
     (seq-map-indexed
      (lambda (loc i)
-       (let ((line (or (nth i opens) (cadr loc))))
-         (xref-make (format "%s:%d" (file-name-nondirectory (car loc)) line)
+       (let* ((span (nth i spans))
+              (line (or (car span) (cadr loc)))
+              (label (or (cadr span) "")))
+         (xref-make (string-trim (format "%s:%d %s" (file-name-nondirectory (car loc)) line label))
                     (xref-make-file-location (car loc) line 0))))
      (codeask-locations result))))
 

@@ -126,11 +126,13 @@ class AgentFiles:
             raise ResourceNotFoundError(f"{rel}: lines {first}-{last} are not in the file ({len(lines)} lines)")
         return "\n".join(lines[first - 1 : last])
 
-    def resolve_citation(self, path: str, start_line: int, end_line: int, symbol: str, digest: str) -> dict[str, Any]:
+    def resolve_citation(
+        self, path: str, start_line: int, end_line: int, symbol: str, digest: str, open_line: int = 0
+    ) -> dict[str, Any]:
         """Where the code cited as ``path`` lines ``start_line..end_line`` (anchor ``symbol`` /
-        ``digest``) is now (:meth:`Service.resolve_citation <codeask.service.Service.resolve_citation>`):
-        ``{"path" (relative), "uri",
-        "status", "start_line", "end_line", "note"}``.
+        ``digest``, opened at ``open_line``) is now (:meth:`Service.resolve_citation
+        <codeask.service.Service.resolve_citation>`): ``{"path" (relative), "uri", "status",
+        "start_line", "end_line", "note", "open_line"}``.
 
         Raises:
             ToolError: the path is not read (:meth:`read`) or the lines are not
@@ -139,7 +141,9 @@ class AgentFiles:
         if start_line < 1 or end_line < start_line:
             raise ToolError(f"lines {start_line}-{end_line}: need 1 <= start_line <= end_line")
         _root, rel, abs_path, text = self.read(path)
-        found = self.service.resolve_citation(abs_path, start_line, end_line, symbol, digest, text=text)
+        found = self.service.resolve_citation(
+            abs_path, start_line, end_line, symbol, digest, open_line=open_line, text=text
+        )
         return {**found, "path": rel}
 
     def resource_uri(self, root: str, path: str, start: int, end: int) -> str:

@@ -71,6 +71,9 @@ class CitationOut(BaseModel):
     start_line: int = Field(description="first line now, 1-based")
     end_line: int = Field(description="last line now, 1-based, inclusive")
     note: str = Field(description="what the status means for a reader, '' when same")
+    open_line: int = Field(
+        default=0, description="where to start reading the lines now (1-based): the open_line given, moved"
+    )
 
 
 class SourceOut(BaseModel):

@@ -15,7 +15,7 @@ Tools (JSON schemas from the signatures, structured results from the pydantic mo
 * ``ask_codebase(question, max_files?)`` -> :class:`AskResult`;
 * ``explain_code(path, start_line, end_line)`` -> :class:`ExplainResult`;
 * ``related_code(symbol)`` -> :class:`RelatedResult` (definitions, callers, callees; no LLM call);
-* ``resolve_citation(path, start_line, end_line, symbol?, hash?)`` -> :class:`CitationOut`;
+* ``resolve_citation(path, start_line, end_line, symbol?, hash?, open_line?)`` -> :class:`CitationOut`;
 * ``index_status()`` -> :class:`IndexStatus`.
 
 Expected failures (a path outside the roots, a secret file, bad lines, a bad glob) are tool errors
@@ -331,11 +331,12 @@ def _add_code_tools(server: MCPServer, engine: CodeaskMCP) -> None:
         end_line: Annotated[int, Field(ge=1, description="last cited line, 1-based, inclusive")],
         symbol: Annotated[str, Field(description="the span's anchor.symbol ('' when none)")] = "",
         hash: Annotated[str, Field(description="the span's anchor.hash ('' when unknown)")] = "",
+        open_line: Annotated[int, Field(ge=0, description="the span's open_line (0: its first line)")] = 0,
     ) -> CitationOut:
-        """Where cited code is now, after edits: give a source span (path, lines, anchor) from an
-        earlier answer; returns its current lines and status same | moved | changed (the symbol's
-        code changed since the answer) | gone (nearest match)."""
-        return CitationOut(**engine.files.resolve_citation(path, start_line, end_line, symbol, hash))
+        """Where cited code is now, after edits: give a source span (path, lines, anchor, open_line)
+        from an earlier answer; returns its current lines, the line to start reading at, and status
+        same | moved | changed (the symbol's code changed since the answer) | gone (nearest match)."""
+        return CitationOut(**engine.files.resolve_citation(path, start_line, end_line, symbol, hash, open_line))
 
 
 def _add_status(server: MCPServer, engine: CodeaskMCP) -> None:

@@ -280,17 +280,16 @@ class Service:
         """
         return explain_request(self.workspace, request, cancelled=cancelled, progress=progress, cache=cache, llm=llm)
 
-    def resolve_citation(
-        self, path: str, start_line: int, end_line: int, symbol: str, digest: str, *, text: str | None = None
-    ) -> dict[str, Any]:
-        """Where code cited as ``path`` (absolute) lines ``start_line..end_line`` with anchor
-        ``symbol``/``digest`` is now (:func:`codeask.query.anchors.resolve_file`): ``{"path", "uri",
-        "status", "start_line", "end_line", "note"}``; ``text`` an editor's buffer.
+    def resolve_citation(self, path: str, start_line: int, end_line: int, symbol: str, digest: str, *,
+                         open_line: int = 0, text: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """Where code cited as ``path`` (absolute) lines ``start_line..end_line`` with anchor ``symbol``/
+        ``digest``, opened at ``open_line``, is now (:func:`codeask.query.anchors.resolve_file`): ``{"path",
+        "uri", "status", "start_line", "end_line", "note", "open_line"}``; ``text`` an editor's buffer.
 
         Raises:
             NotExplainable: the file may not be read (a secret file, a folder, binary...).
         """
-        return resolve_file(self.workspace, path, start_line, end_line, symbol, digest, text=text)
+        return resolve_file(self.workspace, path, start_line, end_line, symbol, digest, open_line=open_line, text=text)
 
     def status(self) -> ServiceStatus:
         """The readiness and counts now (:func:`codeask.readiness.service_status`)."""

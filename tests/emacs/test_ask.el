@@ -5,7 +5,7 @@
 ;;   SERVER <name> <version>   (serverInfo of the initialize reply)
 ;;   SOURCE <root>/<path> <start_line> <end_line>   (each span of the answer's sources, 1-based)
 ;;   LOCATION <file> <line>    (each Location, as `codeask-locations' reads it)
-;;   XREF <file> <line>        (each xref item `codeask-xrefs' makes: where M-x codeask-ask opens it)
+;;   XREF <file> <line> <summary>  (each xref item `codeask-xrefs' makes: where M-x codeask-ask opens it)
 ;;   ANSWER <characters>       (M-x codeask-ask: the size of the *codeask* buffer)
 ;;   XREFS <count>             (M-x codeask-ask: the items of its *xref* list)
 ;;   SHUTDOWN <seconds>        (eglot-shutdown returned: shutdown and exit answered)
@@ -41,7 +41,8 @@
           (princ (format "LOCATION %s %d\n" (car loc) (cadr loc))))
         (dolist (item (codeask-xrefs result))
           (let ((loc (xref-item-location item)))
-            (princ (format "XREF %s %d\n" (xref-location-group loc) (xref-location-line loc))))))
+            (princ (format "XREF %s %d %s\n" (xref-location-group loc) (xref-location-line loc)
+                           (xref-item-summary item))))))
       (codeask-ask (getenv "CODEASK_EMACS_QUESTION"))      ; the command a user runs
       (princ (format "ANSWER %d\n" (with-current-buffer "*codeask*" (buffer-size))))
       (princ (format "XREFS %d\n" (with-current-buffer "*xref*" (codeask-test--xref-items))))

@@ -66,6 +66,8 @@ export interface Resolution {
   note?: string;
   start_line?: number;
   end_line?: number;
+  /** The cited span's open line where it is now. */
+  open_line?: number;
 }
 
 /** `file:///a.py#10-20` (1-based lines): the key of a cited span in {@link citedSpansOf}. */
@@ -395,8 +397,8 @@ export function createCommandHandlers(deps: CommandDeps) {
   /**
    * `req` moved to where its code is now, when it is a citation of the answer last shown (it has an
    * anchor): `codeask.resolveCitation` re-finds it, and a status other than `same` is said. Its
-   * `open` line is the span's open line, as far into the span as when cited. Any failure keeps
-   * the cited lines.
+   * `open` line is the span's open line, where the server found it. Any failure keeps the cited
+   * lines.
    */
   async function resolved(req: OpenRequest): Promise<OpenRequest> {
     if (req.start === undefined) return req;
@@ -404,17 +406,17 @@ export function createCommandHandlers(deps: CommandDeps) {
     const end = (req.end ?? req.start) + 1;
     const span = cited.get(spanKey(req.uri, start, end));
     const line = span?.openLine;
-    const into = line !== undefined && line >= start && line <= end ? line - start : 0;
-    const here = { ...req, open: req.start + into };
+    const here = { ...req, open: line !== undefined && line >= start && line <= end ? line - 1 : req.start };
     if (!span?.anchor) return here;
     try {
+      const { symbol = '', hash } = span.anchor;
       const found = (await deps.request('codeask.resolveCitation', [
-        { uri: req.uri.split('#')[0], start_line: start, end_line: end, symbol: span.anchor.symbol ?? '', hash: span.anchor.hash },
+        { uri: req.uri.split('#')[0], start_line: start, end_line: end, symbol, hash, open_line: here.open + 1 },
       ])) as Resolution | undefined;
       if (!found || typeof found.start_line !== 'number' || typeof found.end_line !== 'number') return here;
       if (found.status !== 'same' && found.note) void vs.window.showInformationMessage(`codeask: ${found.note}`);
-      const open = Math.min(found.start_line + into, found.end_line) - 1;
-      return { uri: req.uri, start: found.start_line - 1, end: found.end_line - 1, open };
+      const open = typeof found.open_line === 'number' && found.open_line > 0 ? found.open_line : found.start_line;
+      return { uri: req.uri, start: found.start_line - 1, end: found.end_line - 1, open: open - 1 };
     } catch {
       return here;
     }

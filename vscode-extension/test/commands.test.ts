@@ -319,19 +319,22 @@ describe('citations re-found when opened', () => {
     await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/calc.py', startLine: 1, endLine: 2 });
     assert.deepEqual(t.requests[1], {
       command: 'codeask.resolveCitation',
-      args: [{ uri: 'file:///ws/calc.py', start_line: 1, end_line: 2, symbol: 'add', hash: '0123456789abcdef' }],
+      args: [{ uri: 'file:///ws/calc.py', start_line: 1, end_line: 2, symbol: 'add', hash: '0123456789abcdef', open_line: 1 }],
     });
     const sel = t.calls.shown[0].options.selection;
     assert.deepEqual([sel.start.line, sel.end.line], [10, 11]);
     assert.deepEqual(t.calls.info, ['codeask: moved since the answer']);
   });
 
-  it('scrolls to the definition the label names, inside the cited lines, where the span is now', async () => {
+  it('scrolls to the definition the label names, inside the cited lines, where the server found it', async () => {
     const t = setup({}, (command) =>
-      command === 'codeask.resolveCitation' ? { status: 'moved', note: 'moved since the answer', start_line: 6, end_line: 35 } : anchored,
+      command === 'codeask.resolveCitation'
+        ? { status: 'moved', note: 'moved since the answer', start_line: 6, end_line: 35, open_line: 17 }
+        : anchored,
     );
     await t.handlers.askQuestion('how is the total computed?');
     await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/shop.py', startLine: 1, endLine: 30 });
+    assert.equal((t.requests[1].args as any)[0].open_line, 12); // the span's open line, sent to be moved
     const sel = t.calls.shown[0].options.selection;
     assert.deepEqual([sel.start.line, sel.end.line], [5, 34]); // the whole span selected, 5 lines down
     assert.deepEqual(t.calls.revealed.map((r: any) => [r.start.line, r.end.line]), [[16, 16]]); // its open line 12, 5 down, 0-based

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import partial
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -82,17 +83,19 @@ async def ask(ls: CodeaskServer, *args):
 
 @command_guard
 async def resolve_citation(ls: CodeaskServer, *args):
-    """``codeask.resolveCitation`` ``[{"uri" | "path", "start_line", "end_line", "symbol"?, "hash"?}]``
-    (or those five positionally): re-find a cited span in the file as it is now (the editor's buffer
-    when open) -> ``{"status", "note", "start_line", "end_line", "uri", "path", "location"}``;
-    InvalidParams for bad arguments or a file codeask does not read."""
-    keys = ("uri", "start_line", "end_line", "symbol", "hash")
+    """``codeask.resolveCitation`` ``[{"uri" | "path", "start_line", "end_line", "symbol"?, "hash"?,
+    "open_line"?}]`` (or those six positionally): re-find a cited span in the file as it is now (the
+    editor's buffer when open) -> ``{"status", "note", "start_line", "end_line", "open_line", "uri",
+    "path", "location"}``; InvalidParams for bad arguments or a file codeask does not read."""
+    keys = ("uri", "start_line", "end_line", "symbol", "hash", "open_line")
     opts = args[0] if args and isinstance(args[0], dict) else dict(zip(keys, args))
     path, start, end = citation_span(opts)
     symbol, digest = str(opts.get("symbol") or ""), str(opts.get("hash") or "")
+    opened = opts.get("open_line")
     text = ls.buffer_text(file_uri(path))
+    call = partial(ls.service.resolve_citation, open_line=opened if type(opened) is int else 0, text=text)
     try:
-        found = await asyncio.to_thread(ls.service.resolve_citation, path, start, end, symbol, digest, text=text)
+        found = await asyncio.to_thread(call, path, start, end, symbol, digest)
     except NotExplainable as exc:
         raise JsonRpcInvalidParams(f"resolveCitation: {exc}") from None
     found["location"] = location("", path, found["start_line"], found["end_line"], encoding=ls.position_encoding())

@@ -8,9 +8,14 @@ An anchor is ``{"symbol", "hash"}``: the span's enclosing definition (``""`` whe
 * ``same``: the lines still hold the cited text;
 * ``moved``: the same text is at other lines (the occurrence nearest the cited lines);
 * ``changed``: the text is gone but the symbol is still defined: its definition's current lines
-  ("changed since the answer");
-* ``gone``: neither: the definition of the symbol's last name part when one exists
+  ("changed since the answer"); a packed span's symbol names several
+  (``Mux.updateSubRoutes, Mux.updateRouteHandler``): from the first's to the last's;
+* ``gone``: neither: the definition of the symbol's (first name's) last name part when one exists
   (``Session.send`` -> ``send``), else the cited lines kept inside the file ("nearest match").
+
+A resolution also carries ``open_line``, where an editor puts the cursor: the cited span's open line
+(:func:`codeask.query.opening.open_line`) as far into the lines found as it was into the cited ones,
+or the first line found.
 
 Pure string work: callers read the file with the indexer's rules
 (:func:`codeask.query.span.explain_source` or :func:`codeask.index.walk.read_text`); definitions
@@ -63,20 +68,23 @@ def anchor(content: str, symbol: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class Resolution:
     """Where a citation is now: 1-based inclusive ``start_line`` / ``end_line`` in the current file,
-    ``status`` (see the module docstring) and ``note`` (:data:`NOTES`, ``""`` for ``same``)."""
+    ``status`` (see the module docstring), ``note`` (:data:`NOTES`, ``""`` for ``same``) and
+    ``open_line``, the line inside them to open at (1-based)."""
 
     status: Status
     start_line: int
     end_line: int
     note: str
+    open_line: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """``{"status", "start_line", "end_line", "note"}``."""
+        """``{"status", "start_line", "end_line", "note", "open_line"}``."""
         return asdict(self)
 
 
-def _found(status: Status, start: int, end: int) -> Resolution:
-    return Resolution(status, start, end, NOTES[status])
+def _found(status: Status, start: int, end: int, into: int = 0) -> Resolution:
+    """The resolution ``status`` of lines ``start..end``, opening ``into`` lines past the first (kept inside)."""
+    return Resolution(status, start, end, NOTES[status], min(start + max(into, 0), end))
 
 
 def _same_text(lines: list[str], size: int, digest: str, near: int) -> int | None:
@@ -93,34 +101,48 @@ def _nearest(found: list[Definition], near: int) -> Definition | None:
     return min(found, key=lambda d: abs(d.start_line - near)) if found else None
 
 
-def resolve(text: str, language: str, start_line: int, end_line: int, symbol: str, digest: str) -> Resolution:
+def _defined(defs: list[Definition], names: list[str], near: int) -> tuple[int, int] | None:
+    """The lines (1-based) from the definition of the first of ``names`` (qualified symbols) to that
+    of the last, each the one nearest ``near``; ``None`` unless every name is defined."""
+    found = [_nearest([d for d in defs if d.symbol == name], near) for name in names]
+    if not found or any(d is None for d in found):
+        return None
+    return min(d.start_line for d in found if d is not None), max(d.end_line for d in found if d is not None)
+
+
+def resolve(
+    text: str, language: str, start_line: int, end_line: int, symbol: str, digest: str, open_line: int = 0
+) -> Resolution:
     """Find the span cited as lines ``start_line..end_line`` (1-based inclusive) with anchor
-    ``symbol`` / ``digest`` in ``text``, a file in ``language``
-    (:func:`codeask.index.chunking.languages.language_for`). Never raises."""
+    ``symbol`` / ``digest`` (a packed span's symbol names several, split by commas) in ``text``, a
+    file in ``language`` (:func:`codeask.index.chunking.languages.language_for`); the cited span
+    opened at ``open_line`` (``0``: its first line). Never raises."""
     lines = split_lines(text)
     size = max(1, end_line - start_line + 1)
+    into = open_line - start_line if start_line <= open_line <= end_line else 0
     if digest:
         cited = lines[start_line - 1 : start_line - 1 + size] if start_line >= 1 else []
         if cited and cited[0].strip() and text_hash(cited) == digest:
-            return _found("same", start_line, end_line)
+            return _found("same", start_line, end_line, into)
         found = _same_text(lines, size, digest, start_line)
         if found is not None:
-            return _found("same" if found == start_line else "moved", found, found + size - 1)
-    defs = definitions(text, language) if symbol else []
-    match = _nearest([d for d in defs if d.symbol == symbol], start_line)
-    if match is not None:
-        inside = match.start_line <= start_line and end_line <= match.end_line
+            return _found("same" if found == start_line else "moved", found, found + size - 1, into)
+    names = [name.strip() for name in symbol.split(",") if name.strip()]
+    defs = definitions(text, language) if names else []
+    span = _defined(defs, names, start_line)
+    if span is not None:
+        inside = span[0] <= start_line and end_line <= span[1]
         if not digest and inside:
-            return _found("same", start_line, end_line)
-        return _found("changed", match.start_line, match.end_line)
-    last = symbol.rsplit(".", 1)[-1]
+            return _found("same", start_line, end_line, into)
+        return _found("changed", *span)
+    last = names[0].rsplit(".", 1)[-1] if names else ""
     match = _nearest([d for d in defs if d.name == last], start_line)
     if match is not None:
         return _found("gone", match.start_line, match.end_line)
-    if not digest and not symbol and end_line <= len(lines):
-        return _found("same", start_line, end_line)
+    if not digest and not names and end_line <= len(lines):
+        return _found("same", start_line, end_line, into)
     end = max(1, min(end_line, len(lines)))
-    return _found("gone", max(1, min(start_line, end)), end)
+    return _found("gone", max(1, min(start_line, end)), end, into)
 
 
 def resolve_file(
@@ -131,23 +153,24 @@ def resolve_file(
     symbol: str,
     digest: str,
     *,
+    open_line: int = 0,
     text: str | None = None,
 ) -> dict[str, Any]:
     """:func:`resolve` against ``abs_path`` as it is now (``text``: an editor's unsaved buffer), read
     as the indexer reads it (:func:`codeask.query.span.explain_source`, which decides what may be read):
-    ``{"path", "uri", "status", "start_line", "end_line", "note"}`` (``uri`` a
-    ``file:///abs/path#Lstart-Lend``). A file that is gone gives ``status`` ``"gone"`` and the
-    cited lines.
+    ``{"path", "uri", "status", "start_line", "end_line", "note", "open_line"}`` (``uri`` a
+    ``file:///abs/path#Lstart-Lend``; ``open_line`` the cited span's ``open_line`` where it is now).
+    A file that is gone gives ``status`` ``"gone"`` and the cited lines.
 
     Raises:
         NotExplainable: the file may not be read (a secret file, a folder, binary...), in one line.
     """
     try:
         current = explain_source(workspace, abs_path, text=text)
-        found = resolve(current, language_for(abs_path), start_line, end_line, symbol, digest)
+        found = resolve(current, language_for(abs_path), start_line, end_line, symbol, digest, open_line)
     except NotExplainable as exc:
         if exc.reason != "vanished":
             raise
-        found = Resolution("gone", start_line, end_line, "the file is gone")
+        found = Resolution("gone", start_line, end_line, "the file is gone", start_line)
     uri = file_uri(abs_path, found.start_line, found.end_line)
     return {"path": abs_path, "uri": uri, **found.to_json()}

@@ -34,12 +34,36 @@ def _named(defs: Sequence[Definition], name: str) -> Definition | None:
     return next(same, None) or next((d for d in defs if d.name == last), None)
 
 
+def _with_comments(lines: Sequence[str], index: int) -> int:
+    """The 0-based index of the first of the comment lines right above ``lines[index]`` (a Go or Java
+    doc comment, Rust's ``#[derive]``), ``index`` when none is."""
+    while 0 < index < len(lines) and _COMMENT.match(lines[index - 1]):
+        index -= 1
+    return index
+
+
 def _most_terms(lines: Sequence[str], terms: Set[str]) -> int:
     """The 0-based index of the first of ``lines`` holding the most of ``terms``
-    (:func:`~codeask.query.question_words.terms_held`), 0 when none holds one."""
+    (:func:`~codeask.query.question_words.terms_held`), from the comment it is a line of; 0 when
+    none holds one."""
     held = [terms_held(set(terms), line) for line in lines]
     most = max(held, default=0)
-    return held.index(most) if most else 0
+    first = held.index(most) if most else 0
+    return _with_comments(lines, first) if _COMMENT.match(lines[first] if lines else "") else first
+
+
+def _outermost_function(defs: Sequence[Definition], best: Definition) -> Definition:
+    """``best``, or the definition around it whose only inner definition it is, outward: a closure
+    (flask's ``with_appcontext.decorator``) is read from the function that returns it; a method,
+    one of its class's several, from its own line."""
+    while True:
+        around = [d for d in defs if d is not best and d.contains(best.start_line) and d.start_line < best.start_line]
+        if not around:
+            return best
+        parent = max(around, key=lambda d: d.start_line)
+        if sum(1 for d in defs if d is not parent and parent.contains(d.start_line)) != 1:
+            return best
+        best = parent
 
 
 def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
@@ -47,9 +71,10 @@ def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
     commas) names that holds the most of the question's ``terms`` begins
     (:func:`~codeask.query.question_words.match_key`; the later on a tie: a label ``A.copy, A.push``
     names the best match last, and a merged span's label names its chunks' in the file's order), with
-    the comment lines right above it (a Go or Java doc comment). A span inside a longer definition
-    its label names (a later window of a long function: no name's definition starts in it) opens on
-    its first line holding the most of ``terms``; a span with no label, and a section of docs (its
+    the comment lines right above it (a Go or Java doc comment); a closure, from the function around
+    it (:func:`_outermost_function`). A span inside a longer definition its label names (a later
+    window of a long function: no name's definition starts in it) opens on its first line holding
+    the most of ``terms`` (its comment's first); a span with no label, and a section of docs (its
     label a heading), on its first line."""
     defs = definitions_of(doc.content, doc.language)
     named = [d for d in (_named(defs, n.strip()) for n in doc.symbol.split(",") if n.strip()) if d is not None]
@@ -59,7 +84,5 @@ def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
     best = max(
         reversed(named), key=lambda d: match_key(set(terms), d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
     )
-    start = best.start_line - 1
-    while 0 < start < len(lines) and _COMMENT.match(lines[start - 1]):
-        start -= 1
+    start = _with_comments(lines, _outermost_function(defs, best).start_line - 1)
     return doc.start_line + min(start, max(len(lines) - 1, 0))

@@ -178,19 +178,27 @@ def _spelled(term: str, parts: Iterable[str]) -> bool:
     return any(term == p or _inflects(term, p) or _inflects(p, term) for p in parts)
 
 
-def match_key(terms: set[str], name: str, text: str) -> tuple[int, bool]:
-    """How a definition named ``name`` whose lines are ``text`` matches a question of ``terms``: the
-    terms it holds (:func:`terms_held`), then whether its name spells one (``push`` for "how does
-    flask push the context", over ``copy``, whose docstring holds as many: "flask", "app")."""
+def match_key(terms: set[str], name: str, text: str) -> tuple[bool, int, bool]:
+    """How a definition named ``name`` whose lines are ``text`` matches a question of ``terms``:
+    whether the question spells its whole name (each part of 3+ letters a term, as it is or
+    inflected: "how does the Throttle middleware limit requests" names ``Throttle``, not the
+    ``ThrottleOpts`` whose field comments hold more of its words; "dispatch a request" names
+    ``dispatch_request``, not ``finalize_request``), then the terms it holds (:func:`terms_held`),
+    then whether its name spells one (``push`` for "how does flask push the context", over ``copy``,
+    whose docstring holds as many: "flask", "app")."""
     parts = split_identifier(name)
-    return terms_held(terms, text), any(t not in STOP_WORDS and _spelled(t, parts) for t in terms)
+    asked = [t for t in terms if t not in STOP_WORDS]
+    long = [p for p in parts if len(p) >= 3]
+    whole = bool(long) and all(any(_spelled(t, [p]) for t in asked) for p in long)
+    return whole, terms_held(terms, text), any(_spelled(t, parts) for t in asked)
 
 
 def matched_symbol(hit: Hit, terms: set[str]) -> str:
     """The label of ``hit`` for a question with ``terms`` (lower-case word parts,
     :func:`~codeask.index.rows.split_identifier`): the qualified symbol of the definition in the
-    chunk whose own lines hold the most of them (:func:`match_key`: on a tie, the one whose name
-    spells one; then an inner one over the definition around it, the first of siblings), after the
+    chunk matching them best (:func:`match_key`: one whose whole name the question spells, then whose
+    own lines hold the most of them; on a tie, the one whose name spells one; then an inner one over
+    the definition around it, the first of siblings), after the
     chunk's first definition when it is another one outside it (``SessionRedirectMixin.rebuild_auth,
     SessionRedirectMixin.rebuild_proxies``: a reader opening the span meets its first definition first); ``hit.symbol`` when the chunk holds one
     definition or none, or no definition holds a term (:func:`terms_held`; a chunk stored under no
@@ -201,7 +209,7 @@ def matched_symbol(hit: Hit, terms: set[str]) -> str:
     if len(defs) < 2 or not terms:
         return hit.symbol
     lines = split_lines(hit.content)
-    best, most = None, (0, False)
+    best, most = None, (False, 0, False)
     for d in defs:
         key = match_key(terms, d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
         if key > most or (key == most and best is not None and best.contains(d.start_line)):

@@ -320,13 +320,13 @@ function M.open_citation(on_done)
   local data = item.user_data
   if type(data) ~= 'table' or type(data.anchor) ~= 'table' then return jump(item.lnum) end
   local args = { uri = vim.uri_from_fname(vim.api.nvim_buf_get_name(item.bufnr)), start_line = data.start_line,
-                 end_line = data.end_line, symbol = data.anchor.symbol, hash = data.anchor.hash }
+                 end_line = data.end_line, symbol = data.anchor.symbol, hash = data.anchor.hash,
+                 open_line = data.open_line }
   command('codeask.resolveCitation', { args }, function(err, result)
     if err or type(result) ~= 'table' or type(result.start_line) ~= 'number' then return jump(item.lnum) end
-    -- the span's open line, as far into the span as it was when cited
-    local into = (type(data.open_line) == 'number' and data.open_line - data.start_line) or 0
-    jump(math.min(result.start_line + into, result.end_line or result.start_line),
-         result.status ~= 'same' and result.note or nil)
+    -- the server moves the span's open line with it (the first line of a changed definition)
+    local lnum = type(result.open_line) == 'number' and result.open_line > 0 and result.open_line or result.start_line
+    jump(lnum, result.status ~= 'same' and result.note or nil)
   end)
 end
 
