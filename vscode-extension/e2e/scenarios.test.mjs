@@ -52,7 +52,7 @@ function makeWorkspace(name, { toml = true } = {}) {
     'src/shop/shipping.py':
       'def shipping_cost(weight_kg, express=False):\n    """Parcel price from its weight; express doubles it."""\n    base = 4.5 + 1.2 * weight_kg\n    return base * 2 if express else base\n',
     [WEIRD]:
-      'def zebra_stripe_counter(zebras):\n    """Count the stripes of every zebra in the herd."""\n    return sum(z.stripes for z in zebras)\n',
+      '"""Zebra helpers."""\n\nimport math\n\n\ndef zebra_stripe_counter(zebras):\n    """Count the stripes of every zebra in the herd."""\n    return sum(z.stripes for z in zebras)\n',
   };
   if (toml) files['.codeask.toml'] = '[index]\n';
   for (const [rel, text] of Object.entries(files)) {
@@ -194,7 +194,9 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
       await wb.screenshot('2-llm-answer');
       await weird.click();
       await until('the odd file in the editor', async () => (await wb.activeTab()).includes('my #1 módulo.py'));
-      assert.match(await wb.selectedText(), /def zebra_stripe_counter/);
+      // opened on the function the answer is about (its open_line), not on the module docstring above it
+      await until('the cursor on the function', async () => (await wb.cursorPosition()).startsWith('Ln 6, Col 1'));
+      assert.match(await wb.selectedText(), /^def zebra_stripe_counter/);
       await wb.screenshot('2-llm-odd-file-opened');
     } catch (error) {
       await wb.close(true);

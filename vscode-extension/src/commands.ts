@@ -423,9 +423,9 @@ export function createCommandHandlers(deps: CommandDeps) {
   }
 
   /**
-   * Opens `req.uri` with lines `req.start`..`req.end` (0-based) selected, where the cited code is now,
-   * scrolled to put its open line (the definition the question is about) at the top when it is
-   * below the first.
+   * Opens `req.uri` where the cited code is now: lines `req.open`..`req.end` (0-based; `open` the
+   * span's open line, the definition the question is about, else `start`) selected, the cursor on
+   * the first of them and that line at the top when it is below the span's first.
    */
   async function openSource(request: OpenRequest | undefined): Promise<vscode.TextEditor | undefined> {
     if (!request) return undefined;
@@ -435,12 +435,13 @@ export function createCommandHandlers(deps: CommandDeps) {
       const document = await vs.workspace.openTextDocument(uri);
       if (req.start === undefined) return await vs.window.showTextDocument(document, { preview: true });
       const range = document.validateRange(new vs.Range(req.start, 0, req.end ?? req.start, Number.MAX_SAFE_INTEGER));
+      const line = Math.max(range.start.line, Math.min(req.open ?? range.start.line, range.end.line));
+      const open = new vs.Range(line, 0, line, 0);
       const editor = await vs.window.showTextDocument(document, {
         preview: true,
-        selection: new vs.Selection(range.start, range.end),
+        selection: new vs.Selection(range.end, open.start), // the cursor at the open line
       });
-      const open = Math.min(req.open ?? range.start.line, range.end.line);
-      if (open > range.start.line) editor.revealRange(new vs.Range(open, 0, open, 0), vs.TextEditorRevealType.AtTop);
+      if (line > range.start.line) editor.revealRange(open, vs.TextEditorRevealType.AtTop);
       else editor.revealRange(range, vs.TextEditorRevealType.InCenterIfOutsideViewport);
       return editor;
     } catch (error) {

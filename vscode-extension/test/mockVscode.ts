@@ -36,9 +36,13 @@ export class Range {
   }
 }
 
+/** As VS Code's: `start`/`end` in document order, whichever end `anchor` and `active` (the cursor) are. */
 export class Selection extends Range {
-  constructor(anchor: Position, active: Position) {
-    super(anchor, active);
+  constructor(
+    readonly anchor: Position,
+    readonly active: Position,
+  ) {
+    super(active.isBefore(anchor) ? active : anchor, active.isBefore(anchor) ? anchor : active);
   }
 }
 
