@@ -125,7 +125,7 @@ async function ask(wb, question, expect) {
 }
 
 describe('codeask in VS Code (code-server 4.139.1)', () => {
-  it('1. no LLM: ranked files with snippets; a citation opens the file with the cited lines selected', async () => {
+  it('1. no LLM: ranked files with snippets; a citation opens the file on the function it is about, the cited lines from it selected', async () => {
     const ws = makeWorkspace('no-llm');
     const wb = await Workbench.open(browser, server.url, ws, { shots: dirs.screenshots });
     try {
@@ -142,9 +142,14 @@ describe('codeask in VS Code (code-server 4.139.1)', () => {
       await target.click();
       await until('pricing.py in the editor', async () => (await wb.activeTab()).includes('pricing.py'));
       await sleep(500);
+      // the span opens on TAX_RATE: the editor opens on apply_discount (its open_line), the cursor there,
+      // the cited lines from it to the span's end selected (data-start/end are 1-based)
+      const def = fs.readFileSync(path.join(ws, 'src/shop/pricing.py'), 'utf8').split('\n').indexOf('def apply_discount(total, percent):') + 1;
+      assert.ok(start < def && def <= end, `lines ${start}-${end} hold apply_discount (${def}) below their first`);
+      await until('the cursor on apply_discount', async () => (await wb.cursorPosition()).startsWith(`Ln ${def}, Col 1`));
       const selected = await wb.selectedText();
-      const expected = lines(ws, 'src/shop/pricing.py', start, end); // data-start/end are 1-based
-      assert.equal(selected.replace(/\n$/, ''), expected.replace(/\n$/, ''), `lines ${start}-${end}`);
+      const expected = lines(ws, 'src/shop/pricing.py', def, end);
+      assert.equal(selected.replace(/\n$/, ''), expected.replace(/\n$/, ''), `lines ${def}-${end}`);
       await wb.screenshot('1-no-llm-citation-opened');
     } catch (error) {
       await wb.close(true);

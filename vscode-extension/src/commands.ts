@@ -437,10 +437,9 @@ export function createCommandHandlers(deps: CommandDeps) {
       const range = document.validateRange(new vs.Range(req.start, 0, req.end ?? req.start, Number.MAX_SAFE_INTEGER));
       const line = Math.max(range.start.line, Math.min(req.open ?? range.start.line, range.end.line));
       const open = new vs.Range(line, 0, line, 0);
-      const editor = await vs.window.showTextDocument(document, {
-        preview: true,
-        selection: new vs.Selection(range.end, open.start), // the cursor at the open line
-      });
+      const shown = new vs.Range(open.start, range.end);
+      const editor = await vs.window.showTextDocument(document, { preview: true, selection: shown });
+      editor.selection = new vs.Selection(range.end, open.start); // the option puts the cursor at the end
       if (line > range.start.line) editor.revealRange(open, vs.TextEditorRevealType.AtTop);
       else editor.revealRange(range, vs.TextEditorRevealType.InCenterIfOutsideViewport);
       return editor;

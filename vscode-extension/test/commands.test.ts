@@ -333,9 +333,9 @@ describe('citations re-found when opened', () => {
         : anchored,
     );
     await t.handlers.askQuestion('how is the total computed?');
-    await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/shop.py', startLine: 1, endLine: 30 });
+    const editor = await t.handlers.onWebviewMessage({ type: 'openSource', uri: 'file:///ws/shop.py', startLine: 1, endLine: 30 });
     assert.equal((t.requests[1].args as any)[0].open_line, 12); // the span's open line, sent to be moved
-    const sel = t.calls.shown[0].options.selection; // from its open line (the cursor) to its end, 5 lines down
+    const sel = editor!.selection; // from its open line (the cursor) to its end, 5 lines down
     assert.deepEqual([sel.active.line, sel.anchor.line], [16, 34]);
     assert.deepEqual(t.calls.revealed.map((r: any) => [r.start.line, r.end.line]), [[16, 16]]); // its open line 12, 5 down, 0-based
     assert.deepEqual(t.calls.revealedHow, [3]); // at the top
