@@ -92,7 +92,7 @@ def test_a_packed_span_is_re_found_whole_and_its_open_line_moves_with_it():
     Mux.updateRouteHandler``: the anchor's symbol names two definitions, the lookup took it for one,
     found none, and opened ``updateRouteHandler``'s last line ("gone"). Each name is looked up now:
     the span is "changed", from the first's definition to the last's; ``open_line`` moves with the
-    span, and opens a changed one on its definition's first line."""
+    span, and opens a changed one on the first line of the definition it opened on (not the first's)."""
     text = "package chi\n\n" + GO_PAIR
     lines = split_lines(text)
     digest, symbol = text_hash(lines[2:13]), "Mux.updateSubRoutes, Mux.updateRouteHandler"
@@ -101,7 +101,8 @@ def test_a_packed_span_is_re_found_whole_and_its_open_line_moves_with_it():
     assert (moved.status, moved.start_line, moved.open_line) == ("moved", 5, 12)
     edited = text.replace("\t\tfn(r)\n", "\t\t// each router\n\t\tfn(r)\n")
     changed = resolve(edited, "go", 3, 13, symbol, digest, open_line=10)
-    assert (changed.status, changed.start_line, changed.end_line, changed.open_line) == ("changed", 4, 14, 4)
+    assert (changed.status, changed.start_line, changed.end_line, changed.open_line) == ("changed", 4, 14, 12)
+    assert resolve(edited, "go", 3, 13, symbol, digest).open_line == 4  # no open line given: the first
 
 
 def test_a_span_ending_on_a_blank_line_resolves_as_the_same_code():
@@ -174,6 +175,24 @@ def test_cite_check_checks_the_anchors_of_an_answer_codeask_wrote(coupons, llm_e
     assert main(["cite-check", str(saved)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and "changed since the answer: now lines 1-4" in lines[0]
+
+
+def test_cite_check_checks_every_link_of_an_answer_without_an_llm(coupons, capsys):
+    """Without an LLM the answer links each span twice: in its numbered list (with the snippet) and
+    under ``Sources:``. The numbered list's links carried no anchor, so after an edit cite-check
+    flagged only the ``Sources:`` one (a newcomer's find)."""
+    assert main(["ask", str(coupons), QUESTION, "--json", "--no-llm"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    saved = coupons / "answer.md"
+    saved.write_text(out["markdown"], encoding="utf-8")
+    assert main(["cite-check", str(saved)]) == 0
+    first = out["sources"][0]
+    path = coupons / first["path"]
+    path.write_text(path.read_text(encoding="utf-8").replace("cart.total", "cart.subtotal"), encoding="utf-8")
+    assert main(["cite-check", str(saved)]) == 1
+    flagged = [line for line in capsys.readouterr().out.splitlines() if "changed since the answer" in line]
+    link = f"[{first['path']}:{first['start_line']}-{first['end_line']}]"
+    assert len([line for line in flagged if link in line]) == 2, flagged  # the numbered item's and the Sources one
 
 
 # ------------------------------------------------------------------------------- the front doors

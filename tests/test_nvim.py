@@ -80,6 +80,7 @@ def test_plugin_ask_quickfix_health_and_hover(sample_workspace, tmp_path):
     for item, loc, span in zip(result["qf"], ask["locations"], spans):
         assert Path(item["filename"]).as_uri() == loc["uri"] and loc["range"]["start"]["line"] + 1 == span["start_line"]
         assert span["start_line"] <= item["lnum"] == span["open_line"] <= span["end_line"]
+        assert item["text"] == f"{span['symbol']} (lines {span['start_line']}-{span['end_line']})"  # its extent too
     # pricing.py's span opens on its docstring and COUPONS: its item, on the function the question is about
     pricing = next(q for q in result["qf"] if q["filename"].endswith("pricing.py"))
     assert Path(pricing["filename"]).read_text().split("\n")[pricing["lnum"] - 1].startswith("def apply_discount(")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import replace
 
@@ -229,6 +230,11 @@ def test_every_span_is_numbered_in_the_prompt_listed_under_its_source_and_linked
     assert [(d["n"], d["start_line"]) for d in ans.to_json()["documents"]] == [(1, 10), (2, 50), (3, 1)]
 
 
+def _untitled(markdown: str) -> list[str]:
+    """``markdown``'s lines, each link's anchor title (``"codeask:<hash> <symbol>"``) left out."""
+    return [re.sub(r' "codeask:[0-9a-f]{16}[^"]*"\)', ")", line) for line in markdown.splitlines()]
+
+
 def test_the_answer_without_an_llm_numbers_files_as_the_sources_list_does():
     """One item per file, its spans under it: item n is source n (a file's second span is not a new number)."""
     lead = _doc("a.py", 10, 30, 0.9, symbol="Session.send")
@@ -244,7 +250,9 @@ def test_the_answer_without_an_llm_numbers_files_as_the_sources_list_does():
     for line, source in zip(items, ans.sources):
         assert line.split(" ", 1)[1].startswith(f"[{source.path}:{source.start_line}-{source.end_line}]")
     lines = ans.answer.splitlines()
-    second = lines.index(f"   [a.py:50-60]({extra.uri}) `Session.close`")  # under item 1, after its snippet
+    # under item 1, after its snippet; each link's title its anchor, what cite-check re-finds it by
+    digest = text_hash(extra.content.splitlines())
+    second = lines.index(f'   [a.py:50-60]({extra.uri} "codeask:{digest} Session.close") `Session.close`')
     assert lines.index(items[0]) < second < lines.index(items[1])
     # item 10's content is indented under its text ("10. " is 4 wide), so its snippet stays in the item
     tenth = lines.index(items[9])
@@ -270,7 +278,7 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     whole = _doc("app.py", 1, 3, 0.7, "def run(self):\n    return 1\n", "Flask.run")
     q = Query("how is the request context pushed?")
     q.retrieved("retrieve", [merged, wrapped, whole])
-    answer = NoLLMAnswer()(q).answer.splitlines()
+    answer = _untitled(NoLLMAnswer()(q).answer)
     fence = answer.index(f"1. [ctx.py:40-55]({merged.uri}) `RequestContext.copy, RequestContext.push`") + 1
     assert answer[fence : fence + 6] == [
         "   ```python",
@@ -293,13 +301,13 @@ def test_the_snippet_without_an_llm_opens_where_the_labelled_definition_does():
     label = "Flask.log_exception, Flask.dispatch_request, Flask.finalize_request"
     q = Query("how does flask dispatch a request?")
     q.retrieved("retrieve", [Document("app.py", "/ws", 864, 872, label, "python", merged, 0.9, id="app.py:864")])
-    answer = NoLLMAnswer()(q).answer.splitlines()
+    answer = _untitled(NoLLMAnswer()(q).answer)
     assert answer[3:6] == ["   ```python", "   ...", "       def dispatch_request(self):"], answer
     # a Go doc comment above the type opens its snippet with it (chi's context.go)
     go = "var RouteCtxKey = 1\n\n// Context tracks route patterns.\n//\n// NOTE: deep-copy new fields.\ntype Context struct {\n\tRoutes []string\n}\n"
     q = Query("what does the routing context hold?")
     q.retrieved("retrieve", [Document("context.go", "/ws", 40, 47, "Context", "go", go, 0.9, id="context.go:40")])
-    answer = NoLLMAnswer()(q).answer.splitlines()
+    answer = _untitled(NoLLMAnswer()(q).answer)
     assert answer[3:7] == ["   ```go", "   ...", "   // Context tracks route patterns.", "   //"], answer
 
 
@@ -326,7 +334,7 @@ def test_a_later_window_of_a_long_definition_opens_on_its_lines_naming_the_quest
     assert open_line(in_comment, question_terms("where is the session cookie kept")) == 209
     q = Query("how is the json provider created for the app")
     q.retrieved("retrieve", [doc])
-    answer = NoLLMAnswer()(q).answer.splitlines()
+    answer = _untitled(NoLLMAnswer()(q).answer)
     assert answer[3:6] == ["   ```python", "   ...", "           self.json: JSONProvider = self.json_provider_class(self)"]
 
 
@@ -373,6 +381,19 @@ def test_the_definition_whose_whole_name_the_question_spells_labels_and_opens_th
     )
     doc = _doc("cli.py", 380, 387, 0.9, closure, "with_appcontext.decorator")
     assert open_line(doc, question_terms("how does a command run in the app context")) == 380
+    # a class local to a test function, two definitions deep: from the test (flask's test_views.py)
+    local = (
+        "def test_endpoint_override(app):\n"
+        "    app.debug = True\n"
+        "\n"
+        "    class Index(flask.views.MethodView):\n"
+        "        methods = ['GET', 'POST']\n"
+        "\n"
+        "        def dispatch_request(self):\n"
+        "            return flask.request.method\n"
+    )
+    doc = _doc("tests/test_views.py", 171, 178, 0.9, local, "test_endpoint_override.Index.dispatch_request")
+    assert open_line(doc, question_terms("how does a view dispatch the request")) == 171
     # a class of several methods: the method, not the class
     cart = "class Cart:\n    def add(self, item):\n        pass\n\n    def total(self):\n        return 0\n"
     doc = _doc("cart.py", 1, 6, 0.9, cart, "Cart.total")

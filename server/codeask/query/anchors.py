@@ -14,8 +14,9 @@ An anchor is ``{"symbol", "hash"}``: the span's enclosing definition (``""`` whe
   (``Session.send`` -> ``send``), else the cited lines kept inside the file ("nearest match").
 
 A resolution also carries ``open_line``, where an editor puts the cursor: the cited span's open line
-(:func:`codeask.query.opening.open_line`) as far into the lines found as it was into the cited ones,
-or the first line found.
+(:func:`codeask.query.opening.open_line`) as far into the lines found as it was into the cited ones;
+for ``changed``, the first line of the definition named that starts nearest as far in (of a packed
+span, the one the span opened on); else the first line found.
 
 Pure string work: callers read the file with the indexer's rules
 (:func:`codeask.query.span.explain_source` or :func:`codeask.index.walk.read_text`); definitions
@@ -101,13 +102,17 @@ def _nearest(found: list[Definition], near: int) -> Definition | None:
     return min(found, key=lambda d: abs(d.start_line - near)) if found else None
 
 
-def _defined(defs: list[Definition], names: list[str], near: int) -> tuple[int, int] | None:
-    """The lines (1-based) from the definition of the first of ``names`` (qualified symbols) to that
-    of the last, each the one nearest ``near``; ``None`` unless every name is defined."""
-    found = [_nearest([d for d in defs if d.symbol == name], near) for name in names]
-    if not found or any(d is None for d in found):
+def _changed(defs: list[Definition], names: list[str], near: int, into: int) -> Resolution | None:
+    """``changed``: the lines (1-based) from the definition of the first of ``names`` (qualified
+    symbols) to that of the last, each the one nearest ``near``, opening on the one starting nearest
+    ``into`` lines past their first (the one the cited span opened on); ``None`` unless every name is
+    defined."""
+    found = [d for d in (_nearest([d for d in defs if d.symbol == name], near) for name in names) if d]
+    if not found or len(found) < len(names):
         return None
-    return min(d.start_line for d in found if d is not None), max(d.end_line for d in found if d is not None)
+    start, end = min(d.start_line for d in found), max(d.end_line for d in found)
+    opened = min(found, key=lambda d: (abs(d.start_line - start - into), d.start_line))
+    return _found("changed", start, end, opened.start_line - start)
 
 
 def resolve(
@@ -129,12 +134,10 @@ def resolve(
             return _found("same" if found == start_line else "moved", found, found + size - 1, into)
     names = [name.strip() for name in symbol.split(",") if name.strip()]
     defs = definitions(text, language) if names else []
-    span = _defined(defs, names, start_line)
-    if span is not None:
-        inside = span[0] <= start_line and end_line <= span[1]
-        if not digest and inside:
-            return _found("same", start_line, end_line, into)
-        return _found("changed", *span)
+    changed = _changed(defs, names, start_line, into)
+    if changed is not None:
+        inside = changed.start_line <= start_line and end_line <= changed.end_line
+        return _found("same", start_line, end_line, into) if not digest and inside else changed
     last = names[0].rsplit(".", 1)[-1] if names else ""
     match = _nearest([d for d in defs if d.name == last], start_line)
     if match is not None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Set
 
 from codeask.lines import split_lines
+from codeask.query.anchors import anchor
 from codeask.query.opening import open_line
 from codeask.query.pipeline import Document, Query, per_file
 from codeask.query.question_words import question_terms
-from codeask.query.result import source_link
+from codeask.query.result import anchor_title, source_link
 
 __all__ = ["NOTHING_FOUND", "NoLLMAnswer", "SNIPPET_LINES", "snippet"]
 
@@ -55,7 +56,8 @@ class NoLLMAnswer:
             indent = " " * len(marker)  # a list item's content lines start under its text
             for j, d in enumerate(spans):
                 symbol = f" `{d.symbol}`" if d.symbol else ""
-                link = f"{source_link(d.label, d.start_line, d.end_line, d.uri)}{symbol}"
+                title = anchor_title({"anchor": anchor(d.content, d.symbol)})  # what cite-check re-finds it by
+                link = f"{source_link(d.label, d.start_line, d.end_line, d.uri, title)}{symbol}"
                 lines.append(f"{marker}{link}" if j == 0 else f"{indent}{link}")
                 lines.extend(f"{indent}{line}" for line in _fenced(d, terms))
         query.answered(self.name, "\n".join(lines), llm=False)

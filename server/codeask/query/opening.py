@@ -23,6 +23,11 @@ from codeask.query.resolve import definitions_of
 
 __all__ = ["open_line"]
 
+#: A definition's head naming a type, not a function (:func:`_outermost_function`): Python, Java,
+#: C#, JavaScript and TypeScript ``class``/``interface``/``enum``/``record``, Go ``type``, Rust
+#: ``struct``/``impl``/``trait``, C/C++ ``struct``/``union``/``namespace``, Kotlin/Scala ``object``.
+_TYPE_HEAD = re.compile(r"\b(?:class|interface|enum|record|struct|union|impl|trait|type|object|module|namespace)\b")
+
 #: A line of comment (or an attribute: Rust's ``#[derive]``) that belongs to the definition below it.
 _COMMENT = re.compile(r"\s*(?://|#|/\*|\*|--|;)")
 
@@ -52,18 +57,21 @@ def _most_terms(lines: Sequence[str], terms: Set[str]) -> int:
     return _with_comments(lines, first) if _COMMENT.match(lines[first] if lines else "") else first
 
 
-def _outermost_function(defs: Sequence[Definition], best: Definition) -> Definition:
-    """``best``, or the definition around it whose only inner definition it is, outward: a closure
-    (flask's ``with_appcontext.decorator``) is read from the function that returns it; a method,
-    one of its class's several, from its own line."""
-    while True:
-        around = [d for d in defs if d is not best and d.contains(best.start_line) and d.start_line < best.start_line]
-        if not around:
-            return best
-        parent = max(around, key=lambda d: d.start_line)
-        if sum(1 for d in defs if d is not parent and parent.contains(d.start_line)) != 1:
-            return best
-        best = parent
+def _outermost_function(defs: Sequence[Definition], lines: Sequence[str], best: Definition) -> Definition:
+    """``best``, or the outermost function around it (a definition whose line before its name holds
+    no type keyword, :data:`_TYPE_HEAD`): a closure (flask's ``with_appcontext.decorator``) and a
+    class local to a test function are read from the function; a method of a class, from its own
+    line."""
+    around = [d for d in defs if d.start_line < best.start_line and best.end_line <= d.end_line]
+    functions = [d for d in around if not _TYPE_HEAD.search(_head(lines, d))]
+    return min(functions, key=lambda d: d.start_line, default=best)
+
+
+def _head(lines: Sequence[str], d: Definition) -> str:
+    """The text of ``d``'s name line (1-based in ``lines``) before its name: ``class ``, ``def ``,
+    ``func (mx *Mux) ``."""
+    line = lines[d.name_line - 1] if 0 < d.name_line <= len(lines) else ""
+    return line[: max(line.find(d.name), 0)]
 
 
 def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
@@ -71,8 +79,9 @@ def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
     commas) names that holds the most of the question's ``terms`` begins
     (:func:`~codeask.query.question_words.match_key`; the later on a tie: a label ``A.copy, A.push``
     names the best match last, and a merged span's label names its chunks' in the file's order), with
-    the comment lines right above it (a Go or Java doc comment); a closure, from the function around
-    it (:func:`_outermost_function`). A span inside a longer definition its label names (a later
+    the comment lines right above it (a Go or Java doc comment); a definition inside a function (a
+    closure, a class local to a test), from the outermost function around it
+    (:func:`_outermost_function`). A span inside a longer definition its label names (a later
     window of a long function: no name's definition starts in it) opens on its first line holding
     the most of ``terms`` (its comment's first); a span with no label, and a section of docs (its
     label a heading), on its first line."""
@@ -84,5 +93,5 @@ def open_line(doc: Document, terms: Set[str] = frozenset()) -> int:
     best = max(
         reversed(named), key=lambda d: match_key(set(terms), d.name, "\n".join(lines[d.start_line - 1 : d.end_line]))
     )
-    start = _with_comments(lines, _outermost_function(defs, best).start_line - 1)
+    start = _with_comments(lines, _outermost_function(defs, lines, best).start_line - 1)
     return doc.start_line + min(start, max(len(lines) - 1, 0))

@@ -154,7 +154,8 @@ end
 
 --- Quickfix items from the LSP Locations of a codeask.ask / codeask.explain result: one per span
 --- (a source lists its spans in `spans`, best first, in the order of the Locations), each at its
---- `open_line`, then one per file of `also_relevant` (found, not sent to the model), its text saying so.
+--- `open_line`, its text the span's label and lines, then one per file of `also_relevant` (found,
+--- not sent to the model), its text saying so.
 function M.qf_items(result)
   local spans_of = {}
   for _, src in ipairs(result.sources or {}) do
@@ -166,11 +167,13 @@ function M.qf_items(result)
   for i, loc in ipairs(result.locations or {}) do
     local s = spans_of[i] or { src = {}, span = {} }
     local symbol, anchor = s.span.symbol, type(s.span.anchor) == 'table' and s.span.anchor or nil
+    local first, last = s.span.start_line, s.span.end_line
+    local lines = (type(first) == 'number' and type(last) == 'number') and (' (lines %d-%d)'):format(first, last) or ''
     table.insert(items, {
       filename = vim.uri_to_fname(loc.uri),
       lnum = open_line(s.span) or (loc.range.start.line + 1),  -- LSP lines are 0-based
       col = 1,
-      text = (type(symbol) == 'string' and symbol ~= '') and symbol or (s.src.path or ''),
+      text = ((type(symbol) == 'string' and symbol ~= '') and symbol or (s.src.path or '')) .. lines,
       -- what re-finds the span (M.open_citation)
       user_data = anchor and { anchor = anchor, start_line = s.span.start_line, end_line = s.span.end_line,
                                open_line = open_line(s.span) } or nil,
