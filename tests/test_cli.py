@@ -80,7 +80,7 @@ def test_requests_sdist_index_ask_and_incremental_updates(requests_copy, module_
         lines = Path(unquote(parsed.path)).read_text(encoding="utf-8", errors="replace").splitlines()
         assert 1 <= s["start_line"] <= s["end_line"] <= len(lines)
         assert s["content"] == "\n".join(lines[s["start_line"] - 1 : s["end_line"]])
-        assert f"]({s['uri']})" in out["markdown"]
+        assert f"]({s['uri']} \"codeask:" in out["markdown"]  # each link with its anchor as its title
 
     # Append a function to one file: 1 file re-indexed, few chunks embedded, found first.
     utils = requests_copy / "src/requests/utils.py"

@@ -565,7 +565,7 @@ async def test_requests_ask_sessions_redirect(requests_copy):
         loc = out["locations"][sum(len(s["spans"]) for s in out["sources"][:i])]  # one Location per span
         assert loc["uri"] == uri(root / "src/requests/sessions.py")
         assert loc["range"]["start"]["line"] == src["start_line"] - 1
-        assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']})" in out["markdown"]
+        assert f"[src/requests/sessions.py:{src['start_line']}-{src['end_line']}]({loc['uri']}#L{src['start_line']}-L{src['end_line']} \"codeask:" in out["markdown"]
 
 
 @pytest.mark.slow

@@ -54,7 +54,7 @@ def test_symlinked_root_keeps_the_name_the_client_used(tmp_path):
     source = answer.sources[0]
     assert (source.root, source.path) == (str(link), "src/app.py")
     assert source.uri == (link / "src/app.py").as_uri() + "#L1-L2"
-    assert f"]({(link / 'src/app.py').as_uri()}#L1-L2)" in answer.markdown
+    assert f"]({(link / 'src/app.py').as_uri()}#L1-L2 \"codeask:" in answer.markdown
     # the same folder by its real name is the same root, and a path by either name belongs to it
     assert ws.add_root(real) is ws.indexes[str(link)] and len(ws.indexes) == 1
     assert ws.root_for(real / "src/app.py") is ws.indexes[str(link)]
